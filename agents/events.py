@@ -1,0 +1,74 @@
+"""A run is an async stream of these events. Adapters render them; the store records them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from agents.types import CheckInResult, FileSet, RunStatus, TestReport, Usage
+
+
+@dataclass(frozen=True)
+class Event:
+    run_id: str
+
+
+@dataclass(frozen=True)
+class RunStarted(Event):
+    task: str
+
+
+@dataclass(frozen=True)
+class TurnStarted(Event):
+    agent: str
+    round: int
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    agent: str
+    text: str
+
+
+@dataclass(frozen=True)
+class TurnFinished(Event):
+    agent: str
+    round: int
+    text: str
+    files: FileSet = field(default_factory=FileSet)
+    usage: Usage = field(default_factory=Usage)
+    duration_s: float = 0.0
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class TestReported(Event):
+    __test__ = False
+
+    round: int
+    language: str
+    report: TestReport
+
+
+@dataclass(frozen=True)
+class CheckedIn(Event):
+    result: CheckInResult
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something worth telling the user that is no agent's turn (queued, retrying, check-in fallback)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class RunFinished(Event):
+    status: RunStatus
+    reason: str
+    files: FileSet = field(default_factory=FileSet)
+    tests: FileSet = field(default_factory=FileSet)
+    report: TestReport | None = None
+    usage: Usage = field(default_factory=Usage)
+    checkin: CheckInResult | None = None
+    language: str = ""
+    plan: str = ""

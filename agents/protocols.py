@@ -1,0 +1,33 @@
+"""The narrow protocols the team needs from the outside world. ``bot/`` implements them."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+from agents.types import CheckInResult, Message, Publication, TestJob, TestReport, Usage
+
+
+class ChatModel(Protocol):
+    """A chat model that streams its reply.
+
+    ``stream`` yields text deltas (``str``) and, last, one ``Usage``. The agent's role names
+    which per-agent settings (model, temperature, max tokens) apply. Closing the iterator early
+    (``aclose``) must close the underlying connection.
+    """
+
+    def stream(self, role: str, messages: Sequence[Message]) -> AsyncIterator[str | Usage]: ...
+
+    def model_name(self, role: str) -> str: ...
+
+
+class Sandbox(Protocol):
+    """Runs a language's test command over files, isolated from the host."""
+
+    async def run(self, job: TestJob) -> TestReport: ...
+
+
+class Publisher(Protocol):
+    """Checks the finished work in somewhere a person can reach it."""
+
+    async def publish(self, publication: Publication) -> CheckInResult: ...

@@ -1,0 +1,202 @@
+"""Value objects that flow between the roles, the Manager and the outside world."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+MessageRole = Literal["system", "user", "assistant"]
+
+
+class Role(StrEnum):
+    """The agents of the team, in the order the workflow meets them."""
+
+    MANAGER = "manager"
+    PLANNER = "planner"
+    PROGRAMMER = "programmer"
+    OPTIMIZER = "optimizer"
+    TESTER = "tester"
+    CHECKIN = "checkin"
+
+
+class RunStatus(StrEnum):
+    """How a run ended. ``running`` only while it is under way."""
+
+    RUNNING = "running"
+    PASSED = "passed"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    ERROR = "error"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True)
+class Message:
+    role: MessageRole
+    content: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens a model call consumed."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str
+    content: str
+
+
+class FileSet(Mapping[str, str]):
+    """An immutable, ordered set of files keyed by relative path."""
+
+    def __init__(self, files: Iterable[SourceFile] | Mapping[str, str] = ()) -> None:
+        items = files.items() if isinstance(files, Mapping) else ((f.path, f.content) for f in files)
+        self._files: dict[str, str] = dict(items)
+
+    def __getitem__(self, path: str) -> str:
+        return self._files[path]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def __repr__(self) -> str:
+        return f"FileSet({sorted(self._files)})"
+
+    def merged(self, newer: Mapping[str, str]) -> FileSet:
+        """These files with ``newer`` laid on top (same path: newer wins)."""
+        return FileSet({**self._files, **newer})
+
+    def without(self, paths: Iterable[str]) -> FileSet:
+        drop = set(paths)
+        return FileSet({p: c for p, c in self._files.items() if p not in drop})
+
+    def as_dict(self) -> dict[str, str]:
+        return dict(self._files)
+
+
+class TestStatus(StrEnum):
+    __test__ = False  # not a pytest class
+
+    PASSED = "passed"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class TestReport:
+    """What one sandboxed test run saw."""
+
+    __test__ = False
+
+    status: TestStatus
+    exit_code: int | None = None
+    duration_s: float = 0.0
+    passed: int | None = None
+    failed: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.status is TestStatus.PASSED
+
+    def summary(self) -> str:
+        """One line a person reads: "12 passed, 1 failed" or the status."""
+        if self.passed is not None or self.failed is not None:
+            counts = f"{self.passed or 0} passed, {self.failed or 0} failed"
+            return counts if self.status in (TestStatus.PASSED, TestStatus.FAILED) else f"{self.status}: {counts}"
+        return {
+            TestStatus.PASSED: "tests passed",
+            TestStatus.FAILED: f"tests failed (exit code {self.exit_code})",
+            TestStatus.TIMEOUT: f"tests timed out after {self.duration_s:.0f}s",
+            TestStatus.ERROR: "the test run could not start",
+        }[self.status]
+
+    def output(self, limit: int = 4000) -> str:
+        """Combined output, the tail kept when long (failures are usually at the end)."""
+        text = self.stdout + (("\n" + self.stderr) if self.stderr else "")
+        return text if len(text) <= limit else "[... earlier output cut ...]\n" + text[-limit:]
+
+
+@dataclass(frozen=True)
+class TestJob:
+    """Files to test and the language whose sandbox runs them."""
+
+    __test__ = False
+
+    language: str
+    files: FileSet
+    timeout_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A text file the user gave with the task."""
+
+    name: str
+    content: str
+
+
+@dataclass(frozen=True)
+class PriorWork:
+    """What earlier runs of the same conversation left behind, for a follow-up."""
+
+    tasks: tuple[str, ...] = ()
+    plan: str = ""
+    files: FileSet = field(default_factory=FileSet)
+    tests: FileSet = field(default_factory=FileSet)
+    language: str = ""
+    last_report: TestReport | None = None
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything the team needs to start (or continue) a piece of work."""
+
+    task: str
+    run_id: str
+    attachments: tuple[Attachment, ...] = ()
+    prior: PriorWork | None = None
+
+
+@dataclass(frozen=True)
+class Publication:
+    """What the Check-In hands to a publisher."""
+
+    run_id: str
+    conversation_key: str
+    task: str
+    status: RunStatus
+    files: FileSet
+    readme: str
+    report: TestReport | None
+
+
+@dataclass(frozen=True)
+class CheckInResult:
+    """Where the work was checked in. ``url`` may be a link or a local path."""
+
+    location: str
+    kind: str  # "gist", "folder", "attachments", ...
+    note: str = ""

@@ -1,0 +1,1 @@
+"""The application: config, LLM client, store, sandbox, check-in, service and CLI."""

@@ -1,0 +1,283 @@
+"""Configuration: ``config.toml`` read once into typed, frozen objects; secrets only from the environment.
+
+Every default below is the value a fresh install runs with; ``config.toml`` in the repo spells them out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agents.errors import CodegenError
+from agents.types import Role
+from bot.settings import SettingsError, build
+
+CONFIG_ENV = "CODEGEN_CONFIG"
+DEFAULT_CONFIG_FILE = "config.toml"
+DEFAULT_DB_PATH = "~/.local/share/codegen-chat/codegen.sqlite3"
+
+
+class ConfigError(CodegenError):
+    """The configuration cannot be used. The message names the key, the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    base_url: str = ""  # empty: OPENAI_BASE_URL from the environment, else OpenAI itself
+    request_timeout_s: float = 120.0
+    max_retries: int = 4
+    backoff_s: float = 1.0
+    max_backoff_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Model settings of one role; unset values come from ``[agents.default]``."""
+
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedAgentSettings:
+    model: str
+    temperature: float
+    max_tokens: int
+
+
+DEFAULT_AGENT = ResolvedAgentSettings(model="gpt-4o-mini", temperature=0.2, max_tokens=4096)
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input_per_million: float = 0.0
+    output_per_million: float = 0.0
+
+
+@dataclass(frozen=True)
+class BudgetConfig:
+    max_rounds: int = 6
+    max_tokens: int = 400_000
+    max_wall_s: float = 1200.0
+    max_replans: int = 1
+
+
+@dataclass(frozen=True)
+class InputConfig:
+    max_task_chars: int = 20_000
+    max_attachment_bytes: int = 256_000
+    max_attachments: int = 10
+
+
+@dataclass(frozen=True)
+class StorageConfig:
+    path: str = DEFAULT_DB_PATH
+
+
+@dataclass(frozen=True)
+class LimitsConfig:
+    max_concurrent_runs: int = 8
+    max_runs_per_user: int = 2
+    max_queued_runs: int = 100
+
+
+@dataclass(frozen=True)
+class CheckinConfig:
+    publish_failed: bool = True
+    public: bool = False
+    github_api_url: str = "https://api.github.com"
+    timeout_s: float = 30.0
+    max_retries: int = 3
+    max_file_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class LanguageConfig:
+    """How one language's tests run: an image, where files go, the commands, how to read results."""
+
+    image: str = ""
+    offline_image: str = ""
+    extensions: tuple[str, ...] = ()
+    workdir: str = "/work"
+    setup_command: str = ""
+    test_command: str = ""
+    report_format: str = "exit-code"
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    enabled: bool = True
+    docker_host: str = ""  # empty: DOCKER_HOST from the environment, else the local socket
+    use_offline_images: bool = False
+    timeout_s: float = 120.0
+    setup_timeout_s: float = 300.0
+    setup_network: bool = True
+    memory_mb: int = 512
+    cpus: float = 1.0
+    pids_limit: int = 256
+    nofile_limit: int = 1024
+    file_size_mb: int = 64
+    workdir_size_mb: int = 256
+    max_output_bytes: int = 1_000_000
+    user: str = "65534:65534"
+    concurrency: int = 4
+    warm_pool: bool = False
+    warm_pool_size: int = 1
+    languages: dict[str, LanguageConfig] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SlackConfig:
+    enabled: bool = False
+    mode: str = "socket"  # "socket" or "http"
+    api_url: str = "https://slack.com/api/"
+    http_host: str = "0.0.0.0"
+    http_port: int = 3000
+    http_path: str = "/slack/events"
+    allowed_channels: tuple[str, ...] = ()
+    allowed_users: tuple[str, ...] = ()
+    update_interval_s: float = 1.0
+    max_message_chars: int = 3500
+    upload_files_over_chars: int = 2500
+
+
+@dataclass(frozen=True)
+class DiscordConfig:
+    enabled: bool = False
+    api_url: str = ""  # empty: Discord itself
+    sync_guilds: tuple[int, ...] = ()
+    allowed_guilds: tuple[int, ...] = ()
+    allowed_channels: tuple[int, ...] = ()
+    allowed_roles: tuple[int, ...] = ()
+    update_interval_s: float = 1.0
+    max_attachment_bytes: int = 256_000
+
+
+@dataclass(frozen=True)
+class Config:
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    agents: dict[str, AgentSettings] = field(default_factory=dict)
+    prices: dict[str, Price] = field(default_factory=dict)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    input: InputConfig = field(default_factory=InputConfig)
+    storage: StorageConfig = field(default_factory=StorageConfig)
+    limits: LimitsConfig = field(default_factory=LimitsConfig)
+    checkin: CheckinConfig = field(default_factory=CheckinConfig)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    slack: SlackConfig = field(default_factory=SlackConfig)
+    discord: DiscordConfig = field(default_factory=DiscordConfig)
+    source: str = field(default="(built-in defaults)", metadata={"internal": True})
+
+    def agent(self, role: str) -> ResolvedAgentSettings:
+        """The settings a role runs with: its own table over ``[agents.default]`` over built-ins."""
+        default = self.agents.get("default", AgentSettings())
+        own = self.agents.get(role, AgentSettings())
+
+        def pick(name: str) -> object:
+            for layer in (own, default):
+                value = getattr(layer, name)
+                if value is not None:
+                    return value
+            return getattr(DEFAULT_AGENT, name)
+
+        return ResolvedAgentSettings(
+            model=str(pick("model")), temperature=float(pick("temperature")),  # type: ignore[arg-type]
+            max_tokens=int(pick("max_tokens")),  # type: ignore[call-overload]
+        )
+
+    def db_path(self) -> Path:
+        return Path(os.path.expanduser(self.storage.path))
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """Secrets come from the environment only, never from a file or a prompt."""
+
+    openai_api_key: str = ""
+    openai_base_url: str = ""
+    github_token: str = ""
+    slack_bot_token: str = ""
+    slack_app_token: str = ""
+    slack_signing_secret: str = ""
+    discord_token: str = ""
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Secrets:
+        env = os.environ if env is None else env
+        return cls(**{name: env.get(name.upper(), "").strip() for name in cls.__dataclass_fields__})
+
+    def values(self) -> list[str]:
+        """Every secret that is set, for scrubbing text before it leaves the process."""
+        return [v for k, v in vars(self).items() if v and k != "openai_base_url"]
+
+    def require(self, *names: str) -> None:
+        for name in names:
+            if not getattr(self, name):
+                raise ConfigError(f"{name.upper()} is not set: export it in the environment before starting")
+
+
+def find_config_path(explicit: str | None, env: Mapping[str, str] | None = None) -> Path | None:
+    """``--config``, else ``$CODEGEN_CONFIG``, else ``./config.toml`` when present, else built-ins."""
+    env = os.environ if env is None else env
+    chosen = explicit or env.get(CONFIG_ENV)
+    if chosen:
+        return Path(chosen)
+    local = Path(DEFAULT_CONFIG_FILE)
+    return local if local.exists() else None
+
+
+def load_config(path: Path | None) -> Config:
+    """Read and check the whole config once; any problem is a ``ConfigError`` naming the key."""
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such config file (pass --config PATH or set {CONFIG_ENV})") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read the config file: {error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    try:
+        config = dataclasses.replace(build(Config, data, ""), source=str(path))
+        _check_values(config)
+    except SettingsError as error:
+        raise ConfigError(f"{path}: {error}") from None
+    return config
+
+
+def _check_values(config: Config) -> None:
+    for name in config.agents:
+        if name != "default" and name not in {r.value for r in Role}:
+            roles = ", ".join(["default", *(r.value for r in Role)])
+            raise SettingsError(f"agents.{name}", "not a role", f"use one of: {roles}")
+    positive = {
+        "budget.max_rounds": config.budget.max_rounds, "budget.max_tokens": config.budget.max_tokens,
+        "budget.max_wall_s": config.budget.max_wall_s, "llm.request_timeout_s": config.llm.request_timeout_s,
+        "limits.max_concurrent_runs": config.limits.max_concurrent_runs,
+        "limits.max_runs_per_user": config.limits.max_runs_per_user,
+        "sandbox.timeout_s": config.sandbox.timeout_s, "sandbox.concurrency": config.sandbox.concurrency,
+        "sandbox.memory_mb": config.sandbox.memory_mb,
+    }
+    for key, value in positive.items():
+        if value <= 0:
+            raise SettingsError(key, f"must be greater than 0, got {value}")
+    if config.llm.max_retries < 0:
+        raise SettingsError("llm.max_retries", "must be 0 or more")
+    if config.budget.max_replans < 0:
+        raise SettingsError("budget.max_replans", "must be 0 or more")
+    if config.slack.mode not in ("socket", "http"):
+        raise SettingsError("slack.mode", f"must be \"socket\" or \"http\", got {config.slack.mode!r}")
+    for role in Role:
+        settings = config.agent(role)
+        if not 0.0 <= settings.temperature <= 2.0:
+            raise SettingsError(f"agents.{role}.temperature", "must be between 0 and 2")
+        if settings.max_tokens <= 0:
+            raise SettingsError(f"agents.{role}.max_tokens", "must be greater than 0")
