@@ -1,0 +1,50 @@
+"""Which language a piece of work is in, by name or by its files' extensions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+ALIASES = {
+    "py": "python", "python3": "python", "js": "javascript", "node": "javascript", "nodejs": "javascript",
+    "ts": "typescript", "golang": "go", "rs": "rust", "c++": "cpp", "cxx": "cpp", "cc": "cpp",
+    "sh": "bash", "shell": "bash", "kotlin": "kotlin", "jvm": "java",
+}
+
+EXTENSIONS = {
+    ".py": "python", ".js": "javascript", ".mjs": "javascript", ".cjs": "javascript", ".ts": "typescript",
+    ".go": "go", ".rs": "rust", ".java": "java", ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp",
+    ".hpp": "cpp", ".cxx": "cpp", ".sh": "bash", ".bash": "bash",
+}
+
+
+def normalise(name: str) -> str:
+    key = name.strip().lower()
+    return ALIASES.get(key, key)
+
+
+def detect(paths: Iterable[str], hint: str = "") -> str:
+    """The hint when given, else the language most of the files are written in ('' if none)."""
+    if hint.strip():
+        return normalise(hint)
+    counts = Counter(
+        EXTENSIONS[ext] for path in paths for ext in [_extension(path)] if ext in EXTENSIONS
+    )
+    return counts.most_common(1)[0][0] if counts else ""
+
+
+def _extension(path: str) -> str:
+    name = path.rsplit("/", 1)[-1]
+    return name[name.rfind("."):].lower() if "." in name else ""
+
+
+TEST_NAME_HINTS = ("test_", "_test.", ".test.", ".spec.", "test.java", "tests.java", "_spec.")
+
+
+def looks_like_test(path: str) -> bool:
+    """Whether a file name follows a common test-file convention (test_x.py, x_test.go, x.test.js, XTest.java)."""
+    lowered = path.lower()
+    name = lowered.rsplit("/", 1)[-1]
+    return lowered.startswith(("tests/", "test/")) or "/tests/" in lowered or any(
+        hint in name or name.startswith(hint) for hint in TEST_NAME_HINTS
+    ) or name.endswith(("_test.sh", "_test.c", "_test.cpp", "_test.rs"))

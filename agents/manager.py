@@ -1,0 +1,373 @@
+"""The Manager: the team's workflow, in code.
+
+    Plan -> Code -> Review --(changes)--> Code ...
+                      \\--(approve)--> Test --(pass)--> Check-In -> finished (passed)
+                                           \\--(fail)--> triage -> Code | fix tests | re-plan -> ...
+    budget exhausted -> best attempt checked in -> finished (failed or stopped, saying why)
+
+Each role sees only what it needs (task, plan, latest files, latest review or test report), so the
+prompt stays the same size however many rounds the run takes. Models decide where judgement is
+needed (review verdict, triage); this code enforces the allowed transitions and the budgets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from agents import language as languages
+from agents.errors import AgentReplyError, BudgetExhausted, CheckInError, RunFailed
+from agents.events import (
+    CheckedIn,
+    Event,
+    Notice,
+    RunFinished,
+    RunStarted,
+    TestReported,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+)
+from agents.prompts import PromptBook
+from agents.protocols import ChatModel, Publisher, Sandbox
+from agents.replies import (
+    Action,
+    ReplyFormatError,
+    Review,
+    Triage,
+    parse_files,
+    parse_plan,
+    parse_readme,
+    parse_review,
+    parse_triage,
+)
+from agents.types import (
+    CheckInResult,
+    FileSet,
+    Message,
+    Publication,
+    Role,
+    RunRequest,
+    RunStatus,
+    TestJob,
+    TestReport,
+    Usage,
+)
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_rounds: int = 6
+    max_tokens: int = 400_000
+    max_wall_s: float = 1200.0
+    max_replans: int = 1
+
+
+@dataclass(frozen=True)
+class TeamSettings:
+    budget: Budget = field(default_factory=Budget)
+    publish_failed: bool = True  # check in the best attempt of a run whose tests failed
+    conversation_key: str = ""
+
+
+@dataclass
+class _Run:
+    """Everything the workflow knows about the run under way; the roles get slices of it."""
+
+    request: RunRequest
+    started: float
+    plan: str = ""
+    language: str = ""
+    files: FileSet = field(default_factory=FileSet)
+    tests: FileSet = field(default_factory=FileSet)  # written by the Tester; the team may fix them
+    user_tests: FileSet = field(default_factory=FileSet)  # the user's; authoritative, never edited
+    review: Review | None = None
+    report: TestReport | None = None
+    triage: Triage | None = None
+    tests_stale: bool = True
+    round: int = 0
+    replans: int = 0
+    usage: Usage = field(default_factory=Usage)
+    readme: str = ""
+    last_text: str = ""
+    checkin: CheckInResult | None = None
+    unbudgeted: bool = False  # set while the best attempt is checked in after the budget ran out
+
+
+class Manager:
+    """Runs the team on one request and yields the run's events as they happen."""
+
+    def __init__(
+        self,
+        model: ChatModel,
+        sandbox: Sandbox,
+        publisher: Publisher,
+        prompts: PromptBook | None = None,
+        settings: TeamSettings | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._model, self._sandbox, self._publisher = model, sandbox, publisher
+        self._prompts = prompts or PromptBook()
+        self._settings = settings or TeamSettings()
+        self._clock = clock
+
+    async def run(self, request: RunRequest) -> AsyncIterator[Event]:
+        run = self._start(request)
+        yield RunStarted(request.run_id, task=request.task)
+        try:
+            async for event in self._work(run):
+                yield event
+        except BudgetExhausted as why:
+            async for event in self._finish_unproven(run, str(why)):
+                yield event
+        except RunFailed as error:
+            yield self._finished(run, RunStatus.ERROR, str(error))
+
+    # -- the workflow ---------------------------------------------------------------------------
+
+    async def _work(self, run: _Run) -> AsyncIterator[Event]:
+        async for event in self._plan(run):
+            yield event
+        while True:
+            self._next_round(run)
+            async for event in self._code(run):
+                yield event
+            async for event in self._review(run):
+                yield event
+            if run.review and not run.review.approved:
+                continue
+            if run.tests_stale:
+                async for event in self._write_tests(run):
+                    yield event
+            async for event in self._test(run):
+                yield event
+            if run.report and run.report.ok:
+                break
+            async for event in self._triage(run):
+                yield event
+        async for event in self._check_in(run, RunStatus.PASSED):
+            yield event
+        yield self._finished(run, RunStatus.PASSED, "tests passed and the review approved")
+
+    async def _plan(self, run: _Run) -> AsyncIterator[Event]:
+        previous, run.plan = run.plan, ""
+        messages = self._prompts.render(
+            Role.PLANNER, task=run.request.task, attachments=run.request.attachments,
+            prior_tasks=run.request.prior.tasks if run.request.prior else (),
+            files=run.files.as_dict(), user_tests=list(run.user_tests),
+            previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
+        )
+        async for event in self._turn(run, Role.PLANNER, messages, parse_plan):
+            yield event
+        run.plan, hint = parse_plan(run.last_text)
+        run.language = languages.detect(run.files, hint or run.language)
+
+    async def _code(self, run: _Run) -> AsyncIterator[Event]:
+        failing = run.report if run.report and not run.report.ok else None
+        messages = self._prompts.render(
+            Role.PROGRAMMER, task=run.request.task, plan=run.plan, language=run.language,
+            files=run.files.as_dict(), tests=self._all_tests(run).as_dict(),
+            review_notes=run.review.notes if run.review and not run.review.approved else "",
+            report=failing, triage_reason=run.triage.reason if failing and run.triage else "",
+        )
+        async for event in self._turn(run, Role.PROGRAMMER, messages, parse_files, shows_files=True):
+            yield event
+        written = parse_files(run.last_text).without(self._all_tests(run))  # tests are not the Programmer's
+        run.files = run.files.merged(written)
+        run.language = languages.detect(run.files, run.language)
+
+    async def _review(self, run: _Run) -> AsyncIterator[Event]:
+        previous = run.review.notes if run.review and not run.review.approved else ""
+        messages = self._prompts.render(
+            Role.OPTIMIZER, task=run.request.task, plan=run.plan, files=run.files.as_dict(),
+            previous_review=previous,
+        )
+        async for event in self._turn(run, Role.OPTIMIZER, messages, parse_review):
+            yield event
+        run.review = parse_review(run.last_text)
+
+    async def _write_tests(self, run: _Run) -> AsyncIterator[Event]:
+        fixing = bool(run.tests)
+        messages = self._prompts.render(
+            Role.TESTER, task=run.request.task, plan=run.plan, language=run.language,
+            files=run.files.as_dict(), user_tests=list(run.user_tests), tests=run.tests.as_dict(),
+            report=run.report if fixing else None,
+            triage_reason=run.triage.reason if fixing and run.triage else "",
+        )
+        async for event in self._turn(run, Role.TESTER, messages, parse_files, shows_files=True):
+            yield event
+        written = parse_files(run.last_text).without([*run.files, *run.user_tests])
+        run.tests = run.tests.merged(written)
+        run.tests_stale = False
+
+    async def _test(self, run: _Run) -> AsyncIterator[Event]:
+        self._check_budget(run)
+        job = TestJob(
+            language=run.language or languages.detect([*run.files, *run.tests]),
+            files=run.files.merged(self._all_tests(run)),
+        )
+        run.report = await self._sandbox.run(job)
+        yield TestReported(run.request.run_id, round=run.round, language=job.language, report=run.report)
+
+    async def _triage(self, run: _Run) -> AsyncIterator[Event]:
+        can_fix_tests = bool(run.tests)
+        can_replan = run.replans < self._settings.budget.max_replans
+        messages = self._prompts.render(
+            Role.MANAGER, task=run.request.task, plan=run.plan, files=run.files.as_dict(),
+            tests=self._all_tests(run).as_dict(), report=run.report,
+            can_fix_tests=can_fix_tests, can_replan=can_replan,
+        )
+        async for event in self._turn(run, Role.MANAGER, messages, parse_triage):
+            yield event
+        run.triage = self._allowed(parse_triage(run.last_text), can_fix_tests, can_replan)
+        if run.triage.action is Action.FIX_TESTS:
+            run.tests_stale = True
+        elif run.triage.action is Action.REPLAN:
+            run.replans += 1
+            async for event in self._plan(run):
+                yield event
+
+    @staticmethod
+    def _allowed(triage: Triage, can_fix_tests: bool, can_replan: bool) -> Triage:
+        """The decision, or fix_code where the decision is not allowed (user tests are authoritative)."""
+        if (triage.action is Action.FIX_TESTS and not can_fix_tests) or (
+            triage.action is Action.REPLAN and not can_replan
+        ):
+            return Triage(Action.FIX_CODE, triage.reason)
+        return triage
+
+    async def _check_in(self, run: _Run, status: RunStatus) -> AsyncIterator[Event]:
+        messages = self._prompts.render(
+            Role.CHECKIN, task=run.request.task, language=run.language, files=list(run.files),
+            tests=list(self._all_tests(run)), status=str(status), report=run.report, plan=run.plan,
+        )
+        async for event in self._turn(run, Role.CHECKIN, messages, parse_readme):
+            yield event
+        run.readme = parse_readme(run.last_text)
+        publication = Publication(
+            run_id=run.request.run_id, conversation_key=self._settings.conversation_key,
+            task=run.request.task, status=status, files=run.files.merged(self._all_tests(run)),
+            readme=run.readme, report=run.report,
+        )
+        try:
+            result = await self._publisher.publish(publication)
+        except CheckInError as error:
+            yield Notice(run.request.run_id, f"Check-in failed: {error} The files are kept with the run.")
+            return
+        run.checkin = result
+        yield CheckedIn(run.request.run_id, result=result)
+
+    async def _finish_unproven(self, run: _Run, why: str) -> AsyncIterator[Event]:
+        """Budget ran out: publish the best attempt if it was tested, and say plainly why it stopped."""
+        if run.report is None or not run.files:
+            yield self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
+            return
+        if self._settings.publish_failed:
+            try:
+                async for event in self._check_in_unbudgeted(run):
+                    yield event
+            except RunFailed as error:
+                yield Notice(run.request.run_id, f"The best attempt was not checked in: {error}")
+        yield self._finished(run, RunStatus.FAILED, f"{why}; the last test run: {run.report.summary()}")
+
+    async def _check_in_unbudgeted(self, run: _Run) -> AsyncIterator[Event]:
+        run.unbudgeted = True  # one last turn past the budget, so the best attempt is not lost
+        async for event in self._check_in(run, RunStatus.FAILED):
+            yield event
+
+    # -- one agent's turn ---------------------------------------------------------------------
+
+    async def _turn(
+        self, run: _Run, role: Role, messages: list[Message], parse: Callable[[str], Any],
+        shows_files: bool = False,
+    ) -> AsyncIterator[Event]:
+        """Stream one reply; an unreadable one gets a single format reminder, then the run fails."""
+        for attempt in (1, 2):
+            self._check_budget(run)
+            yield TurnStarted(run.request.run_id, agent=role, round=run.round)
+            started, parts, usage = self._clock(), [], Usage()
+            try:
+                async with asyncio.timeout(self._time_left(run)), aclosing(self._model.stream(role, messages)) as stream:
+                    async for piece in stream:
+                        if isinstance(piece, Usage):
+                            usage = piece
+                        else:
+                            parts.append(piece)
+                            yield TextDelta(run.request.run_id, agent=role, text=piece)
+            except TimeoutError:
+                raise BudgetExhausted(f"the time budget ran out during the {role}'s turn") from None
+            text = "".join(parts)
+            run.usage, run.last_text = run.usage + usage, text
+            try:
+                parse(text)
+                problem = ""
+            except ReplyFormatError as error:
+                problem = str(error)
+            files = parse_files(text) if shows_files and not problem else FileSet()
+            yield TurnFinished(
+                run.request.run_id, agent=role, round=run.round, text=text, files=files, usage=usage,
+                duration_s=self._clock() - started, model=self._model.model_name(role),
+            )
+            if not problem:
+                return
+            if attempt == 2:
+                raise AgentReplyError(f"The {role} replied twice in a form the team cannot read ({problem}).")
+            yield Notice(run.request.run_id, f"The {role}'s reply could not be read ({problem}); asking again.")
+            messages = [*messages, Message("assistant", text), Message("user", _reminder(problem))]
+
+    # -- budgets and bookkeeping --------------------------------------------------------------
+
+    def _start(self, request: RunRequest) -> _Run:
+        run = _Run(request=request, started=self._clock())
+        prior = request.prior
+        if prior:
+            run.plan, run.language, run.files, run.tests = prior.plan, prior.language, prior.files, prior.tests
+            run.tests_stale = True  # a follow-up changes what the code does, so its tests change too
+        for attachment in request.attachments:
+            target = "user_tests" if languages.looks_like_test(attachment.name) else "files"
+            setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
+        run.language = languages.detect([*run.files, *run.user_tests], run.language)
+        return run
+
+    def _time_left(self, run: _Run) -> float | None:
+        if run.unbudgeted:
+            return None
+        return max(0.0, self._settings.budget.max_wall_s - (self._clock() - run.started))
+
+    def _next_round(self, run: _Run) -> None:
+        budget = self._settings.budget
+        if run.round >= budget.max_rounds:
+            raise BudgetExhausted(f"the team used all {budget.max_rounds} rounds")
+        run.round += 1
+
+    def _check_budget(self, run: _Run) -> None:
+        budget = self._settings.budget
+        if run.unbudgeted:
+            return
+        if run.usage.total_tokens >= budget.max_tokens:
+            raise BudgetExhausted(f"the token budget ran out ({run.usage.total_tokens:,} of {budget.max_tokens:,})")
+        if self._clock() - run.started >= budget.max_wall_s:
+            raise BudgetExhausted(f"the time budget ran out ({budget.max_wall_s:.0f}s)")
+
+    @staticmethod
+    def _all_tests(run: _Run) -> FileSet:
+        return run.tests.merged(run.user_tests)
+
+    def _finished(self, run: _Run, status: RunStatus, reason: str) -> RunFinished:
+        return RunFinished(
+            run.request.run_id, status=status, reason=reason, files=run.files, tests=self._all_tests(run),
+            report=run.report, usage=run.usage, checkin=run.checkin, language=run.language, plan=run.plan,
+        )
+
+
+def _reminder(problem: str) -> str:
+    return (
+        f"Your reply could not be read: {problem}. Reply again with the same content in exactly the "
+        "format the instructions describe."
+    )

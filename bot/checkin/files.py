@@ -1,0 +1,109 @@
+"""Which of a run's files can be checked in, and under which names.
+
+A Gist is one flat folder of text files: no slashes in names, no empty files, and very large files are
+truncated by the API. Rather than fail a check-in over one odd file, each file that cannot go in is left
+out with a reason a person can read, and nested paths get flat, readable names (``src/app.py`` becomes
+``src__app.py``) with the mapping written into the README.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+FLAT_SEPARATOR = "__"
+README_NAME = "README.md"
+
+# Characters that never belong in a file name: controls, and the ones Windows forbids (people download Gists).
+_UNSAFE_CHARS = re.compile(r'[\x00-\x1f\x7f<>:"|?*]')
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+OUTSIDE = "the path leads outside the project folder"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The files to publish by published name, plus what was renamed or left out and why."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    renamed: dict[str, str] = field(default_factory=dict)  # published name -> original path
+    skipped: tuple[Skipped, ...] = ()
+
+
+def safe_parts(path: str) -> tuple[str, ...] | None:
+    """The path's segments, or ``None`` when it is absolute or climbs out with ``..``."""
+    text = path.replace("\\", "/").strip()
+    if not text or text.startswith("/") or _WINDOWS_DRIVE.match(text):
+        return None
+    parts = tuple(p for p in PurePosixPath(text).parts if p not in ("", "."))
+    if not parts or ".." in parts:
+        return None
+    return tuple(_UNSAFE_CHARS.sub("_", p) for p in parts)
+
+
+def unfit_reason(content: str, max_bytes: int) -> str | None:
+    """Why a file's content cannot be published as text, or ``None`` when it can."""
+    if not content.strip():
+        return "empty: a Gist cannot hold an empty file; create it yourself with no content"
+    if "\x00" in content:
+        return "binary content: a Gist holds text only"
+    try:
+        size = len(content.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "binary content: not valid UTF-8 text"
+    if size > max_bytes:
+        return f"too large to publish ({size:,} bytes, the limit is {max_bytes:,})"
+    return None
+
+
+def gist_layout(files: Mapping[str, str], max_bytes: int) -> Layout:
+    """Flat, unique, safe names for every publishable file; ``README.md`` is kept free for the README."""
+    published: dict[str, str] = {}
+    renamed: dict[str, str] = {}
+    skipped: list[Skipped] = []
+    taken = {README_NAME.lower()}
+    for path, content in files.items():
+        parts = safe_parts(path)
+        reason = OUTSIDE if parts is None else unfit_reason(content, max_bytes)
+        if reason is not None or parts is None:
+            skipped.append(Skipped(path, reason or OUTSIDE))
+            continue
+        name = _unique(FLAT_SEPARATOR.join(parts), taken)
+        taken.add(name.lower())
+        published[name] = content
+        if name != path:
+            renamed[name] = path
+    return Layout(published, renamed, tuple(skipped))
+
+
+def folder_layout(files: Mapping[str, str]) -> tuple[dict[PurePosixPath, str], tuple[Skipped, ...]]:
+    """Files keyed by a safe relative path for a real folder, which keeps nesting and empty files."""
+    kept: dict[PurePosixPath, str] = {}
+    skipped: list[Skipped] = []
+    for path, content in files.items():
+        parts = safe_parts(path)
+        if parts is None:
+            skipped.append(Skipped(path, OUTSIDE))
+        elif PurePosixPath(*parts) == PurePosixPath(README_NAME):
+            kept[PurePosixPath(_unique(README_NAME, {README_NAME.lower()}))] = content
+        else:
+            kept[PurePosixPath(*parts)] = content
+    return kept, tuple(skipped)
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``stem-2.ext``, ``stem-3.ext``... when taken (compared without case, as on macOS)."""
+    if name.lower() not in taken:
+        return name
+    stem, dot, ext = name.rpartition(".") if "." in name.lstrip(".") else (name, "", "")
+    number = 2
+    while f"{stem}-{number}{dot}{ext}".lower() in taken:
+        number += 1
+    return f"{stem}-{number}{dot}{ext}"

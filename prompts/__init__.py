@@ -1,0 +1,1 @@
+"""Prompt templates, one per role, rendered with Jinja's StrictUndefined (see agents/prompts.py)."""
