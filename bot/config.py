@@ -90,46 +90,81 @@ class LimitsConfig:
 
 @dataclass(frozen=True)
 class CheckinConfig:
-    publish_failed: bool = True
-    public: bool = False
-    github_api_url: str = "https://api.github.com"
-    timeout_s: float = 30.0
-    max_retries: int = 3
-    max_file_bytes: int = 1_000_000
+    """Publishing the result as a GitHub Gist (``GITHUB_TOKEN``), or the fallback when GitHub is not set up."""
+
+    publish_failed: bool = True  # publish a run whose tests failed, clearly marked (the Manager decides)
+    public: bool = False  # secret Gists unless a team opts in
+    github_api_url: str = "https://api.github.com"  # GitHub Enterprise Server: https://HOST/api/v3
+    timeout_s: float = 30.0  # one HTTP request
+    max_retries: int = 3  # after a 5xx, a network error or a rate limit
+    max_file_bytes: int = 1_000_000  # larger files are left out of the Gist with a note (the API truncates them)
+    backoff_s: float = 1.0  # first wait before a retry; doubles each time unless GitHub says how long
+    max_wait_s: float = 60.0  # longest wait honoured; a rate limit resetting later falls back at once
+    write_interval_s: float = 1.0  # GitHub asks for a pause between writes to avoid its secondary rate limit
+
+    def __post_init__(self) -> None:
+        if not self.github_api_url.startswith(("https://", "http://")):
+            raise SettingsError("checkin.github_api_url", "must start with https://", "e.g. https://HOST/api/v3")
+        for name in ("timeout_s", "max_file_bytes"):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"checkin.{name}", f"must be greater than 0, got {getattr(self, name)}")
+        for name in ("max_retries", "backoff_s", "max_wait_s", "write_interval_s"):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"checkin.{name}", f"must be 0 or more, got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)
 class LanguageConfig:
-    """How one language's tests run: an image, where files go, the commands, how to read results."""
+    """How one language's tests run: an image, where files go, the commands, how to read results.
 
-    image: str = ""
-    offline_image: str = ""
+    Commands run with ``sh -c`` inside the container, in ``workdir``. ``setup_command`` runs first,
+    only when one of ``setup_when`` exists among the files (network per ``[sandbox] setup_network``).
+    ``report_format`` is one of pytest, go, cargo, tap, junit, exit-code (see bot/sandbox/results.py).
+    """
+
+    image: str = ""  # pulled by `sandbox build`; the official language image by default
+    image_prepare: str = ""  # run once by `sandbox build` on top of `image` (e.g. install the runner)
+    offline_image: str = ""  # built by `sandbox build --offline`; used when use_offline_images
+    offline_packages: tuple[str, ...] = ()  # Debian packages layered on the offline base image
     extensions: tuple[str, ...] = ()
     workdir: str = "/work"
+    env: dict[str, str] = field(default_factory=dict)  # the only environment the container sees
+    setup_when: tuple[str, ...] = ()  # file names that call for the setup step
     setup_command: str = ""
     test_command: str = ""
     report_format: str = "exit-code"
 
 
+DEFAULT_SANDBOX_BASE_IMAGE = "codegen-chat-sandbox/base:bookworm"
+DEFAULT_DEBIAN_MIRROR = "http://deb.debian.org/debian"
+
+
 @dataclass(frozen=True)
 class SandboxConfig:
+    """Limits and images of the test sandbox. ``languages`` lays over the built-in table by name."""
+
     enabled: bool = True
     docker_host: str = ""  # empty: DOCKER_HOST from the environment, else the local socket
     use_offline_images: bool = False
     timeout_s: float = 120.0
     setup_timeout_s: float = 300.0
-    setup_network: bool = True
-    memory_mb: int = 512
+    setup_network: bool = True  # network during the dependency setup step; never during tests
+    memory_mb: int = 512  # swap is off: memory and memory+swap are the same
     cpus: float = 1.0
     pids_limit: int = 256
     nofile_limit: int = 1024
-    file_size_mb: int = 64
-    workdir_size_mb: int = 256
-    max_output_bytes: int = 1_000_000
+    file_size_mb: int = 64  # largest file a test may write
+    workdir_size_mb: int = 256  # tmpfs holding the run's files
+    tmp_size_mb: int = 256  # tmpfs at /tmp (HOME, caches, build output)
+    max_output_bytes: int = 1_000_000  # per run, stdout and stderr together; head and tail kept
+    max_upload_bytes: int = 20_000_000  # the files of one job
     user: str = "65534:65534"
-    concurrency: int = 4
+    concurrency: int = 4  # containers running tests at once; more runs wait their turn
     warm_pool: bool = False
-    warm_pool_size: int = 1
+    warm_pool_size: int = 1  # idle pre-started containers per language, each used once
+    base_image: str = DEFAULT_SANDBOX_BASE_IMAGE  # the debootstrap image offline images build on
+    debian_mirror: str = DEFAULT_DEBIAN_MIRROR
+    debian_suite: str = "bookworm"
     languages: dict[str, LanguageConfig] = field(default_factory=dict)
 
 

@@ -1,0 +1,25 @@
+"""The check-in: the run's result published as a GitHub Gist, or saved elsewhere when GitHub cannot be used.
+
+    make_publisher(config, secrets, fallback, index) -> Publisher
+    ├── GistPublisher     a Gist per conversation, revised by follow-ups (GistIndex remembers which)
+    ├── FallbackPublisher the Gist, else the fallback with a note saying why
+    └── FolderPublisher   the terminal's fallback: a local folder
+    checkin_checks(config, secrets)   what ``codegen-chat doctor`` reports
+"""
+
+from bot.checkin.doctor import checkin_checks
+from bot.checkin.factory import make_publisher
+from bot.checkin.fallback import FallbackPublisher
+from bot.checkin.folder import FolderPublisher
+from bot.checkin.gist import GistPublisher
+from bot.checkin.index import GistIndex, MemoryGistIndex
+
+__all__ = [
+    "FallbackPublisher",
+    "FolderPublisher",
+    "GistIndex",
+    "GistPublisher",
+    "MemoryGistIndex",
+    "checkin_checks",
+    "make_publisher",
+]

@@ -1,0 +1,55 @@
+"""Runs one blocking PyGithub call in a worker thread, retrying what ``faults.judge`` calls transient.
+
+PyGithub's own retrying is switched off (see ``gist.github_client``): its waits would block a worker
+thread for as long as GitHub asks, with no cap, and it would not tell the caller what it was doing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from agents.errors import CheckInError
+from bot.checkin.faults import CallFailure, judge, scrub
+from bot.config import CheckinConfig
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    max_retries: int
+    backoff_s: float
+    max_wait_s: float
+    api_url: str
+
+    @classmethod
+    def from_config(cls, config: CheckinConfig) -> RetryPolicy:
+        return cls(config.max_retries, config.backoff_s, config.max_wait_s, config.github_api_url)
+
+
+async def call_github(
+    call: Callable[[], T], policy: RetryPolicy, secrets: Iterable[str], sleep: Sleep = asyncio.sleep
+) -> T:
+    """``call()``'s result; a ``CheckInError`` (scrubbed of ``secrets``) once it cannot succeed."""
+    attempt = 0
+    while True:
+        try:
+            return await asyncio.to_thread(call)
+        except CallFailure as error:
+            verdict = judge(error, attempt, policy.backoff_s, policy.max_wait_s, policy.api_url)
+        if isinstance(verdict, CheckInError):
+            raise CheckInError(scrub(str(verdict), secrets))
+        if attempt >= policy.max_retries:
+            raise CheckInError(scrub(verdict.give_up, secrets))
+        attempt += 1
+        log.warning(
+            "%s; retry %d of %d in %.1fs", scrub(verdict.reason, secrets), attempt, policy.max_retries, verdict.wait_s
+        )
+        await sleep(verdict.wait_s)

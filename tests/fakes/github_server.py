@@ -1,0 +1,255 @@
+"""A loopback GitHub REST API for the calls the check-in makes, spoken to by the real PyGithub.
+
+    POST /gists, GET|PATCH /gists/{id}, GET /user
+
+Responses have GitHub's shapes (the attributes PyGithub's ``Gist``, ``GistFile``, ``GistHistoryState`` and
+``AuthenticatedUser`` read), its validation rules (no empty files, no ``/`` in names), its auth answers
+(401 "Bad credentials"; 404 on gist writes for a classic token without the ``gist`` scope) and, on demand,
+its errors with the real rate-limit headers. Every request is recorded.
+
+It runs on the test's own event loop, so a client that blocked the loop would hang the test: the check-in's
+calls have to run in worker threads for any test to pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+DOCS = "https://docs.github.com/rest"
+LOGIN = "octocat"
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str  # without the API prefix, e.g. "/gists/abc"
+    headers: dict[str, str]
+    json: Any
+
+
+@dataclass
+class Fault:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+    times: int | None  # None: forever
+    method: str | None
+    path: str | None  # a prefix of the request path, e.g. "/gists"
+
+
+@dataclass
+class StoredGist:
+    id: str
+    description: str
+    public: bool
+    files: dict[str, str]
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+
+class FakeGitHub:
+    """``url`` is the API base URL to configure; ``prefix="/api/v3"`` mimics GitHub Enterprise Server."""
+
+    def __init__(self, *, token: str = "ghp_fake_token", scopes: str | None = "gist, repo", prefix: str = "") -> None:
+        self.token = token
+        self.scopes = scopes  # the X-OAuth-Scopes header; None: omitted, as for fine-grained tokens
+        self.prefix = prefix
+        self.requests: list[Recorded] = []
+        self.gists: dict[str, StoredGist] = {}
+        self._faults: list[Fault] = []
+        self._ids = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._port}{self.prefix}"
+
+    @property
+    def html_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}/gist"
+
+    # --- errors on demand -------------------------------------------------------------------------------
+
+    def fail(self, status: int, message: str = "", *, times: int | None = 1, headers: dict[str, str] | None = None,
+             method: str | None = None, path: str | None = None) -> None:
+        """The next ``times`` matching requests get ``status`` (``times=None``: every one from now on)."""
+        body = {"message": message or _REASONS.get(status, "Error"), "documentation_url": DOCS}
+        self._faults.append(Fault(status, body, headers or {}, times, method, path))
+
+    def rate_limit(self, *, reset_in_s: float, times: int = 1, status: int = 403) -> None:
+        """GitHub's primary rate limit: 403, ``x-ratelimit-remaining: 0`` and the reset time."""
+        headers = {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "0",
+                   "x-ratelimit-reset": str(int(time.time() + reset_in_s)), "x-ratelimit-used": "5000"}
+        self.fail(status, "API rate limit exceeded for user ID 1.", times=times, headers=headers)
+
+    def secondary_rate_limit(self, *, retry_after_s: int, times: int = 1, status: int = 403) -> None:
+        message = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+        self.fail(status, message, times=times, headers={"retry-after": str(retry_after_s)})
+
+    def calls(self) -> list[tuple[str, str]]:
+        return [(r.method, r.path) for r in self.requests]
+
+    # --- lifecycle --------------------------------------------------------------------------------------
+
+    async def start(self) -> FakeGitHub:
+        app = web.Application(middlewares=[self._record, self._inject_faults, self._authenticate])
+        p = self.prefix
+        app.router.add_get(f"{p}/user", self._user)
+        app.router.add_post(f"{p}/gists", self._create)
+        app.router.add_get(f"{p}/gists/{{id}}", self._get)
+        app.router.add_patch(f"{p}/gists/{{id}}", self._edit)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def close(self) -> None:
+        if self._runner:
+            await self._runner.cleanup()
+
+    async def __aenter__(self) -> FakeGitHub:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- middlewares ------------------------------------------------------------------------------------
+
+    @web.middleware
+    async def _record(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        body = await request.text()
+        path = request.path.removeprefix(self.prefix)
+        self.requests.append(Recorded(request.method, path, dict(request.headers), json.loads(body) if body else None))
+        return await handler(request)
+
+    @web.middleware
+    async def _inject_faults(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        path = request.path.removeprefix(self.prefix)
+        for fault in self._faults:
+            if fault.times != 0 and fault.method in (None, request.method) and path.startswith(fault.path or ""):
+                if fault.times is not None:
+                    fault.times -= 1
+                return self._json(fault.body, fault.status, fault.headers)
+        return await handler(request)
+
+    @web.middleware
+    async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        if request.headers.get("Authorization") != f"token {self.token}":
+            return self._json({"message": "Bad credentials", "documentation_url": DOCS}, 401)
+        writes_gist = request.method in ("POST", "PATCH") and request.path.startswith(f"{self.prefix}/gists")
+        if writes_gist and self.scopes is not None and "gist" not in self.scopes.split(", "):
+            return self._json({"message": "Not Found", "documentation_url": DOCS}, 404)
+        return await handler(request)
+
+    # --- endpoints --------------------------------------------------------------------------------------
+
+    async def _user(self, request: web.Request) -> web.Response:
+        return self._json(self._owner())
+
+    async def _create(self, request: web.Request) -> web.Response:
+        data = await request.json()
+        files = {name: spec.get("content", "") for name, spec in (data.get("files") or {}).items()}
+        problem = _invalid(files)
+        if problem:
+            return problem
+        gist = StoredGist(f"{next(self._ids):032x}", data.get("description", ""), bool(data.get("public")), files)
+        self._commit(gist, additions=sum(c.count("\n") + 1 for c in files.values()), deletions=0)
+        self.gists[gist.id] = gist
+        return self._json(self._gist_json(gist), 201)
+
+    async def _get(self, request: web.Request) -> web.Response:
+        gist = self.gists.get(request.match_info["id"])
+        return self._json(self._gist_json(gist)) if gist else self._not_found()
+
+    async def _edit(self, request: web.Request) -> web.Response:
+        gist = self.gists.get(request.match_info["id"])
+        if not gist:
+            return self._not_found()
+        data = await request.json()
+        files = dict(gist.files)
+        for name, spec in (data.get("files") or {}).items():
+            if spec is None:
+                files.pop(name, None)
+            else:
+                content = spec.get("content", files.get(name, ""))
+                files.pop(name, None)
+                files[spec.get("filename") or name] = content
+        problem = _invalid(files)
+        if problem:
+            return problem
+        gist.files, gist.description = files, data.get("description", gist.description)
+        self._commit(gist, additions=1, deletions=1)
+        return self._json(self._gist_json(gist))
+
+    # --- GitHub's shapes --------------------------------------------------------------------------------
+
+    def _commit(self, gist: StoredGist, additions: int, deletions: int) -> None:
+        version = hashlib.sha1(json.dumps([gist.files, len(gist.history)]).encode()).hexdigest()
+        gist.history.insert(0, {
+            "user": self._owner(), "version": version, "committed_at": _now(),
+            "change_status": {"total": additions + deletions, "additions": additions, "deletions": deletions},
+            "url": f"{self.url}/gists/{gist.id}/{version}",
+        })
+
+    def _gist_json(self, gist: StoredGist) -> dict[str, Any]:
+        api = f"{self.url}/gists/{gist.id}"
+        return {
+            "url": api, "forks_url": f"{api}/forks", "commits_url": f"{api}/commits", "id": gist.id,
+            "node_id": f"G_{gist.id}", "git_pull_url": f"{self.html_url}/{gist.id}.git",
+            "git_push_url": f"{self.html_url}/{gist.id}.git", "html_url": f"{self.html_url}/{gist.id}",
+            "files": {name: self._file_json(gist, name, content) for name, content in sorted(gist.files.items())},
+            "public": gist.public, "created_at": gist.history[-1]["committed_at"],
+            "updated_at": gist.history[0]["committed_at"], "description": gist.description, "comments": 0,
+            "comments_enabled": True, "user": None, "comments_url": f"{api}/comments", "owner": self._owner(),
+            "forks": [], "history": gist.history, "truncated": False,
+        }
+
+    def _file_json(self, gist: StoredGist, name: str, content: str) -> dict[str, Any]:
+        return {
+            "filename": name, "type": "text/plain", "language": None, "size": len(content.encode()),
+            "raw_url": f"{self.html_url}/{gist.id}/raw/{name}", "truncated": False, "content": content,
+        }
+
+    def _owner(self) -> dict[str, Any]:
+        return {
+            "login": LOGIN, "id": 1, "node_id": "MDQ6VXNlcjE=", "type": "User", "site_admin": False,
+            "url": f"{self.url}/users/{LOGIN}", "html_url": f"http://127.0.0.1:{self._port}/{LOGIN}",
+            "avatar_url": "", "name": "The Octocat",
+        }
+
+    def _json(self, body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+        base = {"x-ratelimit-limit": "5000", "x-ratelimit-remaining": "4999",
+                "x-ratelimit-reset": str(int(time.time()) + 3600), "x-github-media-type": "github.v3"}
+        if self.scopes is not None and status != 401:
+            base["X-OAuth-Scopes"] = self.scopes
+        return web.json_response(body, status=status, headers={**base, **(headers or {})})
+
+    def _not_found(self) -> web.Response:
+        return self._json({"message": "Not Found", "documentation_url": DOCS}, 404)
+
+
+_REASONS = {401: "Bad credentials", 403: "Forbidden", 404: "Not Found", 422: "Validation Failed",
+            500: "Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
+
+
+def _invalid(files: dict[str, str]) -> web.Response | None:
+    """GitHub's 422 for a Gist with no files, a blank file, or a name with a slash."""
+    bad = not files or any(not content.strip() or "/" in name for name, content in files.items())
+    if not bad:
+        return None
+    body = {"message": "Validation Failed", "documentation_url": DOCS,
+            "errors": [{"resource": "Gist", "code": "missing_field", "field": "files"}]}
+    return web.json_response(body, status=422)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
