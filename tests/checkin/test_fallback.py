@@ -1,0 +1,69 @@
+"""FallbackPublisher and make_publisher: which publisher a run gets, and what the user is told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.errors import CheckInError
+from agents.types import CheckInResult, Publication
+from bot.checkin import FallbackPublisher, FolderPublisher, MemoryGistIndex, make_publisher
+from bot.config import CheckinConfig, Config, Secrets
+from tests.checkin.support import TOKEN, publication
+from tests.fakes.github_server import FakeGitHub
+
+
+class Attachments:
+    """A chat adapter's fallback: remembers what it was given, like attaching files to a thread."""
+
+    def __init__(self) -> None:
+        self.published: list[Publication] = []
+
+    async def publish(self, publication: Publication) -> CheckInResult:
+        self.published.append(publication)
+        return CheckInResult(location="thread 42", kind="attachments", note="2 files attached")
+
+
+class Broken:
+    async def publish(self, publication: Publication) -> CheckInResult:
+        raise CheckInError("GitHub refused the Gist (422 Validation Failed)")
+
+
+async def test_the_primary_result_is_returned_when_it_works(tmp_path: Path) -> None:
+    attachments = Attachments()
+
+    result = await FallbackPublisher(FolderPublisher(tmp_path), attachments).publish(publication())
+
+    assert result.kind == "folder"
+    assert attachments.published == []
+
+
+async def test_on_failure_the_fallback_result_carries_the_reason() -> None:
+    attachments = Attachments()
+
+    result = await FallbackPublisher(Broken(), attachments).publish(publication())
+
+    assert result.kind == "attachments"
+    assert result.location == "thread 42"
+    assert result.note == (
+        "GitHub refused the Gist (422 Validation Failed); files attached to the thread instead (2 files attached)"
+    )
+    assert len(attachments.published) == 1
+
+
+async def test_without_a_token_the_fallback_is_used_alone(tmp_path: Path) -> None:
+    folder = FolderPublisher(tmp_path)
+
+    assert make_publisher(Config(), Secrets(), folder, MemoryGistIndex()) is folder
+
+
+async def test_with_a_token_runs_publish_gists_and_fall_back(github: FakeGitHub, tmp_path: Path) -> None:
+    config = Config(checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0))
+    publisher = make_publisher(config, Secrets(github_token=TOKEN), FolderPublisher(tmp_path), MemoryGistIndex())
+
+    published = await publisher.publish(publication())
+    github.fail(401, times=None)
+    fell_back = await publisher.publish(publication(conversation_key="another"))
+
+    assert published.kind == "gist"
+    assert fell_back.kind == "folder"
+    assert "bad credentials" in fell_back.note
