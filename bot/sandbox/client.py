@@ -1,0 +1,43 @@
+"""One place that opens the Docker client, so every caller gets the same host and the same errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+import docker
+from docker.errors import DockerException
+
+from agents.errors import SandboxError
+from bot.config import SandboxConfig
+
+API_TIMEOUT_S = 30.0  # plain API calls; streams are bounded by the run's own kill, not this
+
+
+def open_client(config: SandboxConfig, timeout_s: float = API_TIMEOUT_S) -> docker.DockerClient:
+    """A client for ``[sandbox] docker_host``, else ``DOCKER_HOST`` (unix, tcp/TLS or ssh), else the socket."""
+    try:
+        if config.docker_host:
+            # ssh:// goes through the system ssh client, so no paramiko is needed.
+            ssh = config.docker_host.startswith("ssh://")
+            return docker.DockerClient(base_url=config.docker_host, timeout=int(timeout_s), use_ssh_client=ssh)
+        return docker.from_env(timeout=int(timeout_s), use_ssh_client=True)
+    except DockerException as error:
+        raise SandboxError(f"Docker is not reachable ({_short(error)}): start the Docker engine "
+                           "or set [sandbox] docker_host / DOCKER_HOST") from None
+
+
+async def open_checked(config: SandboxConfig, timeout_s: float = API_TIMEOUT_S) -> docker.DockerClient:
+    """A client whose engine answered a ping, opened off the event loop."""
+    client = await asyncio.to_thread(open_client, config, timeout_s)
+    try:
+        await asyncio.to_thread(client.ping)
+    except Exception as error:
+        client.close()
+        raise SandboxError(f"Docker is not reachable ({_short(error)}): start the Docker engine "
+                           "or set [sandbox] docker_host / DOCKER_HOST") from None
+    return client
+
+
+def _short(error: BaseException) -> str:
+    text = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return text[:200]

@@ -1,0 +1,114 @@
+"""Blocking Docker calls on one container, each meant to run in a worker thread.
+
+Kept apart from the async orchestration so that file reads as the run's sequence of steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import docker
+from docker.errors import APIError, ImageNotFound, NotFound
+from docker.models.containers import Container
+
+from agents.errors import SandboxError
+from bot.config import LanguageConfig, SandboxConfig
+from bot.sandbox.hardening import LABEL, LABEL_HOST, LABEL_PID, container_options
+from bot.sandbox.output import SplitOutput
+
+
+def start_container(client: docker.DockerClient, config: SandboxConfig, name: str,
+                    language: LanguageConfig, image: str, network: bool) -> Container:
+    options = container_options(config, name, language, image, network)
+    try:
+        container = client.containers.create(**options)
+    except ImageNotFound:
+        raise SandboxError(f"the {name} image {image} is not present: run `codegen-chat sandbox build`"
+                           " (add --offline on a machine without a registry)") from None
+    except APIError as error:
+        raise SandboxError(f"Docker refused to create the {name} sandbox: {error.explanation}") from None
+    try:
+        container.start()
+    except APIError as error:
+        remove(container)
+        raise SandboxError(f"Docker could not start the {name} sandbox: {error.explanation}") from None
+    return container
+
+
+def exec_stream(client: docker.DockerClient, container: Container, argv: list[str], user: str,
+                workdir: str) -> tuple[str, Iterator[tuple[bytes | None, bytes | None]]]:
+    """Start ``argv`` beside the keeper; the exec's id and its (stdout, stderr) chunks."""
+    exec_id = client.api.exec_create(container.id, argv, user=user, workdir=workdir)["Id"]
+    stream = client.api.exec_start(exec_id, stream=True, demux=True)
+    return exec_id, stream
+
+
+def drain(stream: Iterable[tuple[bytes | None, bytes | None]], output: SplitOutput) -> None:
+    """Read every chunk into the capped output; ends when the process (or its container) is gone."""
+    # A killed container breaks the stream mid-read: what was read so far is the answer.
+    with contextlib.suppress(Exception):
+        for out, err in stream:
+            output.add(out, err)
+
+
+def exit_code(client: docker.DockerClient, exec_id: str) -> int | None:
+    code = client.api.exec_inspect(exec_id).get("ExitCode")
+    return code if isinstance(code, int) else None
+
+
+def run_quiet(client: docker.DockerClient, container: Container, argv: list[str], user: str,
+              workdir: str) -> tuple[int | None, str]:
+    """A short helper command (upload); its exit code and combined output."""
+    output = SplitOutput(64 * 1024)
+    exec_id, stream = exec_stream(client, container, argv, user, workdir)
+    drain(stream, output)
+    out, err = output.texts()
+    return exit_code(client, exec_id), out + err
+
+
+def cut_network(client: docker.DockerClient, container: Container) -> None:
+    """Take the container off every network after setup: only loopback is left for the tests."""
+    container.reload()
+    networks: dict[str, Any] = container.attrs["NetworkSettings"]["Networks"] or {}
+    for network in networks:
+        client.api.disconnect_container_from_network(container.id, network, force=True)
+
+
+def kill(container: Container) -> None:
+    with contextlib.suppress(NotFound, APIError):
+        container.kill()
+
+
+def remove(container: Container) -> None:
+    with contextlib.suppress(NotFound):
+        try:
+            container.remove(force=True, v=True)
+        except APIError as error:
+            if error.status_code != 409:  # 409: removal already under way
+                raise
+
+
+def reap_orphans(client: docker.DockerClient) -> int:
+    """Remove sandbox containers this host started from a process that no longer lives."""
+    host = socket.gethostname()
+    found = client.containers.list(all=True, filters={"label": [f"{LABEL}=1", f"{LABEL_HOST}={host}"]})
+    orphans = [c for c in found if not _alive(c.labels.get(LABEL_PID, ""))]
+    for container in orphans:
+        remove(container)
+    return len(orphans)
+
+
+def _alive(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,40 @@
+"""``codegen-chat doctor`` checks for the sandbox: is Docker reachable, which images are present."""
+
+from __future__ import annotations
+
+import asyncio
+
+from agents.errors import SandboxError
+from bot.config import Config, Secrets
+from bot.doctor_types import CheckResult
+from bot.sandbox.client import open_checked
+from bot.sandbox.images import image_present
+from bot.sandbox.languages import image_for, languages, use_offline
+
+DOCTOR_TIMEOUT_S = 10.0
+
+
+async def sandbox_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
+    """One check for the engine, then one per language image (missing images warn, not fail)."""
+    del secrets  # the sandbox needs none, and never sees any
+    sandbox = config.sandbox
+    if not sandbox.enabled:
+        return [CheckResult("sandbox", True, "disabled in config ([sandbox] enabled = false)", required=False)]
+    try:
+        client = await open_checked(sandbox, DOCTOR_TIMEOUT_S)
+    except SandboxError as error:
+        return [CheckResult("docker", False, str(error),
+                            fix="start dockerd (or Docker Desktop), or point [sandbox] docker_host at an engine")]
+    try:
+        version = await asyncio.to_thread(client.version)
+        results = [CheckResult("docker", True, f"engine {version.get('Version', '?')} reachable")]
+        build = "codegen-chat sandbox build" + (" --offline" if use_offline(sandbox) else "")
+        for name, language in sorted(languages(sandbox).items()):
+            image = image_for(language, sandbox)
+            present = await asyncio.to_thread(image_present, client, image)
+            detail = f"{image} {'present' if present else 'missing'}"
+            results.append(CheckResult(f"sandbox image: {name}", present, detail,
+                                       fix=f"{build} --language {name}", required=False))
+        return results
+    finally:
+        await asyncio.to_thread(client.close)

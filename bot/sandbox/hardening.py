@@ -1,0 +1,72 @@
+"""The container every run gets: what it may use, and everything it is denied.
+
+Pure functions of the config, so the hardening can be read (and unit tested) in one place.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from typing import Any
+
+from docker.types import Ulimit
+
+from bot.config import LanguageConfig, SandboxConfig
+
+LABEL = "codegen-chat.sandbox"  # every container we start carries it: cleanup finds them by it
+LABEL_HOST = "codegen-chat.host"
+LABEL_PID = "codegen-chat.pid"
+LABEL_LANGUAGE = "codegen-chat.language"
+MB = 1024 * 1024
+# The container's first process only keeps it alive; tests run beside it with `docker exec`.
+KEEPER = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]
+
+
+def labels(language: str) -> dict[str, str]:
+    """Who started the container, so a later start of the bot can reap what a crash left behind."""
+    return {LABEL: "1", LABEL_HOST: socket.gethostname(), LABEL_PID: str(os.getpid()),
+            LABEL_LANGUAGE: language}
+
+
+def container_options(config: SandboxConfig, name: str, language: LanguageConfig, image: str,
+                      network: bool) -> dict[str, Any]:
+    """Keyword arguments for ``containers.create``: locked down, no host mounts, no host environment."""
+    return {
+        "image": image,
+        "command": KEEPER,
+        "labels": labels(name),
+        "user": config.user,
+        "working_dir": language.workdir,
+        "environment": dict(language.env),  # only what the language names; nothing from the host
+        "network_mode": "bridge" if network else "none",
+        "read_only": True,
+        "tmpfs": _tmpfs(config, language),
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges"],
+        "mem_limit": config.memory_mb * MB,
+        "memswap_limit": config.memory_mb * MB,  # equal to the memory limit: no swap
+        "nano_cpus": int(config.cpus * 1e9),
+        "pids_limit": config.pids_limit,
+        "ulimits": [
+            Ulimit(name="nofile", soft=config.nofile_limit, hard=config.nofile_limit),
+            Ulimit(name="fsize", soft=config.file_size_mb * MB, hard=config.file_size_mb * MB),
+            Ulimit(name="core", soft=0, hard=0),
+        ],
+        "init": True,  # reaps the zombies a fork bomb leaves
+        "ipc_mode": "private",
+        "hostname": "sandbox",
+        "oom_score_adj": 1000,  # under host memory pressure the kernel kills tests before the bot
+        "log_config": {"Type": "none", "Config": {}},  # output is streamed and capped, never stored
+        "stdin_open": False,
+        "tty": False,
+        "detach": True,
+    }
+
+
+def _tmpfs(config: SandboxConfig, language: LanguageConfig) -> dict[str, str]:
+    uid, _, gid = config.user.partition(":")
+    owner = f"uid={uid},gid={gid or uid}" if uid.isdigit() and (gid or uid).isdigit() else ""
+    work = ",".join(filter(None, [f"size={config.workdir_size_mb}m", "mode=0755", owner, "exec", "nosuid",
+                                  "nodev"]))
+    tmp = f"size={config.tmp_size_mb}m,mode=1777,exec,nosuid,nodev"
+    return {language.workdir: work, "/tmp": tmp}

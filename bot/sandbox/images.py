@@ -1,0 +1,131 @@
+"""Preparing the language images: pulled from a registry, or built offline from Debian packages.
+
+Offline: one debootstrap ``minbase`` root (python3 + pytest, enough for Python and Bash) is imported
+as the base image; every other language is ``docker build`` FROM that base plus its Debian packages.
+No registry is involved. Images that already exist are skipped, so a second build costs nothing.
+Everything here blocks: callers run it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+
+import docker
+from docker.errors import APIError, BuildError, ImageNotFound
+
+from agents.errors import SandboxError
+from bot.config import LanguageConfig, SandboxConfig
+from bot.sandbox.languages import image_for, prepared_tag
+
+BASE_PACKAGES = ("python3", "python3-pytest", "python3-pip", "ca-certificates")
+IMAGE_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8")
+
+Log = Callable[[str], None]
+
+
+def image_present(client: docker.DockerClient, name: str) -> bool:
+    try:
+        client.images.get(name)
+        return True
+    except ImageNotFound:
+        return False
+
+
+def build_offline(client: docker.DockerClient, config: SandboxConfig,
+                  chosen: Iterable[tuple[str, LanguageConfig]], log: Log = print) -> dict[str, float]:
+    """Build the base and each chosen language's offline image; seconds spent per image built."""
+    spent: dict[str, float] = {}
+    if not image_present(client, config.base_image):
+        started = time.monotonic()
+        build_base(client, config, log)
+        spent[config.base_image] = time.monotonic() - started
+    for name, language in chosen:
+        tag = image_for(language, config)
+        if image_present(client, tag):
+            log(f"{name}: {tag} already present")
+            continue
+        if not language.offline_packages:
+            raise SandboxError(f"{name}: the offline image {tag} is missing and the language names no "
+                               "offline_packages to build it from")
+        log(f"{name}: building {tag} ({', '.join(language.offline_packages)})")
+        started = time.monotonic()
+        layer_packages(client, config.base_image, tag, language.offline_packages)
+        spent[tag] = time.monotonic() - started
+    return spent
+
+
+def build_base(client: docker.DockerClient, config: SandboxConfig, log: Log = print) -> None:
+    """debootstrap a minimal Debian root and ``docker import`` it as the base image."""
+    if shutil.which("debootstrap") is None:
+        raise SandboxError("debootstrap is not installed: apt-get install debootstrap (as root) first")
+    log(f"base: debootstrap {config.debian_suite} -> {config.base_image}")
+    with tempfile.TemporaryDirectory(prefix="codegen-rootfs-") as root:
+        _check_run(["debootstrap", "--variant=minbase", f"--include={','.join(BASE_PACKAGES)}",
+                    config.debian_suite, root, config.debian_mirror])
+        # Package caches and lists are dead weight in an image that never installs offline.
+        _check_run(["sh", "-c", f"rm -rf {root}/var/cache/apt/archives/*.deb {root}/var/lib/apt/lists/*"])
+        _import_tree(client, root, config.base_image)
+
+
+def _import_tree(client: docker.DockerClient, root: str, tag: str) -> None:
+    repository, _, version = tag.rpartition(":")
+    with subprocess.Popen(["tar", "-C", root, "--numeric-owner", "-c", "."], stdout=subprocess.PIPE) as tar:
+        changes = [f"ENV {item}" for item in IMAGE_ENV] + ['CMD ["/bin/bash"]']
+        client.api.import_image(src=tar.stdout, repository=repository, tag=version, changes=changes,
+                                stream_src=True)
+    if tar.returncode != 0:
+        raise SandboxError(f"packing the debootstrap root for {tag} failed (tar exit {tar.returncode})")
+
+
+def layer_packages(client: docker.DockerClient, base: str, tag: str, packages: Iterable[str]) -> None:
+    """``docker build`` FROM the local base with Debian packages added; no registry is asked."""
+    names = " ".join(packages)
+    dockerfile = (
+        f"FROM {base}\n"
+        "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
+        f"{names} && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb\n"
+    )
+    _docker_build(client, dockerfile, tag)
+
+
+def prepare_online(client: docker.DockerClient, name: str, language: LanguageConfig, log: Log = print) -> None:
+    """Pull the language's image when missing, then bake its preparation step into a local tag."""
+    if not image_present(client, language.image):
+        log(f"{name}: pulling {language.image}")
+        try:
+            client.images.pull(language.image)
+        except APIError as error:
+            raise SandboxError(f"{name}: cannot pull {language.image} ({error.explanation}): check the "
+                               "registry, or build offline with `codegen-chat sandbox build --offline`") from None
+    if not language.image_prepare:
+        log(f"{name}: {language.image} ready")
+        return
+    tag = prepared_tag(language)
+    if image_present(client, tag):
+        log(f"{name}: {tag} already present")
+        return
+    log(f"{name}: preparing {tag}")
+    _docker_build(client, f"FROM {language.image}\nRUN {language.image_prepare}\n", tag)
+
+
+def _docker_build(client: docker.DockerClient, dockerfile: str, tag: str) -> None:
+    try:
+        client.images.build(fileobj=io.BytesIO(dockerfile.encode()), tag=tag, pull=False, rm=True,
+                            forcerm=True)
+    except BuildError as error:
+        tail = "\n".join(str(line.get("stream", line.get("error", ""))).rstrip()
+                         for line in list(error.build_log)[-15:])
+        raise SandboxError(f"building {tag} failed: {error.msg}\n{tail}") from None
+
+
+def _check_run(argv: list[str]) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout)[-2000:]
+        raise SandboxError(f"{argv[0]} failed (exit {done.returncode}): {tail}")
+

@@ -1,0 +1,205 @@
+"""The Docker sandbox: runs a job's tests in a fresh, locked-down container and reports what it saw.
+
+One run: wait for a slot (the concurrency cap) -> take a warm container or start one -> unpack the
+files -> dependency setup when the files call for it (network only then, per config) -> cut the
+network -> the test command, its output capped as it streams, killed from outside at the deadline ->
+read the counts -> remove the container, also when the run is cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import docker
+from docker.models.containers import Container
+
+from agents.errors import SandboxError
+from agents.types import TestJob, TestReport, TestStatus
+from bot.config import LanguageConfig, SandboxConfig
+from bot.sandbox import containers
+from bot.sandbox.client import open_checked
+from bot.sandbox.files import upload_commands
+from bot.sandbox.languages import image_for, languages
+from bot.sandbox.output import SplitOutput
+from bot.sandbox.pool import WarmPool
+from bot.sandbox.results import parse, status_of
+
+DRAIN_GRACE_S = 5.0  # after a kill, how long the output reader may take to notice
+KILLED = 137
+
+
+@dataclass(frozen=True)
+class StepResult:
+    exit_code: int | None
+    timed_out: bool
+    duration_s: float
+    stdout: str
+    stderr: str
+    truncated: bool
+
+
+class DockerSandbox:
+    """``agents.protocols.Sandbox`` on a Docker engine. Use ``async with`` (or ``close()``) to clean up."""
+
+    def __init__(self, config: SandboxConfig, client: docker.DockerClient | None = None) -> None:
+        self._config = config
+        self._languages = languages(config)
+        self._client = client
+        self._slots = asyncio.Semaphore(config.concurrency)
+        self._ready = asyncio.Lock()
+        self._started = False
+        self._pool = WarmPool(config.warm_pool_size, self._start_for, self._remove) if config.warm_pool else None
+        self.active = 0  # containers running a job now (observable by tests and benchmarks)
+        self.peak_active = 0
+
+    async def __aenter__(self) -> DockerSandbox:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Connect, and reap the containers a crashed earlier process left behind. Idempotent."""
+        async with self._ready:
+            if self._started:
+                return
+            if self._client is None:
+                self._client = await open_checked(self._config)
+            await asyncio.to_thread(containers.reap_orphans, self._client)
+            self._started = True
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+
+    def warm(self, language: str) -> None:
+        """Have the pool start containers for ``language`` now (no-op without a warm pool)."""
+        if self._pool is not None:
+            self._language(language)
+            self._pool.fill(language)
+
+    async def run(self, job: TestJob) -> TestReport:
+        language = self._language(job.language)
+        await self.start()
+        limit_s = job.timeout_s or self._config.timeout_s
+        async with self._slots:
+            self.active += 1
+            self.peak_active = max(self.peak_active, self.active)
+            try:
+                return await self._run(job, language, limit_s)
+            finally:
+                self.active -= 1
+
+    async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float) -> TestReport:
+        setup = _needs_setup(language, job.files)
+        network = setup and self._config.setup_network
+        container = self._pool.take(job.language) if self._pool and not network else None
+        if container is None:
+            container = await self._start(job.language, language, network)
+        try:
+            await self._upload(container, job.files, language)
+            if setup:
+                report = await self._setup(container, language, network)
+                if report is not None:
+                    return report
+            step = await self._step(container, language.test_command, language.workdir, limit_s)
+            return _report(step, language, self._config)
+        finally:
+            # Shielded: a cancelled run still removes its container before the cancellation completes.
+            await asyncio.shield(self._remove(container))
+
+    async def _setup(self, container: Container, language: LanguageConfig, network: bool) -> TestReport | None:
+        """Install dependencies; a report when that failed (the tests cannot run), else None."""
+        step = await self._step(container, language.setup_command, language.workdir,
+                                self._config.setup_timeout_s)
+        if network:
+            await asyncio.to_thread(containers.cut_network, self._client_(), container)
+        if step.exit_code == 0 and not step.timed_out:
+            return None
+        why = "timed out" if step.timed_out else f"failed (exit code {step.exit_code})"
+        return TestReport(status=TestStatus.ERROR, exit_code=step.exit_code, duration_s=step.duration_s,
+                          stdout=step.stdout, stderr=f"dependency setup {why}:\n{step.stderr}",
+                          truncated=step.truncated)
+
+    async def _step(self, container: Container, command: str, workdir: str, limit_s: float) -> StepResult:
+        """Run one shell command in the container, killed from outside after ``limit_s``."""
+        client = self._client_()
+        output = SplitOutput(self._config.max_output_bytes)
+        started = time.monotonic()
+        exec_id, stream = await asyncio.to_thread(
+            containers.exec_stream, client, container, ["sh", "-c", command], self._config.user, workdir)
+        reader = asyncio.ensure_future(asyncio.to_thread(containers.drain, stream, output))
+        timed_out = False
+        try:
+            await asyncio.wait_for(asyncio.shield(reader), limit_s)
+        except TimeoutError:
+            timed_out = True
+            await asyncio.to_thread(containers.kill, container)  # SIGKILL: nothing can ignore it
+            await asyncio.wait({reader}, timeout=DRAIN_GRACE_S)
+        duration = time.monotonic() - started
+        code = None if timed_out else await asyncio.to_thread(containers.exit_code, client, exec_id)
+        stdout, stderr = output.texts()
+        return StepResult(code, timed_out, duration, stdout, stderr, output.truncated)
+
+    async def _upload(self, container: Container, files: Mapping[str, str], language: LanguageConfig) -> None:
+        commands = upload_commands(files, language.workdir, self._config.max_upload_bytes)
+        for argv in commands:
+            code, text = await asyncio.to_thread(
+                containers.run_quiet, self._client_(), container, argv, self._config.user, "/")
+            if code != 0:
+                raise SandboxError(f"could not copy the files into the sandbox (exit {code}): {text[:500]}")
+
+    async def _start(self, name: str, language: LanguageConfig, network: bool) -> Container:
+        image = image_for(language, self._config)
+        return await asyncio.to_thread(containers.start_container, self._client_(), self._config, name,
+                                       language, image, network)
+
+    async def _start_for(self, name: str) -> Container:
+        return await self._start(name, self._language(name), network=False)
+
+    async def _remove(self, container: Container) -> None:
+        await asyncio.to_thread(containers.remove, container)
+
+    def _language(self, name: str) -> LanguageConfig:
+        try:
+            return self._languages[name]
+        except KeyError:
+            known = ", ".join(sorted(self._languages))
+            raise SandboxError(f"no sandbox is configured for the language {name!r} (known: {known}); "
+                               "add [sandbox.languages." + name + "] to config.toml") from None
+
+    def _client_(self) -> docker.DockerClient:
+        if self._client is None:
+            raise SandboxError("the sandbox was used before it started")
+        return self._client
+
+
+def _needs_setup(language: LanguageConfig, files: Mapping[str, str]) -> bool:
+    if not language.setup_command:
+        return False
+    names = {path.rsplit("/", 1)[-1] for path in files}
+    return any(wanted in names for wanted in language.setup_when)
+
+
+def _report(step: StepResult, language: LanguageConfig, config: SandboxConfig) -> TestReport:
+    counts = parse(language.report_format, step.stdout, step.stderr)
+    status = TestStatus.TIMEOUT if step.timed_out else status_of(step.exit_code, counts)
+    stderr = step.stderr + _note(step, config)
+    return TestReport(status=status, exit_code=step.exit_code, duration_s=round(step.duration_s, 3),
+                      passed=counts.passed, failed=counts.failed, stdout=step.stdout, stderr=stderr,
+                      truncated=step.truncated)
+
+
+def _note(step: StepResult, config: SandboxConfig) -> str:
+    """A plain sentence about how the sandbox ended the run, when it did."""
+    if step.timed_out:
+        return f"\n[sandbox] killed after the {step.duration_s:.0f}s time limit"
+    if step.exit_code == KILLED:
+        return f"\n[sandbox] killed (exit 137): most often the {config.memory_mb} MB memory limit"
+    if step.truncated:
+        return f"\n[sandbox] output over {config.max_output_bytes} bytes was cut in the middle"
+    return ""
