@@ -24,7 +24,8 @@ _FENCE = re.compile(
 )
 _PATH = r"[\w.\-/\\]+\.[\w]+|[\w.\-/]*(?:Makefile|Dockerfile|Cargo\.toml|go\.mod)"
 _INFO_PATH = re.compile(
-    r"(?:^|\s|:)(?:path|file|filename|title|name)\s*[=:]\s*[\"']?(?P<path>[^\"'\s]+)|(?:^[\w+#-]*[:\s]+|^)(?P<bare>" + _PATH + r")\s*$"
+    r"(?:^|\s|:)(?:path|file|filename|title|name)\s*[=:]\s*[\"']?(?P<path>[^\"'\s]+)"
+    r"|(?:^[\w+#-]*[:\s]+|^)(?P<bare>" + _PATH + r")\s*$"
 )
 _LABEL = re.compile(
     r"^\s*(?:#+\s*|[-*]\s*|\d+\.\s*)?(?:\*\*|__)?\s*(?:(?:file(?:name)?|path)\s*[:=]?\s*)?[`*\"']*(?P<path>" + _PATH
@@ -52,7 +53,7 @@ def parse_files(text: str) -> FileSet:
         files[safe_path(path)] = body if body.endswith("\n") or not body else body + "\n"
     if not files:
         if unnamed:
-            raise ReplyFormatError("code blocks had no file names; put the path after the language, e.g. ```python path=src/app.py")
+            raise ReplyFormatError("code blocks had no file names; put the path after the language: ```python path=src/app.py")
         raise ReplyFormatError("no fenced code block with a file was found")
     return FileSet(files)
 

@@ -1,0 +1,150 @@
+"""The terminal: a task on the command line, each agent's turn streamed to stdout, files to a folder."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from agents.errors import UserInputError
+from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
+from agents.protocols import Publisher
+from agents.types import Attachment, Publication, RunStatus
+from bot.attachments import to_attachment
+from bot.service import ChatRequest, Service, new_run_id
+
+PLATFORM = "terminal"
+AGENT_TITLES = {
+    "planner": "Planner", "programmer": "Programmer", "optimizer": "Optimizer (review)",
+    "tester": "Tester", "manager": "Manager (triage)", "checkin": "Check-In",
+}
+
+
+class Renderer:
+    """Writes a run's events as a person reads them: a header per turn, the text as it streams."""
+
+    def __init__(self, out: TextIO, color: bool) -> None:
+        self._out, self._color = out, color
+        self.finished: RunFinished | None = None
+
+    async def __call__(self, event: Event) -> None:
+        if isinstance(event, TurnStarted):
+            title = AGENT_TITLES.get(event.agent, event.agent)
+            self._line(f"\n{self._style('1', f'── {title}')} {self._style('2', f'(round {event.round})')}")
+        elif isinstance(event, TextDelta):
+            self._out.write(event.text)
+        elif isinstance(event, TurnFinished):
+            self._turn_footer(event)
+        elif isinstance(event, TestReported):
+            self._report(event)
+        elif isinstance(event, CheckedIn):
+            note = f" ({event.result.note})" if event.result.note else ""
+            self._line(f"\n{self._style('1', 'Checked in:')} {event.result.location}{note}")
+        elif isinstance(event, Notice):
+            self._line(self._style("33", f"! {event.text}"))
+        elif isinstance(event, RunFinished):
+            self.finished = event
+        self._out.flush()
+
+    def _turn_footer(self, event: TurnFinished) -> None:
+        if not event.text.endswith("\n"):
+            self._out.write("\n")
+        if event.files:
+            listed = ", ".join(f"{p} ({c.count(chr(10))} lines)" for p, c in event.files.items())
+            self._line(self._style("36", f"   files: {listed}"))
+        usage = event.usage
+        self._line(self._style("2", f"   [{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens, "
+                                    f"{event.duration_s:.1f}s]"))
+
+    def _report(self, event: TestReported) -> None:
+        report = event.report
+        color = "32" if report.ok else "31"
+        self._line(f"\n{self._style(color, f'Tests ({event.language}): {report.summary()}')} in {report.duration_s:.1f}s")
+        if not report.ok:
+            self._line(self._style("2", _indent(report.output(2000))))
+
+    def summary(self, event: RunFinished, out_dir: Path | None) -> str:
+        color = {RunStatus.PASSED: "32", RunStatus.FAILED: "31", RunStatus.ERROR: "31"}.get(event.status, "33")
+        lines = [f"\n{self._style(color, f'Run {event.run_id}: {event.status.upper()}')} — {event.reason}"]
+        if event.report and not event.report.ok and event.status is not RunStatus.PASSED:
+            lines.append("Failing output:\n" + _indent(event.report.output(2000)))
+        lines.append(f"Tokens: {event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out")
+        if event.checkin:
+            lines.append(f"Checked in: {event.checkin.location}")
+        if out_dir and (event.files or event.tests):
+            lines.append(f"Files: {out_dir}")
+        return "\n".join(lines)
+
+    def _line(self, text: str) -> None:
+        self._out.write(text + "\n")
+
+    def _style(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self._color else text
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
+
+
+def read_attachments(paths: list[str], max_bytes: int) -> tuple[Attachment, ...]:
+    """The ``--file`` arguments as attachments; an unreadable, binary or oversized file is refused."""
+    attachments = []
+    for name in paths:
+        path = Path(name)
+        try:
+            data = path.read_bytes()
+        except OSError as error:
+            raise UserInputError(f"Cannot read {name}: {error.strerror or error}.") from None
+        attachments.append(to_attachment(path.name, data, max_bytes))
+    return tuple(attachments)
+
+
+@dataclass(frozen=True)
+class TerminalRun:
+    task: str
+    files: list[str]
+    out_dir: str | None
+    continue_run: str | None
+
+
+async def run_in_terminal(service: Service, request: TerminalRun, folder_publisher: type, max_attachment_bytes: int,
+                          thread_key: str, out: TextIO = sys.stdout) -> int:
+    """Run the team on a task; returns the exit status (0 only when the tests passed)."""
+    attachments = read_attachments(request.files, max_attachment_bytes)
+    run_id = new_run_id()
+    out_dir = Path(request.out_dir or f"codegen-{run_id}")
+    renderer = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ)
+    fallback: Publisher = folder_publisher(out_dir)
+    chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments)
+    handle = await service.submit(chat, renderer, fallback, run_id=run_id)
+    out.write(f"Run {run_id} started. Ctrl-C stops it.\n")
+    try:
+        finished = await handle.wait()
+    except asyncio.CancelledError:
+        handle.cancel()
+        finished = await _settle(handle)
+    if finished.files and not (finished.checkin and finished.checkin.kind == "folder"):
+        await _save(fallback, finished, request.task)
+    out.write(renderer.summary(finished, out_dir) + "\n")
+    return 0 if finished.status is RunStatus.PASSED else (130 if finished.status is RunStatus.STOPPED else 1)
+
+
+async def _settle(handle) -> RunFinished:  # type: ignore[no-untyped-def]
+    try:
+        return await handle.task
+    except asyncio.CancelledError:
+        from bot.runner import stopped
+
+        return stopped(handle.run_id)
+
+
+async def _save(publisher: Publisher, finished: RunFinished, task: str) -> None:
+    """The final files land in the output folder even when they were checked in elsewhere."""
+    await publisher.publish(Publication(
+        run_id=finished.run_id, conversation_key="", task=task, status=finished.status,
+        files=finished.files.merged(finished.tests), readme="", report=finished.report,
+    ))

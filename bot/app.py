@@ -1,0 +1,53 @@
+"""Builds the real parts from the config: store, model, sandbox, publishers, service."""
+
+from __future__ import annotations
+
+import logging
+
+from agents.protocols import Publisher, Sandbox
+from bot.config import Config, ConfigError, Secrets
+from bot.llm import OpenAIChatModel
+from bot.service import PublisherFactory, Service
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+
+async def open_store(config: Config) -> Store:
+    """The store, with runs that a crashed process left running marked interrupted."""
+    store = await Store.open(config.db_path(), config.prices)
+    interrupted = await store.mark_interrupted()
+    if interrupted:
+        log.warning("marked %d run(s) interrupted: the process running them had stopped", interrupted)
+    return store
+
+
+def build_model(config: Config, secrets: Secrets) -> OpenAIChatModel:
+    if not (secrets.openai_api_key or config.llm.base_url or secrets.openai_base_url):
+        raise ConfigError(
+            "OPENAI_API_KEY is not set: export it, or set OPENAI_BASE_URL (or llm.base_url) to a local "
+            "OpenAI-compatible server such as Ollama"
+        )
+    return OpenAIChatModel(config, secrets)
+
+
+def build_sandbox(config: Config) -> Sandbox:
+    from bot.sandbox import DockerSandbox
+
+    return DockerSandbox(config.sandbox)
+
+
+def publisher_factory(config: Config, secrets: Secrets, store: Store) -> PublisherFactory:
+    from bot.checkin import make_publisher
+
+    def wrap(fallback: Publisher) -> Publisher:
+        return make_publisher(config, secrets, fallback, store)
+
+    return wrap
+
+
+def build_service(config: Config, secrets: Secrets, store: Store, sandbox: Sandbox | None = None) -> Service:
+    return Service(
+        config, store, build_model(config, secrets), sandbox or build_sandbox(config),
+        publisher_factory(config, secrets, store),
+    )

@@ -1,0 +1,134 @@
+"""The ``codegen-chat`` command. As the program's entry point it is the one place that wires
+adapters to the core; everything below it imports downwards only.
+
+    codegen-chat run "TASK" [--file PATH]... [--out DIR] [--continue RUN_ID]
+    codegen-chat history [RUN_ID] [--limit N]
+    codegen-chat doctor
+    codegen-chat sandbox run|build ...
+    codegen-chat serve
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+
+from agents.errors import CodegenError, UserInputError
+from bot.config import Config, Secrets, find_config_path, load_config
+from bot.redact import Redactor, install_log_redaction
+
+log = logging.getLogger("codegen")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    logging.basicConfig(
+        level=os.environ.get("CODEGEN_LOG_LEVEL", "WARNING").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    secrets = Secrets.from_env()
+    install_log_redaction(secrets.values())
+    redact = Redactor(secrets.values())
+    try:
+        config = load_config(find_config_path(args.config))
+        return asyncio.run(args.handler(args, config, secrets))
+    except CodegenError as error:
+        print(f"codegen-chat: {redact(str(error))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("codegen-chat: stopped", file=sys.stderr)
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="codegen-chat", description="A team of LLM agents that writes code, tests it in Docker and checks it in."
+    )
+    parser.add_argument("--config", metavar="PATH", help="config file (default: $CODEGEN_CONFIG or ./config.toml)")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run the team on a task in this terminal")
+    run.add_argument("task", help="what the code should do")
+    run.add_argument("--file", action="append", default=[], metavar="PATH", help="attach a text file (repeatable)")
+    run.add_argument("--out", metavar="DIR", help="where the final files go (default: ./codegen-RUN_ID)")
+    run.add_argument("--continue", dest="continue_run", metavar="RUN_ID", help="follow up on an earlier run")
+    run.set_defaults(handler=_run)
+
+    history = commands.add_parser("history", help="list runs, or show one run's transcript")
+    history.add_argument("run_id", nargs="?", help="show this run's transcript")
+    history.add_argument("--limit", type=int, default=20, help="how many runs to list (default 20)")
+    history.set_defaults(handler=_history)
+
+    doctor = commands.add_parser("doctor", help="check the config, the model endpoint, Docker and tokens")
+    doctor.set_defaults(handler=_doctor)
+
+    _register_optional(commands)
+    return parser
+
+
+def _register_optional(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from bot.sandbox.commands import register as register_sandbox
+    from bot.serve import register as register_serve
+
+    register_sandbox(commands)
+    register_serve(commands)
+
+
+async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    from adapters.terminal import PLATFORM, TerminalRun, run_in_terminal
+    from bot.app import build_service, open_store
+    from bot.checkin import FolderPublisher
+    from bot.service import new_run_id
+
+    store = await open_store(config)
+    try:
+        thread_key = f"session-{new_run_id()}"
+        if args.continue_run:
+            where = await store.conversation_of(args.continue_run)
+            if where is None:
+                raise UserInputError(f"No run {args.continue_run} in {config.db_path()}: see `codegen-chat history`.")
+            if where[0] != PLATFORM:
+                raise UserInputError(f"Run {args.continue_run} lives in {where[0]}; continue it there.")
+            thread_key = where[1]
+        service = build_service(config, secrets, store)
+        request = TerminalRun(args.task, args.file, args.out, args.continue_run)
+        return await run_in_terminal(service, request, FolderPublisher, config.input.max_attachment_bytes, thread_key)
+    finally:
+        await store.close()
+
+
+async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    from adapters.terminal_history import print_run, print_runs
+    from bot.app import open_store
+
+    store = await open_store(config)
+    try:
+        if args.run_id:
+            record = await store.run(args.run_id)
+            if record is None:
+                print(f"codegen-chat: no run {args.run_id} in {config.db_path()}", file=sys.stderr)
+                return 1
+            print_run(record)
+        else:
+            print_runs(await store.runs(args.limit), config.db_path())
+        return 0
+    finally:
+        await store.close()
+
+
+async def _doctor(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    from bot.doctor import run_doctor
+
+    return await run_doctor(config, secrets)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""``codegen-chat doctor``: what is wrong with this installation, and how to fix it."""
+
+from __future__ import annotations
+
+import openai
+
+from bot.config import Config, Secrets
+from bot.doctor_types import CheckResult, DoctorCheck
+from bot.llm import OpenAIChatModel
+
+
+async def model_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
+    """The endpoint answers, and every model the roles use exists there."""
+    results = [CheckResult("config", True, f"read from {config.source}")]
+    if not (secrets.openai_api_key or config.llm.base_url or secrets.openai_base_url):
+        return [*results, CheckResult("model endpoint", False, "OPENAI_API_KEY is not set",
+                                      "export OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")]
+    model = OpenAIChatModel(config, secrets)
+    where = model.base_url or "api.openai.com"
+    try:
+        available = set(await model.list_models())
+    except openai.AuthenticationError:
+        return [*results, CheckResult("model endpoint", False, f"{where} rejected the API key", "check OPENAI_API_KEY")]
+    except openai.APIError as error:
+        return [*results, CheckResult("model endpoint", False, f"{where} did not answer: {type(error).__name__}",
+                                      "check OPENAI_BASE_URL / llm.base_url and that the server runs")]
+    finally:
+        await model.close()
+    results.append(CheckResult("model endpoint", True, f"{where} answers ({len(available)} models)"))
+    for name in sorted({config.agent(role).model for role in _roles()}):
+        ok = name in available
+        results.append(CheckResult(f"model {name}", ok, "available" if ok else "not offered by the endpoint",
+                                   "" if ok else "set agents.default.model (or a role's model) to one the endpoint lists"))
+    return results
+
+
+def _roles() -> list[str]:
+    from agents.types import Role
+
+    return [r.value for r in Role]
+
+
+def all_checks() -> list[DoctorCheck]:
+    from bot.checkin import checkin_checks
+    from bot.sandbox import sandbox_checks
+    from bot.serve import chat_checks
+
+    return [model_checks, sandbox_checks, checkin_checks, chat_checks]
+
+
+async def run_doctor(config: Config, secrets: Secrets, checks: list[DoctorCheck] | None = None) -> int:
+    failed = 0
+    for check in checks or all_checks():
+        for result in await check(config, secrets):
+            mark = "ok " if result.ok else ("FAIL" if result.required else "warn")
+            print(f"[{mark:<4}] {result.name}: {result.detail}")
+            if not result.ok and result.fix:
+                print(f"       fix: {result.fix}")
+            failed += (not result.ok) and result.required
+    print("All required checks passed." if not failed else f"{failed} required check(s) failed.")
+    return 1 if failed else 0

@@ -1,0 +1,66 @@
+"""Drives one run of the team and hands every event to its sinks (the store, an adapter's renderer).
+
+Whatever happens, the sinks see exactly one ``RunFinished``: the Manager's own, or one written
+here when the run is cancelled (stopped) or breaks in an unexpected way (error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+from agents.events import Event, RunFinished
+from agents.types import RunStatus
+
+log = logging.getLogger(__name__)
+
+EventSink = Callable[[Event], Awaitable[None]]
+
+STOPPED_REASON = "stopped on request"
+INTERNAL_ERROR_REASON = "an internal error ended the run; the details are in the bot's log"
+
+
+async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[EventSink]) -> RunFinished:
+    """Consume a run's events, fanning each out to ``sinks``; returns the final event."""
+    last: RunFinished | None = None
+    try:
+        async for event in events:
+            if isinstance(event, RunFinished):
+                last = event
+            await deliver(event, sinks)
+    except asyncio.CancelledError:
+        last = stopped(run_id)
+        await asyncio.shield(deliver(last, sinks))
+        raise
+    except Exception:
+        log.exception("run %s failed unexpectedly", run_id)
+        last = RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON)
+        await deliver(last, sinks)
+    finally:
+        await _close(events)
+    if last is None:
+        last = RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON)
+        await deliver(last, sinks)
+    return last
+
+
+def stopped(run_id: str) -> RunFinished:
+    return RunFinished(run_id, status=RunStatus.STOPPED, reason=STOPPED_REASON)
+
+
+async def deliver(event: Event, sinks: Sequence[EventSink]) -> None:
+    """Every sink gets the event; one failing sink (a chat API down) never stops the run or the others."""
+    for sink in sinks:
+        try:
+            await sink(event)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("event sink %r failed on %s", sink, type(event).__name__)
+
+
+async def _close(events: AsyncIterator[Event]) -> None:
+    close = getattr(events, "aclose", None)
+    if close is not None:
+        await close()

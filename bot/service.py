@@ -1,0 +1,195 @@
+"""The bot's front door for every adapter: checks a request, queues it within the limits, runs the team.
+
+Limits: at most ``limits.max_concurrent_runs`` runs at once, ``limits.max_runs_per_user`` per user,
+one run at a time per thread (follow-ups in a thread wait for the run before them, then continue
+from its files). A run that must wait is told where it is in the queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets as random_tokens
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from agents.errors import UserInputError
+from agents.events import Notice, RunFinished
+from agents.manager import Budget, Manager, TeamSettings
+from agents.prompts import PromptBook
+from agents.protocols import ChatModel, Publisher, Sandbox
+from agents.types import Attachment, RunRequest
+from bot.config import Config
+from bot.runner import EventSink, deliver, drive, stopped
+from bot.store import Store, conversation_key
+
+PublisherFactory = Callable[[Publisher], Publisher]  # wraps an adapter's fallback (e.g. with a Gist publisher)
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A request to the team from any platform."""
+
+    platform: str  # "terminal", "slack", "discord"
+    thread_key: str  # where the conversation lives on that platform (a thread, a DM, a terminal session)
+    user_id: str
+    text: str
+    attachments: tuple[Attachment, ...] = ()
+
+
+@dataclass
+class RunHandle:
+    run_id: str
+    task: asyncio.Task[RunFinished] = field(repr=False)
+
+    def cancel(self) -> None:
+        self.task.cancel()
+
+    async def wait(self) -> RunFinished:
+        try:
+            return await asyncio.shield(self.task)
+        except asyncio.CancelledError:
+            if self.task.cancelled():
+                raise
+            return await self.task
+
+
+@dataclass
+class _Waiter:
+    run_id: str
+    user_id: str
+    thread: str
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Service:
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        model: ChatModel,
+        sandbox: Sandbox,
+        publisher_for: PublisherFactory = lambda fallback: fallback,
+        prompts: PromptBook | None = None,
+    ) -> None:
+        self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
+        self._publisher_for = publisher_for
+        self._prompts = prompts or PromptBook()
+        self._waiting: list[_Waiter] = []
+        self._running: list[_Waiter] = []
+        self._handles: dict[str, RunHandle] = {}
+
+    # -- what adapters call -------------------------------------------------------------------
+
+    def check(self, request: ChatRequest) -> None:
+        """Raise ``UserInputError`` with a clear sentence when the request cannot be taken."""
+        limits = self._config.input
+        text = request.text.strip()
+        if not text:
+            raise UserInputError("The task is empty: say what the code should do.")
+        if len(text) > limits.max_task_chars:
+            raise UserInputError(
+                f"The task is {len(text):,} characters long; the limit is {limits.max_task_chars:,}. "
+                "Shorten it or attach the long part as a file."
+            )
+        if len(request.attachments) > limits.max_attachments:
+            raise UserInputError(f"{len(request.attachments)} files attached; the limit is {limits.max_attachments}.")
+        if len(self._waiting) >= self._config.limits.max_queued_runs:
+            raise UserInputError("The bot is busy with too many runs right now; try again in a few minutes.")
+
+    async def submit(self, request: ChatRequest, sink: EventSink, fallback: Publisher, run_id: str = "") -> RunHandle:
+        """Record the run and start it (or queue it). Raises ``UserInputError`` for bad requests."""
+        self.check(request)
+        run_id = run_id or new_run_id()
+        conversation = await self._store.conversation(request.platform, request.thread_key)
+        await self._store.create_run(run_id, conversation, request.text.strip(), request.user_id,
+                                     [a.name for a in request.attachments])
+        waiter = _Waiter(run_id, request.user_id, conversation_key(request.platform, request.thread_key))
+        task = asyncio.create_task(self._run(request, run_id, conversation, waiter, sink, fallback), name=f"run-{run_id}")
+        handle = RunHandle(run_id, task)
+        self._handles[run_id] = handle
+        task.add_done_callback(lambda _: self._handles.pop(run_id, None))
+        return handle
+
+    def cancel(self, run_id: str) -> bool:
+        """Stop a run (queued or running). False when no such run is under way in this process."""
+        handle = self._handles.get(run_id)
+        if handle is None:
+            return False
+        handle.cancel()
+        return True
+
+    def active_run(self, platform: str, thread_key: str) -> str | None:
+        """The run under way (or queued) in a thread, if any."""
+        key = conversation_key(platform, thread_key)
+        for waiter in [*self._running, *self._waiting]:
+            if waiter.thread == key:
+                return waiter.run_id
+        return None
+
+    # -- one run ------------------------------------------------------------------------------
+
+    async def _run(self, request: ChatRequest, run_id: str, conversation: int, waiter: _Waiter,
+                   sink: EventSink, fallback: Publisher) -> RunFinished:
+        sinks: Sequence[EventSink] = (self._store.record, sink)
+        try:
+            await self._admit(waiter, sinks)
+        except asyncio.CancelledError:  # stopped while still queued
+            await asyncio.shield(deliver(stopped(run_id), sinks))
+            raise
+        try:
+            prior = await self._store.prior_work(conversation, run_id)
+            manager = Manager(
+                self._model, self._sandbox, self._publisher_for(fallback), self._prompts,
+                TeamSettings(budget=_budget(self._config), publish_failed=self._config.checkin.publish_failed,
+                             conversation_key=waiter.thread),
+            )
+            run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments, prior=prior)
+            return await drive(run_id, manager.run(run_request), sinks)
+        finally:
+            self._release(waiter)
+
+    async def _admit(self, waiter: _Waiter, sinks: Sequence[EventSink]) -> None:
+        """Wait until the limits let this run start, telling its sink where it stands in the queue."""
+        self._waiting.append(waiter)
+        told = -1
+        try:
+            while not self._can_start(waiter):
+                position = self._waiting.index(waiter)
+                if position != told:
+                    told = position
+                    ahead = "run is" if position == 1 else "runs are"
+                    text = (f"Queued: {position} {ahead} ahead of this one." if position
+                            else "Queued: waiting for a free slot.")
+                    for sink in sinks:
+                        await sink(Notice(waiter.run_id, text))
+                waiter.ready.clear()
+                await waiter.ready.wait()
+        finally:
+            self._waiting.remove(waiter)
+        self._running.append(waiter)
+
+    def _can_start(self, waiter: _Waiter) -> bool:
+        limits = self._config.limits
+        if len(self._running) >= limits.max_concurrent_runs:
+            return False
+        if sum(w.user_id == waiter.user_id for w in self._running) >= limits.max_runs_per_user:
+            return False
+        if any(w.thread == waiter.thread for w in self._running):
+            return False
+        earlier = self._waiting[: self._waiting.index(waiter)]
+        return not any(w.thread == waiter.thread for w in earlier)  # a thread's runs go in order
+
+    def _release(self, waiter: _Waiter) -> None:
+        if waiter in self._running:
+            self._running.remove(waiter)
+        for other in self._waiting:
+            other.ready.set()
+
+
+def new_run_id() -> str:
+    return random_tokens.token_hex(4)
+
+
+def _budget(config: Config) -> Budget:
+    b = config.budget
+    return Budget(max_rounds=b.max_rounds, max_tokens=b.max_tokens, max_wall_s=b.max_wall_s, max_replans=b.max_replans)

@@ -1,0 +1,367 @@
+"""Persistence in SQLite through aiosqlite (WAL): conversations, runs, turns, and what happened in them.
+
+The store is one of a run's event sinks: it records each finished turn, test report, check-in and
+the final status as they happen, so a crash loses at most the turn that was being written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TurnFinished
+from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
+from bot.config import Price
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id INTEGER PRIMARY KEY,
+    platform TEXT NOT NULL,
+    thread_key TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    gist_id TEXT,
+    UNIQUE (platform, thread_key)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id),
+    task TEXT NOT NULL,
+    user_id TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    owner TEXT NOT NULL DEFAULT '',
+    created_at REAL NOT NULL,
+    finished_at REAL,
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0,
+    plan TEXT NOT NULL DEFAULT '',
+    language TEXT NOT NULL DEFAULT '',
+    files TEXT NOT NULL DEFAULT '{}',
+    tests TEXT NOT NULL DEFAULT '{}',
+    report TEXT,
+    checkin TEXT,
+    attachments TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX IF NOT EXISTS runs_by_conversation ON runs (conversation_id, created_at);
+CREATE TABLE IF NOT EXISTS turns (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    agent TEXT NOT NULL,
+    round INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    files TEXT NOT NULL DEFAULT '{}',
+    started_at REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_usd REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS turns_by_run ON turns (run_id, id);
+CREATE TABLE IF NOT EXISTS notes (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    kind TEXT NOT NULL,
+    body TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS seen_events (
+    key TEXT PRIMARY KEY,
+    at REAL NOT NULL
+);
+"""
+
+INTERRUPTED_REASON = "the bot stopped while this run was under way"
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    id: str
+    task: str
+    status: str
+    reason: str
+    created_at: float
+    finished_at: float | None
+    usage: Usage
+    cost_usd: float
+    platform: str
+    thread_key: str
+    checkin: CheckInResult | None
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    agent: str
+    round: int
+    text: str
+    files: FileSet
+    started_at: float
+    finished_at: float
+    model: str
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    summary: RunSummary
+    turns: list[TurnRecord]
+    notes: list[tuple[str, str]]
+    files: FileSet
+    tests: FileSet
+    report: TestReport | None
+    plan: str
+    language: str
+
+
+class Store:
+    def __init__(self, db: aiosqlite.Connection, prices: Mapping[str, Price] | None = None) -> None:
+        self._db, self._prices = db, dict(prices or {})
+        self.owner = _process_owner()
+
+    @classmethod
+    async def open(cls, path: Path, prices: Mapping[str, Price] | None = None) -> Store:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = await aiosqlite.connect(path)
+        db.row_factory = aiosqlite.Row
+        await db.execute("PRAGMA journal_mode=WAL")
+        await db.execute("PRAGMA synchronous=NORMAL")
+        await db.execute("PRAGMA busy_timeout=5000")
+        await db.executescript(SCHEMA)
+        await db.commit()
+        return cls(db, prices)
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    # -- conversations and runs ---------------------------------------------------------------
+
+    async def conversation(self, platform: str, thread_key: str) -> int:
+        """The id of the conversation living in ``platform``/``thread_key``, created if new."""
+        await self._db.execute(
+            "INSERT OR IGNORE INTO conversations (platform, thread_key, created_at) VALUES (?, ?, ?)",
+            (platform, thread_key, time.time()),
+        )
+        await self._db.commit()
+        row = await self._one("SELECT id FROM conversations WHERE platform = ? AND thread_key = ?", platform, thread_key)
+        return int(row["id"])
+
+    async def create_run(self, run_id: str, conversation_id: int, task: str, user_id: str,
+                         attachments: list[str]) -> None:
+        await self._db.execute(
+            "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, conversation_id, task, user_id, RunStatus.RUNNING, self.owner, time.time(), json.dumps(attachments)),
+        )
+        await self._db.commit()
+
+    async def mark_interrupted(self) -> int:
+        """Runs this host left running in a process that is gone are marked interrupted."""
+        rows = await self._all("SELECT id, owner FROM runs WHERE status = ?", RunStatus.RUNNING)
+        host = socket.gethostname()
+        stale = [r["id"] for r in rows if _owner_gone(r["owner"], host)]
+        for run_id in stale:
+            await self._db.execute(
+                "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
+                (RunStatus.INTERRUPTED, INTERRUPTED_REASON, time.time(), run_id),
+            )
+        await self._db.commit()
+        return len(stale)
+
+    async def prior_work(self, conversation_id: int, before_run: str) -> PriorWork | None:
+        """What earlier runs of the conversation left: their tasks and the latest files, for a follow-up."""
+        rows = await self._all(
+            "SELECT * FROM runs WHERE conversation_id = ? AND id != ? ORDER BY created_at, rowid",
+            conversation_id, before_run,
+        )
+        if not rows:
+            return None
+        with_files = [r for r in rows if json.loads(r["files"])]
+        last = with_files[-1] if with_files else rows[-1]
+        return PriorWork(
+            tasks=tuple(r["task"] for r in rows), plan=last["plan"], files=FileSet(json.loads(last["files"])),
+            tests=FileSet(json.loads(last["tests"])), language=last["language"], last_report=_report(last["report"]),
+        )
+
+    async def conversation_of(self, run_id: str) -> tuple[str, str] | None:
+        row = await self._one(
+            "SELECT c.platform, c.thread_key FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = ?",
+            run_id,
+        )
+        return (row["platform"], row["thread_key"]) if row else None
+
+    # -- the event sink -----------------------------------------------------------------------
+
+    async def record(self, event: Event) -> None:
+        """Persist what a run event tells; events with nothing lasting in them are ignored."""
+        if isinstance(event, TurnFinished):
+            await self._record_turn(event)
+        elif isinstance(event, TestReported):
+            await self._note(event.run_id, "test_report", {"round": event.round, "language": event.language,
+                                                              **asdict(event.report)})
+            await self._db.execute("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))
+        elif isinstance(event, CheckedIn):
+            await self._db.execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))
+        elif isinstance(event, Notice):
+            await self._note(event.run_id, "notice", {"text": event.text})
+        elif isinstance(event, RunFinished):
+            await self._record_finish(event)
+        else:
+            return
+        await self._db.commit()
+
+    async def _record_turn(self, event: TurnFinished) -> None:
+        now = time.time()
+        await self._db.execute(
+            "INSERT INTO turns (run_id, agent, round, text, files, started_at, finished_at, model, prompt_tokens,"
+            " completion_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (event.run_id, event.agent, event.round, event.text, json.dumps(event.files.as_dict()),
+             now - event.duration_s, now, event.model, event.usage.prompt_tokens, event.usage.completion_tokens,
+             self.cost(event.model, event.usage)),
+        )
+        await self._db.execute(
+            "UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
+            " cost_usd = cost_usd + ? WHERE id = ?",
+            (event.usage.prompt_tokens, event.usage.completion_tokens, self.cost(event.model, event.usage), event.run_id),
+        )
+
+    async def _record_finish(self, event: RunFinished) -> None:
+        await self._db.execute(
+            "UPDATE runs SET status = ?, reason = ?, finished_at = ?, files = ?, tests = ?, report = ?,"
+            " checkin = COALESCE(?, checkin), plan = ?, language = ? WHERE id = ?",
+            (event.status, event.reason, time.time(), json.dumps(event.files.as_dict()),
+             json.dumps(event.tests.as_dict()), json.dumps(asdict(event.report)) if event.report else None,
+             json.dumps(asdict(event.checkin)) if event.checkin else None, event.plan, event.language, event.run_id),
+        )
+
+    async def _note(self, run_id: str, kind: str, body: dict[str, Any]) -> None:
+        await self._db.execute(
+            "INSERT INTO notes (run_id, kind, body, at) VALUES (?, ?, ?, ?)", (run_id, kind, json.dumps(body), time.time())
+        )
+
+    def cost(self, model: str, usage: Usage) -> float:
+        """US dollars for ``usage`` at the configured price of ``model`` (0 when no price is set)."""
+        price = self._prices.get(model)
+        if not price:
+            return 0.0
+        return (usage.prompt_tokens * price.input_per_million + usage.completion_tokens * price.output_per_million) / 1e6
+
+    # -- reading back -------------------------------------------------------------------------
+
+    async def runs(self, limit: int = 20) -> list[RunSummary]:
+        rows = await self._all(
+            "SELECT r.*, c.platform, c.thread_key FROM runs r JOIN conversations c ON c.id = r.conversation_id"
+            " ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?", limit,
+        )
+        return [_summary(r) for r in rows]
+
+    async def run(self, run_id: str) -> RunRecord | None:
+        row = await self._one(
+            "SELECT r.*, c.platform, c.thread_key FROM runs r JOIN conversations c ON c.id = r.conversation_id"
+            " WHERE r.id = ?", run_id,
+        )
+        if row is None:
+            return None
+        turns = await self._all("SELECT * FROM turns WHERE run_id = ? ORDER BY id", run_id)
+        notes = await self._all("SELECT kind, body FROM notes WHERE run_id = ? ORDER BY id", run_id)
+        return RunRecord(
+            summary=_summary(row), turns=[_turn(t) for t in turns], notes=[(n["kind"], n["body"]) for n in notes],
+            files=FileSet(json.loads(row["files"])), tests=FileSet(json.loads(row["tests"])),
+            report=_report(row["report"]), plan=row["plan"], language=row["language"],
+        )
+
+    # -- the gist index and event de-duplication ----------------------------------------------
+
+    async def gist_for(self, conversation_key: str) -> str | None:
+        platform, _, thread_key = conversation_key.partition(":")
+        row = await self._one("SELECT gist_id FROM conversations WHERE platform = ? AND thread_key = ?", platform, thread_key)
+        return row["gist_id"] if row and row["gist_id"] else None
+
+    async def remember(self, conversation_key: str, gist_id: str) -> None:
+        platform, _, thread_key = conversation_key.partition(":")
+        await self.conversation(platform, thread_key)
+        await self._db.execute(
+            "UPDATE conversations SET gist_id = ? WHERE platform = ? AND thread_key = ?", (gist_id, platform, thread_key)
+        )
+        await self._db.commit()
+
+    async def first_sighting(self, key: str) -> bool:
+        """True the first time ``key`` is seen (a platform event id), False for every redelivery."""
+        cursor = await self._db.execute("INSERT OR IGNORE INTO seen_events (key, at) VALUES (?, ?)", (key, time.time()))
+        await self._db.commit()
+        return cursor.rowcount == 1
+
+    async def _one(self, sql: str, *args: Any) -> aiosqlite.Row | None:
+        async with self._db.execute(sql, args) as cursor:
+            return await cursor.fetchone()
+
+    async def _all(self, sql: str, *args: Any) -> list[aiosqlite.Row]:
+        async with self._db.execute(sql, args) as cursor:
+            return list(await cursor.fetchall())
+
+
+def conversation_key(platform: str, thread_key: str) -> str:
+    return f"{platform}:{thread_key}"
+
+
+def _process_owner(pid: int | None = None) -> str:
+    """This host, a pid and that process's start time, so a reused pid is not mistaken for its owner."""
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}:{pid}:{_started_at(pid)}"
+
+
+def _started_at(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _owner_gone(owner: str, host: str) -> bool:
+    """Whether the process that owned a run on this host has ended (another host's runs are its own to judge)."""
+    owner_host, pid, started = [*owner.split(":"), "", "", ""][:3]
+    if owner_host != host:
+        return False
+    if not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    return _started_at(int(pid)) != started
+
+
+def _report(text: str | None) -> TestReport | None:
+    if not text:
+        return None
+    data = json.loads(text)
+    return TestReport(**{**data, "status": TestStatus(data["status"])})
+
+
+def _summary(row: aiosqlite.Row) -> RunSummary:
+    checkin = json.loads(row["checkin"]) if row["checkin"] else None
+    return RunSummary(
+        id=row["id"], task=row["task"], status=row["status"], reason=row["reason"], created_at=row["created_at"],
+        finished_at=row["finished_at"], usage=Usage(row["prompt_tokens"], row["completion_tokens"]),
+        cost_usd=row["cost_usd"], platform=row["platform"], thread_key=row["thread_key"],
+        checkin=CheckInResult(**checkin) if checkin else None,
+    )
+
+
+def _turn(row: aiosqlite.Row) -> TurnRecord:
+    return TurnRecord(
+        agent=row["agent"], round=row["round"], text=row["text"], files=FileSet(json.loads(row["files"])),
+        started_at=row["started_at"], finished_at=row["finished_at"], model=row["model"],
+        usage=Usage(row["prompt_tokens"], row["completion_tokens"]),
+    )

@@ -1,0 +1,122 @@
+"""Reply parsing: the documented formats, the common variants models produce, and malformed replies."""
+
+import pytest
+
+from agents.replies import (
+    Action,
+    ReplyFormatError,
+    parse_files,
+    parse_plan,
+    parse_readme,
+    parse_review,
+    parse_triage,
+    safe_path,
+)
+
+
+def test_files_named_in_the_info_string_in_any_language():
+    reply = (
+        "```python path=src/app.py\nprint(1)\n```\n"
+        "```go main.go\npackage main\n```\n"
+        "```rust title=\"src/lib.rs\"\npub fn a() {}\n```\n"
+        "```js:index.js\nconsole.log(1)\n```\n"
+    )
+    files = parse_files(reply)
+    assert files.as_dict() == {
+        "src/app.py": "print(1)\n", "main.go": "package main\n", "src/lib.rs": "pub fn a() {}\n",
+        "index.js": "console.log(1)\n",
+    }
+
+
+@pytest.mark.parametrize("label", ["**src/app.py**", "### File: src/app.py", "`src/app.py`:", "File: `src/app.py`",
+                                   "1. src/app.py", "- **src/app.py** (the entry point)"])
+def test_files_named_by_a_label_line_above_the_fence(label):
+    files = parse_files(f"Some words.\n\n{label}\n```python\nx = 1\n```\n")
+    assert files.as_dict() == {"src/app.py": "x = 1\n"}
+
+
+def test_files_named_by_a_marker_first_line_drop_the_marker():
+    files = parse_files("```c\n// file: src/main.c\nint main(void) { return 0; }\n```")
+    assert files.as_dict() == {"src/main.c": "int main(void) { return 0; }\n"}
+
+
+def test_nested_fences_inside_a_longer_fence_stay_in_the_file():
+    reply = "````markdown path=README.md\n# Title\n```bash\nmake\n```\n````"
+    assert parse_files(reply)["README.md"] == "# Title\n```bash\nmake\n```\n"
+
+
+def test_unnamed_blocks_are_skipped_when_others_are_named():
+    files = parse_files("```bash\npip install x\n```\n```python path=a.py\nx = 1\n```")
+    assert list(files) == ["a.py"]
+
+
+@pytest.mark.parametrize("reply, reason", [
+    ("I think you should write a function.", "no fenced code block"),
+    ("```python\nprint(1)\n```", "no file names"),
+    ("", "no fenced code block"),
+])
+def test_replies_without_named_files_are_errors_with_a_reason(reply, reason):
+    with pytest.raises(ReplyFormatError, match=reason):
+        parse_files(reply)
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../outside.py", "a/../../b.py", "C:\\x.py", ".."])
+def test_paths_that_escape_the_project_are_refused(path):
+    with pytest.raises(ReplyFormatError, match="inside the project"):
+        safe_path(path)
+
+
+def test_paths_are_normalised():
+    assert safe_path("./src//pkg/../app.py") == "src/app.py"
+    assert safe_path("src\\win\\path.py") == "src/win/path.py"
+
+
+@pytest.mark.parametrize("reply, approved", [
+    ("Fine.\nVERDICT: APPROVE", True),
+    ("Fine.\n**Verdict:** approved", True),
+    ("Fine.\nverdict - LGTM", True),
+    ("Bug on line 3.\nVERDICT: CHANGES", False),
+    ("Bug.\n**VERDICT: CHANGES_REQUESTED**", False),
+    ("Bug.\nVerdict: request changes.", False),
+    ("VERDICT: CHANGES\nOn reflection it is fine.\nVERDICT: APPROVE", True),
+])
+def test_review_verdict_variants(reply, approved):
+    assert parse_review(reply).approved is approved
+
+
+def test_review_notes_keep_the_text_without_the_verdict_line():
+    review = parse_review("Handle empty lists.\nVERDICT: CHANGES")
+    assert review.notes == "Handle empty lists."
+
+
+@pytest.mark.parametrize("reply", ["Looks good to me!", "VERDICT: maybe"])
+def test_review_without_a_readable_verdict_is_an_error(reply):
+    with pytest.raises(ReplyFormatError, match="VERDICT"):
+        parse_review(reply)
+
+
+@pytest.mark.parametrize("reply, action", [
+    ("x\nDECISION: fix_code", Action.FIX_CODE),
+    ("x\n**Decision:** fix tests", Action.FIX_TESTS),
+    ("x\nDECISION: re-plan", Action.REPLAN),
+    ("x\ndecision = FIX_TESTS.", Action.FIX_TESTS),
+])
+def test_triage_decision_variants(reply, action):
+    assert parse_triage(reply).action is action
+
+
+def test_triage_without_a_decision_is_an_error():
+    with pytest.raises(ReplyFormatError, match="DECISION"):
+        parse_triage("The tests are wrong, probably.")
+
+
+def test_plan_language_line_is_read_and_optional():
+    assert parse_plan("Steps...\nLANGUAGE: Go")[1] == "Go"
+    assert parse_plan("Steps only")[1] == ""
+    with pytest.raises(ReplyFormatError):
+        parse_plan("   ")
+
+
+def test_readme_fenced_whole_is_unwrapped():
+    assert parse_readme("```markdown\n# Tool\nUse it.\n```") == "# Tool\nUse it.\n"
+    assert parse_readme("# Tool\n") == "# Tool\n"

@@ -1,0 +1,111 @@
+"""Scripted replies for a whole team run, shared by tests, fakes and benchmarks.
+
+``ScriptedModel`` is an in-process ``ChatModel`` (no HTTP) answering from the same scripts,
+for tests of code above the model and for the orchestration benchmarks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict, deque
+from collections.abc import AsyncIterator, Sequence
+
+from agents.types import Message, TestJob, TestReport, TestStatus, Usage
+
+PLAN = "1. Write intf.py with find_intf(obj) walking dicts and lists.\n2. Test nested cases.\nLANGUAGE: python"
+
+CODE = '''Here is the implementation.
+
+```python path=intf.py
+def find_intf(obj):
+    """All (key, value) pairs whose key is 'intf', at any depth."""
+    found = []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if key == "intf":
+                found.append((key, value))
+            found.extend(find_intf(value))
+    elif isinstance(obj, list):
+        for item in obj:
+            found.extend(find_intf(item))
+    return found
+```
+'''
+
+BUGGY_CODE = CODE.replace("found.extend(find_intf(value))", "pass")
+
+TESTS = '''```python path=test_intf.py
+from intf import find_intf
+
+def test_nested():
+    assert sorted(find_intf({"a": {"intf": 1}, "intf": 2})) == [("intf", 1), ("intf", 2)]
+
+def test_lists():
+    assert find_intf([{"intf": "x"}, {"b": [{"intf": "y"}]}]) == [("intf", "x"), ("intf", "y")]
+```
+'''
+
+WRONG_TESTS = TESTS.replace('[("intf", "x"), ("intf", "y")]', '[("intf", "x")]')
+
+APPROVE = "The code is correct and handles nesting.\nVERDICT: APPROVE"
+CHANGES = "find_intf does not recurse into dict values.\nVERDICT: CHANGES"
+FIX_CODE = "The code stops at the first level.\nDECISION: fix_code"
+FIX_TESTS = "test_lists expects one match but the task asks for all.\nDECISION: fix_tests"
+README = "# find_intf\n\nFinds every `intf` key at any depth.\n\nRun the tests: `pytest`\n"
+
+
+def happy_path() -> dict[str, list[str]]:
+    """Plan, code, approve, tests, check-in: passes in one round."""
+    return {"planner": [PLAN], "programmer": [CODE], "optimizer": [APPROVE], "tester": [TESTS], "checkin": [README]}
+
+
+class ScriptedModel:
+    """An in-process ChatModel answering each role from its script (instant unless ``delay`` is set)."""
+
+    def __init__(self, script: dict[str, list[str]] | None = None, delay: float = 0.0, chunk: int = 64) -> None:
+        self.queues: dict[str, deque[str]] = defaultdict(deque, {k: deque(v) for k, v in (script or {}).items()})
+        self.delay, self.chunk = delay, chunk
+        self.prompts: list[tuple[str, int]] = []  # (role, prompt characters) per call
+
+    def model_name(self, role: str) -> str:
+        return "scripted"
+
+    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncIterator[str | Usage]:
+        prompt_chars = sum(len(m.content) for m in messages)
+        self.prompts.append((role, prompt_chars))
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        text = self.queues[role].popleft() if self.queues[role] else _fallback(role)
+        for start in range(0, len(text), self.chunk):
+            yield text[start:start + self.chunk]
+        yield Usage(prompt_chars // 4, len(text) // 4)
+
+
+def _fallback(role: str) -> str:
+    return {"planner": PLAN, "programmer": CODE, "optimizer": APPROVE, "tester": TESTS,
+            "checkin": README, "manager": FIX_CODE}[role]
+
+
+class ScriptedSandbox:
+    """A Sandbox double: decides pass/fail by looking at the files, never executing them."""
+
+    def __init__(self, verdict=None, delay: float = 0.0) -> None:  # type: ignore[no-untyped-def]
+        self.jobs: list[TestJob] = []
+        self.verdict = verdict or _looks_right
+        self.delay = delay
+
+    async def run(self, job: TestJob) -> TestReport:
+        self.jobs.append(job)
+        if self.delay:
+            await asyncio.sleep(self.delay)
+        return self.verdict(job)
+
+
+def _looks_right(job: TestJob) -> TestReport:
+    """Passes when the code recurses and the tests expect every match (mirrors what pytest would say)."""
+    code_ok = "found.extend(find_intf(value))" in job.files.get("intf.py", "")
+    tests_ok = '[("intf", "x"), ("intf", "y")]' in job.files.get("test_intf.py", "")
+    if code_ok and tests_ok:
+        return TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed in 0.01s")
+    failing = "test_nested" if not code_ok else "test_lists"
+    return TestReport(TestStatus.FAILED, 1, 0.1, 1, 1, f"FAILED test_intf.py::{failing} - AssertionError\n1 failed, 1 passed")
