@@ -8,10 +8,11 @@ import requests
 from github import Github
 from github.GithubException import GithubException
 
-from bot.checkin.faults import SCOPE_HINT, scrub
+from bot.checkin.faults import SCOPE_HINT
 from bot.checkin.gist import github_client
 from bot.config import Config, Secrets
 from bot.doctor_types import CheckResult
+from bot.redact import Redactor
 
 NAME = "GitHub Gist check-in"
 SCOPE_NAME = "GitHub token scope"
@@ -27,7 +28,7 @@ async def checkin_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
     try:
         login, scopes = await asyncio.to_thread(_whoami, client)
     except GithubException as error:
-        return [CheckResult(NAME, False, scrub(_refusal(error, url), [token]), NEW_TOKEN_FIX)]
+        return [CheckResult(NAME, False, Redactor([token])(_refusal(error, url)), NEW_TOKEN_FIX)]
     except requests.RequestException as error:
         detail = f"cannot reach GitHub at {url} ({type(error).__name__})"
         return [CheckResult(NAME, False, detail, "check checkin.github_api_url and the network")]

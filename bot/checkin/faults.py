@@ -7,7 +7,7 @@ to wait, which message names the missing scope) read in one place.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -41,18 +41,13 @@ def judge(error: Exception, attempt: int, backoff_s: float, max_wait_s: float, a
     """Whether ``error`` (the ``attempt``-th failure, from 0) is worth waiting out, and for how long."""
     if isinstance(error, requests.RequestException):
         backoff = _backoff(attempt, backoff_s, max_wait_s)
-        why = f"GitHub is unreachable at {api_url} ({type(error).__name__})"
+        if isinstance(error, requests.Timeout):
+            why = f"GitHub at {api_url} did not answer in time"
+        else:
+            why = f"GitHub is unreachable at {api_url} ({type(error).__name__})"
         return Transient(backoff, why, f"{why}, even after retrying")
     assert isinstance(error, GithubException)
     return _judge_status(error.status, _lower(error.headers), _message(error), attempt, backoff_s, max_wait_s)
-
-
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with every secret replaced, so a token cannot leak through a message or a log line."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    return text
 
 
 def _judge_status(

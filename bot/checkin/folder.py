@@ -39,8 +39,12 @@ def _write(root: Path, path: PurePosixPath, content: str) -> Skipped | None:
     if not target.resolve().is_relative_to(root):
         return Skipped(str(path), "the path leads outside the output folder")
     target.parent.mkdir(parents=True, exist_ok=True)
-    # surrogateescape writes back the exact bytes of a file that was read as binary.
-    target.write_text(content, encoding="utf-8", errors="surrogateescape")
+    try:
+        # surrogateescape writes back the exact bytes of a file that was read as binary.
+        data = content.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return Skipped(str(path), "not text that can be saved (invalid characters)")
+    target.write_bytes(data)
     return None
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
+import threading
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -17,9 +19,11 @@ from bot.checkin.index import GistIndex
 from bot.checkin.readme import compose_readme, description
 from bot.checkin.retry import RetryPolicy, Sleep, call_github
 from bot.config import CheckinConfig
+from bot.redact import Redactor
 
 USER_AGENT = "codegen-chat"
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def github_client(config: CheckinConfig, token: str) -> Github:
@@ -43,19 +47,20 @@ class GistPublisher:
         self._client = github_client(config, token)
         self._index = index
         self._policy = RetryPolicy.from_config(config)
-        self._secrets = (token,)
+        self._redact = Redactor([token])
         self._sleep = sleep
-        # GitHub asks that one token's requests be made one at a time (secondary rate limits), and a PyGithub
-        # client shares one connection object between threads, so publications take turns.
+        # GitHub asks that one token's requests be made one at a time (secondary rate limits): publications
+        # take turns. The client also shares one connection object, so even a call left running in its thread
+        # by a cancelled publication must finish before the next one starts.
         self._turn = asyncio.Lock()
+        self._client_lock = threading.Lock()
 
     async def publish(self, publication: Publication) -> CheckInResult:
         layout = gist_layout(publication.files, self._config.max_file_bytes)
         files = {**layout.files, README_NAME: compose_readme(publication, layout.renamed, layout.skipped)}
         async with self._turn:
             gist = await self._revise_or_create(publication.conversation_key, description(publication), files)
-        if publication.conversation_key:
-            await self._index.remember(publication.conversation_key, gist.id)
+        await self._remember(publication.conversation_key, gist.id)
         return CheckInResult(location=gist.html_url, kind="gist", note=_note(gist, layout))
 
     async def _revise_or_create(self, conversation_key: str, text: str, files: dict[str, str]) -> Gist:
@@ -80,8 +85,20 @@ class GistPublisher:
         edited = await self._call(lambda: _edited(gist, text, changes))
         return gist if edited else None
 
+    async def _remember(self, conversation_key: str, gist_id: str) -> None:
+        if not conversation_key:
+            return
+        try:
+            await self._index.remember(conversation_key, gist_id)
+        except Exception:  # the Gist is published; forgetting it only means the next follow-up starts a new one
+            log.warning("could not remember Gist %s for %s", gist_id, conversation_key, exc_info=True)
+
     async def _call(self, call: Callable[[], T]) -> T:
-        return await call_github(call, self._policy, self._secrets, self._sleep)
+        def alone() -> T:
+            with self._client_lock:
+                return call()
+
+        return await call_github(alone, self._policy, self._redact, self._sleep)
 
 
 def _existing(client: Github, gist_id: str) -> Gist | None:
@@ -101,8 +118,9 @@ def _edited(gist: Gist, text: str, changes: dict[str, InputFileContent | None]) 
 
 def _note(gist: Gist, layout: Layout) -> str:
     notes = []
-    if len(gist.history) > 1:
-        notes.append(f"revision {len(gist.history)} of this conversation's Gist")
+    revisions = len(gist.history or [])
+    if revisions > 1:
+        notes.append(f"revision {revisions} of this conversation's Gist")
     if layout.skipped:
         count = len(layout.skipped)
         notes.append(f"{count} file{'s' if count > 1 else ''} left out (the Gist's README says why)")

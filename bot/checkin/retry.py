@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from agents.errors import CheckInError
-from bot.checkin.faults import CallFailure, judge, scrub
+from bot.checkin.faults import CallFailure, judge
 from bot.config import CheckinConfig
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[None]]
+Redact = Callable[[str], str]
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,9 @@ class RetryPolicy:
 
 
 async def call_github(
-    call: Callable[[], T], policy: RetryPolicy, secrets: Iterable[str], sleep: Sleep = asyncio.sleep
+    call: Callable[[], T], policy: RetryPolicy, redact: Redact, sleep: Sleep = asyncio.sleep
 ) -> T:
-    """``call()``'s result; a ``CheckInError`` (scrubbed of ``secrets``) once it cannot succeed."""
+    """``call()``'s result; a ``CheckInError`` (its text passed through ``redact``) once it cannot succeed."""
     attempt = 0
     while True:
         try:
@@ -45,11 +46,11 @@ async def call_github(
         except CallFailure as error:
             verdict = judge(error, attempt, policy.backoff_s, policy.max_wait_s, policy.api_url)
         if isinstance(verdict, CheckInError):
-            raise CheckInError(scrub(str(verdict), secrets))
+            raise CheckInError(redact(str(verdict)))
         if attempt >= policy.max_retries:
-            raise CheckInError(scrub(verdict.give_up, secrets))
+            raise CheckInError(redact(verdict.give_up))
         attempt += 1
         log.warning(
-            "%s; retry %d of %d in %.1fs", scrub(verdict.reason, secrets), attempt, policy.max_retries, verdict.wait_s
+            "%s; retry %d of %d in %.1fs", redact(verdict.reason), attempt, policy.max_retries, verdict.wait_s
         )
         await sleep(verdict.wait_s)

@@ -145,6 +145,18 @@ async def test_unreachable_github_falls_back(tmp_path: Path, sleeps: SleepLog) -
     assert (tmp_path / "adder.py").exists()
 
 
+async def test_github_too_slow_to_answer_falls_back(
+    github: FakeGitHub, checkin_config: CheckinConfig, tmp_path: Path
+) -> None:
+    github.stall(2.5)
+    impatient = dataclasses.replace(checkin_config, timeout_s=1, max_retries=0)
+
+    result = await with_folder(GistPublisher(impatient, TOKEN, MemoryGistIndex()), tmp_path).publish(publication())
+
+    assert result.kind == "folder"
+    assert f"GitHub at {github.url} did not answer in time" in result.note
+
+
 async def test_the_token_never_reaches_an_error_or_a_log_record(
     github: FakeGitHub, checkin_config: CheckinConfig, caplog: pytest.LogCaptureFixture, tmp_path: Path
 ) -> None:

@@ -42,6 +42,17 @@ async def test_refuses_paths_that_escape_the_folder(tmp_path: Path) -> None:
     assert "`../evil.py`: the path leads outside" in (out / "README.md").read_text()
 
 
+async def test_binary_content_is_written_back_byte_for_byte(tmp_path: Path) -> None:
+    png = b"\x89PNG\r\n\x1a\n\x00\xff"
+    files = {"logo.png": png.decode("utf-8", errors="surrogateescape"), "odd.txt": "\ud800"}
+
+    result = await FolderPublisher(tmp_path).publish(publication(files))
+
+    assert (tmp_path / "logo.png").read_bytes() == png
+    assert not (tmp_path / "odd.txt").exists()
+    assert "odd.txt (not text that can be saved" in result.note
+
+
 async def test_a_readme_among_the_files_keeps_its_content_under_another_name(tmp_path: Path) -> None:
     await FolderPublisher(tmp_path).publish(publication({"README.md": "the programmer's readme\n"}))
 

@@ -164,3 +164,17 @@ async def test_github_enterprise_api_prefix() -> None:
     assert ghe.url.endswith("/api/v3")
     assert [method for method, _ in ghe.calls()] == ["POST", "GET", "PATCH"]
     assert len(ghe.gists) == 1
+
+
+class ForgetfulIndex(MemoryGistIndex):
+    async def remember(self, conversation_key: str, gist_id: str) -> None:
+        raise OSError("database is locked")
+
+
+async def test_a_store_that_cannot_remember_does_not_fail_the_check_in(
+    github: FakeGitHub, checkin_config: CheckinConfig
+) -> None:
+    result = await GistPublisher(checkin_config, TOKEN, ForgetfulIndex()).publish(publication())
+
+    assert result.kind == "gist"
+    assert len(github.gists) == 1

@@ -13,6 +13,7 @@ calls have to run in worker threads for any test to pass.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import json
@@ -42,6 +43,7 @@ class Fault:
     times: int | None  # None: forever
     method: str | None
     path: str | None  # a prefix of the request path, e.g. "/gists"
+    delay_s: float = 0.0  # answer this late (a status of 0: then answer normally)
 
 
 @dataclass
@@ -82,6 +84,10 @@ class FakeGitHub:
         """The next ``times`` matching requests get ``status`` (``times=None``: every one from now on)."""
         body = {"message": message or _REASONS.get(status, "Error"), "documentation_url": DOCS}
         self._faults.append(Fault(status, body, headers or {}, times, method, path))
+
+    def stall(self, seconds: float, *, times: int | None = 1) -> None:
+        """The next ``times`` requests are answered normally, but only after ``seconds``."""
+        self._faults.append(Fault(0, {}, {}, times, None, None, delay_s=seconds))
 
     def rate_limit(self, *, reset_in_s: float, times: int = 1, status: int = 403) -> None:
         """GitHub's primary rate limit: 403, ``x-ratelimit-remaining: 0`` and the reset time."""
@@ -138,7 +144,10 @@ class FakeGitHub:
             if fault.times != 0 and fault.method in (None, request.method) and path.startswith(fault.path or ""):
                 if fault.times is not None:
                     fault.times -= 1
-                return self._json(fault.body, fault.status, fault.headers)
+                await asyncio.sleep(fault.delay_s)
+                if fault.status:
+                    return self._json(fault.body, fault.status, fault.headers)
+                break
         return await handler(request)
 
     @web.middleware
