@@ -1,7 +1,7 @@
 """Runs one blocking PyGithub call in a worker thread, retrying what ``faults.judge`` calls transient.
 
-PyGithub's own retrying is switched off (see ``gist.github_client``): its waits would block a worker
-thread for as long as GitHub asks, with no cap, and it would not tell the caller what it was doing.
+PyGithub's own retrying is switched off (see ``gist.github_client``): it sleeps inside the worker thread,
+where a wait cannot be capped per call, logged as ours, or turned into a clear reason to fall back.
 """
 
 from __future__ import annotations
