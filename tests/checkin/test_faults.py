@@ -116,6 +116,17 @@ async def test_server_errors_are_retried_with_backoff(
     assert len(github.gists) == 1
 
 
+async def test_a_server_error_with_retry_after_waits_as_told(
+    github: FakeGitHub, publisher: GistPublisher, sleeps: SleepLog
+) -> None:
+    github.fail(503, headers={"retry-after": "3"})
+
+    result = await publisher.publish(publication())
+
+    assert result.kind == "gist"
+    assert sleeps.waits == [3.0]
+
+
 async def test_server_errors_until_retries_run_out_fall_back(
     github: FakeGitHub, publisher: GistPublisher, sleeps: SleepLog, tmp_path: Path
 ) -> None:
