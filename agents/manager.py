@@ -2,7 +2,7 @@
 
     Plan -> Code -> Review --(changes)--> Code ...
                       \\--(approve)--> Test --(pass)--> Check-In -> finished (passed)
-                                           \\--(fail)--> triage -> Code | fix tests | re-plan -> ...
+                                           \\--(fail)--> triage -> Code | fix tests -> Test | re-plan -> ...
     budget exhausted -> best attempt checked in -> finished (failed or stopped, saying why)
 
 Each role sees only what it needs (task, plan, latest files, latest review or test report), so the
@@ -91,6 +91,7 @@ class _Run:
     report: TestReport | None = None
     triage: Triage | None = None
     tests_stale: bool = True
+    tests_only: bool = False  # next round rewrites tests without touching the code
     round: int = 0
     replans: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -136,12 +137,15 @@ class Manager:
             yield event
         while True:
             self._next_round(run)
-            async for event in self._code(run):
-                yield event
-            async for event in self._review(run):
-                yield event
-            if run.review and not run.review.approved:
-                continue
+            if run.tests_only:  # the code stands; only a wrong test is rewritten
+                run.tests_only = False
+            else:
+                async for event in self._code(run):
+                    yield event
+                async for event in self._review(run):
+                    yield event
+                if run.review and not run.review.approved:
+                    continue
             if run.tests_stale:
                 async for event in self._write_tests(run):
                     yield event
@@ -149,6 +153,7 @@ class Manager:
                 yield event
             if run.report and run.report.ok:
                 break
+            self._ensure_round_left(run)  # no triage for a round that cannot happen
             async for event in self._triage(run):
                 yield event
         async for event in self._check_in(run, RunStatus.PASSED):
@@ -227,7 +232,7 @@ class Manager:
             yield event
         run.triage = self._allowed(parse_triage(run.last_text), can_fix_tests, can_replan)
         if run.triage.action is Action.FIX_TESTS:
-            run.tests_stale = True
+            run.tests_stale = run.tests_only = True
         elif run.triage.action is Action.REPLAN:
             run.replans += 1
             async for event in self._plan(run):
@@ -341,10 +346,12 @@ class Manager:
         return max(0.0, self._settings.budget.max_wall_s - (self._clock() - run.started))
 
     def _next_round(self, run: _Run) -> None:
-        budget = self._settings.budget
-        if run.round >= budget.max_rounds:
-            raise BudgetExhausted(f"the team used all {budget.max_rounds} rounds")
+        self._ensure_round_left(run)
         run.round += 1
+
+    def _ensure_round_left(self, run: _Run) -> None:
+        if run.round >= self._settings.budget.max_rounds:
+            raise BudgetExhausted(f"the team used all {self._settings.budget.max_rounds} rounds")
 
     def _check_budget(self, run: _Run) -> None:
         budget = self._settings.budget

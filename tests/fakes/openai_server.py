@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 CHARS_PER_TOKEN = 4
 
@@ -30,6 +31,8 @@ class Reply:
     error_body: dict[str, Any] | None = None
     stall_after: int | None = None  # stop sending (but keep the connection) after this many chars
     chunk: int = 24  # characters per streamed delta
+    usage: tuple[int, int] | None = None  # (prompt, completion) tokens to report; default: counted
+    omit_usage: bool = False  # behave like a server that never reports usage
 
 
 def error(status: int, message: str = "scripted failure", **headers: str) -> Reply:
@@ -40,7 +43,7 @@ def error(status: int, message: str = "scripted failure", **headers: str) -> Rep
 @dataclass
 class Recorded:
     path: str
-    headers: dict[str, str]
+    headers: CIMultiDict[str]
     body: dict[str, Any]
 
     @property
@@ -64,6 +67,7 @@ class FakeOpenAI:
         self._runner: web.AppRunner | None = None
         self.base_url = ""
         self.release_stalls = asyncio.Event()
+        self.disconnects = 0  # clients that hung up during a stall
 
     def script(self, agent: str, *replies: Reply | str) -> None:
         """Queue replies for one agent, consumed in order."""
@@ -109,7 +113,7 @@ class FakeOpenAI:
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        recorded = Recorded(request.path, dict(request.headers), body)
+        recorded = Recorded(request.path, CIMultiDict(request.headers), body)
         self.requests.append(recorded)
         reply = self._next(recorded)
         if reply.status != 200:
@@ -123,6 +127,8 @@ class FakeOpenAI:
             "prompt_tokens": recorded.prompt_chars // CHARS_PER_TOKEN,
             "completion_tokens": len(reply.text) // CHARS_PER_TOKEN,
         }
+        if reply.usage:
+            usage = {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1]}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if not body.get("stream"):
             return web.json_response(_completion(body["model"], reply.text, usage))
@@ -135,17 +141,26 @@ class FakeOpenAI:
         model, sent = body["model"], 0
         for start in range(0, len(reply.text), reply.chunk):
             if reply.stall_after is not None and sent >= reply.stall_after:
-                await self.release_stalls.wait()
+                await self._stall(request)
                 return response
             piece = reply.text[start:start + reply.chunk]
             await _send(response, _chunk(model, {"content": piece}, None))
             sent += len(piece)
         await _send(response, _chunk(model, {}, "stop"))
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if (body.get("stream_options") or {}).get("include_usage") and not reply.omit_usage:
             await _send(response, {**_chunk(model, {}, None), "choices": [], "usage": usage})
         await response.write(b"data: [DONE]\n\n")
         await response.write_eof()
         return response
+
+
+    async def _stall(self, request: web.Request) -> None:
+        """Keep the connection open and silent until released, noting if the client hangs up."""
+        while not self.release_stalls.is_set():
+            if request.transport is None or request.transport.is_closing():
+                self.disconnects += 1
+                return
+            await asyncio.sleep(0.02)
 
 
 async def _send(response: web.StreamResponse, payload: dict[str, Any]) -> None:

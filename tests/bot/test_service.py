@@ -1,0 +1,209 @@
+"""The service end to end: the real openai client against the scripted server, the real store,
+the Manager's full loop (a failing test run the team fixes), limits, queueing, follow-ups, cancel."""
+
+import asyncio
+
+import pytest
+
+from agents.errors import UserInputError
+from agents.events import Notice, RunFinished, TextDelta, TurnStarted
+from agents.types import Attachment, RunStatus
+from bot.checkin import FolderPublisher
+from bot.llm import OpenAIChatModel
+from bot.service import ChatRequest, Service
+from tests.conftest import with_changes
+from tests.fakes import team_script as s
+from tests.fakes.openai_server import Reply
+from tests.fakes.team_script import ScriptedSandbox
+
+
+class Sink:
+    def __init__(self):
+        self.events = []
+
+    async def __call__(self, event):
+        self.events.append(event)
+
+    def kinds(self):
+        return [type(e).__name__ for e in self.events]
+
+
+def script_team(server, **overrides):
+    for role, replies in {**s.happy_path(), **overrides}.items():
+        server.script(role, *replies)
+
+
+def make_service(config, secrets, store, sandbox=None):
+    return Service(config, store, OpenAIChatModel(config, secrets), sandbox or ScriptedSandbox())
+
+
+def request(text="find all intf keys", thread="t1", user="ann", attachments=()):
+    return ChatRequest("terminal", thread, user, text, attachments)
+
+
+async def test_full_loop_with_a_failing_test_run_that_the_team_fixes(model_server, config, secrets, store, tmp_path):
+    script_team(model_server, programmer=[s.BUGGY_CODE, s.CODE], optimizer=[s.APPROVE, s.APPROVE], manager=[s.FIX_CODE])
+    service, sink = make_service(config, secrets, store), Sink()
+    handle = await service.submit(request(), sink, FolderPublisher(tmp_path / "out"))
+    finished = await handle.wait()
+
+    assert finished.status is RunStatus.PASSED
+    agents = [e.agent for e in sink.events if isinstance(e, TurnStarted)]
+    assert agents == ["planner", "programmer", "optimizer", "tester", "manager", "programmer", "optimizer", "checkin"]
+    assert [c.agent for c in model_server.requests] == agents  # one model call per turn, each named
+    assert sink.kinds()[-2:] == ["CheckedIn", "RunFinished"]
+    assert (tmp_path / "out" / "intf.py").read_text() == finished.files["intf.py"]
+    assert (tmp_path / "out" / "README.md").exists()
+
+    record = await store.run(handle.run_id)
+    assert record.summary.status == "passed" and [t.agent for t in record.turns] == agents
+    assert record.summary.usage.total_tokens == finished.usage.total_tokens > 0
+    second_code_prompt = model_server.calls("programmer")[1].body["messages"][1]["content"]
+    assert "FAILED test_intf.py::test_nested" in second_code_prompt and "stops at the first level" in second_code_prompt
+
+
+async def test_a_follow_up_in_the_thread_continues_from_the_last_files(model_server, config, secrets, store, tmp_path):
+    script_team(model_server)
+    service = make_service(config, secrets, store)
+    first = await (await service.submit(request(), Sink(), FolderPublisher(tmp_path / "a"))).wait()
+    script_team(model_server)
+    await (await service.submit(request("now make it async"), Sink(), FolderPublisher(tmp_path / "b"))).wait()
+    planner_prompt = model_server.calls("planner")[1].body["messages"][1]["content"]
+    assert "find all intf keys" in planner_prompt and "now make it async" in planner_prompt
+    assert first.files["intf.py"].strip() in planner_prompt
+    programmer_prompt = model_server.calls("programmer")[1].body["messages"][1]["content"]
+    assert "path=intf.py" in programmer_prompt
+
+
+@pytest.mark.parametrize("text, message", [("   ", "The task is empty"), ("x" * 20_001, "the limit is 20,000")])
+async def test_bad_tasks_are_refused_before_anything_runs(model_server, config, secrets, store, text, message):
+    service = make_service(config, secrets, store)
+    with pytest.raises(UserInputError, match=message):
+        await service.submit(request(text), Sink(), FolderPublisher("unused"))
+    assert model_server.requests == [] and await store.runs() == []
+
+
+async def test_runs_beyond_the_global_limit_queue_and_are_told_their_place(model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, limits={"max_concurrent_runs": 1})
+    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
+    sinks = [Sink() for _ in range(3)]
+    handles = [await service.submit(request(thread=f"t{i}", user=f"u{i}"), sinks[i], FolderPublisher(tmp_path / str(i)))
+               for i in range(3)]
+    results = await asyncio.gather(*(h.wait() for h in handles))
+    assert [r.status for r in results] == [RunStatus.PASSED] * 3
+    notices = [[e.text for e in sink.events if isinstance(e, Notice)] for sink in sinks]
+    assert notices[0] == []
+    assert "Queued: waiting for a free slot." in notices[1] or "Queued: 1 run is ahead of this one." in notices[1]
+    assert "Queued: 1 run is ahead of this one." in notices[2]
+
+
+async def test_one_run_at_a_time_per_thread_and_the_next_continues_from_it(model_server, config, secrets, store, tmp_path):
+    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
+    first = await service.submit(request(), Sink(), FolderPublisher(tmp_path / "a"))
+    second_sink = Sink()
+    second = await service.submit(request("and add a CLI"), second_sink, FolderPublisher(tmp_path / "b"))
+    assert service.active_run("terminal", "t1") == first.run_id
+    await first.wait()
+    await second.wait()
+    first_turns = (await store.run(first.run_id)).turns
+    second_turns = (await store.run(second.run_id)).turns
+    assert first_turns[-1].finished_at <= second_turns[0].started_at + 0.01
+    assert any(isinstance(e, Notice) and e.text.startswith("Queued") for e in second_sink.events)
+
+
+async def test_per_user_limit_queues_that_users_extra_runs(model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, limits={"max_runs_per_user": 1})
+    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
+    busy, other = Sink(), Sink()
+    a = await service.submit(request(thread="t1"), Sink(), FolderPublisher(tmp_path / "a"))
+    b = await service.submit(request(thread="t2"), busy, FolderPublisher(tmp_path / "b"))
+    c = await service.submit(request(thread="t3", user="bob"), other, FolderPublisher(tmp_path / "c"))
+    await asyncio.gather(a.wait(), b.wait(), c.wait())
+    assert any(isinstance(e, Notice) for e in busy.events)
+    assert not any(isinstance(e, Notice) for e in other.events)
+
+
+async def test_cancel_stops_the_run_closes_the_model_stream_and_records_stopped(model_server, config, secrets, store, tmp_path):
+    model_server.script("planner", Reply("Thinking about it...", chunk=4, stall_after=8))
+    service, sink = make_service(config, secrets, store), Sink()
+    handle = await service.submit(request(), sink, FolderPublisher(tmp_path))
+    while not any(isinstance(e, TextDelta) for e in sink.events):
+        await asyncio.sleep(0.01)
+    assert service.cancel(handle.run_id) is True
+    with pytest.raises(asyncio.CancelledError):
+        await handle.wait()
+    assert isinstance(sink.events[-1], RunFinished) and sink.events[-1].status is RunStatus.STOPPED
+    assert (await store.run(handle.run_id)).summary.status == "stopped"
+    for _ in range(100):
+        if model_server.disconnects:
+            break
+        await asyncio.sleep(0.02)
+    assert model_server.disconnects == 1
+
+
+async def test_cancel_while_queued_records_stopped(model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, limits={"max_concurrent_runs": 1})
+    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    service = make_service(config, secrets, store, ScriptedSandbox(delay=0.2))
+    first = await service.submit(request(thread="t1"), Sink(), FolderPublisher(tmp_path / "a"))
+    queued_sink = Sink()
+    queued = await service.submit(request(thread="t2"), queued_sink, FolderPublisher(tmp_path / "b"))
+    await asyncio.sleep(0.05)
+    queued.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await queued.wait()
+    assert (await store.run(queued.run_id)).summary.status == "stopped"
+    assert (await first.wait()).status is RunStatus.PASSED
+
+
+async def test_model_down_ends_with_a_clear_error_and_keeps_what_was_recorded(model_server, config, secrets, store, tmp_path):
+    from tests.fakes.openai_server import error
+
+    model_server.script("planner", s.PLAN)
+    model_server.script("programmer", *[error(500)] * 3)
+    service, sink = make_service(config, secrets, store), Sink()
+    finished = await (await service.submit(request(), sink, FolderPublisher(tmp_path))).wait()
+    assert finished.status is RunStatus.ERROR and "kept failing for the programmer (HTTP 500)" in finished.reason
+    record = await store.run(finished.run_id)
+    assert record.summary.status == "error" and [t.agent for t in record.turns] == ["planner"]
+
+
+async def test_a_429_then_success_completes_the_run(model_server, config, secrets, store, tmp_path):
+    from tests.fakes.openai_server import error
+
+    script_team(model_server)
+    model_server.script_any(error(429, retry_after="0"))
+    finished = await (await make_service(config, secrets, store).submit(request(), Sink(), FolderPublisher(tmp_path))).wait()
+    assert finished.status is RunStatus.PASSED and len(model_server.calls("planner")) == 2
+
+
+async def test_garbage_from_the_model_twice_is_a_clear_error(model_server, config, secrets, store, tmp_path):
+    script_team(model_server, programmer=["I'd rather not.", "Still no."])
+    finished = await (await make_service(config, secrets, store).submit(request(), Sink(), FolderPublisher(tmp_path))).wait()
+    assert finished.status is RunStatus.ERROR and "programmer replied twice" in finished.reason
+
+
+async def test_a_wrong_generated_test_is_fixed_in_the_full_loop(model_server, config, secrets, store, tmp_path):
+    script_team(model_server, tester=[s.WRONG_TESTS, s.TESTS], manager=[s.FIX_TESTS])
+    finished = await (await make_service(config, secrets, store).submit(request(), Sink(), FolderPublisher(tmp_path))).wait()
+    assert finished.status is RunStatus.PASSED and len(model_server.calls("tester")) == 2
+
+
+async def test_budget_exhausted_is_recorded_as_failed_with_the_best_attempt(model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, budget={"max_rounds": 1})
+    script_team(model_server, programmer=[s.BUGGY_CODE])
+    finished = await (await make_service(config, secrets, store).submit(request(), Sink(), FolderPublisher(tmp_path))).wait()
+    assert finished.status is RunStatus.FAILED and "all 1 rounds" in finished.reason
+    assert (await store.run(finished.run_id)).summary.status == "failed"
+    assert "failing" in (tmp_path / "README.md").read_text().lower()
+
+
+async def test_attachments_reach_the_team(model_server, config, secrets, store, tmp_path):
+    script_team(model_server)
+    attachment = Attachment("main.py", "def main():\n    return 'attached'\n")
+    await (await make_service(config, secrets, store).submit(request(attachments=(attachment,)), Sink(),
+                                                              FolderPublisher(tmp_path))).wait()
+    assert "return 'attached'" in model_server.calls("programmer")[0].body["messages"][1]["content"]

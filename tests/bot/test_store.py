@@ -1,0 +1,110 @@
+"""The store on a real SQLite file: what runs record, what survives a restart, follow-up context."""
+
+import os
+import subprocess
+import sys
+
+from agents.events import CheckedIn, Notice, RunFinished, TestReported, TurnFinished
+from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
+from bot.config import Price
+from bot.store import Store
+
+
+async def start_run(store, run_id="r1", thread="t1", task="write a parser"):
+    conversation = await store.conversation("terminal", thread)
+    await store.create_run(run_id, conversation, task, "ann", ["main.py"])
+    return conversation
+
+
+async def test_a_run_records_turns_reports_check_in_and_final_status(tmp_path):
+    store = await Store.open(tmp_path / "db.sqlite3", {"gpt-4o-mini": Price(1.0, 2.0)})
+    await start_run(store)
+    await store.record(TurnFinished("r1", agent="planner", round=0, text="the plan", usage=Usage(1000, 500),
+                                    duration_s=1.5, model="gpt-4o-mini"))
+    await store.record(TurnFinished("r1", agent="programmer", round=1, text="code", files=FileSet({"a.py": "x\n"}),
+                                    usage=Usage(2000, 1000), model="gpt-4o-mini"))
+    report = TestReport(TestStatus.PASSED, 0, 0.4, 3, 0, "3 passed")
+    await store.record(TestReported("r1", round=1, language="python", report=report))
+    await store.record(CheckedIn("r1", result=CheckInResult("https://gist.example/abc", "gist")))
+    await store.record(Notice("r1", "Queued: waiting for a free slot."))
+    await store.record(RunFinished("r1", status=RunStatus.PASSED, reason="tests passed", files=FileSet({"a.py": "x\n"}),
+                                   tests=FileSet({"test_a.py": "t\n"}), report=report, plan="the plan", language="python"))
+    await store.close()
+
+    store = await Store.open(tmp_path / "db.sqlite3")  # a fresh connection reads what the first wrote
+    record = await store.run("r1")
+    assert [t.agent for t in record.turns] == ["planner", "programmer"]
+    assert record.turns[1].files["a.py"] == "x\n" and record.turns[0].usage == Usage(1000, 500)
+    summary = record.summary
+    assert summary.status == "passed" and summary.usage == Usage(3000, 1500)
+    assert abs(summary.cost_usd - (3000 * 1.0 + 1500 * 2.0) / 1e6) < 1e-12
+    assert summary.checkin.location == "https://gist.example/abc"
+    assert record.report.passed == 3 and record.plan == "the plan" and list(record.tests) == ["test_a.py"]
+    assert [kind for kind, _ in record.notes] == ["test_report", "notice"]
+    assert (await store.runs())[0].id == "r1"
+    await store.close()
+
+
+async def test_wal_mode_is_on(tmp_path, store):
+    async with store._db.execute("PRAGMA journal_mode") as cursor:
+        assert (await cursor.fetchone())[0] == "wal"
+
+
+async def test_follow_up_gets_earlier_tasks_and_the_latest_files(store):
+    conversation = await start_run(store, "r1", task="first")
+    await store.record(RunFinished("r1", status=RunStatus.PASSED, reason="", files=FileSet({"a.py": "v1\n"}),
+                                   plan="p1", language="python"))
+    await start_run(store, "r2", task="second")
+    await store.record(RunFinished("r2", status=RunStatus.ERROR, reason="model down"))  # no files: skipped
+    await start_run(store, "r3", task="third")
+    prior = await store.prior_work(conversation, "r3")
+    assert prior.tasks == ("first", "second") and prior.files["a.py"] == "v1\n" and prior.language == "python"
+    assert await store.prior_work(await store.conversation("terminal", "other"), "rX") is None
+
+
+async def test_conversations_are_keyed_by_platform_and_thread(store):
+    a = await store.conversation("slack", "C1/123.4")
+    assert await store.conversation("slack", "C1/123.4") == a
+    assert await store.conversation("discord", "C1/123.4") != a
+
+
+async def test_gist_index_remembers_per_conversation(store):
+    assert await store.gist_for("slack:C1/1") is None
+    await store.remember("slack:C1/1", "abc123")
+    assert await store.gist_for("slack:C1/1") == "abc123" and await store.gist_for("slack:C1/2") is None
+
+
+async def test_redelivered_events_are_seen_once(store):
+    assert await store.first_sighting("slack:Ev123") is True
+    assert await store.first_sighting("slack:Ev123") is False
+
+
+async def test_runs_of_a_killed_process_are_marked_interrupted_at_start(tmp_path):
+    db = tmp_path / "db.sqlite3"
+    script = f"""
+import asyncio, os, signal
+from agents.events import TurnFinished
+from bot.store import Store
+async def main():
+    store = await Store.open(__import__('pathlib').Path({str(db)!r}))
+    conversation = await store.conversation("terminal", "t1")
+    await store.create_run("r1", conversation, "task", "ann", [])
+    await store.record(TurnFinished("r1", agent="planner", round=0, text="a plan worth keeping"))
+    os.kill(os.getpid(), signal.SIGKILL)
+asyncio.run(main())
+"""
+    result = subprocess.run([sys.executable, "-c", script], cwd=os.getcwd(), capture_output=True)
+    assert result.returncode == -9
+    store = await Store.open(db)
+    assert (await store.run("r1")).summary.status == "running"
+    assert await store.mark_interrupted() == 1
+    record = await store.run("r1")
+    assert record.summary.status == "interrupted" and "stopped while this run was under way" in record.summary.reason
+    assert record.turns[0].text == "a plan worth keeping"
+    await store.close()
+
+
+async def test_a_live_process_keeps_its_runs(store):
+    await start_run(store)
+    assert await store.mark_interrupted() == 0
+    assert (await store.run("r1")).summary.status == "running"
