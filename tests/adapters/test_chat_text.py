@@ -1,0 +1,56 @@
+"""Splitting long chat messages without breaking code fences."""
+
+import re
+
+import pytest
+
+from adapters.chat_text import final_summary, split_message
+from agents.events import RunFinished
+from agents.types import CheckInResult, RunStatus, TestReport, TestStatus, Usage
+
+
+def fences_balanced(piece: str) -> bool:
+    return len(re.findall(r"^```", piece, re.M)) % 2 == 0
+
+
+@pytest.mark.parametrize("limit", [100, 2000, 3500])
+def test_every_piece_fits_and_keeps_fences_balanced(limit):
+    code = "\n".join(f"    value_{i} = compute({i})  # some comment" for i in range(400))
+    text = f"Here is the module.\n\n```python path=big.py\n{code}\n```\n\nAnd a closing remark."
+    pieces = split_message(text, limit)
+    assert len(pieces) > 1 or len(text) <= limit
+    assert all(len(p) <= limit for p in pieces)
+    assert all(fences_balanced(p) for p in pieces)
+    assert all(p.startswith("```python path=big.py") for p in pieces[1:-1])  # reopened with the language
+
+
+def test_the_text_survives_splitting():
+    lines = [f"line {i}" for i in range(500)]
+    text = "\n".join(lines)
+    joined = "\n".join(split_message(text, 300))
+    assert joined.split("\n") == lines
+
+
+def test_short_text_is_one_piece():
+    assert split_message("hello\n```py\nx\n```", 2000) == ["hello\n```py\nx\n```"]
+
+
+def test_a_single_long_line_is_cut():
+    pieces = split_message("a" * 5000, 2000)
+    assert all(len(p) <= 2000 for p in pieces) and "".join(pieces) == "a" * 5000
+
+
+def test_an_unterminated_block_is_closed():
+    pieces = split_message("```js\nconsole.log(1)", 2000)
+    assert pieces == ["```js\nconsole.log(1)\n```"]
+
+
+def test_final_summary_says_status_tests_tokens_and_link():
+    event = RunFinished("r1", status=RunStatus.PASSED, reason="tests passed and the review approved",
+                        report=TestReport(TestStatus.PASSED, 0, 1.25, 12, 0), usage=Usage(1200, 340),
+                        checkin=CheckInResult("https://gist.github.com/abc", "gist"))
+    text = final_summary(event, cost_usd=0.0123)
+    assert text.splitlines() == [
+        "Passed: tests passed and the review approved.", "Tests: 12 passed, 0 failed (1.2s)",
+        "Tokens: 1,200 in / 340 out (about $0.0123)", "Result: https://gist.github.com/abc",
+    ]
