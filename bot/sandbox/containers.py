@@ -40,9 +40,10 @@ def start_container(client: docker.DockerClient, config: SandboxConfig, name: st
 
 
 def exec_stream(client: docker.DockerClient, container: Container, argv: list[str], user: str,
-                workdir: str) -> tuple[str, Iterator[tuple[bytes | None, bytes | None]]]:
+                workdir: str, env: dict[str, str] | None = None,
+                ) -> tuple[str, Iterator[tuple[bytes | None, bytes | None]]]:
     """Start ``argv`` beside the keeper; the exec's id and its (stdout, stderr) chunks."""
-    exec_id = client.api.exec_create(container.id, argv, user=user, workdir=workdir)["Id"]
+    exec_id = client.api.exec_create(container.id, argv, user=user, workdir=workdir, environment=env)["Id"]
     stream = client.api.exec_start(exec_id, stream=True, demux=True)
     return exec_id, stream
 

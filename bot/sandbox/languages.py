@@ -3,6 +3,7 @@
 Adding a language is one more entry here or in config.toml: an image, commands and a report format.
 Commands run with ``sh -c`` as an unprivileged user, with a read-only root: everything a tool writes
 (caches, build output, installed dependencies) goes to /work or /tmp, both small tmpfs mounts.
+The setup command also sees SANDBOX_NETWORK=1 or 0: whether it has a network.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ OFFLINE_PREFIX = "codegen-chat-sandbox"
 
 _BASE_ENV = {"HOME": "/tmp", "LANG": "C.UTF-8", "TMPDIR": "/tmp"}
 
+# Without a network (SANDBOX_NETWORK=0) pip must not look for an index or for build tools to fetch.
 _PYTHON_SETUP = (
     "pip install --quiet --no-cache-dir --disable-pip-version-check --break-system-packages "
-    "--target /tmp/deps -r requirements.txt"
+    '--target /tmp/deps $([ "$SANDBOX_NETWORK" = 1 ] || echo --no-index --no-build-isolation) '
+    "-r requirements.txt"
 )
 _NODE_TEST_FILES = "$(find . -path ./node_modules -prune -o \\( -name '*.test.{ext}' -o -name '*_test.{ext}' " \
     "-o -name 'test_*.{ext}' -o -name '*.spec.{ext}' \\) -print | sort)"

@@ -48,6 +48,7 @@ class DockerSandbox:
         self._config = config
         self._languages = languages(config)
         self._client = client
+        self._owns_client = client is None
         self._slots = asyncio.Semaphore(config.concurrency)
         self._ready = asyncio.Lock()
         self._started = False
@@ -75,6 +76,9 @@ class DockerSandbox:
     async def close(self) -> None:
         if self._pool is not None:
             await self._pool.close()
+        if self._owns_client and self._client is not None:
+            await asyncio.to_thread(self._client.close)
+            self._client, self._started = None, False
 
     def warm(self, language: str) -> None:
         """Have the pool start containers for ``language`` now (no-op without a warm pool)."""
@@ -115,7 +119,7 @@ class DockerSandbox:
     async def _setup(self, container: Container, language: LanguageConfig, network: bool) -> TestReport | None:
         """Install dependencies; a report when that failed (the tests cannot run), else None."""
         step = await self._step(container, language.setup_command, language.workdir,
-                                self._config.setup_timeout_s)
+                                self._config.setup_timeout_s, {"SANDBOX_NETWORK": "1" if network else "0"})
         if network:
             await asyncio.to_thread(containers.cut_network, self._client_(), container)
         if step.exit_code == 0 and not step.timed_out:
@@ -125,13 +129,14 @@ class DockerSandbox:
                           stdout=step.stdout, stderr=f"dependency setup {why}:\n{step.stderr}",
                           truncated=step.truncated)
 
-    async def _step(self, container: Container, command: str, workdir: str, limit_s: float) -> StepResult:
+    async def _step(self, container: Container, command: str, workdir: str, limit_s: float,
+                    env: dict[str, str] | None = None) -> StepResult:
         """Run one shell command in the container, killed from outside after ``limit_s``."""
         client = self._client_()
         output = SplitOutput(self._config.max_output_bytes)
         started = time.monotonic()
         exec_id, stream = await asyncio.to_thread(
-            containers.exec_stream, client, container, ["sh", "-c", command], self._config.user, workdir)
+            containers.exec_stream, client, container, ["sh", "-c", command], self._config.user, workdir, env)
         reader = asyncio.ensure_future(asyncio.to_thread(containers.drain, stream, output))
         timed_out = False
         try:

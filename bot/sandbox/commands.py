@@ -1,0 +1,114 @@
+"""``codegen-chat sandbox run|build``: the sandbox from the command line, for debugging and CI."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from agents.errors import SandboxError
+from agents.types import FileSet, TestJob, TestReport
+from bot.config import Config, SandboxConfig, Secrets
+from bot.sandbox.client import open_checked
+from bot.sandbox.images import build_offline, prepare_online
+from bot.sandbox.languages import languages, use_offline, with_offline
+from bot.sandbox.sandbox import DockerSandbox
+
+SKIPPED_DIRS = {".git", "__pycache__", "node_modules", "target", ".venv", ".pytest_cache"}
+BUILD_TIMEOUT_S = 1800.0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sandbox = subparsers.add_parser("sandbox", help="run tests in the sandbox, or prepare its images")
+    commands = sandbox.add_subparsers(dest="sandbox_command", required=True)
+
+    run = commands.add_parser("run", help="run a language's test command over the files in DIR")
+    run.add_argument("dir", metavar="DIR", help="folder holding the code and its tests")
+    run.add_argument("--language", required=True, help="python, javascript, go, rust, java, c, cpp, bash...")
+    run.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit of the tests")
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    run.add_argument("--offline", action="store_true", help="use the offline-built images")
+    run.set_defaults(handler=run_command)
+
+    build = commands.add_parser("build", help="pull (or build offline) the language images")
+    build.add_argument("--offline", action="store_true", help="build from Debian packages, no registry")
+    build.add_argument("--language", action="append", dest="languages", metavar="L",
+                       help="only this language (repeatable); default: all configured")
+    build.set_defaults(handler=build_command)
+
+
+async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    """Exit 0 only when the tests passed; 1 when they did not; 2 when they could not run at all."""
+    del secrets  # never handed to the sandbox
+    sandbox_config = _chosen(config.sandbox, args.offline)
+    try:
+        files = read_dir(Path(args.dir))
+        async with DockerSandbox(sandbox_config) as sandbox:
+            report = await sandbox.run(TestJob(args.language, files, args.timeout))
+    except SandboxError as error:
+        print(f"codegen-chat: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(report_json(report)) if args.json else report_text(report))
+    return 0 if report.ok else 1
+
+
+async def build_command(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    del secrets
+    sandbox_config = _chosen(config.sandbox, args.offline)
+    table = languages(sandbox_config)
+    wanted = args.languages or sorted(table)
+    unknown = [name for name in wanted if name not in table]
+    if unknown:
+        print(f"codegen-chat: unknown language(s): {', '.join(unknown)} (known: {', '.join(sorted(table))})",
+              file=sys.stderr)
+        return 2
+    chosen = [(name, table[name]) for name in wanted]
+    try:
+        client = await open_checked(sandbox_config, BUILD_TIMEOUT_S)
+        if use_offline(sandbox_config):
+            spent = await asyncio.to_thread(build_offline, client, sandbox_config, chosen, _log)
+            for image, seconds in spent.items():
+                _log(f"built {image} in {seconds:.1f}s")
+        else:
+            for name, language in chosen:
+                await asyncio.to_thread(prepare_online, client, name, language, _log)
+    except SandboxError as error:
+        print(f"codegen-chat: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def read_dir(root: Path) -> FileSet:
+    """Every text file under ``root`` (relative paths), skipping VCS, caches and build output."""
+    if not root.is_dir():
+        raise SandboxError(f"{root} is not a folder: pass the folder that holds the code and its tests")
+    files: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if not path.is_file() or SKIPPED_DIRS.intersection(relative.parts[:-1]):
+            continue
+        try:
+            files[relative.as_posix()] = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            print(f"codegen-chat: skipped {relative} (not UTF-8 text)", file=sys.stderr)
+    return FileSet(files)
+
+
+def report_json(report: TestReport) -> dict[str, object]:
+    return {"status": str(report.status), "exit_code": report.exit_code, "duration_s": report.duration_s,
+            "passed": report.passed, "failed": report.failed, "stdout": report.stdout,
+            "stderr": report.stderr, "truncated": report.truncated}
+
+
+def report_text(report: TestReport) -> str:
+    return f"{report.output(limit=20_000)}\n\n{report.summary()} ({report.duration_s:.1f}s)"
+
+
+def _chosen(config: SandboxConfig, offline: bool) -> SandboxConfig:
+    return with_offline(config) if offline else config
+
+
+def _log(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
