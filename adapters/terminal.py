@@ -15,7 +15,7 @@ from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, T
 from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
 from bot.attachments import to_attachment
-from bot.service import ChatRequest, Service, new_run_id
+from bot.service import ChatRequest, RunHandle, Service, new_run_id
 
 PLATFORM = "terminal"
 AGENT_TITLES = {
@@ -133,7 +133,7 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
     return 0 if finished.status is RunStatus.PASSED else (130 if finished.status is RunStatus.STOPPED else 1)
 
 
-async def _settle(handle) -> RunFinished:  # type: ignore[no-untyped-def]
+async def _settle(handle: RunHandle) -> RunFinished:
     try:
         return await handle.task
     except asyncio.CancelledError:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Protocol
 
 from agents.types import CheckInResult, Message, Publication, TestJob, TestReport, Usage
@@ -16,7 +16,7 @@ class ChatModel(Protocol):
     (``aclose``) must close the underlying connection.
     """
 
-    def stream(self, role: str, messages: Sequence[Message]) -> AsyncIterator[str | Usage]: ...
+    def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]: ...
 
     def model_name(self, role: str) -> str: ...
 

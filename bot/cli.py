@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _register_optional(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _register_optional(commands: argparse._SubParsersAction) -> None:
     from bot.sandbox.commands import register as register_sandbox
     from bot.serve import register as register_serve
 

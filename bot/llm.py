@@ -12,10 +12,12 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from typing import cast
 
 import openai
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionMessageParam
 
 from agents.errors import ModelError
 from agents.types import Message, Usage
@@ -58,7 +60,7 @@ class OpenAIChatModel:
     def model_name(self, role: str) -> str:
         return self._config.agent(role).model
 
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncIterator[str | Usage]:
+    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
         """Text deltas of the reply, then one ``Usage``. Closing early closes the HTTP stream."""
         retries = self._config.llm.max_retries
         for attempt in range(retries + 1):
@@ -79,14 +81,14 @@ class OpenAIChatModel:
                 log.warning("model call for %s failed (%s); retry %d in %.1fs", role, failure, attempt + 1, delay)
                 await self._sleep(delay)
 
-    async def _stream_once(self, role: str, messages: Sequence[Message]) -> AsyncIterator[str | Usage]:
+    async def _stream_once(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
         settings = self._config.agent(role)
         payload = [{"role": m.role, "content": m.content} for m in messages]
         usage: Usage | None = None
         chars = 0
         try:
             response = await self.client.chat.completions.create(
-                model=settings.model, messages=payload,  # type: ignore[arg-type]
+                model=settings.model, messages=cast("list[ChatCompletionMessageParam]", payload),
                 temperature=settings.temperature, max_tokens=settings.max_tokens,
                 stream=True, stream_options={"include_usage": True},
                 extra_headers={AGENT_HEADER: role},

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 ADAPTERS = {"slack": "adapters.slack", "discord": "adapters.discord"}
 
 
-def register(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(commands: argparse._SubParsersAction) -> None:
     serve = commands.add_parser("serve", help="run the Slack and/or Discord bot until stopped")
     serve.set_defaults(handler=_serve)
 

@@ -152,6 +152,7 @@ class Store:
         )
         await self._db.commit()
         row = await self._one("SELECT id FROM conversations WHERE platform = ? AND thread_key = ?", platform, thread_key)
+        assert row is not None  # inserted just above
         return int(row["id"])
 
     async def create_run(self, run_id: str, conversation_id: int, task: str, user_id: str,
