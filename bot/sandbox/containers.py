@@ -96,8 +96,10 @@ def remove(container: Container) -> None:
 def reap_orphans(client: docker.DockerClient) -> int:
     """Remove sandbox containers this host started from a process that no longer lives."""
     host = socket.gethostname()
-    found = client.containers.list(all=True, filters={"label": [f"{LABEL}=1", f"{LABEL_HOST}={host}"]})
-    orphans = [c for c in found if not _alive(c.labels.get(LABEL_PID, ""))]
+    # sparse: no inspect per container, which would race with other runs removing theirs.
+    found = client.containers.list(all=True, sparse=True,
+                                   filters={"label": [f"{LABEL}=1", f"{LABEL_HOST}={host}"]})
+    orphans = [c for c in found if not _alive((c.attrs.get("Labels") or {}).get(LABEL_PID, ""))]
     for container in orphans:
         remove(container)
     return len(orphans)

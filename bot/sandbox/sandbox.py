@@ -9,6 +9,7 @@ read the counts -> remove the container, also when the run is cancelled.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -160,8 +161,15 @@ class DockerSandbox:
 
     async def _start(self, name: str, language: LanguageConfig, network: bool) -> Container:
         image = image_for(language, self._config)
-        return await asyncio.to_thread(containers.start_container, self._client_(), self._config, name,
-                                       language, image, network)
+        starting = asyncio.ensure_future(asyncio.to_thread(
+            containers.start_container, self._client_(), self._config, name, language, image, network))
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            # The worker thread finishes the start anyway: remove what it made, then let the cancel through.
+            with contextlib.suppress(Exception):
+                await self._remove(await starting)
+            raise
 
     async def _start_for(self, name: str) -> Container:
         return await self._start(name, self._language(name), network=False)

@@ -48,7 +48,8 @@ def _images() -> set[str]:
 
 def our_containers(client: docker.DockerClient) -> list:
     """Sandbox containers this test process started (running or not)."""
-    return client.containers.list(all=True, filters={"label": [f"{LABEL}=1", f"{LABEL_PID}={os.getpid()}"]})
+    return client.containers.list(all=True, sparse=True,
+                                  filters={"label": [f"{LABEL}=1", f"{LABEL_PID}={os.getpid()}"]})
 
 
 @pytest.fixture(autouse=True)

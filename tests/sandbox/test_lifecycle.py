@@ -1,0 +1,102 @@
+"""Container lifecycle against real Docker: cancellation, the concurrency cap, orphans, the warm pool."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+
+import pytest
+
+from agents.types import FileSet, TestJob, TestStatus
+from bot.sandbox import DockerSandbox
+from bot.sandbox.hardening import KEEPER, LABEL, LABEL_HOST, LABEL_PID, labels
+from tests.sandbox.conftest import TEST_CONFIG, configured, our_containers
+
+pytestmark = pytest.mark.docker
+
+
+def sleeper(seconds: float) -> TestJob:
+    return TestJob("python", FileSet({"test_sleep.py": f"import time\n\ndef test_sleep():\n"
+                                                       f"    time.sleep({seconds})\n"}))
+
+
+async def wait_for_containers(client, count: int) -> None:
+    for _ in range(200):
+        if len(await asyncio.to_thread(our_containers, client)) >= count:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"never saw {count} sandbox container(s) running")
+
+
+@pytest.mark.parametrize("phase_delay_s", [0.0, 1.5], ids=["while-starting", "while-testing"])
+async def test_cancellation_removes_the_container(sandbox, docker_client, phase_delay_s):
+    task = asyncio.create_task(sandbox.run(sleeper(60)))
+    await wait_for_containers(docker_client, 1)
+    await asyncio.sleep(phase_delay_s)  # by then the test command runs (a start takes well under a second)
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # Removal is part of the cancellation: by the time it completes, the container is gone.
+    assert our_containers(docker_client) == []
+    print(f"cancel -> container removed in {time.monotonic() - started:.2f}s")
+
+
+async def test_concurrency_cap_queues_runs(docker_client):
+    seen: list[int] = []
+    done = asyncio.Event()
+
+    async def watch() -> None:
+        while not done.is_set():
+            seen.append(len(await asyncio.to_thread(our_containers, docker_client)))
+            await asyncio.sleep(0.1)
+
+    async with DockerSandbox(configured(concurrency=2), client=docker_client) as sandbox:
+        watcher = asyncio.create_task(watch())
+        reports = await asyncio.gather(*(sandbox.run(sleeper(1.5)) for _ in range(6)))
+        done.set()
+        await watcher
+    assert [r.status for r in reports] == [TestStatus.PASSED] * 6
+    assert sandbox.peak_active == 2
+    assert max(seen) <= 2
+    assert our_containers(docker_client) == []
+
+
+def _dead_pid() -> str:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return str(child.pid)
+
+
+async def test_orphans_of_a_dead_process_are_reaped_at_start(docker_client):
+    image = "codegen-chat-sandbox/base:bookworm"
+    orphan = docker_client.containers.run(image, KEEPER, detach=True, network_mode="none",
+                                          labels={**labels("python"), LABEL_PID: _dead_pid()})
+    alive = docker_client.containers.run(image, KEEPER, detach=True, network_mode="none",
+                                         labels={LABEL: "1", LABEL_HOST: labels("x")[LABEL_HOST], LABEL_PID: "1"})
+    try:
+        async with DockerSandbox(TEST_CONFIG, client=docker_client):
+            pass
+        remaining = {c.id for c in docker_client.containers.list(all=True, sparse=True,
+                                                                 filters={"label": f"{LABEL}=1"})}
+        assert orphan.id not in remaining
+        assert alive.id in remaining  # a living process's containers are not ours to reap
+    finally:
+        alive.remove(force=True)
+
+
+async def test_warm_pool_container_serves_one_run_only(docker_client):
+    leave = TestJob("python", FileSet({"test_leave.py": "def test_leave():\n    open('/work/left.txt', 'w').write('x')\n"
+                                       "    open('/tmp/left.txt', 'w').write('x')\n"}))
+    look = TestJob("python", FileSet({"test_look.py": "import os\n\ndef test_look():\n"
+                                      "    assert not os.path.exists('/work/left.txt')\n"
+                                      "    assert not os.path.exists('/tmp/left.txt')\n"}))
+    async with DockerSandbox(configured(warm_pool=True, warm_pool_size=1), client=docker_client) as sandbox:
+        sandbox.warm("python")
+        await wait_for_containers(docker_client, 1)
+        first = await sandbox.run(leave)
+        await wait_for_containers(docker_client, 1)  # the replacement is ready
+        second = await sandbox.run(look)
+    assert (first.status, second.status) == (TestStatus.PASSED, TestStatus.PASSED), second.output()
+    assert our_containers(docker_client) == []  # close() removed the idle warm containers
