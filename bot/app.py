@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 
+from agents.errors import SandboxError
 from agents.protocols import Publisher, Sandbox
+from agents.types import TestJob, TestReport
 from bot.config import Config, ConfigError, Secrets
 from bot.llm import OpenAIChatModel
 from bot.service import PublisherFactory, Service
@@ -31,7 +33,19 @@ def build_model(config: Config, secrets: Secrets) -> OpenAIChatModel:
     return OpenAIChatModel(config, secrets)
 
 
+class DisabledSandbox:
+    """Stands in when ``[sandbox] enabled = false``: generated code is never run outside the sandbox."""
+
+    async def run(self, job: TestJob) -> TestReport:
+        raise SandboxError(
+            "The tests were not run: the sandbox is disabled ([sandbox] enabled = false), and generated code "
+            "never runs outside it. Enable it, and check Docker with `codegen-chat doctor`."
+        )
+
+
 def build_sandbox(config: Config) -> Sandbox:
+    if not config.sandbox.enabled:
+        return DisabledSandbox()
     from bot.sandbox import DockerSandbox
 
     return DockerSandbox(config.sandbox)

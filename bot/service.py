@@ -45,12 +45,8 @@ class RunHandle:
         self.task.cancel()
 
     async def wait(self) -> RunFinished:
-        try:
-            return await asyncio.shield(self.task)
-        except asyncio.CancelledError:
-            if self.task.cancelled():
-                raise
-            return await self.task
+        """The run's final event. Cancelling the caller does not cancel the run (``cancel`` does)."""
+        return await asyncio.shield(self.task)
 
 
 @dataclass

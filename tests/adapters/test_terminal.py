@@ -1,0 +1,173 @@
+"""The terminal as a user meets it: ``codegen-chat`` in a subprocess against the scripted model server,
+and the renderer in-process for the full loop."""
+
+import asyncio
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from adapters.terminal import TerminalRun, run_in_terminal
+from bot.checkin import FolderPublisher
+from bot.llm import OpenAIChatModel
+from bot.service import Service
+from tests.conftest import with_changes
+from tests.fakes import team_script as s
+from tests.fakes.team_script import ScriptedSandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def write_config(tmp_path: Path, base_url: str, extra: str = "") -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        f'[llm]\nbase_url = "{base_url}"\nrequest_timeout_s = 5.0\nmax_retries = 1\nbackoff_s = 0.01\n'
+        f'[storage]\npath = "{tmp_path / "db.sqlite3"}"\n[sandbox]\nenabled = false\n{extra}'
+    )
+    return path
+
+
+async def cli(tmp_path: Path, *args: str, config: Path | None = None, key: str = "sk-test-0123456789abcdef"):
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": key, "NO_COLOR": "1",
+           "PYTHONPATH": str(ROOT)}
+    if config:
+        env["CODEGEN_CONFIG"] = str(config)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", *args, cwd=tmp_path, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode, out.decode(), err.decode()
+
+
+def script_team(server, **overrides):
+    for role, replies in {**s.happy_path(), **overrides}.items():
+        server.script(role, *replies)
+
+
+async def test_full_loop_in_the_terminal_streams_turns_tests_and_check_in(model_server, config, secrets, store, tmp_path):
+    script_team(model_server, programmer=[s.BUGGY_CODE, s.CODE], optimizer=[s.APPROVE, s.APPROVE], manager=[s.FIX_CODE])
+    service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox())
+    out = io.StringIO()
+    status = await run_in_terminal(service, TerminalRun("find all intf keys", [], str(tmp_path / "out"), None),
+                                   FolderPublisher, 10_000, "session-1", out=out)
+    text = out.getvalue()
+    assert status == 0
+    headers = [line for line in text.splitlines() if line.startswith("── ")]
+    assert headers == ["── Planner (round 0)", "── Programmer (round 1)", "── Optimizer (review) (round 1)",
+                       "── Tester (round 1)", "── Manager (triage) (round 1)", "── Programmer (round 2)",
+                       "── Optimizer (review) (round 2)", "── Check-In (round 2)"]
+    assert "Tests (python): 1 passed, 1 failed" in text and "Tests (python): 2 passed, 0 failed" in text
+    assert "files: intf.py (" in text and f"Checked in: {tmp_path / 'out'}" in text
+    assert "PASSED — tests passed and the review approved" in text
+    assert (tmp_path / "out" / "intf.py").exists() and (tmp_path / "out" / "test_intf.py").exists()
+
+
+async def test_a_failing_run_exits_non_zero_and_still_saves_its_files(model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, budget={"max_rounds": 1})
+    script_team(model_server, programmer=[s.BUGGY_CODE])
+    service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox())
+    out = io.StringIO()
+    status = await run_in_terminal(service, TerminalRun("find all intf keys", [], str(tmp_path / "out"), None),
+                                   FolderPublisher, 10_000, "session-1", out=out)
+    assert status == 1
+    assert "FAILED — the team used all 1 rounds" in out.getvalue()
+    assert "FAILED test_intf.py::test_nested" in out.getvalue()
+    assert (tmp_path / "out" / "intf.py").exists()
+
+
+async def test_cli_run_end_to_end_with_history_and_continue(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    script_team(model_server)
+    code, out, err = await cli(tmp_path, "run", "find all intf keys", "--out", "result", config=config)
+    # The sandbox is disabled in this config, so the run stops at the Tester with a clear reason.
+    assert code == 1, err
+    assert "── Planner (round 0)" in out and "── Tester (round 1)" in out
+    assert "ERROR — The tests were not run: the sandbox is disabled" in out
+    assert (tmp_path / "result" / "intf.py").exists()  # what the team wrote is kept
+    run_id = out.split("Run ", 1)[1].split(" ", 1)[0]
+
+    code, listing, _ = await cli(tmp_path, "history", config=config)
+    assert code == 0 and run_id in listing and "error" in listing and "find all intf keys" in listing
+    code, transcript, _ = await cli(tmp_path, "history", run_id, config=config)
+    assert code == 0 and "── planner" in transcript and "── programmer" in transcript
+    assert "Status: error — The tests were not run" in transcript
+
+    script_team(model_server)
+    code, out, _ = await cli(tmp_path, "run", "now make it async", "--continue", run_id, config=config)
+    planner_prompt = model_server.calls("planner")[-1].body["messages"][1]["content"]
+    assert "find all intf keys" in planner_prompt and "def find_intf" in planner_prompt
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", ""], "The task is empty"),
+    (["run", "x" * 20_001], "the limit is 20,000"),
+    (["run", "task", "--file", "missing.py"], "Cannot read missing.py"),
+    (["history", "nope"], "no run nope"),
+    (["run", "task", "--continue", "nope"], "No run nope"),
+])
+async def test_bad_input_gets_one_clear_line(model_server, tmp_path, args, message):
+    config = write_config(tmp_path, model_server.base_url)
+    code, out, err = await cli(tmp_path, *args, config=config)
+    assert code != 0 and message in err and "Traceback" not in err
+    assert model_server.requests == []
+
+
+async def test_binary_and_oversized_attachments_are_refused(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url, "[input]\nmax_attachment_bytes = 100\n")
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02")
+    (tmp_path / "big.py").write_text("x = 1\n" * 100)
+    code, _, err = await cli(tmp_path, "run", "task", "--file", "blob.bin", config=config)
+    assert code == 2 and "blob.bin looks like a binary file" in err
+    code, _, err = await cli(tmp_path, "run", "task", "--file", "big.py", config=config)
+    assert code == 2 and "big.py is 600 bytes; attachments are limited to 100 bytes" in err
+
+
+async def test_a_bad_config_fails_at_start_naming_the_key(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url, "[budget]\nmax_rounds = \"six\"\n")
+    code, _, err = await cli(tmp_path, "history", config=config)
+    assert code == 2 and "budget.max_rounds: expected a whole number, got a string" in err
+    config.write_text("[budgets]\nmax_rounds = 3\n")
+    code, _, err = await cli(tmp_path, "history", config=config)
+    assert code == 2 and "budgets: unknown key" in err
+
+
+async def test_a_missing_api_key_is_named(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{tmp_path / "db.sqlite3"}"\n')
+    code, _, err = await cli(tmp_path, "run", "task", config=config, key="")
+    assert code == 2 and "OPENAI_API_KEY is not set" in err
+
+
+async def test_doctor_reports_the_endpoint_and_models(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url, '[agents.tester]\nmodel = "no-such-model"\n')
+    code, out, _ = await cli(tmp_path, "doctor", config=config)
+    assert "[ok  ] model endpoint" in out and "[ok  ] model gpt-4o-mini: available" in out
+    assert "[FAIL] model no-such-model: not offered by the endpoint" in out
+    assert code == 1
+
+
+async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_path):
+    from tests.fakes.openai_server import Reply
+
+    config = write_config(tmp_path, model_server.base_url)
+    model_server.script("planner", Reply("Thinking very hard about this...", chunk=4, stall_after=8))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
+           "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.cli", "run", "task", cwd=tmp_path, env=env,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    while not model_server.requests:
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.3)
+    proc.send_signal(2)
+    out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 130 and "STOPPED — stopped on request" in out.decode()
+    code, listing, _ = await cli(tmp_path, "history", config=config)
+    assert "stopped" in listing
+    for _ in range(100):
+        if model_server.disconnects:
+            break
+        await asyncio.sleep(0.02)
+    assert model_server.disconnects == 1
