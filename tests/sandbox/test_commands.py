@@ -1,0 +1,110 @@
+"""`codegen-chat sandbox run|build` and the doctor checks, through the real argument parser."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import dataclasses
+import json
+
+import pytest
+
+from agents.types import FileSet, TestJob, TestStatus
+from bot.config import Config, LanguageConfig, SandboxConfig, Secrets
+from bot.sandbox import DockerSandbox, sandbox_checks
+from bot.sandbox.commands import register
+from bot.sandbox.images import prepare_online
+from bot.sandbox.languages import DEFAULT_LANGUAGES, prepared_tag
+from tests.sandbox.conftest import TEST_CONFIG
+from tests.sandbox.programs import PYTHON
+
+PYTHON_LANGUAGE: LanguageConfig = DEFAULT_LANGUAGES["python"]
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="codegen-chat")
+    register(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(argv)
+
+
+async def invoke(config: Config, *argv: str) -> int:
+    args = parse(*argv)
+    return await args.handler(args, config, Secrets())
+
+
+def write(folder, files: FileSet) -> None:
+    for path, content in files.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_text(content)
+
+
+def test_run_arguments_parse():
+    args = parse("sandbox", "run", "--language", "go", "src", "--timeout", "30", "--json")
+    assert (args.language, args.dir, args.timeout, args.json) == ("go", "src", 30.0, True)
+    assert parse("sandbox", "build", "--offline", "--language", "c", "--language", "go").languages == ["c", "go"]
+
+
+@pytest.mark.docker
+async def test_run_prints_one_json_object_and_exits_0_when_passed(tmp_path, capsys):
+    write(tmp_path, PYTHON.correct())
+    code = await invoke(Config(sandbox=TEST_CONFIG), "sandbox", "run", "--language", "python", str(tmp_path),
+                        "--json")
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert set(result) == {"status", "exit_code", "duration_s", "passed", "failed", "stdout", "stderr",
+                           "truncated"}
+    assert (result["status"], result["passed"], result["failed"]) == ("passed", 3, 0)
+
+
+@pytest.mark.docker
+async def test_run_exits_1_on_failed_tests_and_shows_the_summary(tmp_path, capsys):
+    write(tmp_path, PYTHON.buggy())
+    code = await invoke(Config(sandbox=TEST_CONFIG), "sandbox", "run", "--language", "python", str(tmp_path))
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "2 passed, 1 failed" in out and "test_sub" in out
+
+
+@pytest.mark.docker
+async def test_run_exits_2_when_tests_cannot_run(tmp_path, capsys):
+    code = await invoke(Config(sandbox=TEST_CONFIG), "sandbox", "run", "--language", "cobol", str(tmp_path))
+    assert code == 2
+    assert "no sandbox is configured for the language 'cobol'" in capsys.readouterr().err
+
+
+@pytest.mark.docker
+async def test_offline_build_skips_present_images(capsys):
+    code = await invoke(Config(sandbox=TEST_CONFIG), "sandbox", "build", "--offline", "--language", "go")
+    assert code == 0
+    assert "already present" in capsys.readouterr().err
+
+
+@pytest.mark.docker
+async def test_prepared_image_bakes_its_step_in_and_is_used(docker_client):
+    base = TEST_CONFIG.base_image
+    language = dataclasses.replace(PYTHON_LANGUAGE, image=base, image_prepare="echo prepared > /etc/prepared")
+    tag = prepared_tag(language)
+    try:
+        await asyncio.to_thread(prepare_online, docker_client, "python", language, lambda _: None)
+        config = dataclasses.replace(TEST_CONFIG, use_offline_images=False, languages={"python": language})
+        async with DockerSandbox(config, client=docker_client) as sandbox:
+            report = await sandbox.run(TestJob("python", FileSet({
+                "test_p.py": "def test_p():\n    assert open('/etc/prepared').read() == 'prepared\\n'\n"})))
+        assert report.status is TestStatus.PASSED, report.output()
+    finally:
+        docker_client.images.remove(tag, force=True)
+
+
+@pytest.mark.docker
+async def test_doctor_reports_engine_and_images(docker_client):
+    results = await sandbox_checks(Config(sandbox=TEST_CONFIG), Secrets())
+    by_name = {r.name: r for r in results}
+    assert by_name["docker"].ok
+    assert by_name["sandbox image: python"].ok and "present" in by_name["sandbox image: python"].detail
+
+
+async def test_doctor_says_how_to_fix_an_unreachable_engine():
+    config = Config(sandbox=SandboxConfig(docker_host="unix:///nonexistent/docker.sock"))
+    [result] = await sandbox_checks(config, Secrets())
+    assert not result.ok and result.required
+    assert "not reachable" in result.detail and result.fix

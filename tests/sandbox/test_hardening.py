@@ -1,0 +1,144 @@
+"""The hardening every container gets, the output cap, file packing and the language table (no Docker)."""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from agents.errors import SandboxError
+from bot.config import ConfigError, LanguageConfig, SandboxConfig, load_config
+from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, upload_commands
+from bot.sandbox.hardening import LABEL, LABEL_PID, MB, container_options
+from bot.sandbox.languages import DEFAULT_LANGUAGES, OFFLINE_ENV, image_for, languages, prepared_tag
+from bot.sandbox.output import CappedOutput, SplitOutput
+from bot.sandbox.sandbox import _needs_setup
+
+PYTHON = DEFAULT_LANGUAGES["python"]
+
+
+def options(network: bool = False, **changes) -> dict:
+    return container_options(SandboxConfig(**changes), "python", PYTHON, "img", network)
+
+
+def test_container_is_locked_down():
+    opts = options()
+    assert opts["network_mode"] == "none"
+    assert opts["read_only"] is True
+    assert opts["cap_drop"] == ["ALL"]
+    assert opts["security_opt"] == ["no-new-privileges"]
+    assert opts["user"] == "65534:65534"
+    assert opts["init"] is True
+    assert "privileged" not in opts and "volumes" not in opts and "mounts" not in opts
+
+
+def test_limits_come_from_the_config():
+    opts = options(memory_mb=300, cpus=0.5, pids_limit=50, nofile_limit=99, file_size_mb=7, workdir_size_mb=11)
+    assert opts["mem_limit"] == opts["memswap_limit"] == 300 * MB  # equal: no swap
+    assert opts["nano_cpus"] == 500_000_000
+    assert opts["pids_limit"] == 50
+    ulimits = {u["Name"]: (u["Soft"], u["Hard"]) for u in opts["ulimits"]}
+    assert ulimits["nofile"] == (99, 99)
+    assert ulimits["fsize"] == (7 * MB, 7 * MB)
+    assert opts["tmpfs"]["/work"].startswith("size=11m,") and "uid=65534" in opts["tmpfs"]["/work"]
+
+
+def test_setup_network_only_when_asked():
+    assert options(network=True)["network_mode"] == "bridge"
+
+
+def test_no_host_environment_reaches_the_container(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-host-secret")
+    assert options()["environment"] == dict(PYTHON.env)
+    assert "sk-host-secret" not in repr(options())
+
+
+def test_containers_are_labelled_with_their_owner():
+    labels = options()["labels"]
+    assert labels[LABEL] == "1" and labels[LABEL_PID] == str(os.getpid())
+
+
+def test_capped_output_keeps_head_and_tail_within_the_limit():
+    capped = CappedOutput(100)
+    capped.add(b"START" + b"x" * 1000)
+    for _ in range(1000):
+        capped.add(b"y" * 997)
+    capped.add(b"THE END")
+    text = capped.text()
+    assert capped.truncated and text.startswith("START") and text.endswith("THE END")
+    assert len(text.encode()) < 100 + 60  # the limit plus the cut note
+
+
+def test_small_output_is_untouched():
+    split = SplitOutput(1000)
+    split.add(b"out\n", b"err\n")
+    assert split.texts() == ("out\n", "err\n") and not split.truncated
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "../x", "a/../../x", "", "."])
+def test_paths_outside_the_work_dir_are_refused(path):
+    with pytest.raises(SandboxError):
+        safe_path(path)
+
+
+def test_packed_files_unpack_to_the_same_content():
+    archive = tarfile.open(fileobj=io.BytesIO(pack({"a/b.py": "print('é')", "c.txt": ""})))
+    assert {m.name: archive.extractfile(m).read().decode() for m in archive.getmembers()} == {
+        "a/b.py": "print('é')", "c.txt": ""}
+
+
+def test_large_uploads_are_split_into_argument_sized_chunks():
+    files = {"big.txt": os.urandom(300_000).hex()}
+    commands = upload_commands(files, "/work", limit=10_000_000)
+    chunks = [argv[-1] for argv in commands[:-1]]
+    assert len(chunks) > 1 and all(len(c) <= CHUNK_CHARS for c in chunks)
+    assert base64.b64decode("".join(chunks)) == pack(files)
+    with pytest.raises(SandboxError, match="over the sandbox limit"):
+        upload_commands(files, "/work", limit=1000)
+
+
+def test_config_languages_lay_over_the_defaults():
+    mine = LanguageConfig(image="ruby:3", test_command="rake test")
+    table = languages(SandboxConfig(languages={"ruby": mine, "python": mine}))
+    assert table["ruby"] is mine and table["python"] is mine and table["go"] is DEFAULT_LANGUAGES["go"]
+
+
+def test_image_choice(monkeypatch):
+    monkeypatch.delenv(OFFLINE_ENV, raising=False)
+    go = DEFAULT_LANGUAGES["go"]
+    assert image_for(go, SandboxConfig()) == "golang:1.23"
+    assert image_for(go, SandboxConfig(use_offline_images=True)) == go.offline_image
+    assert image_for(PYTHON, SandboxConfig()) == prepared_tag(PYTHON)  # official image + pytest
+    monkeypatch.setenv(OFFLINE_ENV, "1")
+    assert image_for(go, SandboxConfig()) == go.offline_image
+
+
+def test_every_default_language_is_complete():
+    for name, language in DEFAULT_LANGUAGES.items():
+        assert language.image and language.offline_image and language.test_command, name
+        assert language.report_format in ("pytest", "tap", "go", "cargo", "junit", "exit-code"), name
+
+
+def test_setup_runs_only_when_its_files_are_there():
+    assert _needs_setup(PYTHON, {"requirements.txt": "", "test_a.py": ""})
+    assert _needs_setup(PYTHON, {"sub/requirements.txt": ""})
+    assert not _needs_setup(PYTHON, {"test_a.py": ""})
+    assert not _needs_setup(DEFAULT_LANGUAGES["c"], {"requirements.txt": ""})
+
+
+def test_sandbox_section_loads_strictly(tmp_path: Path):
+    path = tmp_path / "config.toml"
+    path.write_text('[sandbox]\nuse_offline_images = true\nmemory_mb = 300\n\n[sandbox.languages.ruby]\n'
+                    'image = "ruby:3"\ntest_command = "rake test"\nenv = { HOME = "/tmp" }\n'
+                    'setup_when = ["Gemfile"]\n')
+    sandbox = load_config(path).sandbox
+    assert sandbox.use_offline_images and sandbox.memory_mb == 300
+    assert sandbox.languages["ruby"] == LanguageConfig(image="ruby:3", test_command="rake test",
+                                                       env={"HOME": "/tmp"}, setup_when=("Gemfile",))
+    path.write_text("[sandbox.languages.ruby]\nimgae = 'ruby:3'\n")
+    with pytest.raises(ConfigError, match=r"sandbox\.languages\.ruby\.imgae"):
+        load_config(path)
