@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agents.errors import CodegenError
+from agents.manager import Budget
 from agents.types import Role
 from bot.settings import SettingsError, build
 
@@ -59,14 +60,6 @@ class Price:
 
     input_per_million: float = 0.0
     output_per_million: float = 0.0
-
-
-@dataclass(frozen=True)
-class BudgetConfig:
-    max_rounds: int = 6
-    max_tokens: int = 400_000
-    max_wall_s: float = 1200.0
-    max_replans: int = 1
 
 
 @dataclass(frozen=True)
@@ -170,29 +163,74 @@ class SandboxConfig:
 
 @dataclass(frozen=True)
 class SlackConfig:
+    """The Slack adapter (``adapters/slack.py``). Tokens come from the environment only."""
+
     enabled: bool = False
-    mode: str = "socket"  # "socket" or "http"
-    api_url: str = "https://slack.com/api/"
-    http_host: str = "0.0.0.0"
+    mode: str = "socket"  # "socket" (SLACK_APP_TOKEN, no public URL) or "http" (SLACK_SIGNING_SECRET + a public URL)
+    api_url: str = "https://slack.com/api/"  # GovSlack: https://slack-gov.com/api/
+    http_host: str = "0.0.0.0"  # HTTP mode: where the events server listens
     http_port: int = 3000
-    http_path: str = "/slack/events"
-    allowed_channels: tuple[str, ...] = ()
-    allowed_users: tuple[str, ...] = ()
-    update_interval_s: float = 1.0
-    max_message_chars: int = 3500
-    upload_files_over_chars: int = 2500
+    http_path: str = "/slack/events"  # the Request URL's path, for events and interactivity alike
+    allowed_channels: tuple[str, ...] = ()  # channel ids (C…/G…); empty: every channel the bot is in
+    allowed_users: tuple[str, ...] = ()  # user ids (U…/W…); empty: everyone in the workspace
+    direct_messages: bool = True  # DMs to the bot; allowed_channels does not apply to them, allowed_users does
+    update_interval_s: float = 1.0  # least time between two edits of one message (Slack allows about one a second)
+    max_message_chars: int = 3500  # longer text is split into several messages (Slack advises 4,000 at most)
+    upload_files_over_chars: int = 2500  # a longer file goes to the thread as a file snippet, not as text
+    max_rate_limit_retries: int = 5  # a 429 is retried after its Retry-After this many times per call
+    request_timeout_s: float = 30.0  # one Web API call
+
+    def __post_init__(self) -> None:
+        if not self.api_url.startswith(("https://", "http://")):
+            raise SettingsError("slack.api_url", "must start with https://", "e.g. https://slack.com/api/")
+        if not self.http_path.startswith("/"):
+            raise SettingsError("slack.http_path", "must start with /", "e.g. /slack/events")
+        if not 0 < self.http_port < 65536:
+            raise SettingsError("slack.http_port", f"must be between 1 and 65535, got {self.http_port}")
+        if not 100 <= self.max_message_chars <= 40_000:  # Slack truncates a message's text past 40,000
+            raise SettingsError("slack.max_message_chars", "must be between 100 and 40,000")
+        for name in ("update_interval_s", "upload_files_over_chars", "request_timeout_s"):
+            if getattr(self, name) <= 0:
+                raise SettingsError(f"slack.{name}", f"must be greater than 0, got {getattr(self, name)}")
+        if self.max_rate_limit_retries < 0:
+            raise SettingsError("slack.max_rate_limit_retries", "must be 0 or more")
+
+
+DISCORD_MESSAGE_LIMIT = 2000  # characters Discord accepts in one message
 
 
 @dataclass(frozen=True)
 class DiscordConfig:
+    """The Discord bot (``DISCORD_TOKEN``). Empty allowlists allow everyone; ids are Discord's numeric ids."""
+
     enabled: bool = False
-    api_url: str = ""  # empty: Discord itself
-    sync_guilds: tuple[int, ...] = ()
+    api_url: str = ""  # empty: Discord itself; else a Discord-compatible REST base such as http://HOST/api/v10
+    gateway_url: str = ""  # empty: Discord's gateway; else e.g. wss://HOST/ (set together with api_url)
+    message_content_intent: bool = False  # privileged: follow-ups in a thread without mentioning the bot
+    sync_guilds: tuple[int, ...] = ()  # sync /code to these guilds at once; empty: globally (can take a while)
     allowed_guilds: tuple[int, ...] = ()
-    allowed_channels: tuple[int, ...] = ()
-    allowed_roles: tuple[int, ...] = ()
-    update_interval_s: float = 1.0
+    allowed_channels: tuple[int, ...] = ()  # a thread counts as its parent channel
+    allowed_roles: tuple[int, ...] = ()  # a user needs one of these roles
+    update_interval_s: float = 1.0  # at most one edit per message this often while a turn streams
+    max_message_chars: int = DISCORD_MESSAGE_LIMIT
+    inline_code_max_chars: int = 1500  # a longer code block becomes a file attachment when its turn ends
     max_attachment_bytes: int = 256_000
+    thread_archive_minutes: int = 1440  # Discord accepts 60, 1440, 4320 or 10080
+
+    def __post_init__(self) -> None:
+        for name in ("api_url", "gateway_url"):
+            value = getattr(self, name)
+            if value and not value.startswith(("https://", "http://", "wss://", "ws://")):
+                raise SettingsError(f"discord.{name}", "must be a URL", "or empty for Discord itself")
+        if bool(self.api_url) != bool(self.gateway_url):
+            raise SettingsError("discord.api_url", "api_url and gateway_url go together", "set both or neither")
+        if not 100 <= self.max_message_chars <= DISCORD_MESSAGE_LIMIT:
+            raise SettingsError("discord.max_message_chars", f"must be between 100 and {DISCORD_MESSAGE_LIMIT}")
+        if self.thread_archive_minutes not in (60, 1440, 4320, 10080):
+            raise SettingsError("discord.thread_archive_minutes", "must be 60, 1440, 4320 or 10080")
+        for name in ("update_interval_s", "inline_code_max_chars", "max_attachment_bytes"):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"discord.{name}", f"must be 0 or more, got {getattr(self, name)}")
 
 
 @dataclass(frozen=True)
@@ -200,7 +238,7 @@ class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     agents: dict[str, AgentSettings] = field(default_factory=dict)
     prices: dict[str, Price] = field(default_factory=dict)
-    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    budget: Budget = field(default_factory=Budget)  # the team's own budget type, read straight from [budget]
     input: InputConfig = field(default_factory=InputConfig)
     storage: StorageConfig = field(default_factory=StorageConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from agents.errors import UserInputError
 from agents.events import Notice, RunFinished
-from agents.manager import Budget, Manager, TeamSettings
+from agents.manager import Manager, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.types import Attachment, RunRequest
@@ -136,7 +136,7 @@ class Service:
             prior = await self._store.prior_work(conversation, run_id)
             manager = Manager(
                 self._model, self._sandbox, self._publisher_for(fallback), self._prompts,
-                TeamSettings(budget=_budget(self._config), publish_failed=self._config.checkin.publish_failed,
+                TeamSettings(budget=self._config.budget, publish_failed=self._config.checkin.publish_failed,
                              conversation_key=waiter.thread),
             )
             run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments, prior=prior)
@@ -184,8 +184,3 @@ class Service:
 
 def new_run_id() -> str:
     return random_tokens.token_hex(4)
-
-
-def _budget(config: Config) -> Budget:
-    b = config.budget
-    return Budget(max_rounds=b.max_rounds, max_tokens=b.max_tokens, max_wall_s=b.max_wall_s, max_replans=b.max_replans)
