@@ -1,0 +1,82 @@
+"""Text shaping particular to Discord: thread names, the bot's mention, long code blocks turned into files.
+
+(Splitting at the message limit is shared with Slack, in ``adapters.chat_text``.)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+THREAD_NAME_LIMIT = 100  # Discord's limit on a channel or thread name
+DEFAULT_THREAD_NAME = "codegen run"
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([^\s`]*)(.*)$")
+_PATH = re.compile(r"\bpath=(\S+)")
+_EXTENSIONS = {
+    "python": "py", "py": "py", "javascript": "js", "js": "js", "typescript": "ts", "ts": "ts", "rust": "rs",
+    "go": "go", "java": "java", "c": "c", "cpp": "cpp", "c++": "cpp", "bash": "sh", "sh": "sh", "shell": "sh",
+    "json": "json", "yaml": "yaml", "toml": "toml", "ruby": "rb", "kotlin": "kt", "csharp": "cs", "sql": "sql",
+}
+
+
+@dataclass(frozen=True)
+class CodeFile:
+    name: str
+    content: str
+
+
+def thread_name(task: str) -> str:
+    """The task's first line, cut to what Discord allows."""
+    first = next((line.strip() for line in task.splitlines() if line.strip()), "")
+    first = re.sub(r"<@[!&]?\d+>", "", first).strip()  # mentions read badly in a thread list
+    if len(first) > THREAD_NAME_LIMIT:
+        first = first[: THREAD_NAME_LIMIT - 1].rstrip() + "…"
+    return first or DEFAULT_THREAD_NAME
+
+
+def without_mention(text: str, user_id: int) -> str:
+    """The message with the bot's own mention taken out (both forms Discord uses)."""
+    return re.sub(rf"<@!?{user_id}>", "", text).strip()
+
+
+def collapse_long_code(text: str, max_chars: int, files: dict[str, str]) -> tuple[str, list[CodeFile]]:
+    """``text`` with each code block longer than ``max_chars`` replaced by a one-line note, and the files
+    to attach instead: the turn's own file when the block names its ``path=``, else the block itself."""
+    out: list[str] = []
+    attached: list[CodeFile] = []
+    block: list[str] | None = None
+    opening: re.Match[str] | None = None
+    for line in text.splitlines(keepends=True):
+        match = _FENCE.match(line.rstrip("\n"))
+        if block is None:
+            if match:
+                block, opening = [], match
+            else:
+                out.append(line)
+            continue
+        assert opening is not None
+        if match and match.group(1).startswith(opening.group(1)[0]) and not match.group(2) + match.group(3).strip():
+            out.append(_emit(opening, block, max_chars, files, attached))
+            block = None
+        else:
+            block.append(line)
+    if block is not None and opening is not None:  # an unterminated block at the end
+        out.append(_emit(opening, block, max_chars, files, attached, closed=False))
+    return "".join(out), attached
+
+
+def _emit(opening: re.Match[str], lines: list[str], max_chars: int, files: dict[str, str],
+          attached: list[CodeFile], closed: bool = True) -> str:
+    body = "".join(lines)
+    if len(body) <= max_chars:
+        return opening.group(0) + "\n" + body + (opening.group(1) + "\n" if closed else "")
+    path_match = _PATH.search(opening.group(3))
+    path = path_match.group(1) if path_match else ""
+    if path and path in files:
+        item = CodeFile(path.replace("/", "_"), files[path])  # Discord file names hold no folders
+    else:
+        language = opening.group(2).lower()
+        item = CodeFile(f"snippet-{len(attached) + 1}.{_EXTENSIONS.get(language, 'txt')}", body)
+    attached.append(item)
+    lines_count = body.count("\n") + (0 if body.endswith("\n") else 1)
+    return f"📎 `{path or item.name}` ({lines_count} lines) is attached below.\n"

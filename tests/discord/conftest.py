@@ -1,0 +1,99 @@
+"""The Discord adapter against the loopback Discord: a real discord.py client, logged in over REST and
+connected to the fake gateway, serving a real Service (the scripted model server, a sandbox double)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Callable
+
+import pytest
+
+from adapters.discord import CodegenBot, endpoints, make_bot
+from bot.app import publisher_factory
+from bot.llm import OpenAIChatModel
+from bot.service import Service
+from tests.conftest import with_changes
+from tests.fakes import team_script as s
+from tests.fakes.discord_api import TOKEN, FakeDiscord, StoredMessage
+from tests.fakes.team_script import ScriptedSandbox
+
+WAIT_S = 15.0  # a ceiling for "this eventually happens", never a measured duration
+
+
+@pytest.fixture
+async def discord_api():
+    async with FakeDiscord() as fake:
+        yield fake
+
+
+@pytest.fixture
+def discord_config(config, discord_api):
+    return with_changes(config, discord={"enabled": True, "api_url": discord_api.api_url,
+                                         "gateway_url": discord_api.gateway_url, "update_interval_s": 0.0})
+
+
+@pytest.fixture
+def discord_secrets(secrets):
+    return dataclasses.replace(secrets, discord_token=TOKEN)
+
+
+@pytest.fixture
+async def start_bot(discord_config, discord_secrets, store, discord_api):
+    """``await start_bot(**discord_changes, sandbox=...)``: a connected bot, closed after the test."""
+    started: list[tuple[CodegenBot, asyncio.Task]] = []
+    stack = []
+
+    async def start(sandbox=None, **changes) -> CodegenBot:
+        config = with_changes(discord_config, discord=changes) if changes else discord_config
+        service = Service(config, store, OpenAIChatModel(config, discord_secrets), sandbox or ScriptedSandbox(),
+                          publisher_factory(config, discord_secrets, store))
+        context = endpoints(config.discord)
+        context.__enter__()
+        stack.append(context)
+        bot = make_bot(service, store, config, discord_secrets)
+        task = asyncio.create_task(bot.start(TOKEN))
+        ready = asyncio.create_task(bot.wait_until_ready())
+        await asyncio.wait({task, ready}, timeout=WAIT_S, return_when=asyncio.FIRST_COMPLETED)
+        assert ready.done(), f"the bot did not connect: {task.exception() if task.done() else 'no READY'}"
+        started.append((bot, task))
+        return bot
+
+    yield start
+    for bot, task in started:
+        await bot.close()
+        await asyncio.wait({task}, timeout=WAIT_S)
+    for context in reversed(stack):
+        context.__exit__(None, None, None)
+
+
+def script_team(server, **overrides) -> None:
+    for role, replies in {**s.happy_path(), **overrides}.items():
+        server.script(role, *replies)
+
+
+async def eventually(check: Callable[[], object], what: str) -> object:
+    """Wait until ``check()`` returns something truthy (polling; the ceiling only guards against hangs)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_S
+    while loop.time() < deadline:
+        result = check()
+        if result:
+            return result
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"never happened: {what}")
+
+
+def thread_of(fake: FakeDiscord) -> int:
+    assert fake.threads, "no thread was created"
+    return next(iter(fake.threads))
+
+
+def final_message(fake: FakeDiscord, channel_id: int, count: int = 1) -> StoredMessage | None:
+    """The ``count``-th final summary in a channel (they start with a status emoji), once posted."""
+    finals = [m for m in fake.channel_messages(channel_id) if m.content.startswith(("✅", "❌", "⏹️", "⚠️ Error"))]
+    return finals[count - 1] if len(finals) >= count else None
+
+
+def fences_balanced(text: str) -> bool:
+    return sum(1 for line in text.splitlines() if line.lstrip().startswith("```")) % 2 == 0
