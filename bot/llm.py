@@ -109,7 +109,7 @@ class OpenAIChatModel:
         """A transient failure to retry, or a ``ModelError`` a person can act on."""
         where = self.base_url or "the OpenAI API"
         if isinstance(error, openai.APITimeoutError):
-            return _Transient(f"no answer within {self._config.llm.request_timeout_s:.0f}s", None)
+            return _Transient(f"no answer within {self._config.llm.request_timeout_s:g}s", None)
         if isinstance(error, openai.APIConnectionError):
             return _Transient(f"cannot connect to {where}", None)
         if not isinstance(error, openai.APIStatusError):

@@ -171,3 +171,25 @@ async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_pat
             break
         await asyncio.sleep(0.02)
     assert model_server.disconnects == 1
+
+
+async def test_a_killed_run_is_marked_interrupted_at_the_next_start(model_server, tmp_path):
+    from tests.fakes.openai_server import Reply
+
+    config = write_config(tmp_path, model_server.base_url)
+    model_server.script("planner", s.PLAN)
+    model_server.script("programmer", Reply("Writing the code now...", chunk=4, stall_after=8))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
+           "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.cli", "run", "task", cwd=tmp_path, env=env,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    while not model_server.calls("programmer"):
+        await asyncio.sleep(0.05)
+    proc.kill()
+    await proc.wait()
+    code, listing, _ = await cli(tmp_path, "history", config=config)
+    assert code == 0 and "interrupted" in listing
+    run_id = listing.splitlines()[1].split()[0]
+    code, transcript, _ = await cli(tmp_path, "history", run_id, config=config)
+    assert "Status: interrupted — the bot stopped while this run was under way" in transcript
+    assert "── planner" in transcript and "LANGUAGE: python" in transcript  # the finished turn survived

@@ -207,3 +207,14 @@ async def test_attachments_reach_the_team(model_server, config, secrets, store, 
     await (await make_service(config, secrets, store).submit(request(attachments=(attachment,)), Sink(),
                                                               FolderPublisher(tmp_path))).wait()
     assert "return 'attached'" in model_server.calls("programmer")[0].body["messages"][1]["content"]
+
+
+async def test_a_model_that_stalls_mid_reply_ends_the_run_clearly(model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, llm={"request_timeout_s": 0.3})
+    model_server.script("planner", s.PLAN)
+    model_server.script("programmer", Reply(s.CODE, chunk=8, stall_after=40))
+    finished = await (await make_service(config, secrets, store).submit(request(), Sink(), FolderPublisher(tmp_path))).wait()
+    assert finished.status is RunStatus.ERROR
+    assert finished.reason == "The model stopped mid-reply for the programmer: no answer within 0.3s."
+    record = await store.run(finished.run_id)
+    assert record.summary.status == "error" and [t.agent for t in record.turns] == ["planner"]
