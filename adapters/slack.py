@@ -1,0 +1,106 @@
+"""Slack: mention the bot and watch the team work in the thread.
+
+``serve`` runs a slack-bolt ``AsyncApp`` until cancelled, over Socket Mode (``SLACK_APP_TOKEN``, no
+public URL needed) or HTTP (``SLACK_SIGNING_SECRET``, a public Request URL). ``doctor_checks`` says
+whether the tokens and scopes are right. The pieces:
+
+    slack_events   which messages are for the bot, one run per message, the Stop button
+    slack_access   allowlists, the threads the bot works in, a message's task text
+    slack_render   a run's events drawn into its thread, edited live
+    slack_thread   posting, editing and uploading in one thread; the attach-the-files publisher
+    slack_text     Markdown to mrkdwn, splitting, the live view
+    slack_files    files shared with a task, downloaded with the bot token
+    slack_http     the HTTP mode server
+    slack_doctor   token and scope checks
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import aiohttp
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler, AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack_doctor import token_checks
+from adapters.slack_events import SlackBot
+from adapters.slack_http import serve_http
+from bot.config import Config, ConfigError, Secrets, SlackConfig
+from bot.doctor_types import CheckResult
+from bot.service import Service
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+
+async def serve(service: Service, store: Store, config: Config, secrets: Secrets) -> None:
+    """Take Slack events until cancelled."""
+    settings = config.slack
+    _require(settings, secrets)
+    async with aiohttp.ClientSession() as session:  # one connection pool for the Web API and downloads
+        client = web_client(settings, secrets.slack_bot_token, session)
+        app = build_app(service, store, config, secrets, client, session)
+        if settings.mode == "http":
+            log.warning("slack: HTTP mode on %s:%d%s", settings.http_host, settings.http_port, settings.http_path)
+            await serve_http(app, settings)
+        else:
+            await _serve_socket(app, secrets.slack_app_token)
+
+
+async def doctor_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
+    settings = config.slack
+    if not secrets.slack_bot_token:
+        return [CheckResult("slack bot token", False, "SLACK_BOT_TOKEN is not set",
+                            "copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page")]
+    bot = web_client(settings, secrets.slack_bot_token)
+    app = web_client(settings, secrets.slack_app_token) if secrets.slack_app_token else None
+    return await token_checks(settings, bot, app, secrets.slack_signing_secret)
+
+
+def web_client(settings: SlackConfig, token: str, session: aiohttp.ClientSession | None = None) -> AsyncWebClient:
+    """The Web API client: the configured base URL (GovSlack, tests), 429s retried after Retry-After."""
+    return AsyncWebClient(
+        token=token, base_url=_with_slash(settings.api_url), timeout=int(settings.request_timeout_s), session=session,
+        retry_handlers=[AsyncConnectionErrorRetryHandler(),
+                        AsyncRateLimitErrorRetryHandler(max_retry_count=settings.max_rate_limit_retries)],
+    )
+
+
+def build_app(service: Service, store: Store, config: Config, secrets: Secrets, client: AsyncWebClient,
+              session: aiohttp.ClientSession) -> AsyncApp:
+    http = config.slack.mode == "http"
+    app = AsyncApp(
+        client=client, signing_secret=secrets.slack_signing_secret,
+        request_verification_enabled=http,  # Socket Mode has no signatures: the app token authenticates
+        process_before_response=False,  # ack first, then run the handler
+        logger=logging.getLogger("slack_bolt"),
+    )
+    SlackBot(service, store, config, secrets, client, session).register(app)
+    return app
+
+
+async def _serve_socket(app: AsyncApp, app_token: str) -> None:
+    handler = AsyncSocketModeHandler(app, app_token)
+    await handler.connect_async()
+    log.warning("slack: connected over Socket Mode")
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await handler.close_async()
+
+
+def _require(settings: SlackConfig, secrets: Secrets) -> None:
+    if not secrets.slack_bot_token:
+        raise ConfigError("SLACK_BOT_TOKEN is not set: export the app's Bot User OAuth Token (xoxb-…)")
+    if settings.mode == "socket" and not secrets.slack_app_token:
+        raise ConfigError("SLACK_APP_TOKEN is not set: Socket Mode needs an app-level token (xapp-…) with "
+                          "connections:write, or set slack.mode = \"http\"")
+    if settings.mode == "http" and not secrets.slack_signing_secret:
+        raise ConfigError("SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request with it")
+
+
+def _with_slash(url: str) -> str:
+    return url if url.endswith("/") else url + "/"

@@ -1,0 +1,75 @@
+"""``codegen-chat doctor`` for Slack: the tokens work, and the bot has the scopes the manifest asks for."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import SlackConfig
+from bot.doctor_types import CheckResult
+
+# The bot token scopes of deploy/slack-manifest.yml (a test keeps the two the same).
+BOT_SCOPES = ("app_mentions:read", "channels:history", "chat:write", "files:read", "files:write",
+              "groups:history", "im:history", "mpim:history")
+MANIFEST = "deploy/slack-manifest.yml"
+_UNREACHABLE = (SlackClientError, aiohttp.ClientError, asyncio.TimeoutError, OSError)
+
+
+async def token_checks(settings: SlackConfig, bot: AsyncWebClient, app: AsyncWebClient | None,
+                       signing_secret: str) -> list[CheckResult]:
+    results = await _bot_token(settings, bot)
+    if settings.mode == "socket":
+        results.append(await _app_token(app))
+    else:
+        results.append(CheckResult("slack signing secret", bool(signing_secret),
+                                   "set" if signing_secret else "SLACK_SIGNING_SECRET is not set",
+                                   "copy the Signing Secret from the app's Basic Information page"))
+    return results
+
+
+async def _bot_token(settings: SlackConfig, client: AsyncWebClient) -> list[CheckResult]:
+    try:
+        response = await client.auth_test()
+    except SlackApiError as error:
+        return [CheckResult("slack bot token", False, f"auth.test refused it ({error.response.get('error')})",
+                            "copy the Bot User OAuth Token (xoxb-…) into SLACK_BOT_TOKEN; reinstall the app if revoked")]
+    except _UNREACHABLE as error:
+        return [CheckResult("slack bot token", False, f"{settings.api_url} did not answer ({type(error).__name__})",
+                            "check slack.api_url and the network")]
+    who = f"@{response.get('user')} in {response.get('team')}"
+    granted = set(_scopes(response.headers))
+    missing = [scope for scope in BOT_SCOPES if scope not in granted]
+    scopes = CheckResult(
+        "slack scopes", not missing,
+        "all granted" if not missing else f"missing: {', '.join(missing)}",
+        f"add them under OAuth & Permissions (or create the app from {MANIFEST}) and reinstall the app",
+    )
+    return [CheckResult("slack bot token", True, who), scopes]
+
+
+async def _app_token(client: AsyncWebClient | None) -> CheckResult:
+    fix = "create an app-level token with connections:write (Basic Information) and export SLACK_APP_TOKEN"
+    if client is None:
+        return CheckResult("slack app token", False, "SLACK_APP_TOKEN is not set (needed for Socket Mode)", fix)
+    try:
+        # Only issues a websocket URL; no connection is opened.
+        await client.apps_connections_open(app_token=str(client.token))
+    except SlackApiError as error:
+        return CheckResult("slack app token", False, f"apps.connections.open refused it ({error.response.get('error')})",
+                           fix + "; turn Socket Mode on")
+    except _UNREACHABLE as error:
+        return CheckResult("slack app token", False, f"Slack did not answer ({type(error).__name__})", "check the network")
+    return CheckResult("slack app token", True, "Socket Mode connections allowed")
+
+
+def _scopes(headers: Mapping[str, Any]) -> list[str]:
+    for name, value in headers.items():
+        if name.lower() == "x-oauth-scopes":
+            text = value[0] if isinstance(value, list) else str(value)
+            return [s.strip() for s in text.split(",") if s.strip()]
+    return []

@@ -1,0 +1,127 @@
+"""Slack events in, runs of the team out. Bolt acknowledges each event before these handlers run, so
+everything here may take its time; none of it decides how the team works (that is ``bot.service``)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import aiohttp
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncBoltRequest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from adapters.slack_access import Incoming, ThreadDirectory, incoming, mentions, refusal, task_text
+from adapters.slack_files import read_shared_files
+from adapters.slack_render import ThreadRenderer
+from adapters.slack_text import escape
+from adapters.slack_thread import STOP_ACTION, Thread, ThreadPublisher, status_blocks
+from agents.errors import UserInputError
+from bot.config import Config, Secrets
+from bot.redact import Redactor
+from bot.service import ChatRequest, Service, new_run_id
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+PLATFORM = "slack"
+INTERNAL_ERROR = "Something went wrong on the bot's side before the team could start; the details are in its log."
+
+
+class SlackBot:
+    def __init__(self, service: Service, store: Store, config: Config, secrets: Secrets, client: AsyncWebClient,
+                 downloads: aiohttp.ClientSession) -> None:
+        self._service, self._store, self._config = service, store, config
+        self._settings = config.slack
+        self._client, self._downloads = client, downloads
+        self._redact = Redactor(secrets.values())
+        self._threads = ThreadDirectory(client)
+        self._drawing: set[asyncio.Task[None]] = set()  # renderers still drawing; kept so none is collected
+
+    def register(self, app: AsyncApp) -> None:
+        app.event("app_mention")(self.on_event)
+        app.event("message")(self.on_event)
+        app.action(STOP_ACTION)(self.on_stop)
+
+    # -- messages -----------------------------------------------------------------------------
+
+    async def on_event(self, event: dict[str, Any], context: AsyncBoltContext, request: AsyncBoltRequest) -> None:
+        message = incoming(event)
+        bot_user = context.bot_user_id or ""
+        if message is None or message.user == bot_user:
+            return
+        if not await self._addressed(message, event.get("type") == "app_mention", bot_user):
+            return
+        # One key per message: Slack's retries of an event, and the app_mention + message pair that
+        # one mention produces, must start one run. Redeliveries of an event never seen still count.
+        if not await self._store.first_sighting(f"slack:{message.channel}:{message.ts}"):
+            retry = (request.headers.get("x-slack-retry-num") or ["0"])[0]
+            log.debug("message %s already taken (event redelivery %s); ignored", message.ts, retry)
+            return
+        try:
+            await self._take(message, bot_user)
+        except Exception:
+            log.exception("taking Slack message %s in %s failed", message.ts, message.channel)
+            await self._thread(message).post(INTERNAL_ERROR)
+
+    async def _addressed(self, message: Incoming, mention_event: bool, bot_user: str) -> bool:
+        if mention_event or message.direct or mentions(message.text, bot_user):
+            return True
+        return message.in_thread and await self._threads.works_in(message.channel, message.thread_ts, bot_user)
+
+    async def _take(self, message: Incoming, bot_user: str) -> None:
+        thread = self._thread(message)
+        why_not = refusal(self._settings, message.channel, message.user, message.direct)
+        if why_not:
+            await thread.ephemeral(message.user, why_not)
+            return
+        try:
+            request = await self._request(message, bot_user)
+        except UserInputError as error:
+            await thread.post(escape(str(error)))
+            return
+        await self._start(thread, request)
+
+    async def _request(self, message: Incoming, bot_user: str) -> ChatRequest:
+        attachments = await read_shared_files(list(message.files), self._client, self._downloads,
+                                              self._settings.api_url, self._config.input.max_attachment_bytes)
+        request = ChatRequest(PLATFORM, message.thread_key, message.user, task_text(message.text, bot_user), attachments)
+        self._service.check(request)  # before anything shows in the thread
+        return request
+
+    async def _start(self, thread: Thread, request: ChatRequest) -> None:
+        run_id = new_run_id()
+        waiting = self._service.active_run(PLATFORM, request.thread_key)
+        text = (f"Got it: this follows run `{waiting}` in this thread (run `{run_id}`)." if waiting
+                else f"On it: the team is starting (run `{run_id}`).")
+        status_ts = await thread.post(text, blocks=status_blocks(text, run_id))
+        self._threads.add(thread.channel, thread.thread_ts)
+        renderer = ThreadRenderer(thread, self._settings, self._store.cost, status_ts)
+        try:
+            await self._service.submit(request, renderer, ThreadPublisher(thread), run_id=run_id)
+        except UserInputError as error:  # the queue filled up since the check
+            await thread.update(status_ts, escape(str(error)))
+            return
+        drawing = renderer.start()
+        self._drawing.add(drawing)
+        drawing.add_done_callback(self._drawing.discard)
+
+    # -- the Stop button ----------------------------------------------------------------------
+
+    async def on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        user = str(body.get("user", {}).get("id", ""))
+        channel = str(body.get("channel", {}).get("id", ""))
+        posted = body.get("message") or {}
+        thread = Thread(self._client, channel, str(posted.get("thread_ts") or posted.get("ts") or ""), self._redact)
+        run_id = str((body.get("actions") or [{}])[0].get("value", ""))
+        why_not = refusal(self._settings, channel, user, channel.startswith("D"))
+        if why_not:
+            await thread.ephemeral(user, why_not)
+        elif not self._service.cancel(run_id):
+            await thread.ephemeral(user, f"Run `{run_id}` is not running any more.")
+        else:
+            log.info("run %s stopped by %s", run_id, user)
+
+    def _thread(self, message: Incoming) -> Thread:
+        return Thread(self._client, message.channel, message.thread_ts, self._redact)

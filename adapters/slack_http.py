@@ -1,0 +1,40 @@
+"""HTTP mode: Slack posts events and button clicks to a real aiohttp server; bolt verifies each
+request's signature (a bad or stale one is answered 401) before any handler sees it."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+
+from bot.config import SlackConfig
+
+MAX_BODY_BYTES = 1024 * 1024  # Slack's event payloads are far smaller
+
+
+def events_app(app: AsyncApp, path: str) -> web.Application:
+    """An aiohttp application that hands ``POST path`` to bolt (events, interactivity, url_verification)."""
+
+    async def dispatch(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
+
+    async def health(_: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    web_app = web.Application(client_max_size=MAX_BODY_BYTES)
+    web_app.router.add_post(path, dispatch)
+    web_app.router.add_get("/healthz", health)
+    return web_app
+
+
+async def serve_http(app: AsyncApp, settings: SlackConfig) -> None:
+    """Serve until cancelled."""
+    runner = web.AppRunner(events_app(app, settings.http_path), access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, settings.http_host, settings.http_port).start()
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

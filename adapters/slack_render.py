@@ -1,0 +1,160 @@
+"""Renders one run's events into its Slack thread: a reply per agent turn, edited live as tokens arrive.
+
+Events are queued and drawn by one task per run, in order, so a slow or rate-limited Slack never holds
+up the team, and edits of a message are spaced by ``update_interval_s`` (Slack allows about one a
+second). A turn too long for one message continues in further replies; long files become snippets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from adapters.chat_text import STATUS_WORDS, agent_title, final_summary, report_line
+from adapters.slack_text import escape, live_view, pieces, without_blocks
+from adapters.slack_thread import Thread
+from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
+from agents.types import Usage
+from bot.config import SlackConfig
+
+log = logging.getLogger(__name__)
+
+CostOf = Callable[[str, Usage], float]
+FAILING_OUTPUT_CHARS = 1500
+WRITING = "_writing…_"
+
+
+@dataclass
+class _Live:
+    """The reply of the turn being written."""
+
+    ts: str
+    header: str
+    text: str = ""
+    dirty: bool = False
+    edited_at: float = 0.0
+
+
+class ThreadRenderer:
+    """The event sink of one run. ``status_ts`` is the reply holding the Stop button."""
+
+    def __init__(self, thread: Thread, settings: SlackConfig, cost_of: CostOf, status_ts: str) -> None:
+        self._thread, self._settings, self._cost_of = thread, settings, cost_of
+        self._status_ts = status_ts
+        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._live: _Live | None = None
+        self._cost = 0.0
+
+    async def __call__(self, event: Event) -> None:
+        self._queue.put_nowait(event)  # never waits: the run goes on while Slack is being written to
+
+    def start(self) -> asyncio.Task[None]:
+        """Start drawing; the task ends once the run's ``RunFinished`` is drawn."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._work(), name="slack-render")
+        return self._task
+
+    async def _work(self) -> None:
+        while True:
+            try:
+                event = await asyncio.wait_for(self._queue.get(), self._time_to_edit())
+            except TimeoutError:
+                await self._guard(self._edit_live())
+                continue
+            await self._guard(self._draw(event))
+            if isinstance(event, RunFinished):
+                return
+
+    async def _guard(self, step: Awaitable[None]) -> None:
+        """One event that Slack refuses (after the client's retries) must not silence the rest."""
+        try:
+            await step
+        except Exception:
+            log.exception("drawing a run's event in Slack failed")
+
+    def _time_to_edit(self) -> float | None:
+        live = self._live
+        if live is None or not live.dirty:
+            return None
+        return max(0.0, live.edited_at + self._settings.update_interval_s - time.monotonic())
+
+    async def _draw(self, event: Event) -> None:
+        if isinstance(event, TurnStarted):
+            await self._start_turn(event)
+        elif isinstance(event, TextDelta) and self._live is not None:
+            self._live.text += event.text
+            self._live.dirty = True
+            if self._time_to_edit() == 0.0:
+                await self._edit_live()
+        elif isinstance(event, TurnFinished):
+            await self._finish_turn(event)
+        elif isinstance(event, TestReported):
+            await self._post(_test_text(event))
+        elif isinstance(event, Notice):
+            await self._thread.post(f"_{escape(event.text)}_")
+        elif isinstance(event, RunFinished):
+            await self._finish_run(event)
+
+    async def _start_turn(self, event: TurnStarted) -> None:
+        header = f"*{agent_title(event.agent)}* · round {event.round}"
+        ts = await self._thread.post(f"{header}\n{WRITING}")
+        self._live = _Live(ts=ts, header=header, edited_at=time.monotonic())
+
+    async def _edit_live(self) -> None:
+        live = self._live
+        if live is None or not live.dirty:
+            return
+        live.dirty, live.edited_at = False, time.monotonic()
+        body = live_view(live.text, self._room(live.header))
+        await self._thread.update(live.ts, f"{live.header}\n{body}\n{WRITING}")
+
+    async def _finish_turn(self, event: TurnFinished) -> None:
+        live, self._live = self._live, None
+        self._cost += self._cost_of(event.model, event.usage)
+        big = {p: c for p, c in event.files.items() if len(c) > self._settings.upload_files_over_chars}
+        footer = (f"_{event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out tokens · "
+                  f"{event.duration_s:.1f}s" + (f" · {escape(event.model)}_" if event.model else "_"))
+        header = live.header if live else f"*{agent_title(event.agent)}* · round {event.round}"
+        parts = pieces(without_blocks(event.text, big), self._room(header))
+        parts[0] = f"{header}\n{parts[0]}"
+        if len(parts[-1]) + len(footer) + 1 <= self._settings.max_message_chars:
+            parts[-1] += "\n" + footer
+        else:
+            parts.append(footer)
+        if live:
+            await self._thread.update(live.ts, parts[0])
+        else:
+            await self._thread.post(parts[0])
+        for part in parts[1:]:
+            await self._thread.post(part)
+        if big:
+            await self._thread.upload(big)
+
+    async def _finish_run(self, event: RunFinished) -> None:
+        live, self._live = self._live, None
+        if live is not None:  # the run ended mid-turn (stopped, or an error): keep what was written
+            body = live_view(live.text, self._room(live.header)) if live.text else ""
+            await self._thread.update(live.ts, f"{live.header}\n{body}\n_(cut short)_")
+        word = STATUS_WORDS.get(event.status, str(event.status))
+        await self._thread.update(self._status_ts, f"Run `{event.run_id}` finished: {word}.")
+        await self._post(final_summary(event, self._cost or None))
+
+    async def _post(self, markdown: str) -> None:
+        for part in pieces(markdown, self._settings.max_message_chars):
+            await self._thread.post(part)
+
+    def _room(self, header: str) -> int:
+        """Characters left for the body of a reply that starts with ``header`` and may end with a note."""
+        return self._settings.max_message_chars - len(header) - len(WRITING) - 2
+
+
+def _test_text(event: TestReported) -> str:
+    text = f"**Tests** ({event.language}): {report_line(event.report)}"
+    if not event.report.ok:
+        text += f"\n```\n{event.report.output(FAILING_OUTPUT_CHARS)}\n```"
+    return text
+
