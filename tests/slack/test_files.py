@@ -1,0 +1,57 @@
+"""Files shared with a mention: downloaded with the bot token and given to the team, text only."""
+
+from __future__ import annotations
+
+from tests.conftest import with_changes
+from tests.slack.conftest import finished, mention, script_team
+
+MAIN_PY = b"def add(a, b):\n    return a + b\n"
+
+
+async def test_an_attached_file_reaches_the_programmer(slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    script_team(model_server)
+    shared = slack.share_file("main.py", MAIN_PY)
+    message, _ = await mention(slack, "write unit tests for this", files=(shared,))
+    await finished(slack, "C1", message.ts)
+    prompt = "\n".join(m["content"] for m in model_server.calls("programmer")[0].body["messages"])
+    assert "main.py" in prompt and "def add(a, b):\n    return a + b" in prompt
+
+
+async def test_a_file_known_only_by_id_is_looked_up_with_files_info(slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    script_team(model_server)
+    shared = slack.share_file("main.py", MAIN_PY)
+    message, _ = await mention(slack, "write unit tests for this",
+                               files=({"id": shared["id"], "file_access": "check_file_info"},))
+    await finished(slack, "C1", message.ts)
+    assert slack.called("files.info")[0].args["file"] == shared["id"]
+    assert "def add(a, b)" in model_server.calls("programmer")[0].body["messages"][1]["content"]
+
+
+async def test_a_binary_file_is_refused_with_a_clear_sentence_and_no_model_call(
+        slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    shared = slack.share_file("logo.png", b"\x89PNG\r\n\x1a\n\x00\x00", mimetype="image/png")
+    message, _ = await mention(slack, "describe this", files=(shared,))
+    reply = await slack.wait_for(lambda: slack.thread("C1", message.ts))
+    assert reply[0].text == "logo.png looks like a binary file; only text files can be attached."
+    assert model_server.requests == []
+
+
+async def test_an_oversized_file_is_refused_before_it_is_downloaded(slack, model_server, slack_config, start_bot):
+    await start_bot(with_changes(slack_config, input={"max_attachment_bytes": 100}))
+    shared = slack.share_file("big.txt", b"x" * 5000)
+    message, _ = await mention(slack, "summarise", files=(shared,))
+    reply = await slack.wait_for(lambda: slack.thread("C1", message.ts))
+    assert "big.txt is 5,000 bytes; attachments are limited to 100 bytes." in reply[0].text
+    assert model_server.requests == []
+
+
+async def test_the_bot_token_never_goes_to_a_host_that_is_not_slack(slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    shared = {**slack.share_file("main.py", MAIN_PY), "url_private": "http://evil.example/steal",
+              "url_private_download": "http://evil.example/steal"}
+    message, _ = await mention(slack, "write tests", files=(shared,))
+    reply = await slack.wait_for(lambda: slack.thread("C1", message.ts))
+    assert "main.py is not stored on Slack" in reply[0].text and model_server.requests == []

@@ -1,0 +1,64 @@
+"""HTTP mode through the real aiohttp server: only requests signed with the signing secret get in."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import aiohttp
+import pytest
+
+from tests.conftest import with_changes
+from tests.fakes.slack_api import BOT_USER, SIGNING_SECRET, FakeSlack, event_callback, message_event, signed_headers
+from tests.slack.conftest import finished, free_port, script_team
+
+
+@pytest.fixture
+async def http_bot(slack, slack_config, start_bot):
+    port = free_port()
+    config = with_changes(slack_config, slack={"mode": "http", "http_host": "127.0.0.1", "http_port": port})
+    await start_bot(config)
+    async with aiohttp.ClientSession() as session:
+        yield session, f"http://127.0.0.1:{port}/slack/events"
+
+
+def mention_body(slack: FakeSlack, event_id: str = "EvH1") -> tuple[str, str]:
+    message = slack.say("C1", "UANN", f"<@{BOT_USER}> find all intf keys")
+    return message.ts, json.dumps(event_callback(message_event(message), event_id))
+
+
+async def post(session: aiohttp.ClientSession, url: str, body: str, headers: dict[str, str]) -> int:
+    async with session.post(url, data=body, headers=headers) as response:
+        return response.status
+
+
+@pytest.mark.parametrize("secret, age_s", [
+    ("not-the-signing-secret", 0),  # signed with another secret
+    (SIGNING_SECRET, 600),  # a replay: signed right, ten minutes ago
+    (None, 0),  # not signed at all
+], ids=["bad-signature", "stale", "unsigned"])
+async def test_requests_without_a_good_signature_are_rejected(slack, model_server, http_bot, secret, age_s):
+    session, url = http_bot
+    _, body = mention_body(slack)
+    headers = ({"Content-Type": "application/json"} if secret is None
+               else signed_headers(body, secret=secret, timestamp=int(time.time()) - age_s))
+    assert await post(session, url, body, headers) == 401
+    assert model_server.requests == [] and slack.called("chat.postMessage") == []
+
+
+async def test_a_signed_mention_runs_and_its_retry_is_ignored(slack, model_server, http_bot):
+    session, url = http_bot
+    script_team(model_server)
+    ts, body = mention_body(slack)
+    assert await post(session, url, body, signed_headers(body)) == 200
+    retry = {**signed_headers(body), "X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+    assert await post(session, url, body, retry) == 200  # acknowledged, so Slack stops retrying
+    await finished(slack, "C1", ts)
+    assert len(model_server.calls("planner")) == 1
+
+
+async def test_url_verification_is_answered(http_bot):
+    session, url = http_bot
+    body = json.dumps({"type": "url_verification", "challenge": "abc123", "token": "legacy"})
+    async with session.post(url, data=body, headers=signed_headers(body)) as response:
+        assert response.status == 200 and "abc123" in await response.text()

@@ -1,0 +1,63 @@
+"""Slack's own limits: rate limits (429 + Retry-After) and message size; long code goes as a file."""
+
+from __future__ import annotations
+
+import re
+
+from tests.conftest import with_changes
+from tests.fakes import team_script as s
+from tests.fakes.team_script import ScriptedSandbox
+from tests.slack.conftest import finished, headers, mention, script_team
+
+TURNS = ["Planner", "Programmer", "Optimizer (review)", "Tester", "Check-In"]
+
+
+async def test_a_429_on_chat_update_is_retried_after_retry_after_and_the_run_lands(
+        slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    slack.fail("chat.update", 429, times=2, retry_after="0")
+    script_team(model_server)
+    message, _ = await mention(slack, "find all intf keys")
+    thread = await finished(slack, "C1", message.ts)
+    assert headers(thread) == TURNS
+    planner = next(m for m in thread if m.text.startswith("*Planner*"))
+    assert "LANGUAGE: python" in planner.text and "_writing…_" not in planner.text  # its last edit landed
+    assert len(slack.called("chat.update")) > 2  # the two refused edits were sent again
+
+
+def balanced(piece: str) -> bool:
+    return len(re.findall(r"^\s*```", piece, re.M)) % 2 == 0
+
+
+async def test_a_60_kb_answer_is_split_and_its_code_uploaded_as_a_file(slack, model_server, slack_config, start_bot):
+    from agents.types import TestReport, TestStatus
+
+    limit = slack_config.slack.max_message_chars
+    code = "".join(f"def f{i}(x):\n    return x * {i}  # {'.' * 20}\n\n" for i in range(900))
+    prose = "".join(f"Step {i}: the function f{i} multiplies by {i}; it is a pure function with no state.\n"
+                    for i in range(250))
+    answer = f"{prose}\n```python path=big.py\n{code}```\n\nEnd of the answer.\n"
+    assert len(answer) > 60_000
+    await start_bot(slack_config, sandbox=ScriptedSandbox(lambda job: TestReport(TestStatus.PASSED, 0, 0.1, 1, 0)))
+    script_team(model_server, programmer=[answer])
+    message, _ = await mention(slack, "write 900 functions")
+    thread = await finished(slack, "C1", message.ts)
+
+    start = next(i for i, m in enumerate(thread) if m.text.startswith("*Programmer*"))
+    end = next(i for i, m in enumerate(thread) if m.text.startswith("*Optimizer"))
+    turn = [m for m in thread[start:end] if not m.files]
+    assert len(turn) > 1 and all(len(m.text) <= limit for m in turn) and all(balanced(m.text) for m in turn)
+    text = "\n".join(m.text for m in turn)
+    assert "Step 249:" in text and "End of the answer." in text and "return x * 899" not in text
+    assert "`big.py` (2,700 lines) is attached below as a file." in text
+    uploaded = [u for u in slack.uploads if u["title"] == "big.py" and u["thread_ts"] == message.ts]
+    assert uploaded and uploaded[0]["content"] == code
+
+
+async def test_short_files_stay_inline(slack, model_server, slack_config, start_bot):
+    await start_bot(with_changes(slack_config, slack={"upload_files_over_chars": 100_000}))
+    script_team(model_server)
+    message, _ = await mention(slack, "find all intf keys")
+    await finished(slack, "C1", message.ts)
+    assert [u["title"] for u in slack.uploads if u["title"] == "intf.py"] == ["intf.py"]  # only the check-in's
+    assert s.CODE.splitlines()[3] in "\n".join(m.text for m in slack.thread("C1", message.ts))

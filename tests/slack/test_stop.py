@@ -1,0 +1,57 @@
+"""The Stop button cancels the run; the thread says it stopped."""
+
+from __future__ import annotations
+
+from adapters.slack_thread import STOP_ACTION
+from tests.fakes.openai_server import Reply
+from tests.fakes.slack_api import FakeSlack, Message, block_action, interactive_envelope
+from tests.slack.conftest import finished, mention
+
+
+def stop_button(message: Message) -> str | None:
+    """The run id behind the message's Stop button, if it has one."""
+    for block in message.blocks:
+        for element in block.get("elements", []):
+            if element.get("action_id") == STOP_ACTION:
+                return str(element["value"])
+    return None
+
+
+async def press_stop(slack: FakeSlack, thread_ts: str, user: str = "UANN") -> str:
+    status = next(m for m in slack.thread("C1", thread_ts) if stop_button(m))
+    run_id = stop_button(status)
+    assert run_id
+    envelope = interactive_envelope(block_action(user, status, STOP_ACTION, run_id), f"env-stop-{user}")
+    await slack.wait_ack(await slack.deliver(envelope))
+    return run_id
+
+
+async def test_the_stop_button_cancels_the_run_and_the_thread_says_so(slack, model_server, slack_config, start_bot):
+    bot = await start_bot(slack_config)
+    model_server.script("planner", Reply("Thinking about the plan...", chunk=4, stall_after=8))
+    message, _ = await mention(slack, "find all intf keys")
+    await slack.wait_for(lambda: any(m.text.startswith("*Planner*") for m in slack.thread("C1", message.ts)))
+
+    run_id = await press_stop(slack, message.ts)
+    thread = await finished(slack, "C1", message.ts)
+    assert thread[-1].text.startswith("Stopped: stopped on request.")
+    status = thread[0]
+    assert status.text == f"Run `{run_id}` finished: Stopped." and stop_button(status) is None
+    planner = next(m for m in thread if m.text.startswith("*Planner*"))
+    assert planner.text.endswith("_(cut short)_")
+    assert bot.service.active_run("slack", f"C1:{message.ts}") is None
+    assert [c.agent for c in model_server.requests] == ["planner"]
+
+
+async def test_stop_on_a_finished_run_tells_only_the_presser(slack, model_server, slack_config, start_bot):
+    from tests.slack.conftest import script_team
+
+    await start_bot(slack_config)
+    script_team(model_server)
+    message, _ = await mention(slack, "find all intf keys")
+    await finished(slack, "C1", message.ts)
+    status = slack.thread("C1", message.ts)[0]
+    envelope = interactive_envelope(block_action("UBOB", status, STOP_ACTION, "0000dead"), "env-late")
+    await slack.wait_ack(await slack.deliver(envelope))
+    notice = await slack.wait_for(lambda: slack.ephemeral)
+    assert notice[0]["user"] == "UBOB" and "is not running any more" in notice[0]["text"]
