@@ -78,7 +78,8 @@ def report_line(report: TestReport) -> str:
 
 def final_summary(event: RunFinished, cost_usd: float | None = None) -> str:
     """The last message of a run: status, why, the test result, tokens, where the result is."""
-    lines = [f"{STATUS_WORDS.get(event.status, event.status)}: {event.reason}."]
+    reason = event.reason.rstrip(".")  # some reasons are whole sentences already; one full stop either way
+    lines = [f"{STATUS_WORDS.get(event.status, event.status)}: {reason}."]
     if event.report:
         lines.append(report_line(event.report))
     usage = f"Tokens: {event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out"
