@@ -98,8 +98,8 @@ def interaction_place(interaction: discord.Interaction) -> Place:
 
 
 async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Message) -> None:
-    if message.author.bot or message.type not in USER_MESSAGE_TYPES:
-        return
+    if message.author.bot or message.author.id == me.id or message.type not in USER_MESSAGE_TYPES:
+        return  # never answer a bot, least of all ourselves (Discord echoes our own messages back)
     mentioned = any(user.id == me.id for user in message.mentions)
     channel = message.channel
     ours = isinstance(channel, discord.Thread) and channel.owner_id == me.id

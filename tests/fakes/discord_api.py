@@ -35,6 +35,7 @@ OTHER_CHANNEL_ID = 900_000_000_000_000_021
 CODERS_ROLE = 900_000_000_000_000_030
 TOKEN = "fake-discord-token-0123456789"
 EPHEMERAL = 64
+MESSAGE_CONTENT_INTENT = 1 << 15
 
 
 @dataclass
@@ -72,8 +73,8 @@ def user(user_id: int, name: str, bot: bool = False) -> dict[str, Any]:
 
 
 def member(user_id: int, name: str, roles: tuple[int, ...] = ()) -> dict[str, Any]:
-    return {"user": user(user_id, name), "roles": [str(r) for r in roles], "joined_at": now(), "deaf": False,
-            "mute": False, "flags": 0, "permissions": "2248473465835073"}
+    return {"user": user(user_id, name, bot=user_id == BOT_ID), "roles": [str(r) for r in roles], "joined_at": now(),
+            "deaf": False, "mute": False, "flags": 0, "permissions": "2248473465835073"}
 
 
 class FakeDiscord:
@@ -88,6 +89,8 @@ class FakeDiscord:
         self.commands: dict[str, list[dict[str, Any]]] = {}  # "global" or a guild id -> synced commands
         self.identified = asyncio.Event()
         self.intents: int | None = None
+        self.application_flags = 1 << 19  # GATEWAY_MESSAGE_CONTENT_LIMITED: the intent is switched on
+        self.privileged_allowed = True  # False: refuse the message content intent as Discord does (4014)
         self._ids = itertools.count(950_000_000_000_000_000)
         self._sockets: list[web.WebSocketResponse] = []
         self._seq = itertools.count(1)
@@ -183,6 +186,9 @@ class FakeDiscord:
             await socket.close(code=4004, message=b"Authentication failed.")
             return
         self.intents = data.get("intents")
+        if not self.privileged_allowed and (self.intents or 0) & MESSAGE_CONTENT_INTENT:
+            await socket.close(code=4014, message=b"Disallowed intent(s).")
+            return
         ready = {"v": 10, "user": user(BOT_ID, "codegen", bot=True), "guilds": [{"id": str(GUILD_ID), "unavailable": True}],
                  "session_id": "fake-session", "resume_gateway_url": self.gateway_url,
                  "application": {"id": str(APP_ID), "flags": 0}}
@@ -239,7 +245,7 @@ class FakeDiscord:
             ("DELETE", "channels", "#", "messages", "#"): self._delete_message,
             ("POST", "channels", "#", "messages", "#", "threads"): self._create_thread,
         }
-        if len(parts) == 6 and parts[3] == "reactions" and method == "PUT":
+        if len(parts) == 7 and parts[4] == "reactions" and method == "PUT":
             return self._no_content
         if parts[0] == "interactions" and method == "POST":
             return self._callback
@@ -256,7 +262,7 @@ class FakeDiscord:
     async def _application(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
         return _json({"id": str(APP_ID), "name": "codegen", "icon": None, "description": "",
                                   "bot_public": False, "bot_require_code_grant": False, "verify_key": "0" * 64,
-                                  "owner": user(1, "owner"), "flags": 0, "summary": ""})
+                                  "owner": user(1, "owner"), "flags": self.application_flags, "summary": ""})
 
     async def _gateway_bot(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
         return _json({"url": self.gateway_url, "shards": 1, "session_start_limit": {
@@ -276,7 +282,9 @@ class FakeDiscord:
         return _json(synced)
 
     async def _create_message(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
-        return _json(self._store_message(int(parts[1]), body, files).payload)
+        message = self._store_message(int(parts[1]), body, files)
+        await self.dispatch("MESSAGE_CREATE", message.payload)  # Discord echoes a bot's own messages to it too
+        return _json(message.payload)
 
     async def _edit_message(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
         message = self.messages.get(int(parts[3]))

@@ -1,0 +1,64 @@
+"""The Stop button cancels the run: the model call ends, the thread says "Stopped", the button goes."""
+
+from __future__ import annotations
+
+from adapters.discord_access import WRONG_ROLE
+from agents.types import RunStatus
+from tests.discord.conftest import eventually, final_message, script_team, thread_of
+from tests.discord.payloads import BOB, button_press, slash_code
+from tests.fakes import team_script as s
+from tests.fakes.discord_api import CODERS_ROLE, EPHEMERAL
+from tests.fakes.openai_server import Reply
+
+
+async def _stalled_run(discord_api, model_server) -> tuple[int, int]:
+    """A run whose Planner stops talking mid-reply: (its thread, its control message)."""
+    script_team(model_server, planner=[Reply(s.PLAN, stall_after=24)])
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find intf keys", roles=(CODERS_ROLE,)))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    await eventually(lambda: any(m.content.startswith("**Planner**\n1.") for m in discord_api.channel_messages(thread)),
+                     "the Planner's first words")
+    return thread, discord_api.channel_messages(thread)[0].id
+
+
+async def test_stop_cancels_the_run(start_bot, discord_api, model_server, store):
+    await start_bot()
+    thread, control = await _stalled_run(discord_api, model_server)
+    press = button_press(discord_api, control, roles=(CODERS_ROLE,))
+    await discord_api.dispatch("INTERACTION_CREATE", press)
+    final = await eventually(lambda: final_message(discord_api, thread), "the final message")
+
+    assert [c.json["type"] for c in discord_api.calls_to("POST", f"/interactions/{press['id']}/")] == [6]
+    assert final.content.startswith("⏹️ Stopped: stopped on request.")
+    assert discord_api.messages[control].payload["components"] == []
+    assert "stopped" in discord_api.messages[control].content
+    assert (await store.runs())[0].status == RunStatus.STOPPED
+    await eventually(lambda: model_server.disconnects == 1, "the model call closed")
+    assert len(model_server.requests) == 1  # nobody after the Planner was asked
+
+
+async def test_stop_after_the_run_ended_says_so(start_bot, discord_api, model_server):
+    await start_bot()
+    thread, control = await _stalled_run(discord_api, model_server)
+    first = button_press(discord_api, control)  # the press payload keeps the button, as a stale client would
+    await discord_api.dispatch("INTERACTION_CREATE", first)
+    await eventually(lambda: final_message(discord_api, thread), "the final message")
+    assert discord_api.messages[control].payload["components"] == []  # gone; a stale client may still press it
+    stale = {**first, "id": str(discord_api.next_id()), "token": "stale-press"}
+    discord_api.component_message("stale-press", control)
+    await discord_api.dispatch("INTERACTION_CREATE", stale)
+    await eventually(lambda: discord_api.calls_to("POST", f"/interactions/{stale['id']}/"), "the answer")
+    answer = discord_api.calls_to("POST", f"/interactions/{stale['id']}/")[0].json
+    assert answer["type"] == 7 and "is no longer running" in answer["data"]["content"]
+
+
+async def test_stop_from_someone_without_access_is_refused_privately(start_bot, discord_api, model_server, store):
+    await start_bot(allowed_roles=(CODERS_ROLE,))
+    thread, control = await _stalled_run(discord_api, model_server)
+    press = button_press(discord_api, control, user_id=BOB)
+    await discord_api.dispatch("INTERACTION_CREATE", press)
+    reply = await eventually(lambda: discord_api.original_response(press["token"]), "the refusal")
+    assert reply.content == WRONG_ROLE and reply.flags & EPHEMERAL
+    assert final_message(discord_api, thread) is None and discord_api.messages[control].payload["components"]
+    model_server.release_stalls.set()  # the run goes on to its end
+    await eventually(lambda: final_message(discord_api, thread), "the final message")
