@@ -15,7 +15,7 @@ from adapters.slack_access import Incoming, ThreadDirectory, incoming, mentions,
 from adapters.slack_files import read_shared_files
 from adapters.slack_render import ThreadRenderer
 from adapters.slack_text import escape
-from adapters.slack_thread import STOP_ACTION, Thread, ThreadPublisher, status_blocks
+from adapters.slack_thread import STOP_ACTION, Thread, status_blocks
 from agents.errors import UserInputError
 from bot.config import Config, Secrets
 from bot.redact import Redactor
@@ -98,7 +98,7 @@ class SlackBot:
         self._threads.add(thread.channel, thread.thread_ts)
         renderer = ThreadRenderer(thread, self._settings, self._store.cost, status_ts)
         try:
-            await self._service.submit(request, renderer, ThreadPublisher(thread), run_id=run_id)
+            await self._service.submit(request, renderer, renderer, run_id=run_id)
         except UserInputError as error:  # the queue filled up since the check
             await thread.update(status_ts, escape(str(error)))
             return

@@ -3,6 +3,8 @@
 Events are queued and drawn by one task per run, in order, so a slow or rate-limited Slack never holds
 up the team, and edits of a message are spaced by ``update_interval_s`` (Slack allows about one a
 second). A turn too long for one message continues in further replies; long files become snippets.
+The renderer is also the run's fallback publisher: attaching the files waits its turn in the same
+queue, so they land after the turns before them rather than wherever the drawing has got to.
 """
 
 from __future__ import annotations
@@ -11,13 +13,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from adapters.chat_text import STATUS_WORDS, agent_title, final_summary, report_line
+from adapters.chat_text import STATUS_WORDS, agent_title, final_summary
 from adapters.slack_text import escape, live_view, pieces, without_blocks
-from adapters.slack_thread import Thread
+from adapters.slack_thread import Thread, ThreadPublisher
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
-from agents.types import Usage
+from agents.types import CheckInResult, Publication, Usage
 from bot.config import SlackConfig
 
 log = logging.getLogger(__name__)
@@ -38,19 +40,33 @@ class _Live:
     edited_at: float = 0.0
 
 
+@dataclass
+class _Publish:
+    """A check-in waiting in the queue for its turn."""
+
+    publication: Publication
+    result: asyncio.Future[CheckInResult] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
 class ThreadRenderer:
-    """The event sink of one run. ``status_ts`` is the reply holding the Stop button."""
+    """The event sink and fallback publisher of one run. ``status_ts`` is the reply holding the Stop button."""
 
     def __init__(self, thread: Thread, settings: SlackConfig, cost_of: CostOf, status_ts: str) -> None:
         self._thread, self._settings, self._cost_of = thread, settings, cost_of
         self._status_ts = status_ts
-        self._queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._queue: asyncio.Queue[Event | _Publish] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._live: _Live | None = None
         self._cost = 0.0
 
     async def __call__(self, event: Event) -> None:
         self._queue.put_nowait(event)  # never waits: the run goes on while Slack is being written to
+
+    async def publish(self, publication: Publication) -> CheckInResult:
+        """``agents.protocols.Publisher``: the files attached to the thread, in order with the turns."""
+        job = _Publish(publication)
+        self._queue.put_nowait(job)
+        return await job.result
 
     def start(self) -> asyncio.Task[None]:
         """Start drawing; the task ends once the run's ``RunFinished`` is drawn."""
@@ -65,9 +81,24 @@ class ThreadRenderer:
             except TimeoutError:
                 await self._guard(self._edit_live())
                 continue
+            if isinstance(event, _Publish):
+                await self._publish(event)
+                continue
             await self._guard(self._draw(event))
             if isinstance(event, RunFinished):
                 return
+
+    async def _publish(self, job: _Publish) -> None:
+        if job.result.done():  # the run was stopped while its check-in waited
+            return
+        try:
+            result = await ThreadPublisher(self._thread).publish(job.publication)
+        except Exception as error:  # CheckInError for the Manager to report; anything else too, not lost here
+            if not job.result.done():
+                job.result.set_exception(error)
+            return
+        if not job.result.done():
+            job.result.set_result(result)
 
     async def _guard(self, step: Awaitable[None]) -> None:
         """One event that Slack refuses (after the client's retries) must not silence the rest."""
@@ -100,7 +131,7 @@ class ThreadRenderer:
             await self._finish_run(event)
 
     async def _start_turn(self, event: TurnStarted) -> None:
-        header = f"*{agent_title(event.agent)}* · round {event.round}"
+        header = _header(event.agent, event.round)
         ts = await self._thread.post(f"{header}\n{WRITING}")
         self._live = _Live(ts=ts, header=header, edited_at=time.monotonic())
 
@@ -108,8 +139,14 @@ class ThreadRenderer:
         live = self._live
         if live is None or not live.dirty:
             return
-        live.dirty, live.edited_at = False, time.monotonic()
-        body = live_view(live.text, self._room(live.header))
+        live.dirty = False
+        # Whole lines only: a secret cut in two by a delta would slip past redaction, and no secret
+        # holds a newline. (Half-written words would flicker too.)
+        shown = live.text[: live.text.rfind("\n") + 1]
+        if not shown.strip():
+            return
+        live.edited_at = time.monotonic()
+        body = live_view(shown, self._room(live.header))
         await self._thread.update(live.ts, f"{live.header}\n{body}\n{WRITING}")
 
     async def _finish_turn(self, event: TurnFinished) -> None:
@@ -118,7 +155,7 @@ class ThreadRenderer:
         big = {p: c for p, c in event.files.items() if len(c) > self._settings.upload_files_over_chars}
         footer = (f"_{event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out tokens · "
                   f"{event.duration_s:.1f}s" + (f" · {escape(event.model)}_" if event.model else "_"))
-        header = live.header if live else f"*{agent_title(event.agent)}* · round {event.round}"
+        header = live.header if live else _header(event.agent, event.round)
         parts = pieces(without_blocks(event.text, big), self._room(header))
         parts[0] = f"{header}\n{parts[0]}"
         if len(parts[-1]) + len(footer) + 1 <= self._settings.max_message_chars:
@@ -137,7 +174,8 @@ class ThreadRenderer:
     async def _finish_run(self, event: RunFinished) -> None:
         live, self._live = self._live, None
         if live is not None:  # the run ended mid-turn (stopped, or an error): keep what was written
-            body = live_view(live.text, self._room(live.header)) if live.text else ""
+            shown = live.text[: live.text.rfind("\n") + 1]
+            body = live_view(shown, self._room(live.header)) if shown.strip() else ""
             await self._thread.update(live.ts, f"{live.header}\n{body}\n_(cut short)_")
         word = STATUS_WORDS.get(event.status, str(event.status))
         await self._thread.update(self._status_ts, f"Run `{event.run_id}` finished: {word}.")
@@ -152,8 +190,14 @@ class ThreadRenderer:
         return self._settings.max_message_chars - len(header) - len(WRITING) - 2
 
 
+def _header(agent: str, round_: int) -> str:
+    """The first line of a turn's reply. Round 0 is the planning before the first round of code."""
+    return f"*{agent_title(agent)}*" + (f" · round {round_}" if round_ else "")
+
+
 def _test_text(event: TestReported) -> str:
-    text = f"**Tests** ({event.language}): {report_line(event.report)}"
+    report = event.report
+    text = f"**Tests** ({event.language}): {report.summary()} in {report.duration_s:.1f}s"
     if not event.report.ok:
         text += f"\n```\n{event.report.output(FAILING_OUTPUT_CHARS)}\n```"
     return text

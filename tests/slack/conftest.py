@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import re
 import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from tests.fakes.team_script import ScriptedSandbox
 from tests.sandbox.conftest import _docker_gate, docker_client  # noqa: F401  (Docker, or a skip; no leftovers)
 
 FINAL_WORDS = ("Passed:", "Failed:", "Stopped:", "Error:")
+TURN_HEADER = re.compile(r"^\*([^*]+)\*(?: · round \d+)?$")
 
 
 @pytest.fixture
@@ -138,4 +140,5 @@ async def finished(slack: FakeSlack, channel: str, thread_ts: str, count: int = 
 
 def headers(thread: list[Message]) -> list[str]:
     """The agent named at the top of each turn's reply, in thread order."""
-    return [m.text.split("*")[1] for m in thread if m.text.startswith("*") and " · round " in m.text.split("\n")[0]]
+    found = (TURN_HEADER.match(m.text.split("\n")[0]) for m in thread)
+    return [match.group(1) for match in found if match]

@@ -34,7 +34,9 @@ async def test_a_mention_runs_the_team_in_the_thread_and_ends_with_the_gist_link
     programmer = next(m for m in thread if m.text.startswith("*Programmer*"))
     assert "def find_intf(obj):" in programmer.text and "```python" not in programmer.text  # Slack's fences
     assert "tokens" in programmer.text.splitlines()[-1]
-    assert any(m.text.startswith("*Tests* (python): Tests: 2 passed") for m in thread)
+    assert any(m.text.startswith("*Tests* (python): 2 passed, 0 failed in 0.1s") for m in thread)
+    assert [m.text.split("\n")[0] for m in thread if m.text.startswith("*Planner*")] == ["*Planner*"]
+    assert "*Programmer* · round 1" in [m.text.split("\n")[0] for m in thread]
     assert [c.agent for c in model_server.requests] == ["planner", "programmer", "optimizer", "tester", "checkin"]
 
 
@@ -57,8 +59,10 @@ async def test_without_github_the_files_are_attached_to_the_thread(slack, model_
     attached = {u["title"]: u for u in slack.uploads if u["thread_ts"] == message.ts}
     assert {"intf.py", "test_intf.py", "README.md"} <= set(attached)
     assert attached["intf.py"]["content"] == s.CODE.split("```python path=intf.py\n")[1].split("```")[0]
-    assert attached["intf.py"]["permalink"] in thread[-1].text or any(
-        u["permalink"] in thread[-1].text for u in attached.values())
+    assert any(u["permalink"] in thread[-1].text for u in attached.values())
+    order = [m.text.split("\n")[0] for m in thread]
+    files_at = next(i for i, m in enumerate(thread) if m.text.startswith("The files of run"))
+    assert order.index("*Check-In* · round 1") < files_at < len(thread) - 1  # in turn, though Slack lags the team
 
 
 async def test_a_reply_in_the_thread_continues_the_same_conversation(slack, model_server, slack_config, start_bot):
@@ -142,3 +146,29 @@ async def test_an_error_reaches_the_thread_as_one_sentence(slack, model_server, 
     summary = thread[-1].text
     assert summary.startswith("Error:") and "Traceback" not in summary and "\n  File " not in summary
     assert all("Traceback" not in m.text for m in thread)
+
+
+async def test_a_run_that_must_wait_says_where_it_is_in_the_queue(slack, model_server, slack_config, start_bot):
+    from tests.fakes.openai_server import Reply
+
+    await start_bot(with_changes(slack_config, limits={"max_concurrent_runs": 1}))
+    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    first, _ = await mention(slack, "find all intf keys", user="UANN", channel="C1")
+    second, _ = await mention(slack, "find all intf keys too", user="UBOB", channel="C2")
+    await finished(slack, "C1", first.ts)
+    thread = await finished(slack, "C2", second.ts)
+    assert thread[1].text.startswith("_Queued:") and headers(thread) == TURNS
+
+
+async def test_secrets_never_reach_the_thread(slack, model_server, slack_config, slack_secrets, start_bot):
+    from tests.fakes.openai_server import Reply
+
+    await start_bot(slack_config)
+    leaked = f"My key is {slack_secrets.openai_api_key} and the bot's is {slack_secrets.slack_bot_token}.\nVERDICT: APPROVE"
+    script_team(model_server, optimizer=[Reply(leaked, chunk=3)])  # small deltas: a secret arrives in pieces
+    message, _ = await mention(slack, "find all intf keys")
+    thread = await finished(slack, "C1", message.ts)
+    posted = [m.text for m in thread] + [e for m in thread for e in m.edits]
+    assert any("My key is [redacted] and the bot's is [redacted]." in text for text in posted)
+    assert not any(secret[:8] in text for secret in (slack_secrets.openai_api_key, slack_secrets.slack_bot_token)
+                   for text in posted)
