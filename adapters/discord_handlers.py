@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 PLATFORM = "discord"
 INTERNAL_ERROR = "Something went wrong on the bot's side; the details are in its log."
+NO_THREAD_PERMISSION = ("The bot may not open a thread here: give it Create Public Threads and Send Messages in "
+                        "Threads in this channel.")
 REFUSED_REACTION = "⛔"
 HEADER_TASK_CHARS = 1500  # of the task quoted in the message a thread starts from
 USER_MESSAGE_TYPES = (discord.MessageType.default, discord.MessageType.reply)
@@ -73,8 +75,11 @@ async def on_code(ctx: Context, interaction: discord.Interaction, task: str, fil
         return
     header = f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}"
     message = await interaction.edit_original_response(content=ctx.redact(header))
-    thread = interaction.channel if isinstance(interaction.channel, discord.Thread) else await message.create_thread(
-        name=thread_name(task), auto_archive_duration=ctx.config.thread_archive_minutes)  # type: ignore[arg-type]
+    try:
+        thread = await thread_for(ctx, interaction.channel, message, task)
+    except UserInputError as error:
+        await interaction.followup.send(f"⚠️ {error}", ephemeral=True)
+        return
     await run_in_thread(ctx, thread, dataclasses.replace(request, thread_key=str(thread.id)))
 
 
@@ -116,11 +121,10 @@ async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Mess
         attachments = await read_attachments(message.attachments, ctx)
         request = ChatRequest(PLATFORM, "", str(message.author.id), task, attachments)
         ctx.service.check(request)
+        thread = await thread_for(ctx, channel, message, task)
     except UserInputError as error:
         await message.reply(f"⚠️ {error}")
         return
-    thread = channel if isinstance(channel, discord.Thread) else await message.create_thread(
-        name=thread_name(task), auto_archive_duration=ctx.config.thread_archive_minutes)  # type: ignore[arg-type]
     await run_in_thread(ctx, thread, dataclasses.replace(request, thread_key=str(thread.id)))
 
 
@@ -131,6 +135,17 @@ def message_place(message: discord.Message) -> Place:
 
 
 # -- a run in a thread ----------------------------------------------------------------------------
+
+
+async def thread_for(ctx: Context, channel: object, start: discord.Message, task: str) -> discord.Thread:
+    """The thread the work happens in: the one asked from, else a new one started from ``start``."""
+    if isinstance(channel, discord.Thread):
+        return channel
+    try:
+        minutes = ctx.config.thread_archive_minutes
+        return await start.create_thread(name=thread_name(task), auto_archive_duration=minutes)  # type: ignore[arg-type]
+    except discord.Forbidden:
+        raise UserInputError(NO_THREAD_PERMISSION) from None
 
 
 async def run_in_thread(ctx: Context, thread: discord.abc.Messageable, request: ChatRequest) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import message, slash_code
-from tests.fakes.discord_api import CHANNEL_ID, GUILD_ID
+from tests.fakes.discord_api import CHANNEL_ID, EPHEMERAL, GUILD_ID
 
 
 async def _first_run(discord_api, model_server) -> int:
@@ -79,3 +79,23 @@ async def test_unrelated_chatter_and_the_bots_own_messages_start_nothing(start_b
     await eventually(lambda: final_message(discord_api, thread), "the final message")
     # Every message the bot posted in its thread came back over the gateway, and none started a run.
     assert len(discord_api.threads) == 1 and len(model_server.calls("planner")) == 1
+
+
+async def test_code_inside_the_bots_thread_continues_there(start_bot, discord_api, model_server):
+    await start_bot()
+    thread = await _first_run(discord_api, model_server)
+    script_team(model_server)
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "now make it async", channel_id=thread))
+    await eventually(lambda: final_message(discord_api, thread, count=2), "the follow-up's final message")
+    assert len(discord_api.threads) == 1
+    assert "find all intf keys" in model_server.calls("planner")[1].body["messages"][1]["content"]
+
+
+async def test_without_permission_to_open_threads_the_user_is_told_what_to_grant(start_bot, discord_api, model_server):
+    discord_api.may_create_threads = False
+    await start_bot()
+    interaction = slash_code(discord_api, "find all intf keys")
+    await discord_api.dispatch("INTERACTION_CREATE", interaction)
+    told = await eventually(lambda: discord_api.followups(interaction["token"]), "the explanation")
+    assert told[0].content.startswith("⚠️ The bot may not open a thread here") and told[0].flags & EPHEMERAL
+    assert model_server.requests == []

@@ -13,8 +13,11 @@ from bot.config import ConfigError
 from bot.llm import OpenAIChatModel
 from bot.service import Service
 from tests.conftest import with_changes
-from tests.discord.conftest import eventually
+from tests.discord.conftest import eventually, final_message, script_team, thread_of
+from tests.discord.payloads import slash_code
+from tests.fakes import team_script as s
 from tests.fakes.discord_api import GUILD_ID
+from tests.fakes.openai_server import Reply
 from tests.fakes.team_script import ScriptedSandbox
 
 
@@ -58,3 +61,20 @@ async def test_a_missing_privileged_intent_is_a_config_error(discord_config, dis
     config = with_changes(discord_config, discord={"message_content_intent": True})
     with pytest.raises(ConfigError, match="Message Content intent"):
         await serve(service_for(config, discord_secrets, store), store, config, discord_secrets)
+
+
+async def test_stopping_the_bot_stops_its_runs_and_says_so_in_their_threads(
+        discord_config, discord_secrets, store, discord_api, model_server):
+    script_team(model_server, planner=[Reply(s.PLAN, stall_after=24)])
+    service = service_for(discord_config, discord_secrets, store)
+    task = asyncio.create_task(serve(service, store, discord_config, discord_secrets))
+    await eventually(lambda: discord_api.identified.is_set(), "the bot identified")
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    await eventually(lambda: any(m.content.startswith("**Planner**\n1.") for m in discord_api.channel_messages(thread)),
+                     "the Planner's first words")
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert final_message(discord_api, thread).content.startswith("⏹️ Stopped")
+    assert (await store.runs())[0].status == "stopped"

@@ -90,6 +90,7 @@ class FakeDiscord:
         self.identified = asyncio.Event()
         self.intents: int | None = None
         self.application_flags = 1 << 19  # GATEWAY_MESSAGE_CONTENT_LIMITED: the intent is switched on
+        self.may_create_threads = True  # False: 403 Missing Permissions, as for a bot without the permission
         self.privileged_allowed = True  # False: refuse the message content intent as Discord does (4014)
         self._ids = itertools.count(950_000_000_000_000_000)
         self._sockets: list[web.WebSocketResponse] = []
@@ -124,7 +125,8 @@ class FakeDiscord:
         return self.messages.get(message_id) if message_id else None
 
     def followups(self, interaction_token: str) -> list[StoredMessage]:
-        return [m for m in self.messages.values() if m.payload.get("_token") == interaction_token]
+        return [m for m in self.messages.values()
+                if m.payload.get("_token") == interaction_token and not m.payload.get("_original")]
 
     async def dispatch(self, event: str, data: dict[str, Any]) -> None:
         """Send a gateway DISPATCH to every connected client."""
@@ -302,6 +304,8 @@ class FakeDiscord:
 
     async def _create_thread(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
         parent, message_id = int(parts[1]), int(parts[3])
+        if not self.may_create_threads:
+            return _json({"message": "Missing Permissions", "code": 50013}, status=403)
         thread = {"id": str(message_id), "type": 11, "guild_id": str(GUILD_ID), "parent_id": str(parent),
                   "owner_id": str(BOT_ID), "name": body["name"], "last_message_id": None, "message_count": 0,
                   "member_count": 1, "rate_limit_per_user": 0, "flags": 0,
