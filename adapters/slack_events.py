@@ -4,6 +4,7 @@ everything here may take its time; none of it decides how the team works (that i
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import Any
 
@@ -62,7 +63,8 @@ class SlackBot:
             await self._take(message, bot_user)
         except Exception:
             log.exception("taking Slack message %s in %s failed", message.ts, message.channel)
-            await self._thread(message).post(INTERNAL_ERROR)
+            with contextlib.suppress(Exception):  # Slack itself may be what failed; the log has it all
+                await self._thread(message).post(INTERNAL_ERROR)
 
     async def _addressed(self, message: Incoming, mention_event: bool, bot_user: str) -> bool:
         if mention_event or message.direct or mentions(message.text, bot_user):

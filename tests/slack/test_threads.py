@@ -172,3 +172,13 @@ async def test_secrets_never_reach_the_thread(slack, model_server, slack_config,
     assert any("My key is [redacted] and the bot's is [redacted]." in text for text in posted)
     assert not any(secret[:8] in text for secret in (slack_secrets.openai_api_key, slack_secrets.slack_bot_token)
                    for text in posted)
+
+
+async def test_when_slack_fails_before_the_run_the_thread_gets_one_sentence(slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    slack.fail("chat.postMessage", 500)  # the first reply (the status with the Stop button) is refused
+    message, _ = await mention(slack, "find all intf keys")
+    thread = await slack.wait_for(lambda: slack.thread("C1", message.ts))
+    assert [m.text for m in thread] == ["Something went wrong on the bot's side before the team could start; "
+                                        "the details are in its log."]
+    assert model_server.requests == []
