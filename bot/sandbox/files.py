@@ -1,8 +1,9 @@
 """Packing a job's files for the container.
 
-The files travel as a tar, base64 encoded in ``docker exec`` arguments. That needs nothing but ``sh``,
-``base64`` and ``tar`` in the image and works over every transport the SDK speaks (unix socket, TLS, ssh),
-unlike ``put_archive``, which cannot write into the tmpfs work dir of a running container.
+The files travel as a tar, base64 encoded in ``docker exec`` arguments, unpacked by the run's first
+command. That needs nothing but ``sh``, ``base64`` and ``tar`` in the image and works over every
+transport the SDK speaks (unix socket, TLS, ssh), unlike ``put_archive``, which cannot write into the
+tmpfs work dir of a running container.
 """
 
 from __future__ import annotations
@@ -39,13 +40,25 @@ def pack(files: Mapping[str, str]) -> bytes:
     return buffer.getvalue()
 
 
-def upload_commands(files: Mapping[str, str], workdir: str, limit: int) -> list[list[str]]:
-    """The exec commands that, run in order, unpack ``files`` into ``workdir``."""
+UNPACK_FAILED = "[sandbox] could not unpack the files"
+UNPACK_EXIT = 125
+
+
+def staged(files: Mapping[str, str], workdir: str, limit: int, command: str) -> tuple[list[list[str]], list[str]]:
+    """Exec commands that stage all but the last chunk, and one that unpacks everything then runs ``command``.
+
+    Unpacking in the same exec as the first command saves a whole ``docker exec`` per run. A failed
+    unpack exits ``UNPACK_EXIT`` after printing ``UNPACK_FAILED``, so it is told apart from the command.
+    """
     archive = pack(files)
     if len(archive) > limit:
         raise SandboxError(f"the files to test are {len(archive)} bytes, over the sandbox limit of {limit}")
     encoded = base64.b64encode(archive).decode("ascii")
     chunks = [encoded[i:i + CHUNK_CHARS] for i in range(0, len(encoded), CHUNK_CHARS)] or [""]
-    commands = [["sh", "-c", f'printf %s "$1" >> {UPLOAD_PATH}', "sh", chunk] for chunk in chunks]
-    unpack = f"base64 -d {UPLOAD_PATH} | tar -x -m -f - -C {workdir} && rm -f {UPLOAD_PATH}"
-    return [*commands, ["sh", "-c", unpack]]
+    stage = [["sh", "-c", f'printf %s "$1" >> {UPLOAD_PATH}', "sh", chunk] for chunk in chunks[:-1]]
+    staged_part = f"cat {UPLOAD_PATH}; rm -f {UPLOAD_PATH}; " if stage else ""
+    script = (
+        f'{{ {staged_part}printf %s "$1"; }} | base64 -d | tar -x -m -f - -C {workdir} '
+        f'|| {{ echo "{UNPACK_FAILED}" >&2; exit {UNPACK_EXIT}; }}; exec sh -c "$0"'
+    )
+    return stage, ["sh", "-c", script, command, chunks[-1]]

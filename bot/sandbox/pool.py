@@ -32,6 +32,9 @@ class WarmPool:
         self.fill(language)
         return container
 
+    def ready(self, language: str) -> int:
+        return len(self._ready.get(language, []))
+
     def fill(self, language: str) -> None:
         """Start containers in the background until ``size`` are ready or on their way."""
         if self._closed:

@@ -1,9 +1,10 @@
 """The Docker sandbox: runs a job's tests in a fresh, locked-down container and reports what it saw.
 
-One run: wait for a slot (the concurrency cap) -> take a warm container or start one -> unpack the
-files -> dependency setup when the files call for it (network only then, per config) -> cut the
-network -> the test command, its output capped as it streams, killed from outside at the deadline ->
-read the counts -> remove the container, also when the run is cancelled.
+One run: wait for a slot (the concurrency cap) -> take a warm container or start one -> stage the
+files -> unpack them and run the dependency setup when the files call for it (network only then,
+per config) -> cut the network -> the test command (unpacking first when there was no setup), its
+output capped as it streams, killed from outside at the deadline -> read the counts -> remove the
+container, also when the run is cancelled.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agents.types import TestJob, TestReport, TestStatus
 from bot.config import LanguageConfig, SandboxConfig
 from bot.sandbox import containers
 from bot.sandbox.client import open_checked
-from bot.sandbox.files import upload_commands
+from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
 from bot.sandbox.languages import image_for, languages
 from bot.sandbox.output import SplitOutput
 from bot.sandbox.pool import WarmPool
@@ -54,6 +55,7 @@ class DockerSandbox:
         self._ready = asyncio.Lock()
         self._started = False
         self._pool = WarmPool(config.warm_pool_size, self._start_for, self._remove) if config.warm_pool else None
+        self._cleanups: set[asyncio.Future[None]] = set()
         self.active = 0  # containers running a job now (observable by tests and benchmarks)
         self.peak_active = 0
 
@@ -75,6 +77,8 @@ class DockerSandbox:
             self._started = True
 
     async def close(self) -> None:
+        """Wait for pending removals, remove the idle warm containers, close our client."""
+        await asyncio.gather(*list(self._cleanups), return_exceptions=True)
         if self._pool is not None:
             await self._pool.close()
         if self._owns_client and self._client is not None:
@@ -87,39 +91,60 @@ class DockerSandbox:
             self._language(language)
             self._pool.fill(language)
 
+    def warm_ready(self, language: str) -> int:
+        """How many warm containers wait for ``language`` right now."""
+        return self._pool.ready(language) if self._pool is not None else 0
+
     async def run(self, job: TestJob) -> TestReport:
         language = self._language(job.language)
         await self.start()
         limit_s = job.timeout_s or self._config.timeout_s
-        async with self._slots:
-            self.active += 1
-            self.peak_active = max(self.peak_active, self.active)
-            try:
-                return await self._run(job, language, limit_s)
-            finally:
-                self.active -= 1
+        await self._slots.acquire()
+        self.active += 1
+        self.peak_active = max(self.peak_active, self.active)
+        used: list[Container] = []
+        try:
+            report = await self._run(job, language, limit_s, used)
+        except BaseException:
+            # Shielded: a cancelled or failed run removes its container before the error goes on.
+            await asyncio.shield(self._release(used))
+            raise
+        # The report is ready: the removal finishes in the background, still holding the slot.
+        cleanup = asyncio.ensure_future(self._release(used))
+        self._cleanups.add(cleanup)
+        cleanup.add_done_callback(self._cleanups.discard)
+        return report
 
-    async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float) -> TestReport:
+    async def _release(self, used: list[Container]) -> None:
+        try:
+            for container in used:
+                await self._remove(container)
+        finally:
+            self.active -= 1
+            self._slots.release()
+
+    async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float,
+                   used: list[Container]) -> TestReport:
         setup = _needs_setup(language, job.files)
         network = setup and self._config.setup_network
         container = self._pool.take(job.language) if self._pool and not network else None
         if container is None:
             container = await self._start(job.language, language, network)
-        try:
-            await self._upload(container, job.files, language)
-            if setup:
-                report = await self._setup(container, language, network)
-                if report is not None:
-                    return report
-            step = await self._step(container, language.test_command, language.workdir, limit_s)
-            return _report(step, language, self._config)
-        finally:
-            # Shielded: a cancelled run still removes its container before the cancellation completes.
-            await asyncio.shield(self._remove(container))
+        used.append(container)
+        first = language.setup_command if setup else language.test_command
+        unpack_then_first = await self._stage(container, job.files, language, first)
+        if setup:
+            report = await self._setup(container, language, network, unpack_then_first)
+            if report is not None:
+                return report
+        test = unpack_then_first if not setup else ["sh", "-c", language.test_command]
+        step = await self._step(container, test, language.workdir, limit_s)
+        return _report(step, language, self._config)
 
-    async def _setup(self, container: Container, language: LanguageConfig, network: bool) -> TestReport | None:
+    async def _setup(self, container: Container, language: LanguageConfig, network: bool,
+                     argv: list[str]) -> TestReport | None:
         """Install dependencies; a report when that failed (the tests cannot run), else None."""
-        step = await self._step(container, language.setup_command, language.workdir,
+        step = await self._step(container, argv, language.workdir,
                                 self._config.setup_timeout_s, {"SANDBOX_NETWORK": "1" if network else "0"})
         if network:
             await asyncio.to_thread(containers.cut_network, self._client_(), container)
@@ -130,14 +155,14 @@ class DockerSandbox:
                           stdout=step.stdout, stderr=f"dependency setup {why}:\n{step.stderr}",
                           truncated=step.truncated)
 
-    async def _step(self, container: Container, command: str, workdir: str, limit_s: float,
+    async def _step(self, container: Container, argv: list[str], workdir: str, limit_s: float,
                     env: dict[str, str] | None = None) -> StepResult:
-        """Run one shell command in the container, killed from outside after ``limit_s``."""
+        """Run one command in the container, killed from outside after ``limit_s``."""
         client = self._client_()
         output = SplitOutput(self._config.max_output_bytes)
         started = time.monotonic()
         exec_id, stream = await asyncio.to_thread(
-            containers.exec_stream, client, container, ["sh", "-c", command], self._config.user, workdir, env)
+            containers.exec_stream, client, container, argv, self._config.user, workdir, env)
         reader = asyncio.ensure_future(asyncio.to_thread(containers.drain, stream, output))
         timed_out = False
         try:
@@ -149,15 +174,20 @@ class DockerSandbox:
         duration = time.monotonic() - started
         code = None if timed_out else await asyncio.to_thread(containers.exit_code, client, exec_id)
         stdout, stderr = output.texts()
+        if code == UNPACK_EXIT and UNPACK_FAILED in stderr:
+            raise SandboxError(f"could not copy the files into the sandbox: {stderr[-500:]}")
         return StepResult(code, timed_out, duration, stdout, stderr, output.truncated)
 
-    async def _upload(self, container: Container, files: Mapping[str, str], language: LanguageConfig) -> None:
-        commands = upload_commands(files, language.workdir, self._config.max_upload_bytes)
-        for argv in commands:
+    async def _stage(self, container: Container, files: Mapping[str, str], language: LanguageConfig,
+                     first: str) -> list[str]:
+        """Stage all but the last chunk of the files; the command that unpacks them and runs ``first``."""
+        stage, unpack_then_first = staged(files, language.workdir, self._config.max_upload_bytes, first)
+        for argv in stage:
             code, text = await asyncio.to_thread(
                 containers.run_quiet, self._client_(), container, argv, self._config.user, "/")
             if code != 0:
                 raise SandboxError(f"could not copy the files into the sandbox (exit {code}): {text[:500]}")
+        return unpack_then_first
 
     async def _start(self, name: str, language: LanguageConfig, network: bool) -> Container:
         image = image_for(language, self._config)

@@ -12,7 +12,7 @@ import pytest
 
 from agents.errors import SandboxError
 from bot.config import ConfigError, LanguageConfig, SandboxConfig, load_config
-from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, upload_commands
+from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, staged
 from bot.sandbox.hardening import LABEL, LABEL_PID, MB, container_options
 from bot.sandbox.languages import DEFAULT_LANGUAGES, OFFLINE_ENV, image_for, languages, prepared_tag
 from bot.sandbox.output import CappedOutput, SplitOutput
@@ -93,12 +93,13 @@ def test_packed_files_unpack_to_the_same_content():
 
 def test_large_uploads_are_split_into_argument_sized_chunks():
     files = {"big.txt": os.urandom(300_000).hex()}
-    commands = upload_commands(files, "/work", limit=10_000_000)
-    chunks = [argv[-1] for argv in commands[:-1]]
+    stage, final = staged(files, "/work", limit=10_000_000, command="pytest")
+    chunks = [argv[-1] for argv in stage] + [final[-1]]
     assert len(chunks) > 1 and all(len(c) <= CHUNK_CHARS for c in chunks)
     assert base64.b64decode("".join(chunks)) == pack(files)
+    assert final[3] == "pytest"  # run once the files are unpacked
     with pytest.raises(SandboxError, match="over the sandbox limit"):
-        upload_commands(files, "/work", limit=1000)
+        staged(files, "/work", limit=1000, command="pytest")
 
 
 def test_config_languages_lay_over_the_defaults():

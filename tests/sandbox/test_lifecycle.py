@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import os
 import subprocess
 import time
 
@@ -100,3 +102,12 @@ async def test_warm_pool_container_serves_one_run_only(docker_client):
         second = await sandbox.run(look)
     assert (first.status, second.status) == (TestStatus.PASSED, TestStatus.PASSED), second.output()
     assert our_containers(docker_client) == []  # close() removed the idle warm containers
+
+
+async def test_files_larger_than_one_exec_argument_arrive_intact(sandbox):
+    data = os.urandom(250_000).hex()  # 500 kB: several upload chunks
+    digest = hashlib.sha256(data.encode()).hexdigest()
+    files = FileSet({"data/blob.txt": data, "test_blob.py": "import hashlib\n\ndef test_blob():\n"
+                     f"    assert hashlib.sha256(open('data/blob.txt', 'rb').read()).hexdigest() == '{digest}'\n"})
+    report = await sandbox.run(TestJob("python", files))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
