@@ -105,10 +105,12 @@ def interaction_place(interaction: discord.Interaction) -> Place:
 async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Message) -> None:
     if message.author.bot or message.author.id == me.id or message.type not in USER_MESSAGE_TYPES:
         return  # never answer a bot, least of all ourselves (Discord echoes our own messages back)
-    mentioned = any(user.id == me.id for user in message.mentions)
+    # People often pick the bot's role from the mention list rather than the bot itself: both count.
+    own_role = message.guild.self_role if message.guild else None
+    mentioned = any(user.id == me.id for user in message.mentions) or (own_role in message.role_mentions)
     channel = message.channel
     ours = isinstance(channel, discord.Thread) and channel.owner_id == me.id
-    task = without_mention(message.content, me.id)
+    task = without_mention(message.content, me.id, own_role.id if own_role else None)
     # Without the message content intent a follow-up that does not mention the bot arrives empty.
     if not (mentioned or ours) or not (task or message.attachments):
         return

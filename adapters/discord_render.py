@@ -19,6 +19,7 @@ import discord
 
 from adapters.chat_text import agent_title, final_summary, report_line, split_message
 from adapters.discord_text import CodeFile, collapse_long_code
+from agents.errors import CheckInError
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.types import CheckInResult, Publication, Usage
 from bot.config import DiscordConfig
@@ -91,6 +92,8 @@ class ThreadRenderer:
         return ThreadFiles(self)
 
     async def attach(self, content: str, files: list[CodeFile]) -> discord.Message | None:
+        if self._task is None or self._task.done():  # no queue to keep the order in any more
+            return await self._send_files(content, files)
         post = FilePost(content, files, asyncio.get_running_loop().create_future())
         self._queue.put_nowait(post)
         return await post.done
@@ -230,7 +233,11 @@ class ThreadFiles:
         if publication.readme:
             files.insert(0, CodeFile("README.md", publication.readme))
         content = f"📎 Files of run `{publication.run_id}` ({publication.status})"
-        message = await self._renderer.attach(content, files)
+        try:
+            message = await self._renderer.attach(content, files)
+        except discord.HTTPException as error:  # the Manager reports a failed check-in and keeps the files
+            log.warning("could not attach the files of run %s: %s", publication.run_id, error)
+            raise CheckInError(f"Discord did not take the files ({error.status} {error.text or 'error'}).") from None
         return CheckInResult(location=message.jump_url if message else "(no files)", kind="attachments")
 
 

@@ -34,9 +34,10 @@ def thread_name(task: str) -> str:
     return first or DEFAULT_THREAD_NAME
 
 
-def without_mention(text: str, user_id: int) -> str:
-    """The message with the bot's own mention taken out (both forms Discord uses)."""
-    return re.sub(rf"<@!?{user_id}>", "", text).strip()
+def without_mention(text: str, user_id: int, role_id: int | None = None) -> str:
+    """The message with the bot's mention taken out: the user (both forms) and the bot's own role."""
+    text = re.sub(rf"<@!?{user_id}>", "", text)
+    return (re.sub(rf"<@&{role_id}>", "", text) if role_id else text).strip()
 
 
 def collapse_long_code(text: str, max_chars: int, files: dict[str, str]) -> tuple[str, list[CodeFile]]:

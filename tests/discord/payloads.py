@@ -49,13 +49,15 @@ def button_press(fake: FakeDiscord, message_id: int, *, user_id: int = ANN, role
 
 
 def message(fake: FakeDiscord, channel_id: int, content: str, *, user_id: int = ANN, roles: tuple[int, ...] = (),
-            mention_bot: bool = False, attachments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+            mention_bot: bool = False, mention_role: int | None = None,
+            attachments: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """MESSAGE_CREATE as a user's message arrives (content empty when the bot lacks the intent to read it)."""
-    text = f"<@{BOT_ID}> {content}" if mention_bot else content
+    text = f"<@{BOT_ID}> {content}" if mention_bot else f"<@&{mention_role}> {content}" if mention_role else content
     author = member(user_id, "ann" if user_id == ANN else "bob", roles)
     return {"id": str(fake.next_id()), "channel_id": str(channel_id), "guild_id": str(GUILD_ID),
             "author": author["user"], "member": {k: v for k, v in author.items() if k != "user"}, "content": text,
             "timestamp": "2026-01-01T00:00:00+00:00", "edited_timestamp": None, "tts": False,
             "mention_everyone": False, "mentions": [user(BOT_ID, "codegen", bot=True)] if mention_bot else [],
-            "mention_roles": [], "attachments": attachments or [], "embeds": [], "pinned": False, "type": 0,
+            "mention_roles": [str(mention_role)] if mention_role else [], "attachments": attachments or [],
+            "embeds": [], "pinned": False, "type": 0,
             "flags": 0, "components": []}

@@ -84,3 +84,16 @@ async def test_secrets_are_never_posted(start_bot, discord_api, model_server, di
         data.decode() for c in discord_api.calls for data in c.files.values()]
     assert any("[redacted]" in str(p) for p in posted)
     assert not any(TOKEN in str(p) or discord_secrets.openai_api_key in str(p) for p in posted)
+
+
+async def test_files_discord_will_not_take_end_in_a_plain_note_not_a_crash(start_bot, discord_api, model_server):
+    discord_api.accepts_files = False
+    script_team(model_server)
+    await start_bot()
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    final = await eventually(lambda: final_message(discord_api, thread), "the final message")
+    notes = [m.content for m in discord_api.channel_messages(thread) if m.content.startswith("ℹ️")]
+    assert notes == ["ℹ️ Check-in failed: Discord did not take the files (413 Request entity too large). "
+                     "The files are kept with the run."]
+    assert final.content.startswith("✅ Passed") and "Result:" not in final.content

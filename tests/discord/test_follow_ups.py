@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import message, slash_code
-from tests.fakes.discord_api import CHANNEL_ID, EPHEMERAL, GUILD_ID
+from tests.fakes.discord_api import BOT_ROLE, CHANNEL_ID, EPHEMERAL, GUILD_ID
 
 
 async def _first_run(discord_api, model_server) -> int:
@@ -99,3 +99,14 @@ async def test_without_permission_to_open_threads_the_user_is_told_what_to_grant
     told = await eventually(lambda: discord_api.followups(interaction["token"]), "the explanation")
     assert told[0].content.startswith("⚠️ The bot may not open a thread here") and told[0].flags & EPHEMERAL
     assert model_server.requests == []
+
+
+async def test_mentioning_the_bots_role_counts_as_mentioning_the_bot(start_bot, discord_api, model_server):
+    await start_bot()
+    script_team(model_server)
+    mention = message(discord_api, CHANNEL_ID, "find intf keys", mention_role=BOT_ROLE)
+    await discord_api.dispatch("MESSAGE_CREATE", mention)
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    await eventually(lambda: final_message(discord_api, thread), "the final message")
+    assert discord_api.threads[thread]["name"] == "find intf keys"
+    assert "<@&" not in model_server.calls("planner")[0].body["messages"][1]["content"]

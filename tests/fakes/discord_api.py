@@ -33,6 +33,7 @@ GUILD_ID = 900_000_000_000_000_010
 CHANNEL_ID = 900_000_000_000_000_020
 OTHER_CHANNEL_ID = 900_000_000_000_000_021
 CODERS_ROLE = 900_000_000_000_000_030
+BOT_ROLE = 900_000_000_000_000_031  # the role Discord makes for the bot when it joins
 TOKEN = "fake-discord-token-0123456789"
 EPHEMERAL = 64
 MESSAGE_CONTENT_INTENT = 1 << 15
@@ -90,6 +91,7 @@ class FakeDiscord:
         self.identified = asyncio.Event()
         self.intents: int | None = None
         self.application_flags = 1 << 19  # GATEWAY_MESSAGE_CONTENT_LIMITED: the intent is switched on
+        self.accepts_files = True  # False: uploads are refused (413), as when they exceed the size limit
         self.may_create_threads = True  # False: 403 Missing Permissions, as for a bot without the permission
         self.privileged_allowed = True  # False: refuse the message content intent as Discord does (4014)
         self._ids = itertools.count(950_000_000_000_000_000)
@@ -203,10 +205,12 @@ class FakeDiscord:
         roles = [{"id": str(GUILD_ID), "name": "@everyone", "permissions": "1071698660929", "position": 0, "color": 0,
                   "hoist": False, "managed": False, "mentionable": False},
                  {"id": str(CODERS_ROLE), "name": "coders", "permissions": "0", "position": 1, "color": 0,
-                  "hoist": False, "managed": False, "mentionable": True}]
+                  "hoist": False, "managed": False, "mentionable": True},
+                 {"id": str(BOT_ROLE), "name": "codegen", "permissions": "0", "position": 2, "color": 0,
+                  "hoist": False, "managed": True, "mentionable": True, "tags": {"bot_id": str(BOT_ID)}}]
         return {"id": str(GUILD_ID), "name": "Test Guild", "icon": None, "owner_id": "1", "roles": roles,
                 "emojis": [], "stickers": [], "features": [], "channels": channels, "threads": list(self.threads.values()),
-                "members": [member(BOT_ID, "codegen")], "member_count": 3, "large": False, "unavailable": False,
+                "members": [member(BOT_ID, "codegen", (BOT_ROLE,))], "member_count": 3, "large": False, "unavailable": False,
                 "verification_level": 0, "default_message_notifications": 0, "explicit_content_filter": 0,
                 "mfa_level": 0, "premium_tier": 0, "preferred_locale": "en-US", "nsfw_level": 0,
                 "joined_at": now(), "voice_states": [], "presences": [], "stage_instances": [],
@@ -284,6 +288,8 @@ class FakeDiscord:
         return _json(synced)
 
     async def _create_message(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
+        if files and not self.accepts_files:
+            return _json({"message": "Request entity too large", "code": 40005}, status=413)
         message = self._store_message(int(parts[1]), body, files)
         await self.dispatch("MESSAGE_CREATE", message.payload)  # Discord echoes a bot's own messages to it too
         return _json(message.payload)
