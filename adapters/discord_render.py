@@ -12,7 +12,7 @@ import asyncio
 import io
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 import discord
@@ -127,10 +127,10 @@ class ThreadRenderer:
             return None
         return max(0.0, turn.flushed_at + self._config.update_interval_s - time.monotonic())
 
-    async def _guarded(self, step: Callable[..., object], *args: object) -> None:
+    async def _guarded(self, step: Callable[..., Awaitable[None]], *args: object) -> None:
         """One failed Discord call (a deleted thread, an outage) is logged; the run goes on."""
         try:
-            await step(*args)  # type: ignore[misc]
+            await step(*args)
         except asyncio.CancelledError:
             raise
         except Exception:
