@@ -39,6 +39,11 @@ log = logging.getLogger(__name__)
 SHUTDOWN_GRACE_S = 10.0  # for stopped runs to post their last message before the connection closes
 MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)  # GATEWAY_MESSAGE_CONTENT(_LIMITED) in the application's flags
 PORTAL = "https://discord.com/developers/applications"
+# What the bot does in a channel: read it, open threads from messages, post and attach files in them,
+# reply to a message (needs its history) and react with a refusal.
+INVITE_PERMISSIONS = discord.Permissions(
+    view_channel=True, send_messages=True, create_public_threads=True, send_messages_in_threads=True,
+    attach_files=True, read_message_history=True, add_reactions=True)
 
 
 class CodegenBot(discord.Client):
@@ -157,6 +162,11 @@ async def doctor_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
             await http.close()
 
 
+def invite_url(application_id: int) -> str:
+    """The link that adds the bot to a server with the permissions it needs, and its slash commands."""
+    return discord.utils.oauth_url(application_id, permissions=INVITE_PERMISSIONS, scopes=("bot", "applications.commands"))
+
+
 async def _token_checks(http: HTTPClient, config: DiscordConfig, token: str) -> list[CheckResult]:
     try:
         me = await http.static_login(token)
@@ -167,7 +177,8 @@ async def _token_checks(http: HTTPClient, config: DiscordConfig, token: str) -> 
     except (discord.HTTPException, aiohttp.ClientError, OSError) as error:
         return [CheckResult("Discord token", False, f"could not reach Discord: {type(error).__name__}: {error}",
                             fix="check the network, or [discord] api_url")]
-    results = [CheckResult("Discord token", True, f"logged in as {me['username']} ({me['id']})")]
+    results = [CheckResult("Discord token", True, f"logged in as {me['username']} ({me['id']})"),
+               CheckResult("Discord invite URL", True, invite_url(int(application["id"])), required=False)]
     if config.message_content_intent:
         enabled = bool(int(application.get("flags") or 0) & MESSAGE_CONTENT_FLAGS)
         results.append(CheckResult(

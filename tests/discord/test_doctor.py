@@ -9,9 +9,11 @@ from tests.conftest import with_changes
 from tests.fakes.discord_api import FakeDiscord
 
 
-async def test_a_good_token_logs_in(discord_config, discord_secrets, discord_api):
-    [result] = await doctor_checks(discord_config, discord_secrets)
+async def test_a_good_token_logs_in_and_the_invite_url_is_shown(discord_config, discord_secrets, discord_api):
+    result, invite = await doctor_checks(discord_config, discord_secrets)
     assert result.ok and result.detail == "logged in as codegen (900000000000000001)"
+    assert invite.detail == ("https://discord.com/oauth2/authorize?client_id=900000000000000002"
+                             "&scope=bot+applications.commands&permissions=309237746752")
     assert [c.path for c in discord_api.calls_to("GET", "/users/@me")] == ["/users/@me"]
 
 
@@ -30,7 +32,7 @@ async def test_a_missing_token(discord_config, discord_secrets):
 async def test_the_message_content_intent_must_be_on_when_configured(discord_config, discord_secrets, discord_api):
     discord_api.application_flags = 0
     config = with_changes(discord_config, discord={"message_content_intent": True})
-    token, intent = await doctor_checks(config, discord_secrets)
+    token, _, intent = await doctor_checks(config, discord_secrets)
     assert token.ok and not intent.ok and "Message Content Intent" in intent.fix
 
 
