@@ -5,7 +5,7 @@ from __future__ import annotations
 from adapters.discord_access import WRONG_ROLE
 from agents.types import RunStatus
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
-from tests.discord.payloads import BOB, button_press, slash_code
+from tests.discord.payloads import BOB, button_press, message, slash_code
 from tests.fakes import team_script as s
 from tests.fakes.discord_api import CODERS_ROLE, EPHEMERAL
 from tests.fakes.openai_server import Reply
@@ -62,3 +62,17 @@ async def test_stop_from_someone_without_access_is_refused_privately(start_bot, 
     assert final_message(discord_api, thread) is None and discord_api.messages[control].payload["components"]
     model_server.release_stalls.set()  # the run goes on to its end
     await eventually(lambda: final_message(discord_api, thread), "the final message")
+
+
+async def test_a_follow_up_waits_for_the_run_before_it_in_the_thread(start_bot, discord_api, model_server):
+    await start_bot(message_content_intent=True)
+    thread, control = await _stalled_run(discord_api, model_server)
+    model_server.script("planner", s.PLAN)  # for the follow-up
+    await discord_api.dispatch("MESSAGE_CREATE", message(discord_api, thread, "now make it async"))
+    await eventually(lambda: any(m.content == "ℹ️ Queued: waiting for a free slot."
+                                 for m in discord_api.channel_messages(thread)), "the queue notice")
+    assert len(model_server.calls("planner")) == 1  # one run at a time in a thread
+    await discord_api.dispatch("INTERACTION_CREATE", button_press(discord_api, control))
+    second = await eventually(lambda: final_message(discord_api, thread, count=2), "the follow-up's final message")
+    assert final_message(discord_api, thread).content.startswith("⏹️ Stopped")
+    assert second.content.startswith("✅ Passed")
