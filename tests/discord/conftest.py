@@ -4,6 +4,7 @@ connected to the fake gateway, serving a real Service (the scripted model server
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections.abc import Callable
 
@@ -40,32 +41,28 @@ def discord_secrets(secrets):
 
 @pytest.fixture
 async def start_bot(discord_config, discord_secrets, store, discord_api):
-    """``await start_bot(**discord_changes, sandbox=...)``: a connected bot, closed after the test."""
+    """``await start_bot(sandbox=..., **discord_changes)``: a connected bot, closed after the test."""
     started: list[tuple[CodegenBot, asyncio.Task]] = []
-    stack = []
+    with contextlib.ExitStack() as endpoints_set:
 
-    async def start(sandbox=None, **changes) -> CodegenBot:
-        config = with_changes(discord_config, discord=changes) if changes else discord_config
-        service = Service(config, store, OpenAIChatModel(config, discord_secrets), sandbox or ScriptedSandbox(),
-                          publisher_factory(config, discord_secrets, store))
-        context = endpoints(config.discord)
-        context.__enter__()
-        stack.append(context)
-        bot = make_bot(service, store, config, discord_secrets)
-        task = asyncio.create_task(bot.start(TOKEN))
-        started.append((bot, task))
-        # The guild in the cache is enough to act on events; READY itself waits out discord.py's
-        # two-second pause for more guilds, which would only slow the tests.
-        await eventually(lambda: task.done() or bot.get_guild(GUILD_ID), "the bot connected")
-        assert not task.done(), f"the bot did not connect: {task.exception()}"
-        return bot
+        async def start(sandbox=None, **changes) -> CodegenBot:
+            config = with_changes(discord_config, discord=changes) if changes else discord_config
+            service = Service(config, store, OpenAIChatModel(config, discord_secrets), sandbox or ScriptedSandbox(),
+                              publisher_factory(config, discord_secrets, store))
+            endpoints_set.enter_context(endpoints(config.discord))
+            bot = make_bot(service, store, config, discord_secrets)
+            task = asyncio.create_task(bot.start(TOKEN))
+            started.append((bot, task))
+            # The guild in the cache is enough to act on events; READY itself waits out discord.py's
+            # two-second pause for more guilds, which would only slow the tests.
+            await eventually(lambda: task.done() or bot.get_guild(GUILD_ID), "the bot connected")
+            assert not task.done(), f"the bot did not connect: {task.exception()}"
+            return bot
 
-    yield start
-    for bot, task in started:
-        await bot.close()
-        await asyncio.wait({task}, timeout=WAIT_S)
-    for context in reversed(stack):
-        context.__exit__(None, None, None)
+        yield start
+        for bot, task in started:
+            await bot.close()
+            await asyncio.wait({task}, timeout=WAIT_S)
 
 
 def script_team(server, **overrides) -> None:
