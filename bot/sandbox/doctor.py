@@ -28,13 +28,15 @@ async def sandbox_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
     try:
         version = await asyncio.to_thread(client.version)
         results = [CheckResult("docker", True, f"engine {version.get('Version', '?')} reachable")]
-        build = "codegen-chat sandbox build" + (" --offline" if use_offline(sandbox) else "")
+        offline = use_offline(sandbox)
+        build = "codegen-chat sandbox build" + (" --offline" if offline else "")
+        hint = "" if offline else " (or with --offline and use_offline_images = true, without a registry)"
         for name, language in sorted(languages(sandbox).items()):
             image = image_for(language, sandbox)
             present = await asyncio.to_thread(image_present, client, image)
             detail = f"{image} {'present' if present else 'missing'}"
             results.append(CheckResult(f"sandbox image: {name}", present, detail,
-                                       fix=f"{build} --language {name}", required=False))
+                                       fix=f"{build} --language {name}{hint}", required=False))
         return results
     finally:
         await asyncio.to_thread(client.close)

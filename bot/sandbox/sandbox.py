@@ -96,6 +96,8 @@ class DockerSandbox:
         return self._pool.ready(language) if self._pool is not None else 0
 
     async def run(self, job: TestJob) -> TestReport:
+        if not self._config.enabled:
+            raise SandboxError("tests are not run: the sandbox is disabled ([sandbox] enabled = false)")
         language = self._language(job.language)
         await self.start()
         limit_s = job.timeout_s or self._config.timeout_s

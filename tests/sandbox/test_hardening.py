@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from agents.errors import SandboxError
+from agents.types import FileSet, TestJob
 from bot.config import ConfigError, LanguageConfig, SandboxConfig, load_config
 from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, staged
 from bot.sandbox.hardening import LABEL, LABEL_PID, MB, container_options
-from bot.sandbox.languages import DEFAULT_LANGUAGES, OFFLINE_ENV, image_for, languages, prepared_tag
+from bot.sandbox.languages import DEFAULT_LANGUAGES, OFFLINE_ENV, REPORT_FORMATS, image_for, languages, prepared_tag
 from bot.sandbox.output import CappedOutput, SplitOutput
-from bot.sandbox.sandbox import _needs_setup
+from bot.sandbox.sandbox import DockerSandbox, _needs_setup
 
 PYTHON = DEFAULT_LANGUAGES["python"]
 
@@ -108,6 +109,22 @@ def test_config_languages_lay_over_the_defaults():
     assert table["ruby"] is mine and table["python"] is mine and table["go"] is DEFAULT_LANGUAGES["go"]
 
 
+@pytest.mark.parametrize(("entry", "key"), [
+    (LanguageConfig(test_command="x"), "sandbox.languages.ruby: no image"),
+    (LanguageConfig(image="ruby:3"), "sandbox.languages.ruby.test_command"),
+    (LanguageConfig(image="ruby:3", test_command="x", report_format="xml"), "sandbox.languages.ruby.report_format"),
+])
+def test_bad_language_entries_name_their_key(entry, key):
+    with pytest.raises(ConfigError, match=key):
+        languages(SandboxConfig(languages={"ruby": entry}))
+
+
+async def test_disabled_sandbox_refuses_to_run():
+    sandbox = DockerSandbox(SandboxConfig(enabled=False))
+    with pytest.raises(SandboxError, match="disabled"):
+        await sandbox.run(TestJob("python", FileSet({"test_a.py": ""})))
+
+
 def test_image_choice(monkeypatch):
     monkeypatch.delenv(OFFLINE_ENV, raising=False)
     go = DEFAULT_LANGUAGES["go"]
@@ -121,7 +138,7 @@ def test_image_choice(monkeypatch):
 def test_every_default_language_is_complete():
     for name, language in DEFAULT_LANGUAGES.items():
         assert language.image and language.offline_image and language.test_command, name
-        assert language.report_format in ("pytest", "tap", "go", "cargo", "junit", "exit-code"), name
+        assert language.report_format in REPORT_FORMATS, name
 
 
 def test_setup_runs_only_when_its_files_are_there():
