@@ -61,6 +61,10 @@ def exit_code(client: docker.DockerClient, exec_id: str) -> int | None:
     return code if isinstance(code, int) else None
 
 
+def exec_running(client: docker.DockerClient, exec_id: str) -> bool:
+    return bool(client.api.exec_inspect(exec_id).get("Running"))
+
+
 def run_quiet(client: docker.DockerClient, container: Container, argv: list[str], user: str,
               workdir: str) -> tuple[int | None, str]:
     """A short helper command (upload); its exit code and combined output."""

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import docker
 from docker.models.containers import Container
@@ -30,7 +33,10 @@ from bot.sandbox.pool import WarmPool
 from bot.sandbox.results import parse, status_of
 
 DRAIN_GRACE_S = 5.0  # after a kill, how long the output reader may take to notice
+POLL_S = 1.0  # how often a long command is checked for having exited while its output stays open
+LINGER_S = 1.0  # output still read after the command exited
 KILLED = 137
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -54,8 +60,10 @@ class DockerSandbox:
         self._slots = asyncio.Semaphore(config.concurrency)
         self._ready = asyncio.Lock()
         self._started = False
+        self._closed = False
         self._pool = WarmPool(config.warm_pool_size, self._start_for, self._remove) if config.warm_pool else None
         self._cleanups: set[asyncio.Future[None]] = set()
+        self._threads = ThreadPoolExecutor(max_workers=2 * config.concurrency + 8, thread_name_prefix="sandbox")
         self.active = 0  # containers running a job now (observable by tests and benchmarks)
         self.peak_active = 0
 
@@ -73,17 +81,18 @@ class DockerSandbox:
                 return
             if self._client is None:
                 self._client = await open_checked(self._config)
-            await asyncio.to_thread(containers.reap_orphans, self._client)
+            await self._call(containers.reap_orphans, self._client)
             self._started = True
 
     async def close(self) -> None:
-        """Wait for pending removals, remove the idle warm containers, close our client."""
+        """Wait for pending removals, remove the idle warm containers, close our client. Final."""
+        self._closed = True
         await asyncio.gather(*list(self._cleanups), return_exceptions=True)
         if self._pool is not None:
             await self._pool.close()
         if self._owns_client and self._client is not None:
-            await asyncio.to_thread(self._client.close)
-            self._client, self._started = None, False
+            await self._call(self._client.close)
+        self._threads.shutdown(wait=False)
 
     def warm(self, language: str) -> None:
         """Have the pool start containers for ``language`` now (no-op without a warm pool)."""
@@ -98,6 +107,8 @@ class DockerSandbox:
     async def run(self, job: TestJob) -> TestReport:
         if not self._config.enabled:
             raise SandboxError("tests are not run: the sandbox is disabled ([sandbox] enabled = false)")
+        if self._closed:
+            raise SandboxError("the sandbox was used after it was closed")
         language = self._language(job.language)
         await self.start()
         limit_s = job.timeout_s or self._config.timeout_s
@@ -149,7 +160,7 @@ class DockerSandbox:
         step = await self._step(container, argv, language.workdir,
                                 self._config.setup_timeout_s, {"SANDBOX_NETWORK": "1" if network else "0"})
         if network:
-            await asyncio.to_thread(containers.cut_network, self._client_(), container)
+            await self._call(containers.cut_network, self._client_(), container)
         if step.exit_code == 0 and not step.timed_out:
             return None
         why = "timed out" if step.timed_out else f"failed (exit code {step.exit_code})"
@@ -163,29 +174,41 @@ class DockerSandbox:
         client = self._client_()
         output = SplitOutput(self._config.max_output_bytes)
         started = time.monotonic()
-        exec_id, stream = await asyncio.to_thread(
+        exec_id, stream = await self._call(
             containers.exec_stream, client, container, argv, self._config.user, workdir, env)
-        reader = asyncio.ensure_future(asyncio.to_thread(containers.drain, stream, output))
-        timed_out = False
-        try:
-            await asyncio.wait_for(asyncio.shield(reader), limit_s)
-        except TimeoutError:
-            timed_out = True
-            await asyncio.to_thread(containers.kill, container)  # SIGKILL: nothing can ignore it
+        reader = asyncio.ensure_future(self._call(containers.drain, stream, output))
+        timed_out = await self._wait(reader, exec_id, limit_s)
+        if timed_out:
+            await self._call(containers.kill, container)  # SIGKILL: nothing can ignore it
             await asyncio.wait({reader}, timeout=DRAIN_GRACE_S)
         duration = time.monotonic() - started
-        code = None if timed_out else await asyncio.to_thread(containers.exit_code, client, exec_id)
+        code = None if timed_out else await self._call(containers.exit_code, client, exec_id)
         stdout, stderr = output.texts()
         if code == UNPACK_EXIT and UNPACK_FAILED in stderr:
             raise SandboxError(f"could not copy the files into the sandbox: {stderr[-500:]}")
         return StepResult(code, timed_out, duration, stdout, stderr, output.truncated)
+
+    async def _wait(self, reader: asyncio.Future[None], exec_id: str, limit_s: float) -> bool:
+        """Wait for the command's output to end; True when the time limit came first."""
+        deadline = time.monotonic() + limit_s
+        while not reader.done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return True
+            await asyncio.wait({reader}, timeout=min(POLL_S, remaining))
+            if not reader.done() and not await self._call(containers.exec_running, self._client_(), exec_id):
+                # Done, but a process it left behind holds the output open: read a moment more, then move
+                # on (the reader ends when the container is removed).
+                await asyncio.wait({reader}, timeout=LINGER_S)
+                return False
+        return False
 
     async def _stage(self, container: Container, files: Mapping[str, str], language: LanguageConfig,
                      first: str) -> list[str]:
         """Stage all but the last chunk of the files; the command that unpacks them and runs ``first``."""
         stage, unpack_then_first = staged(files, language.workdir, self._config.max_upload_bytes, first)
         for argv in stage:
-            code, text = await asyncio.to_thread(
+            code, text = await self._call(
                 containers.run_quiet, self._client_(), container, argv, self._config.user, "/")
             if code != 0:
                 raise SandboxError(f"could not copy the files into the sandbox (exit {code}): {text[:500]}")
@@ -193,7 +216,7 @@ class DockerSandbox:
 
     async def _start(self, name: str, language: LanguageConfig, network: bool) -> Container:
         image = image_for(language, self._config)
-        starting = asyncio.ensure_future(asyncio.to_thread(
+        starting = asyncio.ensure_future(self._call(
             containers.start_container, self._client_(), self._config, name, language, image, network))
         try:
             return await asyncio.shield(starting)
@@ -207,7 +230,7 @@ class DockerSandbox:
         return await self._start(name, self._language(name), network=False)
 
     async def _remove(self, container: Container) -> None:
-        await asyncio.to_thread(containers.remove, container)
+        await self._call(containers.remove, container)
 
     def _language(self, name: str) -> LanguageConfig:
         try:
@@ -216,6 +239,14 @@ class DockerSandbox:
             known = ", ".join(sorted(self._languages))
             raise SandboxError(f"no sandbox is configured for the language {name!r} (known: {known}); "
                                "add [sandbox.languages." + name + "] to config.toml") from None
+
+    def _call(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """A blocking Docker call on the sandbox's own threads, never on the event loop.
+
+        Own threads, not asyncio's default pool: every running test holds one for its output, and a
+        shared pool of (cpus + 4) threads would run out and stall the rest of the bot.
+        """
+        return asyncio.get_running_loop().run_in_executor(self._threads, functools.partial(function, *args))
 
     def _client_(self) -> docker.DockerClient:
         if self._client is None:

@@ -169,6 +169,13 @@ def test_root_is_read_only():
     assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 3, 0), report.output()
 
 
+async def test_background_process_holding_the_output_does_not_stall_the_run(sandbox):
+    """The test exits but leaves a child with its stdout open: the run ends as passed, not as a timeout."""
+    files = FileSet({"test_bg.sh": "sleep 300 &\necho started a lingering child\n"})
+    report = await sandbox.run(TestJob("bash", files, timeout_s=60))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
+
+
 def test_no_sandbox_container_is_left(docker_client):
     """Runs last in this module: the whole hostile suite left nothing behind."""
     assert our_containers(docker_client) == []
