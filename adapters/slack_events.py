@@ -94,16 +94,23 @@ class SlackBot:
     async def _start(self, thread: Thread, request: ChatRequest) -> None:
         run_id = new_run_id()
         waiting = self._service.active_run(PLATFORM, request.thread_key)
+        renderer = ThreadRenderer(thread, self._settings, self._store.cost)
+        try:
+            handle = await self._service.submit(request, renderer, renderer, run_id=run_id)
+        except UserInputError as error:  # the queue filled up since the check
+            await thread.post(escape(str(error)))
+            return
+        renderer.watch(handle.task, run_id)
+        self._threads.add(thread.channel, thread.thread_ts)
+        # The Stop button appears once the run exists, so a press always finds it. The run's events
+        # wait in the renderer's queue meanwhile, so this reply still comes first.
         text = (f"Got it: this follows run `{waiting}` in this thread (run `{run_id}`)." if waiting
                 else f"On it: the team is starting (run `{run_id}`).")
-        status_ts = await thread.post(text, blocks=status_blocks(text, run_id))
-        self._threads.add(thread.channel, thread.thread_ts)
-        renderer = ThreadRenderer(thread, self._settings, self._store.cost, status_ts)
         try:
-            await self._service.submit(request, renderer, renderer, run_id=run_id)
-        except UserInputError as error:  # the queue filled up since the check
-            await thread.update(status_ts, escape(str(error)))
-            return
+            renderer.status_ts = await thread.post(text, blocks=status_blocks(text, run_id))
+        except Exception:
+            self._service.cancel(run_id)  # a run nobody can see or stop helps no one
+            raise
         drawing = renderer.start()
         self._drawing.add(drawing)
         drawing.add_done_callback(self._drawing.discard)

@@ -19,8 +19,9 @@ from adapters.chat_text import STATUS_WORDS, agent_title, final_summary
 from adapters.slack_text import escape, live_view, pieces, without_blocks
 from adapters.slack_thread import Thread, ThreadPublisher
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
-from agents.types import CheckInResult, Publication, Usage
+from agents.types import CheckInResult, Publication, RunStatus, Usage
 from bot.config import SlackConfig
+from bot.runner import INTERNAL_ERROR_REASON, stopped
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +50,29 @@ class _Publish:
 
 
 class ThreadRenderer:
-    """The event sink and fallback publisher of one run. ``status_ts`` is the reply holding the Stop button."""
+    """The event sink and fallback publisher of one run."""
 
-    def __init__(self, thread: Thread, settings: SlackConfig, cost_of: CostOf, status_ts: str) -> None:
+    def __init__(self, thread: Thread, settings: SlackConfig, cost_of: CostOf) -> None:
         self._thread, self._settings, self._cost_of = thread, settings, cost_of
-        self._status_ts = status_ts
+        self.status_ts = ""  # the reply holding the Stop button, set before ``start``
         self._queue: asyncio.Queue[Event | _Publish] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._live: _Live | None = None
         self._cost = 0.0
+        self._ended = False  # a RunFinished has been queued
 
     async def __call__(self, event: Event) -> None:
+        self._ended = self._ended or isinstance(event, RunFinished)
         self._queue.put_nowait(event)  # never waits: the run goes on while Slack is being written to
+
+    def watch(self, run: asyncio.Task[RunFinished], run_id: str) -> None:
+        """Be sure the thread hears how the run ended. A run stopped before its first step ends
+        without a ``RunFinished`` of its own (asked of the core), and the drawing would wait forever."""
+        def ended(task: asyncio.Task[RunFinished]) -> None:
+            if not self._ended:
+                self._queue.put_nowait(stopped(run_id) if task.cancelled() else RunFinished(
+                    run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON))
+        run.add_done_callback(ended)
 
     async def publish(self, publication: Publication) -> CheckInResult:
         """``agents.protocols.Publisher``: the files attached to the thread, in order with the turns."""
@@ -178,7 +190,8 @@ class ThreadRenderer:
             body = live_view(shown, self._room(live.header)) if shown.strip() else ""
             await self._thread.update(live.ts, f"{live.header}\n{body}\n_(cut short)_")
         word = STATUS_WORDS.get(event.status, str(event.status))
-        await self._thread.update(self._status_ts, f"Run `{event.run_id}` finished: {word}.")
+        if self.status_ts:
+            await self._thread.update(self.status_ts, f"Run `{event.run_id}` finished: {word}.")
         await self._post(final_summary(event, self._cost or None))
 
     async def _post(self, markdown: str) -> None:

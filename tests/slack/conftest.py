@@ -142,3 +142,11 @@ def headers(thread: list[Message]) -> list[str]:
     """The agent named at the top of each turn's reply, in thread order."""
     found = (TURN_HEADER.match(m.text.split("\n")[0]) for m in thread)
     return [match.group(1) for match in found if match]
+
+
+async def eventually(predicate: Callable[[], Any], within: float = 10.0) -> Any:
+    """Poll ``predicate`` (for state no fake signals, such as the model server's requests)."""
+    async with asyncio.timeout(within):
+        while not (value := predicate()):
+            await asyncio.sleep(0.01)
+        return value

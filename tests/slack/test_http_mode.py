@@ -62,3 +62,23 @@ async def test_url_verification_is_answered(http_bot):
     body = json.dumps({"type": "url_verification", "challenge": "abc123", "token": "legacy"})
     async with session.post(url, data=body, headers=signed_headers(body)) as response:
         assert response.status == 200 and "abc123" in await response.text()
+
+
+async def test_the_stop_button_works_over_http_too(slack, model_server, http_bot):
+    from urllib.parse import quote
+
+    from adapters.slack_thread import STOP_ACTION
+    from tests.fakes.openai_server import Reply
+    from tests.fakes.slack_api import block_action
+    from tests.slack.test_stop import stop_button
+
+    session, url = http_bot
+    model_server.script("planner", Reply("Thinking...", chunk=4, stall_after=4))
+    ts, body = mention_body(slack)
+    assert await post(session, url, body, signed_headers(body)) == 200
+    status = await slack.wait_for(lambda: next((m for m in slack.thread("C1", ts) if stop_button(m)), None))
+    form = "payload=" + quote(json.dumps(block_action("UANN", status, STOP_ACTION, stop_button(status) or "")))
+    headers = {**signed_headers(form), "Content-Type": "application/x-www-form-urlencoded"}
+    assert await post(session, url, form, headers) == 200
+    thread = await finished(slack, "C1", ts)
+    assert thread[-1].text.startswith("Stopped: stopped on request.")

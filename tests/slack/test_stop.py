@@ -5,7 +5,7 @@ from __future__ import annotations
 from adapters.slack_thread import STOP_ACTION
 from tests.fakes.openai_server import Reply
 from tests.fakes.slack_api import FakeSlack, Message, block_action, interactive_envelope
-from tests.slack.conftest import finished, mention
+from tests.slack.conftest import eventually, finished, mention
 
 
 def stop_button(message: Message) -> str | None:
@@ -31,6 +31,7 @@ async def test_the_stop_button_cancels_the_run_and_the_thread_says_so(slack, mod
     model_server.script("planner", Reply("Thinking about the plan...", chunk=4, stall_after=8))
     message, _ = await mention(slack, "find all intf keys")
     await slack.wait_for(lambda: any(m.text.startswith("*Planner*") for m in slack.thread("C1", message.ts)))
+    await eventually(lambda: model_server.calls("planner"))  # the model is being asked
 
     run_id = await press_stop(slack, message.ts)
     thread = await finished(slack, "C1", message.ts)
@@ -55,3 +56,14 @@ async def test_stop_on_a_finished_run_tells_only_the_presser(slack, model_server
     await slack.wait_ack(await slack.deliver(envelope))
     notice = await slack.wait_for(lambda: slack.ephemeral)
     assert notice[0]["user"] == "UBOB" and "is not running any more" in notice[0]["text"]
+
+
+async def test_a_turn_shows_its_text_while_it_is_written(slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    model_server.script("planner", Reply("1. Parse the input.\n2. Walk the tree.\n3. Coll", chunk=6, stall_after=42))
+    message, _ = await mention(slack, "find all intf keys")
+    live = await slack.wait_for(lambda: next((m for m in slack.thread("C1", message.ts)
+                                              if m.text.startswith("*Planner*") and m.edits), None))
+    assert live.text == "*Planner*\n1. Parse the input.\n2. Walk the tree.\n_writing…_"  # whole lines, still going
+    await press_stop(slack, message.ts)
+    await finished(slack, "C1", message.ts)
