@@ -22,7 +22,7 @@ def open_client(config: SandboxConfig, timeout_s: float = API_TIMEOUT_S) -> dock
             return docker.DockerClient(base_url=config.docker_host, timeout=int(timeout_s), use_ssh_client=ssh)
         return docker.from_env(timeout=int(timeout_s), use_ssh_client=True)
     except DockerException as error:
-        raise SandboxError(f"Docker is not reachable ({_short(error)}): start the Docker engine "
+        raise SandboxError(f"Docker is not reachable ({short_error(error)}): start the Docker engine "
                            "or set [sandbox] docker_host / DOCKER_HOST") from None
 
 
@@ -33,11 +33,11 @@ async def open_checked(config: SandboxConfig, timeout_s: float = API_TIMEOUT_S) 
         await asyncio.to_thread(client.ping)
     except Exception as error:
         client.close()
-        raise SandboxError(f"Docker is not reachable ({_short(error)}): start the Docker engine "
+        raise SandboxError(f"Docker is not reachable ({short_error(error)}): start the Docker engine "
                            "or set [sandbox] docker_host / DOCKER_HOST") from None
     return client
 
 
-def _short(error: BaseException) -> str:
+def short_error(error: BaseException) -> str:
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     return text[:200]

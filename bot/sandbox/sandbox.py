@@ -19,13 +19,15 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import docker
+from docker.errors import DockerException
 from docker.models.containers import Container
+from requests.exceptions import RequestException
 
 from agents.errors import SandboxError
 from agents.types import TestJob, TestReport, TestStatus
 from bot.config import LanguageConfig, SandboxConfig
 from bot.sandbox import containers
-from bot.sandbox.client import open_checked
+from bot.sandbox.client import open_checked, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
 from bot.sandbox.languages import image_for, languages
 from bot.sandbox.output import SplitOutput
@@ -118,6 +120,10 @@ class DockerSandbox:
         used: list[Container] = []
         try:
             report = await self._run(job, language, limit_s, used)
+        except (DockerException, RequestException) as error:
+            await asyncio.shield(self._release(used))
+            raise SandboxError(f"the Docker engine failed during the test run ({short_error(error)}); "
+                               "`codegen-chat doctor` checks the engine") from None
         except BaseException:
             # Shielded: a cancelled or failed run removes its container before the error goes on.
             await asyncio.shield(self._release(used))
@@ -159,7 +165,7 @@ class DockerSandbox:
         """Install dependencies; a report when that failed (the tests cannot run), else None."""
         step = await self._step(container, argv, language.workdir,
                                 self._config.setup_timeout_s, {"SANDBOX_NETWORK": "1" if network else "0"})
-        if network:
+        if network and not step.timed_out:  # a timed-out setup left a killed container: nothing to cut
             await self._call(containers.cut_network, self._client_(), container)
         if step.exit_code == 0 and not step.timed_out:
             return None

@@ -60,3 +60,13 @@ async def test_no_setup_without_the_files_that_call_for_it(sandbox):
     files = FileSet({"test_x.py": "import os\n\ndef test_x():\n    assert not os.path.exists('/tmp/deps')\n"})
     report = await sandbox.run(TestJob("python", files))
     assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
+
+
+async def test_setup_past_its_time_limit_is_an_error(docker_client):
+    python = DEFAULT_LANGUAGES["python"]
+    stuck = dataclasses.replace(python, setup_when=("deps.txt",), setup_command="sleep 600")
+    config = configured(setup_network=True, setup_timeout_s=2, languages={"python": stuck})
+    async with DockerSandbox(config, client=docker_client) as sandbox:
+        report = await sandbox.run(TestJob("python", FileSet({"deps.txt": "", "test_x.py": "def test_x():\n    pass\n"})))
+    assert report.status is TestStatus.ERROR
+    assert "dependency setup timed out" in report.stderr
