@@ -29,7 +29,8 @@ def write_config(tmp_path: Path, base_url: str, extra: str = "") -> Path:
     return path
 
 
-async def cli(tmp_path: Path, *args: str, config: Path | None = None, key: str = "sk-test-0123456789abcdef"):
+async def cli(tmp_path: Path, *args: str, config: Path | None = None, key: str = "sk-test-0123456789abcdef",
+              pids: list[int] | None = None):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": key, "NO_COLOR": "1",
            "PYTHONPATH": str(ROOT)}
     if config:
@@ -38,6 +39,8 @@ async def cli(tmp_path: Path, *args: str, config: Path | None = None, key: str =
         sys.executable, "-m", "bot.cli", *args, cwd=tmp_path, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
+    if pids is not None:
+        pids.append(proc.pid)
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode, out.decode(), err.decode()
 
