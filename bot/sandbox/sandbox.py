@@ -64,7 +64,6 @@ class DockerSandbox:
         self._started = False
         self._closed = False
         self._pool = WarmPool(config.warm_pool_size, self._start_for, self._remove) if config.warm_pool else None
-        self._cleanups: set[asyncio.Future[None]] = set()
         self._threads = ThreadPoolExecutor(max_workers=2 * config.concurrency + 8, thread_name_prefix="sandbox")
         self.active = 0  # containers running a job now (observable by tests and benchmarks)
         self.peak_active = 0
@@ -87,9 +86,8 @@ class DockerSandbox:
             self._started = True
 
     async def close(self) -> None:
-        """Wait for pending removals, remove the idle warm containers, close our client. Final."""
+        """Remove the idle warm containers, close our client. Final."""
         self._closed = True
-        await asyncio.gather(*list(self._cleanups), return_exceptions=True)
         if self._pool is not None:
             await self._pool.close()
         if self._owns_client and self._client is not None:
@@ -119,20 +117,14 @@ class DockerSandbox:
         self.peak_active = max(self.peak_active, self.active)
         used: list[Container] = []
         try:
-            report = await self._run(job, language, limit_s, used)
+            return await self._run(job, language, limit_s, used)
         except (DockerException, RequestException) as error:
-            await asyncio.shield(self._release(used))
             raise SandboxError(f"the Docker engine failed during the test run ({short_error(error)}); "
                                "`codegen-chat doctor` checks the engine") from None
-        except BaseException:
-            # Shielded: a cancelled or failed run removes its container before the error goes on.
+        finally:
+            # Shielded: a cancelled run still removes its container before the cancellation completes.
+            # Awaited, so that when a run returns its container is gone.
             await asyncio.shield(self._release(used))
-            raise
-        # The report is ready: the removal finishes in the background, still holding the slot.
-        cleanup = asyncio.ensure_future(self._release(used))
-        self._cleanups.add(cleanup)
-        cleanup.add_done_callback(self._cleanups.discard)
-        return report
 
     async def _release(self, used: list[Container]) -> None:
         try:
