@@ -22,6 +22,7 @@ import logging
 import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler, AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -42,6 +43,7 @@ async def serve(service: Service, store: Store, config: Config, secrets: Secrets
     _require(settings, secrets)
     async with aiohttp.ClientSession() as session:  # one connection pool for the Web API and downloads
         client = web_client(settings, secrets.slack_bot_token, session)
+        await _check_bot_token(client, settings)
         app = build_app(service, store, config, secrets, client, session)
         if settings.mode == "http":
             log.warning("slack: HTTP mode on %s:%d%s", settings.http_host, settings.http_port, settings.http_path)
@@ -82,7 +84,26 @@ def build_app(service: Service, store: Store, config: Config, secrets: Secrets, 
     return app
 
 
+async def _check_bot_token(client: AsyncWebClient, settings: SlackConfig) -> None:
+    """Fail at start with one sentence, rather than on every event later (bolt checks lazily)."""
+    try:
+        await client.auth_test()
+    except SlackApiError as error:
+        raise ConfigError(f"Slack refused SLACK_BOT_TOKEN ({error.response.get('error')}): copy the app's Bot User "
+                          "OAuth Token (xoxb-…), or run `codegen-chat doctor`") from None
+    except (SlackClientError, aiohttp.ClientError, TimeoutError, OSError) as error:
+        raise ConfigError(f"Slack did not answer at {settings.api_url} ({type(error).__name__}): check slack.api_url "
+                          "and the network") from None
+
+
 async def _serve_socket(app: AsyncApp, app_token: str) -> None:
+    # The SDK retries a refused connection forever (right for a network blip, not for a bad token),
+    # so the token is tried once first; asking for a websocket URL opens no connection.
+    try:
+        await app.client.apps_connections_open(app_token=app_token)
+    except SlackApiError as error:
+        raise ConfigError(f"Slack refused SLACK_APP_TOKEN ({error.response.get('error')}): it must be an app-level "
+                          "token (xapp-…) with connections:write, and Socket Mode must be on") from None
     handler = AsyncSocketModeHandler(app, app_token)
     await handler.connect_async()
     log.warning("slack: connected over Socket Mode")
