@@ -44,12 +44,16 @@ async def serve(service: Service, store: Store, config: Config, secrets: Secrets
     async with aiohttp.ClientSession() as session:  # one connection pool for the Web API and downloads
         client = web_client(settings, secrets.slack_bot_token, session)
         await _check_bot_token(client, settings)
-        app = build_app(service, store, config, secrets, client, session)
-        if settings.mode == "http":
-            log.warning("slack: HTTP mode on %s:%d%s", settings.http_host, settings.http_port, settings.http_path)
-            await serve_http(app, settings)
-        else:
-            await _serve_socket(app, secrets.slack_app_token)
+        bot = SlackBot(service, store, config, secrets, client, session)
+        app = build_app(bot, client, secrets.slack_signing_secret, http=settings.mode == "http")
+        try:
+            if settings.mode == "http":
+                log.warning("slack: HTTP mode on %s:%d%s", settings.http_host, settings.http_port, settings.http_path)
+                await serve_http(app, settings)
+            else:
+                await _serve_socket(app, secrets.slack_app_token)
+        finally:
+            await bot.shutdown()  # its threads say the runs stopped, while the session is still open
 
 
 async def doctor_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
@@ -71,16 +75,14 @@ def web_client(settings: SlackConfig, token: str, session: aiohttp.ClientSession
     )
 
 
-def build_app(service: Service, store: Store, config: Config, secrets: Secrets, client: AsyncWebClient,
-              session: aiohttp.ClientSession) -> AsyncApp:
-    http = config.slack.mode == "http"
+def build_app(bot: SlackBot, client: AsyncWebClient, signing_secret: str, http: bool) -> AsyncApp:
     app = AsyncApp(
-        client=client, signing_secret=secrets.slack_signing_secret,
+        client=client, signing_secret=signing_secret,
         request_verification_enabled=http,  # Socket Mode has no signatures: the app token authenticates
         process_before_response=False,  # ack first, then run the handler
         logger=logging.getLogger("slack_bolt"),
     )
-    SlackBot(service, store, config, secrets, client, session).register(app)
+    bot.register(app)
     return app
 
 

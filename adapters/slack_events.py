@@ -26,6 +26,7 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 PLATFORM = "slack"
+SHUTDOWN_GRACE_S = 10.0  # how long a stopping bot waits for its threads to say their runs stopped
 INTERNAL_ERROR = "Something went wrong on the bot's side before the team could start; the details are in its log."
 
 
@@ -37,7 +38,7 @@ class SlackBot:
         self._client, self._downloads = client, downloads
         self._redact = Redactor(secrets.values())
         self._threads = ThreadDirectory(client)
-        self._drawing: set[asyncio.Task[None]] = set()  # renderers still drawing; kept so none is collected
+        self._drawing: dict[str, asyncio.Task[None]] = {}  # run id -> its renderer, until the run is drawn
 
     def register(self, app: AsyncApp) -> None:
         app.event("app_mention")(self.on_event)
@@ -111,9 +112,17 @@ class SlackBot:
         except Exception:
             self._service.cancel(run_id)  # a run nobody can see or stop helps no one
             raise
-        drawing = renderer.start()
-        self._drawing.add(drawing)
-        drawing.add_done_callback(self._drawing.discard)
+        self._drawing[run_id] = renderer.start()
+        self._drawing[run_id].add_done_callback(lambda _: self._drawing.pop(run_id, None))
+
+    async def shutdown(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
+        """Stop this bot's runs and give their threads a moment to say so."""
+        drawing = list(self._drawing.values())
+        for run_id in list(self._drawing):
+            self._service.cancel(run_id)
+        if drawing:
+            log.warning("slack: stopping %d run(s)", len(drawing))
+            await asyncio.wait(drawing, timeout=grace_s)
 
     # -- the Stop button ----------------------------------------------------------------------
 

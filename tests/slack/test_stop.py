@@ -67,3 +67,18 @@ async def test_a_turn_shows_its_text_while_it_is_written(slack, model_server, sl
     assert live.text == "*Planner*\n1. Parse the input.\n2. Walk the tree.\n_writing…_"  # whole lines, still going
     await press_stop(slack, message.ts)
     await finished(slack, "C1", message.ts)
+
+
+async def test_a_bot_that_is_stopped_says_so_in_its_threads(slack, model_server, slack_config, start_bot):
+    import asyncio
+    import contextlib
+
+    bot = await start_bot(slack_config)
+    model_server.script("planner", Reply("Thinking about the plan...", chunk=4, stall_after=8))
+    message, _ = await mention(slack, "find all intf keys")
+    await eventually(lambda: model_server.calls("planner"))
+    bot.task.cancel()  # what Ctrl-C does to `codegen-chat serve`
+    with contextlib.suppress(asyncio.CancelledError):
+        await bot.task
+    thread = slack.thread("C1", message.ts)
+    assert thread[-1].text.startswith("Stopped: stopped on request.") and thread[0].text.endswith("finished: Stopped.")
