@@ -104,6 +104,9 @@ class Service:
         handle = RunHandle(run_id, task)
         self._handles[run_id] = handle
         task.add_done_callback(lambda _: self._handles.pop(run_id, None))
+        # Let the task take its first step before anyone can cancel it: a task cancelled before it
+        # starts never runs its own handler, and the run would stay "running" with no final event.
+        await asyncio.sleep(0)
         return handle
 
     def cancel(self, run_id: str) -> bool:
@@ -127,12 +130,9 @@ class Service:
     async def _run(self, request: ChatRequest, run_id: str, conversation: int, waiter: _Waiter,
                    sink: EventSink, fallback: Publisher) -> RunFinished:
         sinks: Sequence[EventSink] = (self._store.record, sink)
+        driving = False
         try:
             await self._admit(waiter, sinks)
-        except asyncio.CancelledError:  # stopped while still queued
-            await asyncio.shield(deliver(stopped(run_id), sinks))
-            raise
-        try:
             prior = await self._store.prior_work(conversation, run_id)
             manager = Manager(
                 self._model, self._sandbox, self._publisher_for(fallback), self._prompts,
@@ -140,7 +140,12 @@ class Service:
                              conversation_key=waiter.thread),
             )
             run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments, prior=prior)
+            driving = True
             return await drive(run_id, manager.run(run_request), sinks)
+        except asyncio.CancelledError:
+            if not driving:  # stopped while queued or starting: nobody else will say so
+                await asyncio.shield(deliver(stopped(run_id), sinks))
+            raise
         finally:
             self._release(waiter)
 

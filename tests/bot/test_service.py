@@ -218,3 +218,16 @@ async def test_a_model_that_stalls_mid_reply_ends_the_run_clearly(model_server, 
     assert finished.reason == "The model stopped mid-reply for the programmer: no answer within 0.3s."
     record = await store.run(finished.run_id)
     assert record.summary.status == "error" and [t.agent for t in record.turns] == ["planner"]
+
+
+async def test_cancel_right_after_submit_still_ends_the_run_stopped(model_server, config, secrets, store, tmp_path):
+    script_team(model_server)
+    sink = Sink()
+    service = make_service(config, secrets, store)
+    handle = await service.submit(request(), sink, FolderPublisher(tmp_path))
+    handle.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await handle.wait()
+    assert [type(e).__name__ for e in sink.events] == ["RunFinished"] and sink.events[0].status is RunStatus.STOPPED
+    assert (await store.run(handle.run_id)).summary.status == "stopped"
+    assert model_server.requests == []
