@@ -97,11 +97,10 @@ class SlackBot:
         waiting = self._service.active_run(PLATFORM, request.thread_key)
         renderer = ThreadRenderer(thread, self._settings, self._store.cost)
         try:
-            handle = await self._service.submit(request, renderer, renderer, run_id=run_id)
+            await self._service.submit(request, renderer, renderer, run_id=run_id)
         except UserInputError as error:  # the queue filled up since the check
             await thread.post(escape(str(error)))
             return
-        renderer.watch(handle.task, run_id)
         self._threads.add(thread.channel, thread.thread_ts)
         # The Stop button appears once the run exists, so a press always finds it. The run's events
         # wait in the renderer's queue meanwhile, so this reply still comes first.

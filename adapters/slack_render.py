@@ -19,9 +19,8 @@ from adapters.chat_text import STATUS_WORDS, agent_title, final_summary
 from adapters.slack_text import escape, live_view, pieces, without_blocks
 from adapters.slack_thread import Thread, ThreadPublisher
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
-from agents.types import CheckInResult, Publication, RunStatus, Usage
+from agents.types import CheckInResult, Publication, Usage
 from bot.config import SlackConfig
-from bot.runner import INTERNAL_ERROR_REASON, stopped
 
 log = logging.getLogger(__name__)
 
@@ -59,20 +58,9 @@ class ThreadRenderer:
         self._task: asyncio.Task[None] | None = None
         self._live: _Live | None = None
         self._cost = 0.0
-        self._ended = False  # a RunFinished has been queued
 
     async def __call__(self, event: Event) -> None:
-        self._ended = self._ended or isinstance(event, RunFinished)
         self._queue.put_nowait(event)  # never waits: the run goes on while Slack is being written to
-
-    def watch(self, run: asyncio.Task[RunFinished], run_id: str) -> None:
-        """Be sure the thread hears how the run ended. A run stopped before its first step ends
-        without a ``RunFinished`` of its own (asked of the core), and the drawing would wait forever."""
-        def ended(task: asyncio.Task[RunFinished]) -> None:
-            if not self._ended:
-                self._queue.put_nowait(stopped(run_id) if task.cancelled() else RunFinished(
-                    run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON))
-        run.add_done_callback(ended)
 
     async def publish(self, publication: Publication) -> CheckInResult:
         """``agents.protocols.Publisher``: the files attached to the thread, in order with the turns."""

@@ -8,6 +8,7 @@ from its files). A run that must wait is told where it is in the queue.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets as random_tokens
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,10 +18,12 @@ from agents.events import Notice, RunFinished
 from agents.manager import Manager, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
-from agents.types import Attachment, RunRequest
+from agents.types import Attachment, RunRequest, RunStatus
 from bot.config import Config
-from bot.runner import EventSink, deliver, drive, stopped
+from bot.runner import INTERNAL_ERROR_REASON, EventSink, deliver, drive, stopped
 from bot.store import Store, conversation_key
+
+log = logging.getLogger(__name__)
 
 PublisherFactory = Callable[[Publisher], Publisher]  # wraps an adapter's fallback (e.g. with a Gist publisher)
 
@@ -146,6 +149,11 @@ class Service:
             if not driving:  # stopped while queued or starting: nobody else will say so
                 await asyncio.shield(deliver(stopped(run_id), sinks))
             raise
+        except Exception:  # before the team started (the store failing, say); drive() covers the rest
+            log.exception("run %s could not start", run_id)
+            failed = RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON)
+            await deliver(failed, sinks)
+            return failed
         finally:
             self._release(waiter)
 
