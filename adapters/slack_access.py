@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import html
 import re
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
-
-from slack_sdk.errors import SlackApiError
-from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import SlackConfig
 
@@ -17,7 +13,6 @@ from bot.config import SlackConfig
 # (edits, deletions, joins, bot posts) is not someone asking the team for something.
 WORK_SUBTYPES = frozenset({"", "file_share", "thread_broadcast"})
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>")
-KNOWN_THREADS_CAP = 10_000
 
 
 @dataclass(frozen=True)
@@ -74,33 +69,3 @@ def task_text(text: str, bot_user: str) -> str:
 
 def mentions(text: str, bot_user: str) -> bool:
     return bool(bot_user) and f"<@{bot_user}" in text
-
-
-class ThreadDirectory:
-    """The threads the bot works in, so replies there need no mention. Remembered when the bot starts
-    one; a thread it does not know (after a restart) is looked up once with conversations.replies."""
-
-    def __init__(self, client: AsyncWebClient) -> None:
-        self._client = client
-        self._known: OrderedDict[str, bool] = OrderedDict()
-
-    def add(self, channel: str, thread_ts: str) -> None:
-        self._remember(f"{channel}:{thread_ts}", True)
-
-    async def works_in(self, channel: str, thread_ts: str, bot_user: str) -> bool:
-        key = f"{channel}:{thread_ts}"
-        if key in self._known:
-            return self._known[key]
-        try:
-            response = await self._client.conversations_replies(channel=channel, ts=thread_ts, limit=200)
-        except SlackApiError:
-            return False  # not readable by the bot: not a thread it works in
-        ours = any(m.get("user") == bot_user for m in response.get("messages") or [])
-        self._remember(key, ours)
-        return ours
-
-    def _remember(self, key: str, ours: bool) -> None:
-        self._known[key] = ours
-        self._known.move_to_end(key)
-        while len(self._known) > KNOWN_THREADS_CAP:
-            self._known.popitem(last=False)

@@ -12,7 +12,7 @@ import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncBoltRequest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack_access import Incoming, ThreadDirectory, incoming, mentions, refusal, task_text
+from adapters.slack_access import Incoming, incoming, mentions, refusal, task_text
 from adapters.slack_files import read_shared_files
 from adapters.slack_render import ThreadRenderer
 from adapters.slack_text import escape
@@ -37,7 +37,6 @@ class SlackBot:
         self._settings = config.slack
         self._client, self._downloads = client, downloads
         self._redact = Redactor(secrets.values())
-        self._threads = ThreadDirectory(client)
         self._drawing: dict[str, asyncio.Task[None]] = {}  # run id -> its renderer, until the run is drawn
 
     def register(self, app: AsyncApp) -> None:
@@ -70,7 +69,8 @@ class SlackBot:
     async def _addressed(self, message: Incoming, mention_event: bool, bot_user: str) -> bool:
         if mention_event or message.direct or mentions(message.text, bot_user):
             return True
-        return message.in_thread and await self._threads.works_in(message.channel, message.thread_ts, bot_user)
+        # The store knows every thread a run was started in, across restarts, without asking Slack.
+        return message.in_thread and await self._store.has_conversation(PLATFORM, message.thread_key)
 
     async def _take(self, message: Incoming, bot_user: str) -> None:
         thread = self._thread(message)
@@ -101,7 +101,6 @@ class SlackBot:
         except UserInputError as error:  # the queue filled up since the check
             await thread.post(escape(str(error)))
             return
-        self._threads.add(thread.channel, thread.thread_ts)
         # The Stop button appears once the run exists, so a press always finds it. The run's events
         # wait in the renderer's queue meanwhile, so this reply still comes first.
         text = (f"Got it: this follows run `{waiting}` in this thread (run `{run_id}`)." if waiting

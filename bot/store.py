@@ -192,6 +192,11 @@ class Store:
             tests=FileSet(json.loads(last["tests"])), language=last["language"], last_report=_report(last["report"]),
         )
 
+    async def has_conversation(self, platform: str, thread_key: str) -> bool:
+        """Whether the bot has worked in this thread (so a reply there needs no mention)."""
+        row = await self._one("SELECT 1 FROM conversations WHERE platform = ? AND thread_key = ?", platform, thread_key)
+        return row is not None
+
     async def conversation_of(self, run_id: str) -> tuple[str, str] | None:
         row = await self._one(
             "SELECT c.platform, c.thread_key FROM runs r JOIN conversations c ON c.id = r.conversation_id WHERE r.id = ?",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 
 from adapters.slack_thread import STOP_ACTION
@@ -87,8 +89,10 @@ async def test_a_thread_reply_elsewhere_without_a_mention_is_left_alone(slack, m
     reply = slack.say("C1", "UANN", "sure", thread_ts=parent.ts)
     envelope = await slack.deliver(events_envelope(message_event(reply, kind="message"), "Ev-lunch"))
     await slack.wait_ack(envelope)
-    await slack.wait_for(lambda: slack.called("conversations.replies"))  # the bot looked, once
-    assert slack.thread("C1", parent.ts) == [] and model_server.requests == []
+    script_team(model_server)  # a run elsewhere, to be sure the lunch reply was handled by the time it ends
+    other, _ = await mention(slack, "find all intf keys")
+    await finished(slack, "C1", other.ts)
+    assert slack.thread("C1", parent.ts) == [] and len(model_server.calls("planner")) == 1
 
 
 async def test_a_direct_message_works_like_a_mention(slack, model_server, slack_config, start_bot):
@@ -182,3 +186,22 @@ async def test_when_slack_fails_before_the_run_the_thread_gets_one_sentence(slac
     assert [m.text for m in thread] == ["Something went wrong on the bot's side before the team could start; "
                                         "the details are in its log."]
     assert model_server.requests == []
+
+
+async def test_after_a_restart_a_reply_in_the_bots_thread_still_continues(slack, model_server, slack_config, start_bot):
+    first_bot = await start_bot(slack_config)
+    script_team(model_server)
+    first, _ = await mention(slack, "find all intf keys")
+    await finished(slack, "C1", first.ts)
+    first_bot.task.cancel()  # the bot process goes away; the store stays
+    with contextlib.suppress(asyncio.CancelledError):
+        await first_bot.task
+
+    await start_bot(slack_config)
+    await slack.wait_for(lambda: slack.connections >= 2)  # the new process's own socket
+    script_team(model_server)
+    follow_up = slack.say("C1", "UANN", "now make it async", thread_ts=first.ts)  # still no mention needed
+    await slack.deliver(events_envelope(message_event(follow_up, kind="message"), "Ev-after-restart"))
+    thread = await finished(slack, "C1", first.ts, count=2)
+    assert headers(thread) == TURNS * 2
+    assert not slack.called("conversations.replies")
