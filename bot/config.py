@@ -181,6 +181,8 @@ class SlackConfig:
     request_timeout_s: float = 30.0  # one Web API call
 
     def __post_init__(self) -> None:
+        if self.mode not in ("socket", "http"):
+            raise SettingsError("slack.mode", f"must be \"socket\" or \"http\", got {self.mode!r}")
         if not self.api_url.startswith(("https://", "http://")):
             raise SettingsError("slack.api_url", "must start with https://", "e.g. https://slack.com/api/")
         if not self.http_path.startswith("/"):
@@ -346,8 +348,6 @@ def _check_values(config: Config) -> None:
         raise SettingsError("llm.max_retries", "must be 0 or more")
     if config.budget.max_replans < 0:
         raise SettingsError("budget.max_replans", "must be 0 or more")
-    if config.slack.mode not in ("socket", "http"):
-        raise SettingsError("slack.mode", f"must be \"socket\" or \"http\", got {config.slack.mode!r}")
     for role in Role:
         settings = config.agent(role)
         if not 0.0 <= settings.temperature <= 2.0:
