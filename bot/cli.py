@@ -100,7 +100,12 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             thread_key = where[1]
         service = build_service(config, secrets, store)
         request = TerminalRun(args.task, args.file, args.out, args.continue_run)
-        return await run_in_terminal(service, request, FolderPublisher, config.input.max_attachment_bytes, thread_key)
+        async def cost_of(run_id: str) -> float:
+            record = await store.run(run_id)
+            return record.summary.cost_usd if record else 0.0
+
+        return await run_in_terminal(service, request, FolderPublisher, config.input.max_attachment_bytes, thread_key,
+                                     cost_of=cost_of)
     finally:
         await store.close()
 
