@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from agents.errors import SandboxError
 from agents.protocols import Publisher, Sandbox
@@ -60,8 +62,14 @@ def publisher_factory(config: Config, secrets: Secrets, store: Store) -> Publish
     return wrap
 
 
-def build_service(config: Config, secrets: Secrets, store: Store, sandbox: Sandbox | None = None) -> Service:
-    return Service(
-        config, store, build_model(config, secrets), sandbox or build_sandbox(config),
-        publisher_factory(config, secrets, store),
-    )
+@asynccontextmanager
+async def running_service(config: Config, secrets: Secrets, store: Store) -> AsyncIterator[Service]:
+    """The service with its real model and sandbox, closed on the way out (idle warm containers go too)."""
+    model, sandbox = build_model(config, secrets), build_sandbox(config)
+    try:
+        yield Service(config, store, model, sandbox, publisher_factory(config, secrets, store))
+    finally:
+        close = getattr(sandbox, "close", None)
+        if close is not None:
+            await close()
+        await model.close()

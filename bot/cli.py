@@ -84,7 +84,7 @@ def _register_optional(commands: argparse._SubParsersAction) -> None:
 
 async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     from adapters.terminal import PLATFORM, TerminalRun, run_in_terminal
-    from bot.app import build_service, open_store
+    from bot.app import open_store, running_service
     from bot.checkin import FolderPublisher
     from bot.service import new_run_id
 
@@ -98,14 +98,15 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             if where[0] != PLATFORM:
                 raise UserInputError(f"Run {args.continue_run} lives in {where[0]}; continue it there.")
             thread_key = where[1]
-        service = build_service(config, secrets, store)
         request = TerminalRun(args.task, args.file, args.out, args.continue_run)
+
         async def cost_of(run_id: str) -> float:
             record = await store.run(run_id)
             return record.summary.cost_usd if record else 0.0
 
-        return await run_in_terminal(service, request, FolderPublisher, config.input.max_attachment_bytes, thread_key,
-                                     cost_of=cost_of)
+        async with running_service(config, secrets, store) as service:
+            return await run_in_terminal(service, request, FolderPublisher, config.input.max_attachment_bytes,
+                                         thread_key, cost_of=cost_of)
     finally:
         await store.close()
 

@@ -31,7 +31,7 @@ def enabled_adapters(config: Config) -> list[str]:
 
 
 async def _serve(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
-    from bot.app import build_service, open_store
+    from bot.app import open_store, running_service
 
     names = enabled_adapters(config)
     if not names:
@@ -39,9 +39,9 @@ async def _serve(args: argparse.Namespace, config: Config, secrets: Secrets) -> 
     modules = [importlib.import_module(ADAPTERS[name]) for name in names]
     store = await open_store(config)
     try:
-        service = build_service(config, secrets, store)
-        log.warning("serving %s", ", ".join(names))
-        await asyncio.gather(*(module.serve(service, store, config, secrets) for module in modules))
+        async with running_service(config, secrets, store) as service:
+            log.warning("serving %s", ", ".join(names))
+            await asyncio.gather(*(module.serve(service, store, config, secrets) for module in modules))
     finally:
         await store.close()
     return 0
