@@ -10,6 +10,8 @@ from bot.config import Config, LLMConfig, Secrets, StorageConfig
 from bot.store import Store
 from tests.fakes.openai_server import FakeOpenAI
 
+pytest_plugins = ["tests.docker_support"]  # Docker fixtures for every test marked ``docker``
+
 
 @pytest.fixture
 async def model_server():

@@ -6,11 +6,10 @@ import pytest
 from bot.sandbox.hardening import LABEL, LABEL_PID
 from tests.adapters.test_terminal import cli, script_team, write_config
 from tests.fakes import team_script as s
-from tests.sandbox.conftest import docker_client  # noqa: F401 (a fixture)
 
 
 @pytest.mark.docker
-async def test_a_run_fails_for_real_in_docker_then_the_team_fixes_it(model_server, tmp_path, docker_client):  # noqa: F811
+async def test_a_run_fails_for_real_in_docker_then_the_team_fixes_it(model_server, tmp_path, docker_client):
     config = write_config(tmp_path, model_server.base_url).read_text().replace(
         "[sandbox]\nenabled = false\n", "[sandbox]\nuse_offline_images = true\n")
     (tmp_path / "config.toml").write_text(config)
@@ -26,5 +25,5 @@ async def test_a_run_fails_for_real_in_docker_then_the_team_fixes_it(model_serve
     triage_prompt = model_server.calls("manager")[0].body["messages"][1]["content"]
     assert "test_nested" in triage_prompt and "AssertionError" in triage_prompt  # real pytest output
     assert (tmp_path / "result" / "intf.py").read_text().count("find_intf(value)") == 1
-    left = docker_client.containers.list(all=True, filters={"label": [f"{LABEL}=1", f"{LABEL_PID}={pids[0]}"]})
+    left = docker_client.containers.list(all=True, sparse=True, filters={"label": [f"{LABEL}=1", f"{LABEL_PID}={pids[0]}"]})
     assert left == []  # the CLI process removed every container it started

@@ -10,7 +10,7 @@ from agents.types import RunStatus
 from bot.sandbox import DockerSandbox
 from tests.discord.conftest import WAIT_S, eventually, final_message, script_team, thread_of
 from tests.discord.payloads import button_press, slash_code
-from tests.sandbox.conftest import TEST_CONFIG, docker_client, our_containers  # noqa: F401 (a fixture)
+from tests.docker_support import TEST_CONFIG, our_containers
 
 SLOW_TESTS = '''```python path=test_intf.py
 import time
@@ -43,7 +43,7 @@ async def pytest_running(client) -> None:
 
 @pytest.mark.docker
 async def test_stop_while_the_tests_run_removes_the_container(start_bot, discord_api, model_server, store,
-                                                              docker_client):  # noqa: F811
+                                                              docker_client):
     script_team(model_server, tester=[SLOW_TESTS])
     async with DockerSandbox(TEST_CONFIG, client=docker_client) as sandbox:
         await start_bot(sandbox=sandbox)

@@ -15,7 +15,7 @@ from bot.sandbox import DockerSandbox, sandbox_checks
 from bot.sandbox.commands import register
 from bot.sandbox.images import prepare_online
 from bot.sandbox.languages import DEFAULT_LANGUAGES, prepared_tag
-from tests.sandbox.conftest import TEST_CONFIG
+from tests.docker_support import TEST_CONFIG
 from tests.sandbox.programs import PYTHON
 
 PYTHON_LANGUAGE: LanguageConfig = DEFAULT_LANGUAGES["python"]

@@ -6,7 +6,8 @@ import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
-from tests.sandbox.conftest import configured, our_containers
+from tests.docker_support import our_containers
+from tests.sandbox.conftest import configured
 
 pytestmark = pytest.mark.docker
 

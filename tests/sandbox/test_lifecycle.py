@@ -13,7 +13,8 @@ import pytest
 from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
 from bot.sandbox.hardening import KEEPER, LABEL, LABEL_HOST, LABEL_PID, labels
-from tests.sandbox.conftest import TEST_CONFIG, configured, our_containers
+from tests.docker_support import TEST_CONFIG, our_containers
+from tests.sandbox.conftest import configured
 
 pytestmark = pytest.mark.docker
 

@@ -35,7 +35,6 @@ from tests.fakes.slack_api import (
     message_event,
 )
 from tests.fakes.team_script import ScriptedSandbox
-from tests.sandbox.conftest import _docker_gate, docker_client  # noqa: F401  (Docker, or a skip; no leftovers)
 
 FINAL_WORDS = ("Passed:", "Failed:", "Stopped:", "Error:")
 TURN_HEADER = re.compile(r"^\*([^*]+)\*(?: · round \d+)?$")

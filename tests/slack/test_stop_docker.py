@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from bot.sandbox import DockerSandbox
-from tests.sandbox.conftest import TEST_CONFIG, our_containers
+from tests.docker_support import TEST_CONFIG, our_containers
 from tests.slack.conftest import finished, mention, script_team
 from tests.slack.test_stop import press_stop
 
