@@ -7,7 +7,6 @@ the final status as they happen, so a crash loses at most the turn that was bein
 from __future__ import annotations
 
 import json
-import os
 import socket
 import time
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ import aiosqlite
 
 from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TurnFinished
 from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
+from bot import processes
 from bot.config import Price
 
 SCHEMA = """
@@ -318,34 +318,16 @@ def conversation_key(platform: str, thread_key: str) -> str:
     return f"{platform}:{thread_key}"
 
 
-def _process_owner(pid: int | None = None) -> str:
-    """This host, a pid and that process's start time, so a reused pid is not mistaken for its owner."""
-    pid = os.getpid() if pid is None else pid
-    return f"{socket.gethostname()}:{pid}:{_started_at(pid)}"
-
-
-def _started_at(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
+def _process_owner() -> str:
+    """This host, pid and process start time: enough to tell, after a crash, that the owner is gone."""
+    pid, started = processes.this_process()
+    return f"{socket.gethostname()}:{pid}:{started}"
 
 
 def _owner_gone(owner: str, host: str) -> bool:
     """Whether the process that owned a run on this host has ended (another host's runs are its own to judge)."""
     owner_host, pid, started = [*owner.split(":"), "", "", ""][:3]
-    if owner_host != host:
-        return False
-    if not pid.isdigit():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass
-    return _started_at(int(pid)) != started
+    return owner_host == host and processes.gone(pid, started)
 
 
 def _report(text: str | None) -> TestReport | None:

@@ -6,7 +6,6 @@ Kept apart from the async orchestration so that file reads as the run's sequence
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -16,8 +15,9 @@ from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 
 from agents.errors import SandboxError
+from bot import processes
 from bot.config import LanguageConfig, SandboxConfig
-from bot.sandbox.hardening import LABEL, LABEL_HOST, LABEL_PID, container_options
+from bot.sandbox.hardening import LABEL, LABEL_HOST, LABEL_PID, LABEL_STARTED, container_options
 from bot.sandbox.output import SplitOutput
 
 
@@ -103,19 +103,11 @@ def reap_orphans(client: docker.DockerClient) -> int:
     # sparse: no inspect per container, which would race with other runs removing theirs.
     found = client.containers.list(all=True, sparse=True,
                                    filters={"label": [f"{LABEL}=1", f"{LABEL_HOST}={host}"]})
-    orphans = [c for c in found if not _alive((c.attrs.get("Labels") or {}).get(LABEL_PID, ""))]
+    orphans = [c for c in found if _owner_gone(c.attrs.get("Labels") or {})]
     for container in orphans:
         remove(container)
     return len(orphans)
 
 
-def _alive(pid: str) -> bool:
-    if not pid.isdigit():
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _owner_gone(labels: dict[str, str]) -> bool:
+    return processes.gone(labels.get(LABEL_PID, ""), labels.get(LABEL_STARTED, ""))

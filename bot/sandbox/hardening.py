@@ -5,17 +5,18 @@ Pure functions of the config, so the hardening can be read (and unit tested) in 
 
 from __future__ import annotations
 
-import os
 import socket
 from typing import Any
 
 from docker.types import Ulimit
 
+from bot import processes
 from bot.config import LanguageConfig, SandboxConfig
 
 LABEL = "codegen-chat.sandbox"  # every container we start carries it: cleanup finds them by it
 LABEL_HOST = "codegen-chat.host"
 LABEL_PID = "codegen-chat.pid"
+LABEL_STARTED = "codegen-chat.started"  # with the pid, tells a restarted bot from the one that died
 LABEL_LANGUAGE = "codegen-chat.language"
 MB = 1024 * 1024
 # The container's first process only keeps it alive; tests run beside it with `docker exec`.
@@ -24,7 +25,8 @@ KEEPER = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; don
 
 def labels(language: str) -> dict[str, str]:
     """Who started the container, so a later start of the bot can reap what a crash left behind."""
-    return {LABEL: "1", LABEL_HOST: socket.gethostname(), LABEL_PID: str(os.getpid()),
+    pid, started = processes.this_process()
+    return {LABEL: "1", LABEL_HOST: socket.gethostname(), LABEL_PID: pid, LABEL_STARTED: started,
             LABEL_LANGUAGE: language}
 
 

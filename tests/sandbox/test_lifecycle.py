@@ -12,7 +12,7 @@ import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
-from bot.sandbox.hardening import KEEPER, LABEL, LABEL_HOST, LABEL_PID, labels
+from bot.sandbox.hardening import KEEPER, LABEL, LABEL_HOST, LABEL_PID, LABEL_STARTED, labels
 from tests.docker_support import TEST_CONFIG, our_containers
 from tests.sandbox.conftest import configured
 
@@ -78,12 +78,15 @@ async def test_orphans_of_a_dead_process_are_reaped_at_start(docker_client):
                                           labels={**labels("python"), LABEL_PID: _dead_pid()})
     alive = docker_client.containers.run(image, KEEPER, detach=True, network_mode="none",
                                          labels={LABEL: "1", LABEL_HOST: labels("x")[LABEL_HOST], LABEL_PID: "1"})
+    # A bot restarted in a container gets the dead one's pid back; its start time tells them apart.
+    reused = docker_client.containers.run(image, KEEPER, detach=True, network_mode="none",
+                                          labels={**labels("python"), LABEL_STARTED: "1"})
     try:
         async with DockerSandbox(TEST_CONFIG, client=docker_client):
             pass
         remaining = {c.id for c in docker_client.containers.list(all=True, sparse=True,
                                                                  filters={"label": f"{LABEL}=1"})}
-        assert orphan.id not in remaining
+        assert orphan.id not in remaining and reused.id not in remaining
         assert alive.id in remaining  # a living process's containers are not ours to reap
     finally:
         alive.remove(force=True)
