@@ -27,6 +27,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes import loopback
+
 BOT_ID = 900_000_000_000_000_001
 APP_ID = 900_000_000_000_000_002
 GUILD_ID = 900_000_000_000_000_010
@@ -151,11 +153,7 @@ class FakeDiscord:
         app.router.add_get("/gateway", self._gateway)
         app.router.add_get("/attachments/{name}", self._attachment)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, port = await loopback.start(app)
         self.base = f"http://127.0.0.1:{port}"
         return self
 

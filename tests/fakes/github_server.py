@@ -23,6 +23,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes import loopback
+
 DOCS = "https://docs.github.com/rest"
 LOGIN = "octocat"
 
@@ -111,11 +113,7 @@ class FakeGitHub:
         app.router.add_post(f"{p}/gists", self._create)
         app.router.add_get(f"{p}/gists/{{id}}", self._get)
         app.router.add_patch(f"{p}/gists/{{id}}", self._edit)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self._port = await loopback.start(app)
         return self
 
     async def close(self) -> None:

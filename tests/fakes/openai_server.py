@@ -18,6 +18,8 @@ from typing import Any
 from aiohttp import web
 from multidict import CIMultiDict
 
+from tests.fakes import loopback
+
 CHARS_PER_TOKEN = 4
 
 
@@ -84,11 +86,7 @@ class FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_get("/v1/models", self._models)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, port = await loopback.start(app)
         self.base_url = f"http://127.0.0.1:{port}/v1"
         return self
 

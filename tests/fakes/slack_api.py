@@ -21,6 +21,8 @@ from aiohttp import WSMsgType, web
 from multidict import CIMultiDict
 from slack_sdk.signature import SignatureVerifier
 
+from tests.fakes import loopback
+
 BOT_TOKEN = "xoxb-test-0123456789-abcdef"
 APP_TOKEN = "xapp-test-0123456789-abcdef"
 SIGNING_SECRET = "test-signing-secret-0123456789"
@@ -92,11 +94,7 @@ class FakeSlack:
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/files-pri/{file_id}/{name}", self._download)
         app.router.add_get("/link", self._socket)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, port = await loopback.start(app)
         self.base = f"http://127.0.0.1:{port}"
         return self
 
