@@ -79,6 +79,7 @@ class LimitsConfig:
     max_concurrent_runs: int = 8
     max_runs_per_user: int = 2
     max_queued_runs: int = 100
+    max_queued_runs_per_user: int = 10
 
 
 @dataclass(frozen=True)
@@ -338,6 +339,8 @@ def _check_values(config: Config) -> None:
         "budget.max_wall_s": config.budget.max_wall_s, "llm.request_timeout_s": config.llm.request_timeout_s,
         "limits.max_concurrent_runs": config.limits.max_concurrent_runs,
         "limits.max_runs_per_user": config.limits.max_runs_per_user,
+        "limits.max_queued_runs": config.limits.max_queued_runs,
+        "limits.max_queued_runs_per_user": config.limits.max_queued_runs_per_user,
         "sandbox.timeout_s": config.sandbox.timeout_s, "sandbox.concurrency": config.sandbox.concurrency,
         "sandbox.memory_mb": config.sandbox.memory_mb,
     }

@@ -92,17 +92,32 @@ class Service:
             )
         if len(request.attachments) > limits.max_attachments:
             raise UserInputError(f"{len(request.attachments)} files attached; the limit is {limits.max_attachments}.")
-        if len(self._waiting) >= self._config.limits.max_queued_runs:
+        names = [a.name for a in request.attachments]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise UserInputError(f"Two attached files are both called {twice[0]}; rename one so neither is lost.")
+        queue = self._config.limits
+        if len(self._waiting) >= queue.max_queued_runs:
             raise UserInputError("The bot is busy with too many runs right now; try again in a few minutes.")
+        if sum(w.user_id == request.user_id for w in self._waiting) >= queue.max_queued_runs_per_user:
+            raise UserInputError(f"You already have {queue.max_queued_runs_per_user} runs waiting; "
+                                 "let them start (or stop one) before asking for more.")
 
     async def submit(self, request: ChatRequest, sink: EventSink, fallback: Publisher, run_id: str = "") -> RunHandle:
         """Record the run and start it (or queue it). Raises ``UserInputError`` for bad requests."""
         self.check(request)
         run_id = run_id or new_run_id()
-        conversation = await self._store.conversation(request.platform, request.thread_key)
-        await self._store.create_run(run_id, conversation, request.text.strip(), request.user_id,
-                                     [a.name for a in request.attachments])
+        # Queued before the first await, so the limits `check` reads count this run at once and the
+        # queue keeps the order requests arrived in.
         waiter = _Waiter(run_id, request.user_id, conversation_key(request.platform, request.thread_key))
+        self._waiting.append(waiter)
+        try:
+            conversation = await self._store.conversation(request.platform, request.thread_key)
+            await self._store.create_run(run_id, conversation, request.text.strip(), request.user_id,
+                                         [a.name for a in request.attachments])
+        except BaseException:
+            self._waiting.remove(waiter)
+            raise
         task = asyncio.create_task(self._run(request, run_id, conversation, waiter, sink, fallback), name=f"run-{run_id}")
         handle = RunHandle(run_id, task)
         self._handles[run_id] = handle
@@ -159,19 +174,16 @@ class Service:
 
     async def _admit(self, waiter: _Waiter, sinks: Sequence[EventSink]) -> None:
         """Wait until the limits let this run start, telling its sink where it stands in the queue."""
-        self._waiting.append(waiter)
         told = -1
         try:
-            while not self._can_start(waiter):
+            while True:
+                waiter.ready.clear()  # before the check: a release during the notice below must not be lost
+                if self._can_start(waiter):
+                    break
                 position = self._waiting.index(waiter)
                 if position != told:
                     told = position
-                    ahead = "run is" if position == 1 else "runs are"
-                    text = (f"Queued: {position} {ahead} ahead of this one." if position
-                            else "Queued: waiting for a free slot.")
-                    for sink in sinks:
-                        await sink(Notice(waiter.run_id, text))
-                waiter.ready.clear()
+                    await deliver(Notice(waiter.run_id, _queue_text(position)), sinks)
                 await waiter.ready.wait()
         finally:
             self._waiting.remove(waiter)
@@ -193,6 +205,12 @@ class Service:
             self._running.remove(waiter)
         for other in self._waiting:
             other.ready.set()
+
+
+def _queue_text(position: int) -> str:
+    if position == 0:
+        return "Queued: waiting for a free slot."
+    return f"Queued: {position} run{' is' if position == 1 else 's are'} ahead of this one."
 
 
 def new_run_id() -> str:

@@ -231,3 +231,52 @@ async def test_cancel_right_after_submit_still_ends_the_run_stopped(model_server
     assert [type(e).__name__ for e in sink.events] == ["RunFinished"] and sink.events[0].status is RunStatus.STOPPED
     assert (await store.run(handle.run_id)).summary.status == "stopped"
     assert model_server.requests == []
+
+
+async def test_a_queued_run_starts_even_if_the_slot_frees_while_it_is_being_told_it_waits(
+        model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, limits={"max_concurrent_runs": 1})
+    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    service = make_service(config, secrets, store)
+
+    class SlowNotices(Sink):
+        async def __call__(self, event):
+            if isinstance(event, Notice):
+                await asyncio.sleep(0.5)  # a chat API slow to post "Queued…", while the first run ends
+            await super().__call__(event)
+
+    first = await service.submit(request(thread="t1"), Sink(), FolderPublisher(tmp_path / "a"))
+    second = await service.submit(request(thread="t2"), SlowNotices(), FolderPublisher(tmp_path / "b"))
+    assert (await first.wait()).status is RunStatus.PASSED
+    assert (await asyncio.wait_for(second.wait(), 10)).status is RunStatus.PASSED
+
+
+async def test_a_burst_cannot_overfill_the_queue(model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, limits={"max_concurrent_runs": 1, "max_queued_runs": 3})
+    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
+    attempts = [service.submit(request(thread=f"t{i}", user=f"u{i}"), Sink(), FolderPublisher(tmp_path / str(i)))
+                for i in range(6)]
+    results = await asyncio.gather(*attempts, return_exceptions=True)
+    accepted = [r for r in results if not isinstance(r, Exception)]
+    refused = [r for r in results if isinstance(r, UserInputError)]
+    assert len(accepted) == 3 and len(refused) == 3 and "too many runs" in str(refused[0])
+    assert all(r.status is RunStatus.PASSED for r in await asyncio.gather(*(h.wait() for h in accepted)))
+
+
+async def test_one_user_cannot_fill_the_queue(model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, limits={"max_concurrent_runs": 1, "max_queued_runs_per_user": 2})
+    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
+    # one runs, two wait: the third waiting run is one too many
+    handles = [await service.submit(request(thread=f"t{i}"), Sink(), FolderPublisher(tmp_path / str(i))) for i in range(3)]
+    with pytest.raises(UserInputError, match="You already have 2 runs waiting"):
+        await service.submit(request(thread="t9"), Sink(), FolderPublisher(tmp_path / "9"))
+    other = await service.submit(request(thread="t8", user="bob"), Sink(), FolderPublisher(tmp_path / "8"))
+    await asyncio.gather(*(h.wait() for h in [*handles, other]))
+
+
+async def test_two_attachments_with_one_name_are_refused(model_server, config, secrets, store):
+    twins = (Attachment("main.py", "a = 1\n"), Attachment("main.py", "b = 2\n"))
+    with pytest.raises(UserInputError, match="both called main.py"):
+        await make_service(config, secrets, store).submit(request(attachments=twins), Sink(), FolderPublisher("x"))
