@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from adapters.chat_text import final_summary, split_message
+from adapters.chat_text import FENCE_LINE, final_summary, split_message
 from agents.events import RunFinished
 from agents.types import CheckInResult, RunStatus, TestReport, TestStatus, Usage
 
@@ -54,3 +54,34 @@ def test_final_summary_says_status_tests_tokens_and_link():
         "Passed: tests passed and the review approved.", "Tests: 12 passed, 0 failed (1.2s)",
         "Tokens: 1,200 in / 340 out (about $0.0123)", "Result: https://gist.github.com/abc",
     ]
+
+
+LONG_INFO = "python path=src/" + "deeply/nested/" * 6 + "module.py"
+
+
+def without_fences(text: str) -> str:
+    """The text with fence lines and line breaks taken out: what splitting must keep, in order."""
+    return "".join(line for line in text.splitlines() if not FENCE_LINE.match(line))
+
+
+@pytest.mark.parametrize("info", ["", "python", LONG_INFO])
+@pytest.mark.parametrize("line_length", [1990, 1999, 2000, 2001, 4500])
+def test_long_lines_inside_a_fence_fit_with_the_fences_around_them(info, line_length):
+    text = f"Intro\n```{info}\nshort = 1\n{'x' * line_length}\n{'y' * (line_length // 2)}\nend = 2\n```\nOutro"
+    pieces = split_message(text, 2000)
+    assert all(len(p) <= 2000 for p in pieces), [len(p) for p in pieces]
+    assert all(fences_balanced(p) for p in pieces)
+    assert not any(re.fullmatch(r"```[^\n]*\n```", p) for p in pieces)  # no piece is an empty block
+    assert without_fences("\n".join(pieces)) == without_fences(text)
+
+
+def test_an_info_string_too_long_to_repeat_is_reopened_with_its_language_only():
+    info = "python " + "x" * 900
+    pieces = split_message(f"```{info}\n" + "value = 1\n" * 400 + "```", 2000)
+    assert all(len(p) <= 2000 for p in pieces) and all(fences_balanced(p) for p in pieces)
+    assert all(p.startswith("```python\n") for p in pieces[1:])
+
+
+def test_a_closing_fence_that_does_not_fit_is_not_reopened_just_to_close():
+    body = "z" * 1991
+    assert split_message(f"```\n{body}\n`````", 2000) == [f"```\n{body}\n```"]
