@@ -208,10 +208,18 @@ class ThreadRenderer:
             await self._thread.send(piece)
 
     async def _post_files(self, post: FilePost) -> None:
+        # A stopped run cancels ``post.done`` (its publisher stops waiting), before or during the upload;
+        # settling it then would raise here and end the drawing before the run's last message.
+        if post.done.done():
+            return
         try:
-            post.done.set_result(await self._send_files(post.content, post.files))
+            message = await self._send_files(post.content, post.files)
         except Exception as error:  # the publisher reports it; the run goes on
-            post.done.set_exception(error)
+            if not post.done.done():
+                post.done.set_exception(error)
+            return
+        if not post.done.done():
+            post.done.set_result(message)
 
     async def _send_files(self, content: str, files: list[CodeFile]) -> discord.Message | None:
         first: discord.Message | None = None
