@@ -66,7 +66,8 @@ class RunFinished(Event):
     status: RunStatus
     reason: str
     files: FileSet = field(default_factory=FileSet)
-    tests: FileSet = field(default_factory=FileSet)
+    tests: FileSet = field(default_factory=FileSet)  # every test that ran: the team's and the user's
+    user_tests: FileSet = field(default_factory=FileSet)  # which of them the user supplied
     report: TestReport | None = None
     usage: Usage = field(default_factory=Usage)
     checkin: CheckInResult | None = None

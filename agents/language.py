@@ -38,13 +38,18 @@ def _extension(path: str) -> str:
     return name[name.rfind("."):].lower() if "." in name else ""
 
 
-TEST_NAME_HINTS = ("test_", "_test.", ".test.", ".spec.", "test.java", "tests.java", "_spec.")
+TEST_PREFIXES = ("test_",)
+TEST_SUFFIXES = ("_test", ".test", ".spec", "_spec")  # of the name before its extension
 
 
 def looks_like_test(path: str) -> bool:
-    """Whether a file name follows a common test-file convention (test_x.py, x_test.go, x.test.js, XTest.java)."""
+    """Whether a file follows a common test-file convention: test_x.py, x_test.go, x.test.js, x.spec.ts,
+    FooTest.java, or anything under a tests/ folder. ``contest.py`` or ``latest_prices.py`` are not tests."""
     lowered = path.lower()
-    name = lowered.rsplit("/", 1)[-1]
-    return lowered.startswith(("tests/", "test/")) or "/tests/" in lowered or any(
-        hint in name or name.startswith(hint) for hint in TEST_NAME_HINTS
-    ) or name.endswith(("_test.sh", "_test.c", "_test.cpp", "_test.rs"))
+    if lowered.startswith(("tests/", "test/")) or "/tests/" in lowered or "/test/" in lowered:
+        return True
+    name = path.rsplit("/", 1)[-1]
+    stem = name[: name.rfind(".")] if "." in name else name
+    if stem.lower().startswith(TEST_PREFIXES) or stem.lower().endswith(TEST_SUFFIXES):
+        return True
+    return name.endswith((".java", ".kt")) and stem.endswith(("Test", "Tests"))

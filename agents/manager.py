@@ -13,6 +13,7 @@ needed (review verdict, triage); this code enforces the allowed transitions and 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
@@ -59,6 +60,10 @@ from agents.types import (
 )
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+FOLLOW_UP_TESTS = "The user asked for a change (the task above); update the tests to match it."
+INTERNAL_ERROR = "an internal error ended the run; the details are in the bot's log"
 
 
 @dataclass(frozen=True)
@@ -98,6 +103,7 @@ class _Run:
     readme: str = ""
     last_text: str = ""
     checkin: CheckInResult | None = None
+    tested: tuple[FileSet, FileSet] | None = None  # (code, generated tests) as the last test run saw them
     unbudgeted: bool = False  # set while the best attempt is checked in after the budget ran out
 
 
@@ -129,6 +135,9 @@ class Manager:
                 yield event
         except RunFailed as error:
             yield self._finished(run, RunStatus.ERROR, str(error))
+        except Exception:  # a bug or an unexpected library error: end honestly and keep the files
+            log.exception("run %s broke unexpectedly", request.run_id)
+            yield self._finished(run, RunStatus.ERROR, INTERNAL_ERROR)
 
     # -- the workflow ---------------------------------------------------------------------------
 
@@ -203,7 +212,7 @@ class Manager:
             Role.TESTER, task=run.request.task, plan=run.plan, language=run.language,
             files=run.files.as_dict(), user_tests=list(run.user_tests), tests=run.tests.as_dict(),
             report=run.report if fixing else None,
-            triage_reason=run.triage.reason if fixing and run.triage else "",
+            triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
         )
         async for event in self._turn(run, Role.TESTER, messages, parse_files, shows_files=True):
             yield event
@@ -216,7 +225,9 @@ class Manager:
         job = TestJob(
             language=run.language or languages.detect([*run.files, *run.tests]),
             files=run.files.merged(self._all_tests(run)),
+            timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
         )
+        run.tested = (run.files, run.tests)
         run.report = await self._sandbox.run(job)
         yield TestReported(run.request.run_id, round=run.round, language=job.language, report=run.report)
 
@@ -235,6 +246,7 @@ class Manager:
             run.tests_stale = run.tests_only = True
         elif run.triage.action is Action.REPLAN:
             run.replans += 1
+            run.tests_stale = True  # tests written for the abandoned plan must not decide the outcome
             async for event in self._plan(run):
                 yield event
 
@@ -248,13 +260,19 @@ class Manager:
         return triage
 
     async def _check_in(self, run: _Run, status: RunStatus) -> AsyncIterator[Event]:
+        """Publish the outcome. Owed once the outcome is known, so no budget stops it, and a Check-In
+        agent that fails costs only its README (the publisher then writes a plain one)."""
+        run.unbudgeted = True
         messages = self._prompts.render(
             Role.CHECKIN, task=run.request.task, language=run.language, files=list(run.files),
             tests=list(self._all_tests(run)), status=str(status), report=run.report, plan=run.plan,
         )
-        async for event in self._turn(run, Role.CHECKIN, messages, parse_readme):
-            yield event
-        run.readme = parse_readme(run.last_text)
+        try:
+            async for event in self._turn(run, Role.CHECKIN, messages, parse_readme):
+                yield event
+            run.readme = parse_readme(run.last_text)
+        except RunFailed as error:
+            yield Notice(run.request.run_id, f"The Check-In agent failed ({error}); publishing with a plain README.")
         publication = Publication(
             run_id=run.request.run_id, conversation_key=self._settings.conversation_key,
             task=run.request.task, status=status, files=run.files.merged(self._all_tests(run)),
@@ -269,22 +287,15 @@ class Manager:
         yield CheckedIn(run.request.run_id, result=result)
 
     async def _finish_unproven(self, run: _Run, why: str) -> AsyncIterator[Event]:
-        """Budget ran out: publish the best attempt if it was tested, and say plainly why it stopped."""
-        if run.report is None or not run.files:
+        """Budget ran out: the best attempt is the code as last tested; publish it and say plainly why."""
+        if run.report is None or run.tested is None:
             yield self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
             return
+        run.files, run.tests = run.tested  # later, untested edits would not match the report
         if self._settings.publish_failed:
-            try:
-                async for event in self._check_in_unbudgeted(run):
-                    yield event
-            except RunFailed as error:
-                yield Notice(run.request.run_id, f"The best attempt was not checked in: {error}")
+            async for event in self._check_in(run, RunStatus.FAILED):
+                yield event
         yield self._finished(run, RunStatus.FAILED, f"{why}; the last test run: {run.report.summary()}")
-
-    async def _check_in_unbudgeted(self, run: _Run) -> AsyncIterator[Event]:
-        run.unbudgeted = True  # one last turn past the budget, so the best attempt is not lost
-        async for event in self._check_in(run, RunStatus.FAILED):
-            yield event
 
     # -- one agent's turn ---------------------------------------------------------------------
 
@@ -297,16 +308,13 @@ class Manager:
             self._check_budget(run)
             yield TurnStarted(run.request.run_id, agent=role, round=run.round)
             started, parts, usage = self._clock(), [], Usage()
-            try:
-                async with asyncio.timeout(self._time_left(run)), aclosing(self._model.stream(role, messages)) as stream:
-                    async for piece in stream:
-                        if isinstance(piece, Usage):
-                            usage = piece
-                        else:
-                            parts.append(piece)
-                            yield TextDelta(run.request.run_id, agent=role, text=piece)
-            except TimeoutError:
-                raise BudgetExhausted(f"the time budget ran out during the {role}'s turn") from None
+            async with aclosing(self._model.stream(role, messages)) as stream:
+                while (piece := await self._next_piece(run, role, stream)) is not None:
+                    if isinstance(piece, Usage):
+                        usage = piece
+                    else:
+                        parts.append(piece)
+                        yield TextDelta(run.request.run_id, agent=role, text=piece)
             text = "".join(parts)
             run.usage, run.last_text = run.usage + usage, text
             try:
@@ -333,12 +341,24 @@ class Manager:
         prior = request.prior
         if prior:
             run.plan, run.language, run.files, run.tests = prior.plan, prior.language, prior.files, prior.tests
+            run.user_tests = prior.user_tests
             run.tests_stale = True  # a follow-up changes what the code does, so its tests change too
         for attachment in request.attachments:
             target = "user_tests" if languages.looks_like_test(attachment.name) else "files"
             setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
         run.language = languages.detect([*run.files, *run.user_tests], run.language)
         return run
+
+    async def _next_piece(self, run: _Run, role: Role, stream: AsyncIterator[str | Usage]) -> str | Usage | None:
+        """The stream's next piece within the time budget. The deadline covers only this wait: a
+        timeout scope around a ``yield`` would also cut whatever the consumer does with the event."""
+        try:
+            async with asyncio.timeout(self._time_left(run)):
+                return await anext(stream)
+        except StopAsyncIteration:
+            return None
+        except TimeoutError:
+            raise BudgetExhausted(f"the time budget ran out during the {role}'s turn") from None
 
     def _time_left(self, run: _Run) -> float | None:
         if run.unbudgeted:
@@ -369,6 +389,7 @@ class Manager:
     def _finished(self, run: _Run, status: RunStatus, reason: str) -> RunFinished:
         return RunFinished(
             run.request.run_id, status=status, reason=reason, files=run.files, tests=self._all_tests(run),
+            user_tests=run.user_tests,
             report=run.report, usage=run.usage, checkin=run.checkin, language=run.language, plan=run.plan,
         )
 

@@ -144,7 +144,8 @@ _ACTIONS = {
 
 def parse_triage(text: str) -> Triage:
     """The Manager's decision after failing tests: ``DECISION: fix_code|fix_tests|replan``."""
-    match = _DECISION.search(text)
+    matches = list(_DECISION.finditer(text))  # the last one decides, as with the review verdict
+    match = matches[-1] if matches else None
     if not match:
         raise ReplyFormatError("no DECISION line; end with 'DECISION: fix_code', 'DECISION: fix_tests' or 'DECISION: replan'")
     word = match.group("word").strip().lower().replace("_", " ")

@@ -165,9 +165,9 @@ class PriorWork:
     tasks: tuple[str, ...] = ()
     plan: str = ""
     files: FileSet = field(default_factory=FileSet)
-    tests: FileSet = field(default_factory=FileSet)
+    tests: FileSet = field(default_factory=FileSet)  # the team's own tests
+    user_tests: FileSet = field(default_factory=FileSet)  # the user's tests: authoritative in every follow-up
     language: str = ""
-    last_report: TestReport | None = None
 
 
 @dataclass(frozen=True)
@@ -195,7 +195,7 @@ class Publication:
 
 @dataclass(frozen=True)
 class CheckInResult:
-    """Where the work was checked in. ``url`` may be a link or a local path."""
+    """Where the work was checked in: ``location`` is a link or a local path."""
 
     location: str
     kind: str  # "gist", "folder", "attachments", ...

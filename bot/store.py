@@ -6,8 +6,10 @@ the final status as they happen, so a crash loses at most the turn that was bein
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
+import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -19,7 +21,7 @@ import aiosqlite
 from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TurnFinished
 from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
 from bot import processes
-from bot.config import Price
+from bot.config import ConfigError, Price
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -47,6 +49,7 @@ CREATE TABLE IF NOT EXISTS runs (
     language TEXT NOT NULL DEFAULT '',
     files TEXT NOT NULL DEFAULT '{}',
     tests TEXT NOT NULL DEFAULT '{}',
+    user_tests TEXT NOT NULL DEFAULT '{}',
     report TEXT,
     checkin TEXT,
     attachments TEXT NOT NULL DEFAULT '[]'
@@ -81,6 +84,7 @@ CREATE TABLE IF NOT EXISTS seen_events (
 """
 
 INTERRUPTED_REASON = "the bot stopped while this run was under way"
+SEEN_EVENTS_KEPT_S = 86_400.0  # platforms redeliver an event within minutes; a day is plenty
 
 
 @dataclass(frozen=True)
@@ -129,14 +133,24 @@ class Store:
 
     @classmethod
     async def open(cls, path: Path, prices: Mapping[str, Price] | None = None) -> Store:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        db = await aiosqlite.connect(path)
+        """The store at ``path`` (created if new). A path that cannot be used is a ``ConfigError``."""
+        try:
+            await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+            db = await aiosqlite.connect(path)
+        except (OSError, sqlite3.Error) as error:
+            raise ConfigError(f"storage.path: cannot open the database {path}: {error}") from None
         db.row_factory = aiosqlite.Row
-        await db.execute("PRAGMA journal_mode=WAL")
-        await db.execute("PRAGMA synchronous=NORMAL")
-        await db.execute("PRAGMA busy_timeout=5000")
-        await db.executescript(SCHEMA)
-        await db.commit()
+        try:
+            await db.execute("PRAGMA journal_mode=WAL")
+            await db.execute("PRAGMA synchronous=NORMAL")
+            await db.execute("PRAGMA busy_timeout=5000")
+            await db.executescript(SCHEMA)
+            await _add_missing_columns(db)
+            await db.execute("DELETE FROM seen_events WHERE at < ?", (time.time() - SEEN_EVENTS_KEPT_S,))
+            await db.commit()
+        except sqlite3.Error as error:
+            await db.close()
+            raise ConfigError(f"storage.path: {path} is not a usable SQLite database: {error}") from None
         return cls(db, prices)
 
     async def close(self) -> None:
@@ -179,17 +193,20 @@ class Store:
 
     async def prior_work(self, conversation_id: int, before_run: str) -> PriorWork | None:
         """What earlier runs of the conversation left: their tasks and the latest files, for a follow-up."""
-        rows = await self._all(
-            "SELECT * FROM runs WHERE conversation_id = ? AND id != ? ORDER BY created_at, rowid",
+        rows = await self._all(  # only runs before this one: later follow-ups wait in the queue behind it
+            "SELECT * FROM runs WHERE conversation_id = ? AND rowid < (SELECT rowid FROM runs WHERE id = ?)"
+            " ORDER BY rowid",
             conversation_id, before_run,
         )
         if not rows:
             return None
         with_files = [r for r in rows if json.loads(r["files"])]
         last = with_files[-1] if with_files else rows[-1]
+        user_tests = FileSet(json.loads(last["user_tests"]))
         return PriorWork(
             tasks=tuple(r["task"] for r in rows), plan=last["plan"], files=FileSet(json.loads(last["files"])),
-            tests=FileSet(json.loads(last["tests"])), language=last["language"], last_report=_report(last["report"]),
+            tests=FileSet(json.loads(last["tests"])).without(user_tests), user_tests=user_tests,
+            language=last["language"],
         )
 
     async def has_conversation(self, platform: str, thread_key: str) -> bool:
@@ -240,11 +257,18 @@ class Store:
         )
 
     async def _record_finish(self, event: RunFinished) -> None:
+        """The final state. A bare final event (stopped, or an internal error) carries no files or report;
+        what earlier events recorded is kept rather than blanked."""
+        def json_or_none(files: FileSet) -> str | None:
+            return json.dumps(files.as_dict()) if files else None
+
         await self._db.execute(
-            "UPDATE runs SET status = ?, reason = ?, finished_at = ?, files = ?, tests = ?, report = ?,"
-            " checkin = COALESCE(?, checkin), plan = ?, language = ? WHERE id = ?",
-            (event.status, event.reason, time.time(), json.dumps(event.files.as_dict()),
-             json.dumps(event.tests.as_dict()), json.dumps(asdict(event.report)) if event.report else None,
+            "UPDATE runs SET status = ?, reason = ?, finished_at = ?, files = COALESCE(?, files),"
+            " tests = COALESCE(?, tests), user_tests = COALESCE(?, user_tests), report = COALESCE(?, report),"
+            " checkin = COALESCE(?, checkin), plan = COALESCE(NULLIF(?, ''), plan),"
+            " language = COALESCE(NULLIF(?, ''), language) WHERE id = ?",
+            (event.status, event.reason, time.time(), json_or_none(event.files), json_or_none(event.tests),
+             json_or_none(event.user_tests), json.dumps(asdict(event.report)) if event.report else None,
              json.dumps(asdict(event.checkin)) if event.checkin else None, event.plan, event.language, event.run_id),
         )
 
@@ -312,6 +336,18 @@ class Store:
     async def _all(self, sql: str, *args: Any) -> list[aiosqlite.Row]:
         async with self._db.execute(sql, args) as cursor:
             return list(await cursor.fetchall())
+
+
+# Columns added after the first release: a database made before them gets them at open.
+ADDED_COLUMNS = {("runs", "user_tests"): "TEXT NOT NULL DEFAULT '{}'"}
+
+
+async def _add_missing_columns(db: aiosqlite.Connection) -> None:
+    for (table, column), declaration in ADDED_COLUMNS.items():
+        async with db.execute(f"PRAGMA table_info({table})") as cursor:
+            present = {row[1] for row in await cursor.fetchall()}
+        if column not in present:
+            await db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
 
 
 def conversation_key(platform: str, thread_key: str) -> str:

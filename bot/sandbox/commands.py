@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -43,10 +44,12 @@ async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets
     """Exit 0 only when the tests passed; 1 when they did not; 2 when they could not run at all."""
     del secrets  # never handed to the sandbox
     sandbox_config = _chosen(config.sandbox, args.offline)
+    if args.timeout:  # --timeout replaces the configured limit, longer or shorter
+        sandbox_config = dataclasses.replace(sandbox_config, timeout_s=args.timeout)
     try:
         files = read_dir(Path(args.dir))
         async with DockerSandbox(sandbox_config) as sandbox:
-            report = await sandbox.run(TestJob(args.language, files, args.timeout))
+            report = await sandbox.run(TestJob(args.language, files))
     except SandboxError as error:
         print(f"codegen-chat: {error}", file=sys.stderr)
         return 2

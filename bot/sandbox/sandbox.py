@@ -111,7 +111,8 @@ class DockerSandbox:
             raise SandboxError("the sandbox was used after it was closed")
         language = self._language(job.language)
         await self.start()
-        limit_s = job.timeout_s or self._config.timeout_s
+        # A job's own limit (the run's remaining time budget) can only shorten the configured one.
+        limit_s = min(job.timeout_s, self._config.timeout_s) if job.timeout_s else self._config.timeout_s
         await self._slots.acquire()
         self.active += 1
         self.peak_active = max(self.peak_active, self.active)

@@ -1,5 +1,7 @@
 """The Manager's workflow end to end over an in-process model and a Sandbox double."""
 
+import asyncio
+
 import pytest
 
 from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TextDelta, TurnFinished, TurnStarted
@@ -122,10 +124,18 @@ async def test_budget_out_before_any_test_is_stopped_not_failed():
     assert sandbox.jobs == [] and publisher.publications == []
 
 
-async def test_token_budget_stops_the_run():
-    events, *_ = await run_team(s.happy_path(), budget=Budget(max_tokens=300))
+async def test_token_budget_stops_the_run_before_anything_is_tested():
+    events, _, sandbox, _ = await run_team(s.happy_path(), budget=Budget(max_tokens=300))
     final = events[-1]
-    assert final.status in (RunStatus.STOPPED, RunStatus.FAILED) and "token budget" in final.reason
+    assert final.status is RunStatus.STOPPED and "token budget ran out" in final.reason and sandbox.jobs == []
+
+
+async def test_token_budget_after_a_failing_test_ends_failed():
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE] * 3, "manager": [s.FIX_CODE] * 3}
+    events, _, sandbox, publisher = await run_team(script, budget=Budget(max_tokens=1500))
+    final = events[-1]
+    assert final.status is RunStatus.FAILED and "token budget ran out" in final.reason and len(sandbox.jobs) >= 1
+    assert publisher.publications[-1].status is RunStatus.FAILED  # the check-in is owed past the budget
 
 
 async def test_wall_time_budget_stops_the_run():
@@ -145,18 +155,32 @@ async def test_user_tests_are_authoritative_and_never_rewritten():
 
 
 async def test_fix_tests_is_refused_when_only_user_tests_exist():
-    from agents.manager import Manager as M
-    from agents.replies import Action, Triage
+    user_test = "from intf import find_intf\n\ndef test_user():\n    assert find_intf({'intf': 1}) == [('intf', 1)]\n"
+    tester_reply = "```python path=test_user.py\ndef test_user():\n    assert True\n```\n"  # only rewrites the user's
+    script = {**s.happy_path(), "tester": [tester_reply], "programmer": [s.BUGGY_CODE, s.CODE],
+              "manager": ["The user's test is wrong.\nDECISION: fix_tests"]}
 
-    assert M._allowed(Triage(Action.FIX_TESTS, "x"), can_fix_tests=False, can_replan=True).action is Action.FIX_CODE
-    assert M._allowed(Triage(Action.REPLAN, "x"), can_fix_tests=True, can_replan=False).action is Action.FIX_CODE
+    def verdict(job):
+        ok = "found.extend(find_intf(value))" in job.files["intf.py"]
+        return TestReport(TestStatus.PASSED if ok else TestStatus.FAILED, 0 if ok else 1, 0.1, 1 if ok else 0, 0 if ok else 1)
+
+    request = RunRequest(task="t", run_id="r1", attachments=(Attachment("test_user.py", user_test),))
+    events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request)
+    assert "Not allowed now" in model.calls[[r for r, _ in model.calls].index("manager")][1][0].content
+    assert turns(events).count("tester") == 1 and turns(events).count("programmer") == 2  # fix_tests became fix_code
+    assert all(job.files["test_user.py"] == user_test for job in sandbox.jobs)
+    assert events[-1].status is RunStatus.PASSED
 
 
-async def test_replan_asks_the_planner_again_once():
-    script = {**s.happy_path(), "planner": [s.PLAN, s.PLAN], "programmer": [s.BUGGY_CODE, s.CODE],
-              "manager": ["The approach is wrong.\nDECISION: replan"]}
-    events, *_ = await run_team(script, budget=Budget(max_replans=1))
-    assert turns(events).count("planner") == 2 and events[-1].status is RunStatus.PASSED
+async def test_replan_asks_the_planner_again_within_its_cap_and_rewrites_the_tests():
+    replan = "The approach is wrong.\nDECISION: replan"
+    script = {**s.happy_path(), "planner": [s.PLAN, s.PLAN, s.PLAN], "tester": [s.TESTS, s.TESTS],
+              "programmer": [s.BUGGY_CODE, s.BUGGY_CODE, s.CODE], "manager": [replan, replan]}
+    events, model, *_ = await run_team(script, budget=Budget(max_replans=1))
+    assert turns(events).count("planner") == 2  # the second replan was over the cap: it became fix_code
+    assert turns(events).count("tester") == 2  # tests for the abandoned plan were rewritten
+    assert "The previous plan did not work out" in model.user_prompt("planner", 1)
+    assert events[-1].status is RunStatus.PASSED
 
 
 async def test_a_follow_up_starts_from_the_previous_files_and_tasks():
@@ -164,13 +188,17 @@ async def test_a_follow_up_starts_from_the_previous_files_and_tasks():
     request = RunRequest(task="now make it async", run_id="r2", prior=prior)
     events, model, *_ = await run_team(s.happy_path(), request=request)
     assert events[-1].status is RunStatus.PASSED
-    assert turns(events)[0] == "planner"
+    planner = model.user_prompt("planner")
+    assert "- find all intf keys" in planner and "```python path=intf.py\nold" in planner and "now make it async" in planner
+    assert "```python path=intf.py\nold" in model.user_prompt("programmer")
 
 
 async def test_attached_source_files_become_the_starting_code():
     request = RunRequest(task="write tests for this", run_id="r1", attachments=(Attachment("intf.py", "x = 1\n"),))
     events, model, *_ = await run_team(s.happy_path(), request=request)
     assert events[-1].status is RunStatus.PASSED
+    assert "```python path=intf.py\nx = 1" in model.user_prompt("planner")
+    assert "```python path=intf.py\nx = 1" in model.user_prompt("programmer")  # the starting code
 
 
 async def test_a_sandbox_that_cannot_run_ends_the_run_with_an_error():
@@ -205,3 +233,75 @@ def test_the_failing_report_summary_reads_well():
     report = TestReport(TestStatus.FAILED, 1, 0.2, 12, 1, "x")
     assert report.summary() == "12 passed, 1 failed"
     assert TestReport(TestStatus.TIMEOUT, None, 30.0).summary() == "tests timed out after 30s"
+
+
+async def test_a_pass_is_a_pass_even_when_the_time_budget_ends_during_the_test_run():
+    now = [0.0]
+
+    class SlowSandbox(ScriptedSandbox):
+        async def run(self, job):
+            now[0] += 1000  # the tests take longer than the whole budget
+            return await super().run(job)
+
+    events, _, _, publisher = await run_team(s.happy_path(), sandbox=SlowSandbox(), budget=Budget(max_wall_s=500),
+                                             clock=lambda: now[0])
+    assert events[-1].status is RunStatus.PASSED and publisher.publications[0].status is RunStatus.PASSED
+
+
+async def test_a_failing_check_in_agent_still_publishes_and_the_run_passes():
+    script = {**s.happy_path(), "checkin": ["", "   "]}
+    events, _, _, publisher = await run_team(script)
+    assert events[-1].status is RunStatus.PASSED
+    assert publisher.publications[0].readme == ""  # the publisher writes a plain README
+    assert any("Check-In agent failed" in e.text for e in events if isinstance(e, Notice))
+
+
+async def test_the_best_attempt_published_is_the_code_that_was_tested():
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.BUGGY_CODE.replace("pass", "pass  # v2")],
+              "optimizer": [s.APPROVE, s.CHANGES], "manager": [s.FIX_CODE]}
+    events, _, sandbox, publisher = await run_team(script, budget=Budget(max_rounds=2))
+    final = events[-1]
+    assert final.status is RunStatus.FAILED and len(sandbox.jobs) == 1
+    assert "# v2" not in publisher.publications[-1].files["intf.py"]  # v2 was never tested
+    assert "# v2" not in final.files["intf.py"]
+
+
+async def test_an_unexpected_error_ends_the_run_and_keeps_its_files():
+    class Broken:
+        async def publish(self, publication):
+            raise OSError("disk full")
+
+    events, *_ = await run_team(s.happy_path(), publisher=Broken())
+    final = events[-1]
+    assert final.status is RunStatus.ERROR and "internal error" in final.reason and list(final.files) == ["intf.py"]
+
+
+async def test_a_slow_consumer_is_not_cut_by_the_time_budget():
+    """The deadline bounds waiting for the model, not what the consumer does with each event."""
+    clock = [0.0]
+    manager = Manager(ScriptedModel(s.happy_path()), ScriptedSandbox(), RecordingPublisher(),
+                      settings=TeamSettings(budget=Budget(max_wall_s=0.5)), clock=lambda: clock[0])
+    events = []
+    async for event in manager.run(RunRequest(task="t", run_id="r1")):
+        events.append(event)
+        if isinstance(event, TextDelta) and len(events) < 4:
+            await asyncio.sleep(0.6)  # longer than the whole budget, but on the consumer's side
+    assert events[-1].status is RunStatus.PASSED
+
+
+async def test_a_follow_up_asks_the_tester_to_update_its_tests_for_the_new_request():
+    prior = PriorWork(tasks=("find all intf keys",), plan=s.PLAN, files=FileSet({"intf.py": "old\n"}),
+                      tests=FileSet({"test_intf.py": "old test\n"}), language="python")
+    events, model, *_ = await run_team(s.happy_path(), request=RunRequest(task="now async", run_id="r2", prior=prior))
+    tester = model.user_prompt("tester")
+    assert "## Why the tests must change\nThe user asked for a change" in tester
+
+
+async def test_the_users_tests_stay_authoritative_in_a_follow_up():
+    user_test = "def test_user():\n    assert True\n"
+    prior = PriorWork(tasks=("t",), plan=s.PLAN, files=FileSet({"intf.py": "old\n"}),
+                      user_tests=FileSet({"test_user.py": user_test}), language="python")
+    rewrite = s.TESTS + "\n```python path=test_user.py\ndef test_user():\n    assert False\n```\n"
+    events, _, sandbox, _ = await run_team({**s.happy_path(), "tester": [rewrite]},
+                                           request=RunRequest(task="now async", run_id="r2", prior=prior))
+    assert sandbox.jobs[0].files["test_user.py"] == user_test and events[-1].user_tests["test_user.py"] == user_test

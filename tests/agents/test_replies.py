@@ -120,3 +120,20 @@ def test_plan_language_line_is_read_and_optional():
 def test_readme_fenced_whole_is_unwrapped():
     assert parse_readme("```markdown\n# Tool\nUse it.\n```") == "# Tool\nUse it.\n"
     assert parse_readme("# Tool\n") == "# Tool\n"
+
+
+def test_the_last_decision_line_decides():
+    reply = "DECISION: fix_tests is not allowed here, since the tests are the user's.\nDECISION: fix_code"
+    assert parse_triage(reply).action is Action.FIX_CODE
+
+
+@pytest.mark.parametrize("path, is_test", [
+    ("test_a.py", True), ("a_test.go", True), ("a.test.js", True), ("a.spec.ts", True), ("FooTest.java", True),
+    ("tests/helpers.py", True), ("src/test/java/A.java", True),
+    ("latest_prices.py", False), ("contest_solver.py", False), ("Contest.java", False), ("attest.py", False),
+    ("main.py", False),
+])
+def test_test_files_are_told_by_convention_not_by_substring(path, is_test):
+    from agents.language import looks_like_test
+
+    assert looks_like_test(path) is is_test

@@ -4,10 +4,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from agents.events import CheckedIn, Notice, RunFinished, TestReported, TurnFinished
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
-from bot.config import Price
-from bot.store import Store
+from bot.config import ConfigError, Price
+from bot.store import SCHEMA, Store
 
 
 async def start_run(store, run_id="r1", thread="t1", task="write a parser"):
@@ -108,3 +110,64 @@ async def test_a_live_process_keeps_its_runs(store):
     await start_run(store)
     assert await store.mark_interrupted() == 0
     assert (await store.run("r1")).summary.status == "running"
+
+
+async def test_a_queued_run_does_not_see_later_requests_as_done(store):
+    conversation = await start_run(store, "r1", task="first")
+    await start_run(store, "r2", task="second")
+    await start_run(store, "r3", task="queued after the second")
+    prior = await store.prior_work(conversation, "r2")
+    assert prior.tasks == ("first",)
+
+
+async def test_the_users_tests_stay_apart_in_follow_ups(store):
+    conversation = await start_run(store, "r1")
+    await store.record(RunFinished("r1", status=RunStatus.PASSED, reason="", files=FileSet({"a.py": "x\n"}),
+                                   tests=FileSet({"test_gen.py": "g\n", "test_user.py": "u\n"}),
+                                   user_tests=FileSet({"test_user.py": "u\n"})))
+    await start_run(store, "r2")
+    prior = await store.prior_work(conversation, "r2")
+    assert list(prior.tests) == ["test_gen.py"] and prior.user_tests.as_dict() == {"test_user.py": "u\n"}
+
+
+async def test_a_bare_final_event_keeps_what_was_recorded_before(store):
+    await start_run(store)
+    report = TestReport(TestStatus.FAILED, 1, 0.4, 1, 1, "1 failed")
+    await store.record(TestReported("r1", round=1, language="python", report=report))
+    await store.record(RunFinished("r1", status=RunStatus.STOPPED, reason="stopped on request"))
+    record = await store.run("r1")
+    assert record.summary.status == "stopped" and record.report == report
+
+
+async def test_an_older_database_gets_new_columns_at_open(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(SCHEMA.replace("    user_tests TEXT NOT NULL DEFAULT '{}',\n", ""))
+    store = await Store.open(path)
+    conversation = await start_run(store)
+    await store.record(RunFinished("r1", status=RunStatus.PASSED, reason="", user_tests=FileSet({"t.py": "x\n"})))
+    await start_run(store, "r2")
+    assert (await store.prior_work(conversation, "r2")).user_tests.as_dict() == {"t.py": "x\n"}
+    await store.close()
+
+
+async def test_an_unusable_storage_path_is_a_config_error(tmp_path):
+    (tmp_path / "file").write_text("not a folder")
+    with pytest.raises(ConfigError, match="storage.path: cannot open the database"):
+        await Store.open(tmp_path / "file" / "db.sqlite3")
+    (tmp_path / "garbage.sqlite3").write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(ConfigError, match="storage.path: .* is not a usable SQLite database"):
+        await Store.open(tmp_path / "garbage.sqlite3")
+
+
+async def test_old_event_keys_are_forgotten_at_open(tmp_path):
+    store = await Store.open(tmp_path / "db.sqlite3")
+    assert await store.first_sighting("slack:old")
+    await store._db.execute("UPDATE seen_events SET at = at - 2 * 86400")
+    await store._db.commit()
+    await store.close()
+    store = await Store.open(tmp_path / "db.sqlite3")
+    assert await store.first_sighting("slack:old")  # pruned, so seen afresh
+    await store.close()

@@ -65,14 +65,23 @@ class ScriptedModel:
     def __init__(self, script: dict[str, list[str]] | None = None, delay: float = 0.0, chunk: int = 64) -> None:
         self.queues: dict[str, deque[str]] = defaultdict(deque, {k: deque(v) for k, v in (script or {}).items()})
         self.delay, self.chunk = delay, chunk
-        self.prompts: list[tuple[str, int]] = []  # (role, prompt characters) per call
+        self.calls: list[tuple[str, list[Message]]] = []  # (role, messages) per call, in order
+
+    @property
+    def prompts(self) -> list[tuple[str, int]]:
+        """(role, prompt characters) per call."""
+        return [(role, sum(len(m.content) for m in messages)) for role, messages in self.calls]
+
+    def user_prompt(self, role: str, nth: int = 0) -> str:
+        """What the ``nth`` call of ``role`` was asked (its user message)."""
+        return [messages for r, messages in self.calls if r == role][nth][1].content
 
     def model_name(self, role: str) -> str:
         return "scripted"
 
     async def stream(self, role: str, messages: Sequence[Message]) -> AsyncIterator[str | Usage]:
         prompt_chars = sum(len(m.content) for m in messages)
-        self.prompts.append((role, prompt_chars))
+        self.calls.append((role, list(messages)))
         if self.delay:
             await asyncio.sleep(self.delay)
         text = self.queues[role].popleft() if self.queues[role] else _fallback(role)
