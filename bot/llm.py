@@ -13,6 +13,7 @@ import logging
 import random
 import time
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from typing import cast
 
 import openai
@@ -66,9 +67,10 @@ class OpenAIChatModel:
         for attempt in range(retries + 1):
             started = False
             try:
-                async for piece in self._stream_once(role, messages):
-                    started = started or isinstance(piece, str)
-                    yield piece
+                async with aclosing(self._stream_once(role, messages)) as pieces:  # closed with us
+                    async for piece in pieces:
+                        started = started or isinstance(piece, str)
+                        yield piece
                 return
             except _Transient as failure:
                 if started:

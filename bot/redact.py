@@ -33,6 +33,9 @@ class RedactingFilter(logging.Filter):
         cleaned = self._redact(message)
         if cleaned != message:
             record.msg, record.args = cleaned, None
+        if record.exc_info and not record.exc_text:
+            # The formatter would render the traceback after filters ran, unmasked; render it now.
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
         if record.exc_text:
             record.exc_text = self._redact(record.exc_text)
         return True

@@ -27,11 +27,14 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
     try:
         async for event in events:
             if isinstance(event, RunFinished):
-                last = event
-            await deliver(event, sinks)
+                last = event  # the outcome is decided: a Stop pressed now must not overwrite it
+                await asyncio.shield(deliver(event, sinks))
+            else:
+                await deliver(event, sinks)
     except asyncio.CancelledError:
-        last = stopped(run_id)
-        await asyncio.shield(deliver(last, sinks))
+        if last is None:
+            last = stopped(run_id)
+            await asyncio.shield(deliver(last, sinks))
         raise
     except Exception:
         log.exception("run %s failed unexpectedly", run_id)

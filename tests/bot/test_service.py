@@ -280,3 +280,28 @@ async def test_two_attachments_with_one_name_are_refused(model_server, config, s
     twins = (Attachment("main.py", "a = 1\n"), Attachment("main.py", "b = 2\n"))
     with pytest.raises(UserInputError, match="both called main.py"):
         await make_service(config, secrets, store).submit(request(attachments=twins), Sink(), FolderPublisher("x"))
+
+
+async def test_a_stop_pressed_while_the_outcome_is_being_recorded_does_not_overwrite_it(
+        model_server, config, secrets, store, tmp_path):
+    script_team(model_server)
+    recording = asyncio.Event()
+
+    class SlowToRecordTheEnd(Sink):
+        async def __call__(self, event):
+            if isinstance(event, RunFinished):
+                recording.set()
+                await asyncio.sleep(0.3)  # a chat API slow to post the summary
+            await super().__call__(event)
+
+    sink = SlowToRecordTheEnd()
+    service = make_service(config, secrets, store)
+    handle = await service.submit(request(), sink, FolderPublisher(tmp_path))
+    await recording.wait()
+    service.cancel(handle.run_id)
+    with pytest.raises(asyncio.CancelledError):
+        await handle.wait()
+    await asyncio.sleep(0.5)
+    finals = [e for e in sink.events if isinstance(e, RunFinished)]
+    assert [f.status for f in finals] == [RunStatus.PASSED]
+    assert (await store.run(handle.run_id)).summary.status == "passed"
