@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from agents.errors import SandboxError
-from agents.protocols import Publisher, Sandbox
+from agents.protocols import Sandbox
 from agents.types import TestJob, TestReport
 from bot.config import Config, ConfigError, Secrets
 from bot.llm import OpenAIChatModel
@@ -54,12 +54,9 @@ def build_sandbox(config: Config) -> Sandbox:
 
 
 def publisher_factory(config: Config, secrets: Secrets, store: Store) -> PublisherFactory:
-    from bot.checkin import make_publisher
+    from bot.checkin import publisher_for
 
-    def wrap(fallback: Publisher) -> Publisher:
-        return make_publisher(config, secrets, fallback, store)
-
-    return wrap
+    return publisher_for(config, secrets, store)
 
 
 @asynccontextmanager

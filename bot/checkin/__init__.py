@@ -1,6 +1,6 @@
 """The check-in: the run's result published as a GitHub Gist, or saved elsewhere when GitHub cannot be used.
 
-    make_publisher(config, secrets, fallback, index) -> Publisher
+    publisher_for(config, secrets, index) -> (fallback -> Publisher), one Gist publisher per process
     ├── GistPublisher     a Gist per conversation, revised by follow-ups (GistIndex remembers which)
     ├── FallbackPublisher the Gist, else the fallback with a note saying why
     └── FolderPublisher   the terminal's fallback: a local folder
@@ -8,7 +8,7 @@
 """
 
 from bot.checkin.doctor import checkin_checks
-from bot.checkin.factory import make_publisher
+from bot.checkin.factory import publisher_for
 from bot.checkin.fallback import FallbackPublisher
 from bot.checkin.folder import FolderPublisher
 from bot.checkin.gist import GistPublisher
@@ -21,5 +21,5 @@ __all__ = [
     "GistPublisher",
     "MemoryGistIndex",
     "checkin_checks",
-    "make_publisher",
+    "publisher_for",
 ]

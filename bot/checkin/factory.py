@@ -1,6 +1,8 @@
-"""Chooses the publisher a run uses: a Gist when ``GITHUB_TOKEN`` is set, with the caller's fallback."""
+"""Chooses the publisher each run uses: a Gist when ``GITHUB_TOKEN`` is set, with the run's own fallback."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from agents.protocols import Publisher
 from bot.checkin.fallback import FallbackPublisher
@@ -8,9 +10,13 @@ from bot.checkin.gist import GistPublisher
 from bot.checkin.index import GistIndex
 from bot.config import Config, Secrets
 
+PublisherFor = Callable[[Publisher], Publisher]  # a run's fallback -> the publisher that run uses
 
-def make_publisher(config: Config, secrets: Secrets, fallback: Publisher, index: GistIndex) -> Publisher:
-    """``fallback`` alone without a token; otherwise a Gist that falls back to it when GitHub fails."""
+
+def publisher_for(config: Config, secrets: Secrets, index: GistIndex) -> PublisherFor:
+    """Without a token, each run's fallback alone. With one, a single Gist publisher for the whole
+    process (GitHub asks for one token's writes to go one after another), falling back per run."""
     if not secrets.github_token:
-        return fallback
-    return FallbackPublisher(GistPublisher(config.checkin, secrets.github_token, index), fallback)
+        return lambda fallback: fallback
+    gist = GistPublisher(config.checkin, secrets.github_token, index)
+    return lambda fallback: FallbackPublisher(gist, fallback)

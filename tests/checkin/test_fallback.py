@@ -1,4 +1,4 @@
-"""FallbackPublisher and make_publisher: which publisher a run gets, and what the user is told."""
+"""FallbackPublisher and publisher_for: which publisher a run gets, and what the user is told."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from agents.errors import CheckInError
 from agents.types import CheckInResult, Publication
-from bot.checkin import FallbackPublisher, FolderPublisher, MemoryGistIndex, make_publisher
+from bot.checkin import FallbackPublisher, FolderPublisher, MemoryGistIndex, publisher_for
 from bot.config import CheckinConfig, Config, Secrets
 from tests.checkin.support import TOKEN, publication
 from tests.fakes.github_server import FakeGitHub
@@ -53,12 +53,12 @@ async def test_on_failure_the_fallback_result_carries_the_reason() -> None:
 async def test_without_a_token_the_fallback_is_used_alone(tmp_path: Path) -> None:
     folder = FolderPublisher(tmp_path)
 
-    assert make_publisher(Config(), Secrets(), folder, MemoryGistIndex()) is folder
+    assert publisher_for(Config(), Secrets(), MemoryGistIndex())(folder) is folder
 
 
 async def test_with_a_token_runs_publish_gists_and_fall_back(github: FakeGitHub, tmp_path: Path) -> None:
     config = Config(checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0))
-    publisher = make_publisher(config, Secrets(github_token=TOKEN), FolderPublisher(tmp_path), MemoryGistIndex())
+    publisher = publisher_for(config, Secrets(github_token=TOKEN), MemoryGistIndex())(FolderPublisher(tmp_path))
 
     published = await publisher.publish(publication())
     github.fail(401, times=None)
@@ -67,3 +67,11 @@ async def test_with_a_token_runs_publish_gists_and_fall_back(github: FakeGitHub,
     assert published.kind == "gist"
     assert fell_back.kind == "folder"
     assert "bad credentials" in fell_back.note
+
+
+def test_every_run_shares_one_gist_publisher(tmp_path: Path) -> None:
+    """GitHub asks for one token's writes to go one after another: one publisher (and its lock) per process."""
+    wrap = publisher_for(Config(), Secrets(github_token=TOKEN), MemoryGistIndex())
+    first, second = wrap(FolderPublisher(tmp_path / "a")), wrap(FolderPublisher(tmp_path / "b"))
+    assert isinstance(first, FallbackPublisher) and isinstance(second, FallbackPublisher)
+    assert first._primary is second._primary and first._fallback is not second._fallback
