@@ -11,35 +11,41 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from adapters.chat_text import agent_title
 from agents.errors import UserInputError
 from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
 from bot.attachments import to_attachment
+from bot.redact import Redactor
 from bot.service import ChatRequest, RunHandle, Service, new_run_id
 
 PLATFORM = "terminal"
 CostOf = Callable[[str], Awaitable[float]]  # a run's cost in US dollars, from the store
-AGENT_TITLES = {
-    "planner": "Planner", "programmer": "Programmer", "optimizer": "Optimizer (review)",
-    "tester": "Tester", "manager": "Manager (triage)", "checkin": "Check-In",
-}
 
 
 class Renderer:
-    """Writes a run's events as a person reads them: a header per turn, the text as it streams."""
+    """Writes a run's events as a person reads them: a header per turn, the text as it streams.
+    Text goes out a whole line at a time, so a secret split across two deltas is still masked."""
 
-    def __init__(self, out: TextIO, color: bool) -> None:
+    def __init__(self, out: TextIO, color: bool, redact: Redactor | None = None) -> None:
         self._out, self._color = out, color
+        self._redact = redact or Redactor(())
+        self._pending = ""  # streamed text not yet ended by a newline
         self.finished: RunFinished | None = None
 
     async def __call__(self, event: Event) -> None:
         if isinstance(event, TurnStarted):
-            title = AGENT_TITLES.get(event.agent, event.agent)
+            title = agent_title(event.agent)
             self._line(f"\n{self._style('1', f'── {title}')} {self._style('2', f'(round {event.round})')}")
         elif isinstance(event, TextDelta):
-            self._out.write(event.text)
+            lines, _, self._pending = (self._pending + event.text).rpartition("\n")
+            if lines or _:
+                self._out.write(self._redact(lines + "\n"))
         elif isinstance(event, TurnFinished):
+            if self._pending:
+                self._out.write(self._redact(self._pending) + "\n")
+                self._pending = ""
             self._turn_footer(event)
         elif isinstance(event, TestReported):
             self._report(event)
@@ -53,8 +59,6 @@ class Renderer:
         self._out.flush()
 
     def _turn_footer(self, event: TurnFinished) -> None:
-        if not event.text.endswith("\n"):
-            self._out.write("\n")
         if event.files:
             listed = ", ".join(f"{p} ({c.count(chr(10))} lines)" for p, c in event.files.items())
             self._line(self._style("36", f"   files: {listed}"))
@@ -69,6 +73,7 @@ class Renderer:
         if not report.ok:
             self._line(self._style("2", _indent(report.output(2000))))
 
+
     def summary(self, event: RunFinished, out_dir: Path | None, cost_usd: float = 0.0) -> str:
         color = {RunStatus.PASSED: "32", RunStatus.FAILED: "31", RunStatus.ERROR: "31"}.get(event.status, "33")
         lines = [f"\n{self._style(color, f'Run {event.run_id}: {event.status.upper()}')} — {event.reason}"]
@@ -80,10 +85,10 @@ class Renderer:
             lines.append(f"Checked in: {event.checkin.location}")
         if out_dir and (event.files or event.tests) and not (event.checkin and event.checkin.kind == "folder"):
             lines.append(f"Files: {out_dir}")
-        return "\n".join(lines)
+        return self._redact("\n".join(lines))
 
     def _line(self, text: str) -> None:
-        self._out.write(text + "\n")
+        self._out.write(self._redact(text) + "\n")
 
     def _style(self, code: str, text: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self._color else text
@@ -94,12 +99,19 @@ def _indent(text: str) -> str:
 
 
 def read_attachments(paths: list[str], max_bytes: int) -> tuple[Attachment, ...]:
-    """The ``--file`` arguments as attachments; an unreadable, binary or oversized file is refused."""
+    """The ``--file`` arguments as attachments; an unreadable, binary or oversized file is refused.
+    At most ``max_bytes + 1`` bytes are read, so a huge file (or /dev/zero) is refused, not loaded."""
     attachments = []
     for name in paths:
         path = Path(name)
         try:
-            data = path.read_bytes()
+            if path.is_dir():
+                raise UserInputError(f"{name} is a folder; attach the files in it one by one.")
+            size = path.stat().st_size
+            if size > max_bytes:
+                raise UserInputError(f"{name} is {size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
+            with path.open("rb") as file:
+                data = file.read(max_bytes + 1)
         except OSError as error:
             raise UserInputError(f"Cannot read {name}: {error.strerror or error}.") from None
         attachments.append(to_attachment(path.name, data, max_bytes))
@@ -114,13 +126,14 @@ class TerminalRun:
     continue_run: str | None
 
 
-async def run_in_terminal(service: Service, request: TerminalRun, folder_publisher: type, max_attachment_bytes: int,
-                          thread_key: str, out: TextIO = sys.stdout, cost_of: CostOf | None = None) -> int:
+async def run_in_terminal(service: Service, request: TerminalRun, folder_publisher: Callable[[Path], Publisher],
+                          max_attachment_bytes: int, thread_key: str, out: TextIO = sys.stdout,
+                          cost_of: CostOf | None = None, redact: Redactor | None = None) -> int:
     """Run the team on a task; returns the exit status (0 only when the tests passed)."""
     attachments = read_attachments(request.files, max_attachment_bytes)
     run_id = new_run_id()
     out_dir = Path(request.out_dir or f"codegen-{run_id}")
-    renderer = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ)
+    renderer = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ, redact=redact)
     fallback: Publisher = folder_publisher(out_dir)
     chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments)
     handle = await service.submit(chat, renderer, fallback, run_id=run_id)

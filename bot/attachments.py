@@ -14,7 +14,7 @@ def to_attachment(name: str, data: bytes, max_bytes: int) -> Attachment:
     except ReplyFormatError:
         raise UserInputError(f"{name}: not a usable file name.") from None
     if len(data) > max_bytes:
-        raise UserInputError(f"{name} is {len(data):,} bytes; attachments are limited to {max_bytes:,} bytes.")
+        raise UserInputError(f"{name} is too large: attachments are limited to {max_bytes:,} bytes.")
     if b"\x00" in data:
         raise UserInputError(f"{name} looks like a binary file; only text files can be attached.")
     try:

@@ -106,7 +106,7 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
 
         async with running_service(config, secrets, store) as service:
             return await run_in_terminal(service, request, FolderPublisher, config.input.max_attachment_bytes,
-                                         thread_key, cost_of=cost_of)
+                                         thread_key, cost_of=cost_of, redact=Redactor(secrets.values()))
     finally:
         await store.close()
 

@@ -16,7 +16,7 @@ async def model_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
         return [*results, CheckResult("model endpoint", False, "OPENAI_API_KEY is not set",
                                       "export OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")]
     model = OpenAIChatModel(config, secrets)
-    where = model.base_url or "api.openai.com"
+    where = model.where
     try:
         available = set(await model.list_models())
     except openai.AuthenticationError:

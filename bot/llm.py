@@ -12,6 +12,7 @@ import email.utils
 import logging
 import random
 import time
+import urllib.parse
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from typing import cast
@@ -51,6 +52,7 @@ class OpenAIChatModel:
         self._config, self._sleep = config, sleep
         self._redact = Redactor(secrets.values())
         self.base_url = config.llm.base_url or secrets.openai_base_url or None
+        self.where = _without_credentials(self.base_url) if self.base_url else "the OpenAI API"  # for messages
         self.client = AsyncOpenAI(
             api_key=secrets.openai_api_key or NO_KEY_PLACEHOLDER,
             base_url=self.base_url,
@@ -109,7 +111,7 @@ class OpenAIChatModel:
 
     def _translate(self, error: openai.APIError, role: str, model: str) -> Exception:
         """A transient failure to retry, or a ``ModelError`` a person can act on."""
-        where = self.base_url or "the OpenAI API"
+        where = self.where
         if isinstance(error, openai.APITimeoutError):
             return _Transient(f"no answer within {self._config.llm.request_timeout_s:g}s", None)
         if isinstance(error, openai.APIConnectionError):
@@ -164,6 +166,14 @@ def _retry_after(headers: object) -> float | None:
     except ValueError:
         parsed = email.utils.parsedate_to_datetime(value) if value else None
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def _without_credentials(url: str) -> str:
+    """The URL as a person may see it: a ``user:password@`` part (some gateways take one) removed."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def _server_message(error: openai.APIStatusError) -> str:

@@ -196,3 +196,25 @@ async def test_a_killed_run_is_marked_interrupted_at_the_next_start(model_server
     code, transcript, _ = await cli(tmp_path, "history", run_id, config=config)
     assert "Status: interrupted — the bot stopped while this run was under way" in transcript
     assert "── planner" in transcript and "LANGUAGE: python" in transcript  # the finished turn survived
+
+
+async def test_a_secret_split_across_streamed_pieces_is_masked(tmp_path):
+    from adapters.terminal import Renderer
+    from agents.events import TextDelta, TurnFinished, TurnStarted
+    from bot.redact import Redactor
+
+    out = io.StringIO()
+    renderer = Renderer(out, color=False, redact=Redactor(["sk-live-0123456789"]))
+    await renderer(TurnStarted("r1", agent="programmer", round=1))
+    for piece in ["key = 'sk-live-01", "23456789'\nnext line", " and more"]:
+        await renderer(TextDelta("r1", agent="programmer", text=piece))
+    await renderer(TurnFinished("r1", agent="programmer", round=1, text=""))
+    assert "sk-live" not in out.getvalue() and "key = '[redacted]'\nnext line and more\n" in out.getvalue()
+
+
+async def test_a_huge_attachment_is_refused_without_reading_it_all(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url, "[input]\nmax_attachment_bytes = 1000\n")
+    code, _, err = await cli(tmp_path, "run", "task", "--file", "/dev/zero", config=config)
+    assert code == 2 and "zero is too large: attachments are limited to 1,000 bytes" in err
+    code, _, err = await cli(tmp_path, "run", "task", "--file", str(tmp_path), config=config)
+    assert code == 2 and "is a folder" in err

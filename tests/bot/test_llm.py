@@ -143,3 +143,10 @@ async def test_a_server_without_usage_gets_an_estimate(model_server, config, sec
     model_server.script("planner", Reply("x" * 40, omit_usage=True))
     text, usage = await collect(OpenAIChatModel(config, secrets))
     assert usage == Usage(len("You plan.Write a parser.") // 4, 10)
+
+
+async def test_credentials_in_the_endpoint_url_never_reach_a_message(model_server, config, secrets):
+    config = with_changes(config, llm={"base_url": "http://user:hunter2-secret@127.0.0.1:9/v1"})
+    with pytest.raises(ModelError) as caught:
+        await collect(OpenAIChatModel(config, secrets, sleep=SleepLog()))
+    assert "hunter2" not in str(caught.value) and "cannot connect to http://127.0.0.1:9/v1" in str(caught.value)
