@@ -111,6 +111,8 @@ async def test_one_run_at_a_time_per_thread_and_the_next_continues_from_it(model
     second_turns = (await store.run(second.run_id)).turns
     assert first_turns[-1].finished_at <= second_turns[0].started_at + 0.01
     assert any(isinstance(e, Notice) and e.text.startswith("Queued") for e in second_sink.events)
+    second_planner = [c for c in model_server.calls("planner")][1].body["messages"][1]["content"]
+    assert "```python path=intf.py" in second_planner and "- find all intf keys" in second_planner
 
 
 async def test_per_user_limit_queues_that_users_extra_runs(model_server, config, secrets, store, tmp_path):
