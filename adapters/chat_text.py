@@ -32,6 +32,12 @@ def turn_header(agent: str, round_: int) -> str:
     return f"**{agent_title(agent)}**" + (f" · round {round_}" if round_ else "")
 
 
+def whole_lines(text: str) -> str:
+    """``text`` up to its last line break: what a turn still being written may show. A secret cut in two
+    by a delta would slip past redaction, and no secret holds a line break."""
+    return text[: text.rfind("\n") + 1]
+
+
 def split_message(text: str, limit: int) -> list[str]:
     """Pieces of at most ``limit`` characters, split at line ends where possible. A code block cut in
     two is closed at the end of one piece and reopened, with its language, at the start of the next."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import discord
 
-from adapters.chat_text import agent_title, final_summary, report_line, split_message
+from adapters.chat_text import agent_title, final_summary, report_line, split_message, whole_lines
 from adapters.discord_text import CodeFile, collapse_long_code
 from agents.errors import CheckInError
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
@@ -164,7 +164,9 @@ class ThreadRenderer:
         turn = self._turn
         if turn is None or not (turn.dirty or final):
             return
-        await self._show(turn, turn.text or WORKING)
+        # Whole lines only until the turn ends (see ``whole_lines``); ``_finish_turn`` shows the whole text.
+        shown = whole_lines(turn.text)
+        await self._show(turn, shown if shown.strip() else WORKING)
         if final:
             self._turn = None
 

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from adapters.chat_text import STATUS_WORDS, agent_title, final_summary
+from adapters.chat_text import STATUS_WORDS, agent_title, final_summary, whole_lines
 from adapters.slack_text import escape, live_view, pieces, without_blocks
 from adapters.slack_thread import Thread, ThreadPublisher
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
@@ -140,9 +140,7 @@ class ThreadRenderer:
         if live is None or not live.dirty:
             return
         live.dirty = False
-        # Whole lines only: a secret cut in two by a delta would slip past redaction, and no secret
-        # holds a newline. (Half-written words would flicker too.)
-        shown = live.text[: live.text.rfind("\n") + 1]
+        shown = whole_lines(live.text)  # half a secret would slip past redaction (and half words flicker)
         if not shown.strip():
             return
         live.edited_at = time.monotonic()
@@ -174,7 +172,7 @@ class ThreadRenderer:
     async def _finish_run(self, event: RunFinished) -> None:
         live, self._live = self._live, None
         if live is not None:  # the run ended mid-turn (stopped, or an error): keep what was written
-            shown = live.text[: live.text.rfind("\n") + 1]
+            shown = whole_lines(live.text)
             body = live_view(shown, self._room(live.header)) if shown.strip() else ""
             await self._thread.update(live.ts, f"{live.header}\n{body}\n_(cut short)_")
         word = STATUS_WORDS.get(event.status, str(event.status))

@@ -65,7 +65,7 @@ async def test_a_missing_privileged_intent_is_a_config_error(discord_config, dis
 
 async def test_stopping_the_bot_stops_its_runs_and_says_so_in_their_threads(
         discord_config, discord_secrets, store, discord_api, model_server):
-    script_team(model_server, planner=[Reply(s.PLAN, stall_after=24)])
+    script_team(model_server, planner=[Reply(s.PLAN, stall_after=70)])
     service = service_for(discord_config, discord_secrets, store)
     task = asyncio.create_task(serve(service, store, discord_config, discord_secrets))
     await eventually(lambda: discord_api.identified.is_set(), "the bot identified")

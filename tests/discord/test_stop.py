@@ -13,7 +13,7 @@ from tests.fakes.openai_server import Reply
 
 async def _stalled_run(discord_api, model_server) -> tuple[int, int]:
     """A run whose Planner stops talking mid-reply: (its thread, its control message)."""
-    script_team(model_server, planner=[Reply(s.PLAN, stall_after=24)])
+    script_team(model_server, planner=[Reply(s.PLAN, stall_after=70)])  # past the first line: edits show whole lines
     await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find intf keys", roles=(CODERS_ROLE,)))
     thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
     await eventually(lambda: any(m.content.startswith("**Planner**\n1.") for m in discord_api.channel_messages(thread)),
