@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from typing import Any
 
@@ -86,10 +87,16 @@ class SlackBot:
         await self._start(thread, request)
 
     async def _request(self, message: Incoming, bot_user: str) -> ChatRequest:
+        """The checked request, before anything shows in the thread: the cheap refusals (an empty task, a
+        full queue) come before any file is downloaded."""
+        request = ChatRequest(PLATFORM, message.thread_key, message.user, task_text(message.text, bot_user))
+        self._service.check(request)
+        if not message.files:
+            return request
         attachments = await read_shared_files(list(message.files), self._client, self._downloads,
                                               self._settings.api_url, self._config.input.max_attachment_bytes)
-        request = ChatRequest(PLATFORM, message.thread_key, message.user, task_text(message.text, bot_user), attachments)
-        self._service.check(request)  # before anything shows in the thread
+        request = dataclasses.replace(request, attachments=attachments)
+        self._service.check(request)  # the files' count and names
         return request
 
     async def _start(self, thread: Thread, request: ChatRequest) -> None:

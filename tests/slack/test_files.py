@@ -2,10 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp import web
+
 from tests.conftest import with_changes
+from tests.fakes.slack_api import FakeSlack
 from tests.slack.conftest import finished, mention, script_team
 
 MAIN_PY = b"def add(a, b):\n    return a + b\n"
+
+
+class CountedDownloads(FakeSlack):
+    """A Slack that also records which shared files were downloaded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.downloads: list[str] = []
+
+    async def _download(self, request: web.Request) -> web.Response:
+        self.downloads.append(request.match_info["file_id"])
+        return await super()._download(request)
+
+
+@pytest.fixture
+async def slack() -> AsyncIterator[CountedDownloads]:
+    async with CountedDownloads() as fake:
+        yield fake
 
 
 async def test_an_attached_file_reaches_the_programmer(slack, model_server, slack_config, start_bot):
@@ -55,3 +79,21 @@ async def test_the_bot_token_never_goes_to_a_host_that_is_not_slack(slack, model
     message, _ = await mention(slack, "write tests", files=(shared,))
     reply = await slack.wait_for(lambda: slack.thread("C1", message.ts))
     assert "main.py is not stored on Slack" in reply[0].text and model_server.requests == []
+
+
+async def test_an_empty_task_is_refused_before_its_files_are_downloaded(slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    shared = slack.share_file("main.py", MAIN_PY)
+    message, _ = await mention(slack, "  ", files=(shared,))
+    reply = await slack.wait_for(lambda: slack.thread("C1", message.ts))
+    assert reply[0].text.startswith("The task is empty")
+    assert slack.downloads == [] and model_server.requests == []
+
+
+async def test_a_shared_file_is_downloaded_once(slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    script_team(model_server)
+    shared = slack.share_file("main.py", MAIN_PY)
+    message, _ = await mention(slack, "write unit tests for this", files=(shared,))
+    await finished(slack, "C1", message.ts)
+    assert slack.downloads == [shared["id"]]
