@@ -7,7 +7,9 @@ import re
 from dataclasses import dataclass
 
 from agents.events import RunFinished
-from agents.types import RunStatus, TestReport
+from agents.types import Publication, RunStatus, TestReport
+from bot.checkin.files import README_NAME, gist_layout
+from bot.checkin.readme import compose_readme
 
 AGENT_TITLES = {
     "planner": "Planner", "programmer": "Programmer", "optimizer": "Optimizer (review)",
@@ -17,6 +19,7 @@ STATUS_WORDS = {
     RunStatus.PASSED: "Passed", RunStatus.FAILED: "Failed", RunStatus.STOPPED: "Stopped",
     RunStatus.ERROR: "Error", RunStatus.INTERRUPTED: "Interrupted", RunStatus.RUNNING: "Running",
 }
+MAX_ATTACHED_FILE_BYTES = 8 * 1024 * 1024  # under Discord's upload limit; a larger file is left out with a note
 MIN_SPLIT_LIMIT = 20
 MAX_FENCE_MARKER = 16  # a longer run of backticks is taken as text: closing it would eat the room for code
 FENCE_LINE = re.compile(r"^(?P<indent>[ \t]{0,3})(?P<marker>`{3,}|~{3,})(?P<info>.*)$")
@@ -148,3 +151,11 @@ def final_summary(event: RunFinished, cost_usd: float | None = None) -> str:
     if event.checkin:
         lines.append(f"Result: {event.checkin.location}" + (f" ({event.checkin.note})" if event.checkin.note else ""))
     return "\n".join(lines)
+
+
+def attached_files(publication: Publication) -> dict[str, str]:
+    """What a chat fallback attaches to the thread, by file name: the README first, as the Gist would have
+    it (a banner when the tests did not pass, notes on renamed and left-out files), then the files under
+    the Gist's flat, distinct names (``a/b.py`` as ``a__b.py``, which ``a_b.py`` cannot collide with)."""
+    layout = gist_layout(publication.files, MAX_ATTACHED_FILE_BYTES)
+    return {README_NAME: compose_readme(publication, layout.renamed, layout.skipped), **layout.files}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import discord
 
-from adapters.chat_text import agent_title, final_summary, report_line, split_message, whole_lines
+from adapters.chat_text import agent_title, attached_files, final_summary, report_line, split_message, whole_lines
 from adapters.discord_text import CodeFile, collapse_long_code
 from agents.errors import CheckInError
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
@@ -239,9 +239,7 @@ class ThreadFiles:
         self._renderer = renderer
 
     async def publish(self, publication: Publication) -> CheckInResult:
-        files = [CodeFile(path.replace("/", "_"), content) for path, content in publication.files.items()]
-        if publication.readme:
-            files.insert(0, CodeFile("README.md", publication.readme))
+        files = [CodeFile(name, content) for name, content in attached_files(publication).items()]
         content = f"📎 Files of run `{publication.run_id}` ({publication.status})"
         try:
             message = await self._renderer.attach(content, files)

@@ -10,6 +10,7 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.chat_text import attached_files
 from agents.errors import CheckInError
 from agents.types import CheckInResult, Publication
 from bot.redact import Redactor
@@ -94,11 +95,8 @@ class ThreadPublisher:
         self._thread = thread
 
     async def publish(self, publication: Publication) -> CheckInResult:
-        files = publication.files.as_dict()
-        if publication.readme and "README.md" not in files:
-            files["README.md"] = publication.readme
         try:
-            ids = await self._thread.upload(files, comment=f"The files of run `{publication.run_id}`:")
+            ids = await self._thread.upload(attached_files(publication), comment=f"The files of run `{publication.run_id}`:")
             link = await self._thread.permalink(ids[0]) if ids else ""
         except (SlackApiError, SlackClientError) as error:
             log.warning("attaching the files of run %s failed: %s", publication.run_id, error)

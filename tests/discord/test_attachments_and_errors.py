@@ -3,11 +3,13 @@ as one sentence; secrets are never posted."""
 
 from __future__ import annotations
 
+from agents.types import TestJob, TestReport, TestStatus
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import message, slash_code
 from tests.fakes import team_script as s
 from tests.fakes.discord_api import CHANNEL_ID, EPHEMERAL, TOKEN
-from tests.fakes.openai_server import error
+from tests.fakes.openai_server import Reply, error
+from tests.fakes.team_script import ScriptedSandbox
 
 MAIN_PY = "def parse(line):\n    return line.split(',')\n"
 
@@ -97,3 +99,23 @@ async def test_files_discord_will_not_take_end_in_a_plain_note_not_a_crash(start
     assert notes == ["ℹ️ Check-in failed: Discord did not take the files (413 Request entity too large). "
                      "The files are kept with the run."]
     assert final.content.startswith("✅ Passed") and "Result:" not in final.content
+
+
+NESTED_CODE = s.CODE + "\n```python path=a/b.py\nNESTED = 1\n```\n\n```python path=a_b.py\nFLAT = 2\n```\n"
+
+
+def always_fails(job: TestJob) -> TestReport:
+    return TestReport(TestStatus.FAILED, 1, 0.1, 1, 1, "FAILED test_intf.py::test_nested - AssertionError")
+
+
+async def test_a_failing_runs_attached_files_carry_the_banner_and_distinct_names(start_bot, discord_api, model_server):
+    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.script("programmer", *[NESTED_CODE] * 10)  # every round writes the same files
+    await start_bot(sandbox=ScriptedSandbox(verdict=always_fails))
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    final = await eventually(lambda: final_message(discord_api, thread), "the final message")
+    assert final.content.startswith("❌ Failed")
+    files = next(m for m in discord_api.channel_messages(thread) if m.content.startswith("📎 Files of run")).files
+    assert files["a__b.py"] == b"NESTED = 1\n" and files["a_b.py"] == b"FLAT = 2\n"
+    assert files["README.md"].decode().startswith("> **Status: FAILING TESTS**")

@@ -7,9 +7,12 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
+from agents.types import TestJob, TestReport, TestStatus
 from tests.conftest import with_changes
+from tests.fakes import team_script as s
 from tests.fakes.slack_api import FakeSlack
-from tests.slack.conftest import finished, mention, script_team
+from tests.fakes.team_script import ScriptedSandbox
+from tests.slack.conftest import answer_every_role, finished, mention, script_team
 
 MAIN_PY = b"def add(a, b):\n    return a + b\n"
 
@@ -97,3 +100,23 @@ async def test_a_shared_file_is_downloaded_once(slack, model_server, slack_confi
     message, _ = await mention(slack, "write unit tests for this", files=(shared,))
     await finished(slack, "C1", message.ts)
     assert slack.downloads == [shared["id"]]
+
+
+NESTED_CODE = s.CODE + "\n```python path=a/b.py\nNESTED = 1\n```\n\n```python path=a_b.py\nFLAT = 2\n```\n"
+
+
+def always_fails(job: TestJob) -> TestReport:
+    return TestReport(TestStatus.FAILED, 1, 0.1, 1, 1, "FAILED test_intf.py::test_nested - AssertionError")
+
+
+async def test_a_failing_runs_attached_files_carry_the_banner_and_distinct_names(
+        slack, model_server, slack_config, start_bot):
+    await start_bot(with_changes(slack_config, budget={"max_rounds": 1}), sandbox=ScriptedSandbox(verdict=always_fails))
+    answer_every_role(model_server)
+    model_server.script("programmer", NESTED_CODE)
+    message, _ = await mention(slack, "find all intf keys")
+    thread = await finished(slack, "C1", message.ts)
+    assert thread[-1].text.startswith("Failed:")
+    attached = {u["name"]: u["content"] for u in slack.uploads if u["thread_ts"] == message.ts}
+    assert attached["a__b.py"] == "NESTED = 1\n" and attached["a_b.py"] == "FLAT = 2\n"
+    assert attached["README.md"].startswith("> **Status: FAILING TESTS**")
