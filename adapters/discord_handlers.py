@@ -46,7 +46,14 @@ class Context:
     config: DiscordConfig
     redact: Redactor
     max_attachment_bytes: int
-    runs: dict[str, tuple[RunHandle, ThreadRenderer]] = field(default_factory=dict)
+    runs: dict[str, RunUnderWay] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunUnderWay:
+    handle: RunHandle
+    renderer: ThreadRenderer
+    user_id: str  # who started it: only they may stop it
 
 
 class HasContext(Protocol):
@@ -166,7 +173,7 @@ async def run_in_thread(ctx: Context, thread: discord.abc.Messageable, request: 
         log.exception("could not start run %s", run_id)
         await renderer.refuse(f"⚠️ {INTERNAL_ERROR}")
         return
-    ctx.runs[run_id] = (handle, renderer)
+    ctx.runs[run_id] = RunUnderWay(handle, renderer, request.user_id)
     try:
         await renderer.done()
     finally:
@@ -188,7 +195,7 @@ class StopButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], tem
 
     async def callback(self, interaction: discord.Interaction) -> None:
         ctx = context_of(interaction.client)
-        refused = refusal(ctx.config, interaction_place(interaction))
+        refused = refusal(ctx.config, interaction_place(interaction)) or _not_starter(ctx, self.run_id, interaction.user)
         if refused:
             await interaction.response.send_message(refused, ephemeral=True)
         elif ctx.service.cancel(self.run_id):
@@ -196,6 +203,13 @@ class StopButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], tem
             await interaction.response.defer()
         else:
             await interaction.response.edit_message(content=f"Run `{self.run_id}` is no longer running.", view=None)
+
+
+def _not_starter(ctx: Context, run_id: str, user: discord.abc.User) -> str | None:
+    run = ctx.runs.get(run_id)
+    if run is None or run.user_id == str(user.id):
+        return None
+    return f"Only <@{run.user_id}> (who started this run) can stop it."
 
 
 # -- shared pieces --------------------------------------------------------------------------------
@@ -225,8 +239,8 @@ def _excerpt(task: str) -> str:
 
 async def stop_all(ctx: Context, grace_s: float) -> None:
     """On shutdown: stop the runs under way and give their threads a moment to say so."""
-    for handle, _ in ctx.runs.values():
-        handle.cancel()
-    pending = [asyncio.ensure_future(renderer.done()) for _, renderer in ctx.runs.values()]
+    for run in ctx.runs.values():
+        run.handle.cancel()
+    pending = [asyncio.ensure_future(run.renderer.done()) for run in ctx.runs.values()]
     if pending:
         await asyncio.wait(pending, timeout=grace_s)

@@ -39,6 +39,7 @@ class SlackBot:
         self._client, self._downloads = client, downloads
         self._redact = Redactor(secrets.values())
         self._drawing: dict[str, asyncio.Task[None]] = {}  # run id -> its renderer, until the run is drawn
+        self._starters: dict[str, str] = {}  # run id -> who started it (only they may stop it), as long as drawn
 
     def register(self, app: AsyncApp) -> None:
         app.event("app_mention")(self.on_event)
@@ -117,8 +118,13 @@ class SlackBot:
         except Exception:
             self._service.cancel(run_id)  # a run nobody can see or stop helps no one
             raise
+        self._starters[run_id] = request.user_id
         self._drawing[run_id] = renderer.start()
-        self._drawing[run_id].add_done_callback(lambda _: self._drawing.pop(run_id, None))
+        self._drawing[run_id].add_done_callback(lambda _: self._forget(run_id))
+
+    def _forget(self, run_id: str) -> None:
+        self._drawing.pop(run_id, None)
+        self._starters.pop(run_id, None)
 
     async def shutdown(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
         """Stop this bot's runs and give their threads a moment to say so."""
@@ -138,9 +144,12 @@ class SlackBot:
         posted = body.get("message") or {}
         thread = Thread(self._client, channel, str(posted.get("thread_ts") or posted.get("ts") or ""), self._redact)
         run_id = str((body.get("actions") or [{}])[0].get("value", ""))
+        starter = self._starters.get(run_id, user)
         why_not = refusal(self._settings, channel, user, channel.startswith("D"))
         if why_not:
             await thread.ephemeral(user, why_not)
+        elif starter != user:
+            await thread.ephemeral(user, f"Only <@{starter}> (who started this run) can stop it.")
         elif not self._service.cancel(run_id):
             await thread.ephemeral(user, f"Run `{run_id}` is not running any more.")
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from adapters.discord_access import WRONG_ROLE
 from agents.types import RunStatus
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
-from tests.discord.payloads import BOB, button_press, message, slash_code
+from tests.discord.payloads import ANN, BOB, button_press, message, slash_code
 from tests.fakes import team_script as s
 from tests.fakes.discord_api import CODERS_ROLE, EPHEMERAL
 from tests.fakes.openai_server import Reply
@@ -76,3 +76,17 @@ async def test_a_follow_up_waits_for_the_run_before_it_in_the_thread(start_bot, 
     second = await eventually(lambda: final_message(discord_api, thread, count=2), "the follow-up's final message")
     assert final_message(discord_api, thread).content.startswith("⏹️ Stopped")
     assert second.content.startswith("✅ Passed")
+
+
+async def test_only_the_person_who_started_a_run_can_stop_it(start_bot, discord_api, model_server):
+    await start_bot()
+    thread, control = await _stalled_run(discord_api, model_server)  # started by ANN
+    press = button_press(discord_api, control, user_id=BOB)
+    await discord_api.dispatch("INTERACTION_CREATE", press)
+    reply = await eventually(lambda: discord_api.original_response(press["token"]), "the refusal")
+    assert reply.content == f"Only <@{ANN}> (who started this run) can stop it." and reply.flags & EPHEMERAL
+    assert final_message(discord_api, thread) is None and discord_api.messages[control].payload["components"]
+
+    await discord_api.dispatch("INTERACTION_CREATE", button_press(discord_api, control))
+    final = await eventually(lambda: final_message(discord_api, thread), "the final message")
+    assert final.content.startswith("⏹️ Stopped") and discord_api.messages[control].payload["components"] == []

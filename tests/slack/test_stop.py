@@ -82,3 +82,19 @@ async def test_a_bot_that_is_stopped_says_so_in_its_threads(slack, model_server,
         await bot.task
     thread = slack.thread("C1", message.ts)
     assert thread[-1].text.startswith("Stopped: stopped on request.") and thread[0].text.endswith("finished: Stopped.")
+
+
+async def test_only_the_person_who_started_a_run_can_stop_it(slack, model_server, slack_config, start_bot):
+    bot = await start_bot(slack_config)
+    model_server.script("planner", Reply("Thinking about the plan...", chunk=4, stall_after=8))
+    message, _ = await mention(slack, "find all intf keys", user="UANN")
+    await eventually(lambda: model_server.calls("planner"))
+
+    await press_stop(slack, message.ts, user="UBOB")
+    notice = await slack.wait_for(lambda: slack.ephemeral)
+    assert notice[0]["user"] == "UBOB" and notice[0]["text"] == "Only <@UANN> (who started this run) can stop it."
+    assert bot.service.active_run("slack", f"C1:{message.ts}") is not None  # still going
+
+    await press_stop(slack, message.ts, user="UANN")
+    thread = await finished(slack, "C1", message.ts)
+    assert thread[-1].text.startswith("Stopped: stopped on request.") and len(slack.ephemeral) == 1
