@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 
 import discord
 
-from adapters.chat_text import agent_title, attached_files, final_summary, report_line, split_message, whole_lines
+from adapters.chat_text import (
+    agent_title,
+    attached_files,
+    final_summary,
+    report_line,
+    split_message,
+    turn_header,
+    whole_lines,
+)
 from adapters.discord_text import CodeFile, collapse_long_code
 from agents.errors import CheckInError
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
@@ -157,7 +165,7 @@ class ThreadRenderer:
 
     async def _start_turn(self, event: TurnStarted) -> None:
         await self._flush_turn(True)  # a turn that never finished keeps what it showed
-        self._turn = LiveTurn(_header(event.agent, event.round))
+        self._turn = LiveTurn(turn_header(event.agent, event.round))
         await self._show(self._turn, WORKING)
 
     async def _flush_turn(self, final: bool) -> None:
@@ -171,7 +179,7 @@ class ThreadRenderer:
             self._turn = None
 
     async def _finish_turn(self, event: TurnFinished) -> None:
-        turn = self._turn or LiveTurn(_header(event.agent, event.round))
+        turn = self._turn or LiveTurn(turn_header(event.agent, event.round))
         self._turn = None
         self._cost += self._cost_of(event.model, event.usage)
         text, files = collapse_long_code(event.text, self._config.inline_code_max_chars, event.files.as_dict())
@@ -247,10 +255,6 @@ class ThreadFiles:
             log.warning("could not attach the files of run %s: %s", publication.run_id, error)
             raise CheckInError(f"Discord did not take the files ({error.status} {error.text or 'error'}).") from None
         return CheckInResult(location=message.jump_url if message else "(no files)", kind="attachments")
-
-
-def _header(agent: str, round_: int) -> str:
-    return f"**{agent_title(agent)}**" + (f" · round {round_}" if round_ else "")  # planning is round 0
 
 
 def _file(item: CodeFile, redact: Redact) -> discord.File:

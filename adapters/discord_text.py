@@ -8,15 +8,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from adapters.chat_text import FENCE_LINE
+from agents.language import EXTENSIONS, normalise
+
 THREAD_NAME_LIMIT = 100  # Discord's limit on a channel or thread name
 DEFAULT_THREAD_NAME = "codegen run"
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})\s*([^\s`]*)(.*)$")
 _PATH = re.compile(r"\bpath=(\S+)")
-_EXTENSIONS = {
-    "python": "py", "py": "py", "javascript": "js", "js": "js", "typescript": "ts", "ts": "ts", "rust": "rs",
-    "go": "go", "java": "java", "c": "c", "cpp": "cpp", "c++": "cpp", "bash": "sh", "sh": "sh", "shell": "sh",
-    "json": "json", "yaml": "yaml", "toml": "toml", "ruby": "rb", "kotlin": "kt", "csharp": "cs", "sql": "sql",
-}
+# Languages a snippet may be in that the team does not write code in (``agents.language`` knows those).
+_OTHER_EXTENSIONS = {"json": "json", "yaml": "yaml", "toml": "toml", "ruby": "rb", "kotlin": "kt", "csharp": "cs",
+                     "sql": "sql"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ def collapse_long_code(text: str, max_chars: int, files: dict[str, str]) -> tupl
     block: list[str] | None = None
     opening: re.Match[str] | None = None
     for line in text.splitlines(keepends=True):
-        match = _FENCE.match(line.rstrip("\n"))
+        match = FENCE_LINE.match(line.rstrip("\n"))
         if block is None:
             if match:
                 block, opening = [], match
@@ -56,7 +56,7 @@ def collapse_long_code(text: str, max_chars: int, files: dict[str, str]) -> tupl
                 out.append(line)
             continue
         assert opening is not None
-        if match and match.group(1).startswith(opening.group(1)[0]) and not match.group(2) + match.group(3).strip():
+        if match and _closes(match, opening):
             out.append(_emit(opening, block, max_chars, files, attached))
             block = None
         else:
@@ -66,18 +66,30 @@ def collapse_long_code(text: str, max_chars: int, files: dict[str, str]) -> tupl
     return "".join(out), attached
 
 
+def _closes(match: re.Match[str], opening: re.Match[str]) -> bool:
+    marker, opened = match["marker"], opening["marker"]
+    return marker[0] == opened[0] and len(marker) >= len(opened) and not match["info"].strip()
+
+
+def _extension(language: str) -> str:
+    """The file extension for a code block's language, ``txt`` when unknown."""
+    name = normalise(language)
+    known = next((ext.lstrip(".") for ext, lang in EXTENSIONS.items() if lang == name), None)
+    return known or _OTHER_EXTENSIONS.get(name, "txt")
+
+
 def _emit(opening: re.Match[str], lines: list[str], max_chars: int, files: dict[str, str],
           attached: list[CodeFile], closed: bool = True) -> str:
     body = "".join(lines)
     if len(body) <= max_chars:
-        return opening.group(0) + "\n" + body + (opening.group(1) + "\n" if closed else "")
-    path_match = _PATH.search(opening.group(3))
+        return opening.group(0) + "\n" + body + (opening["marker"] + "\n" if closed else "")
+    path_match = _PATH.search(opening["info"])
     path = path_match.group(1) if path_match else ""
     if path and path in files:
         item = CodeFile(path.replace("/", "_"), files[path])  # Discord file names hold no folders
     else:
-        language = opening.group(2).lower()
-        item = CodeFile(f"snippet-{len(attached) + 1}.{_EXTENSIONS.get(language, 'txt')}", body)
+        language = (opening["info"].split() or [""])[0]
+        item = CodeFile(f"snippet-{len(attached) + 1}.{_extension(language)}", body)
     attached.append(item)
     lines_count = body.count("\n") + (0 if body.endswith("\n") else 1)
     return f"📎 `{path or item.name}` ({lines_count} lines) is attached below.\n"

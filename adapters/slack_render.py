@@ -15,8 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from adapters.chat_text import STATUS_WORDS, agent_title, final_summary, whole_lines
-from adapters.slack_text import escape, live_view, pieces, without_blocks
+from adapters.chat_text import STATUS_WORDS, final_summary, turn_header, whole_lines
+from adapters.slack_text import escape, live_view, pieces, to_mrkdwn, without_blocks
 from adapters.slack_thread import Thread, ThreadPublisher
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.types import CheckInResult, Publication, Usage
@@ -190,8 +190,7 @@ class ThreadRenderer:
 
 
 def _header(agent: str, round_: int) -> str:
-    """The first line of a turn's reply. Round 0 is the planning before the first round of code."""
-    return f"*{agent_title(agent)}*" + (f" · round {round_}" if round_ else "")
+    return to_mrkdwn(turn_header(agent, round_))
 
 
 def _test_text(event: TestReported) -> str:

@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from adapters.chat_text import split_message
+from adapters.chat_text import FENCE_LINE, split_message
 
-_FENCE_LINE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})(.*)$")
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 _LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
@@ -28,10 +27,10 @@ def to_mrkdwn(markdown: str) -> str:
     out: list[str] = []
     in_code = False
     for line in escape(markdown).split("\n"):
-        fence = _FENCE_LINE.match(line)
+        fence = FENCE_LINE.match(line)
         if fence:
             in_code = not in_code
-            out.append(fence.group(1) + "```")
+            out.append(fence["indent"] + "```")
         elif in_code:
             out.append(line)
         else:

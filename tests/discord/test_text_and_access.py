@@ -85,3 +85,10 @@ def test_the_documented_config_block_loads(tmp_path):
     path.write_text(CONFIG_BLOCK)
     discord = load_config(path).discord
     assert discord.enabled and discord.sync_guilds == (900000000000000010,) and discord.allowed_roles == (900000000000000030,)
+
+
+@pytest.mark.parametrize("language, name", [("py", "snippet-1.py"), ("shell", "snippet-1.sh"), ("c++", "snippet-1.cpp"),
+                                            ("json", "snippet-1.json"), ("brainfuck", "snippet-1.txt")])
+def test_a_snippets_extension_follows_its_language(language, name):
+    _, files = collapse_long_code(f"```{language}\n" + "x\n" * 200 + "```\n", 100, {})
+    assert [f.name for f in files] == [name]
