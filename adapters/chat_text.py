@@ -1,5 +1,6 @@
 """Text for chat platforms, shared by the Slack and Discord adapters: splitting long messages without
-breaking code fences, and the words a thread shows for each kind of event."""
+breaking code fences, the words a thread shows for each kind of event, and the files a thread gets when
+the run's files are attached there instead of to a Gist."""
 
 from __future__ import annotations
 
