@@ -8,10 +8,8 @@ sentence. Bad credentials and unknown models are never retried.
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import logging
 import random
-import time
 import urllib.parse
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
@@ -25,6 +23,7 @@ from agents.errors import ModelError
 from agents.types import Message, Usage
 from bot.config import Config, Secrets
 from bot.redact import Redactor
+from bot.retry_after import retry_after_seconds
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +119,7 @@ class OpenAIChatModel:
             return _Transient(self._redact(str(error)) or type(error).__name__, None)
         status = error.status_code
         if status in (408, 409, 429) or status >= 500:
-            return _Transient(f"HTTP {status}", _retry_after(error.response.headers))
+            return _Transient(f"HTTP {status}", retry_after_seconds(error.response.headers))
         if status in (401, 403):
             return ModelError(
                 f"The model endpoint {where} rejected the credentials (HTTP {status}): check OPENAI_API_KEY."
@@ -145,27 +144,6 @@ class OpenAIChatModel:
 
     async def close(self) -> None:
         await self.client.close()
-
-
-def _retry_after(headers: object) -> float | None:
-    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
-    get = getattr(headers, "get", None)
-    if get is None:
-        return None
-    millis = get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
 def _without_credentials(url: str) -> str:

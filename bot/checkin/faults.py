@@ -15,6 +15,7 @@ import requests
 from github.GithubException import GithubException
 
 from agents.errors import CheckInError
+from bot.retry_after import retry_after_seconds
 
 SCOPE_HINT = (
     "GITHUB_TOKEN needs the gist scope (classic token) or the Gists read and write permission "
@@ -61,7 +62,7 @@ def _judge_status(
         # GitHub answers 404 rather than 403 when a classic token lacks the scope, to hide what exists.
         return CheckInError(f"GitHub refused to publish the Gist ({status} {message or 'Forbidden'}): {SCOPE_HINT}")
     if status >= 500:
-        wait = _retry_after(headers) or _backoff(attempt, backoff_s, max_wait_s)
+        wait = retry_after_seconds(headers) or _backoff(attempt, backoff_s, max_wait_s)
         why = f"GitHub answered {status} {message}".rstrip()
         return Transient(min(wait, max_wait_s), why, f"{why}, even after retrying")
     return CheckInError(f"GitHub refused the Gist ({status} {message or 'no reason given'})")
@@ -69,7 +70,7 @@ def _judge_status(
 
 def _rate_limit(headers: Mapping[str, str], attempt: int, backoff_s: float, max_wait_s: float) -> Transient | CheckInError:
     """Wait as GitHub asks (``retry-after``, else until ``x-ratelimit-reset``), unless that is too long."""
-    wait = _retry_after(headers)
+    wait = retry_after_seconds(headers)
     reset = _float(headers.get("x-ratelimit-reset"))
     if wait is None and reset is not None and headers.get("x-ratelimit-remaining") == "0":
         wait = max(0.0, reset - time.time()) + CLOCK_SKEW_S
@@ -88,11 +89,6 @@ def _rate_limited(headers: Mapping[str, str], message: str) -> bool:
         or "retry-after" in headers
         or "rate limit" in message.lower()
     )
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    seconds = _float(headers.get("retry-after"))
-    return None if seconds is None else max(0.0, seconds)
 
 
 def _backoff(attempt: int, backoff_s: float, max_wait_s: float) -> float:
