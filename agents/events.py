@@ -50,6 +50,16 @@ class TestReported(Event):
 
 
 @dataclass(frozen=True)
+class WorkSaved(Event):
+    """The files as they stand after a step that changed them, so a run that is stopped or dies
+    mid-way still leaves its latest work for a follow-up. Renderers may ignore it."""
+
+    files: FileSet
+    tests: FileSet  # every test: the team's and the user's
+    user_tests: FileSet
+
+
+@dataclass(frozen=True)
 class CheckedIn(Event):
     result: CheckInResult
 

@@ -32,6 +32,7 @@ from agents.events import (
     TextDelta,
     TurnFinished,
     TurnStarted,
+    WorkSaved,
 )
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
@@ -195,6 +196,7 @@ class Manager:
         written = parse_files(run.last_text).without(self._all_tests(run))  # tests are not the Programmer's
         run.files = run.files.merged(written)
         run.language = languages.detect(run.files, run.language)
+        yield self._saved(run)
 
     async def _review(self, run: _Run) -> AsyncIterator[Event]:
         previous = run.review.notes if run.review and not run.review.approved else ""
@@ -219,6 +221,7 @@ class Manager:
         written = parse_files(run.last_text).without([*run.files, *run.user_tests])
         run.tests = run.tests.merged(written)
         run.tests_stale = False
+        yield self._saved(run)
 
     async def _test(self, run: _Run) -> AsyncIterator[Event]:
         self._check_budget(run)
@@ -385,6 +388,9 @@ class Manager:
     @staticmethod
     def _all_tests(run: _Run) -> FileSet:
         return run.tests.merged(run.user_tests)
+
+    def _saved(self, run: _Run) -> WorkSaved:
+        return WorkSaved(run.request.run_id, files=run.files, tests=self._all_tests(run), user_tests=run.user_tests)
 
     def _finished(self, run: _Run, status: RunStatus, reason: str) -> RunFinished:
         return RunFinished(

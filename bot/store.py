@@ -18,7 +18,7 @@ from typing import Any
 
 import aiosqlite
 
-from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TurnFinished
+from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TurnFinished, WorkSaved
 from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
 from bot import processes
 from bot.config import ConfigError, Price
@@ -235,6 +235,12 @@ class Store:
             await self._db.execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))
         elif isinstance(event, Notice):
             await self._note(event.run_id, "notice", {"text": event.text})
+        elif isinstance(event, WorkSaved):
+            await self._db.execute(
+                "UPDATE runs SET files = ?, tests = ?, user_tests = ? WHERE id = ?",
+                (json.dumps(event.files.as_dict()), json.dumps(event.tests.as_dict()),
+                 json.dumps(event.user_tests.as_dict()), event.run_id),
+            )
         elif isinstance(event, RunFinished):
             await self._record_finish(event)
         else:

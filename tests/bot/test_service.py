@@ -307,3 +307,24 @@ async def test_a_stop_pressed_while_the_outcome_is_being_recorded_does_not_overw
     finals = [e for e in sink.events if isinstance(e, RunFinished)]
     assert [f.status for f in finals] == [RunStatus.PASSED]
     assert (await store.run(handle.run_id)).summary.status == "passed"
+
+
+async def test_a_run_stopped_mid_way_leaves_its_latest_files_for_the_follow_up(
+        model_server, config, secrets, store, tmp_path):
+    for role in ("planner", "programmer", "optimizer"):
+        model_server.script(role, *s.happy_path()[role])
+    model_server.script("tester", Reply("Writing the tests...", chunk=4, stall_after=8))
+    sink = Sink()
+    service = make_service(config, secrets, store)
+    handle = await service.submit(request(), sink, FolderPublisher(tmp_path))
+    while not model_server.calls("tester"):
+        await asyncio.sleep(0.01)
+    service.cancel(handle.run_id)
+    with pytest.raises(asyncio.CancelledError):
+        await handle.wait()
+    record = await store.run(handle.run_id)
+    assert record.summary.status == "stopped" and "def find_intf" in record.files["intf.py"]
+
+    script_team(model_server)
+    await (await service.submit(request("now make it async"), Sink(), FolderPublisher(tmp_path / "b"))).wait()
+    assert "def find_intf" in model_server.calls("planner")[-1].body["messages"][1]["content"]
