@@ -126,11 +126,7 @@ async def test_cancelling_a_turn_closes_the_model_stream(model_server, config, s
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    for _ in range(100):
-        if model_server.disconnects:
-            break
-        await asyncio.sleep(0.02)
-    assert model_server.disconnects == 1
+    assert await model_server.hung_up() == 1
 
 
 async def test_a_local_server_needs_no_api_key(model_server, config):

@@ -139,11 +139,7 @@ async def test_cancel_stops_the_run_closes_the_model_stream_and_records_stopped(
         await handle.wait()
     assert isinstance(sink.events[-1], RunFinished) and sink.events[-1].status is RunStatus.STOPPED
     assert (await store.run(handle.run_id)).summary.status == "stopped"
-    for _ in range(100):
-        if model_server.disconnects:
-            break
-        await asyncio.sleep(0.02)
-    assert model_server.disconnects == 1
+    assert await model_server.hung_up() == 1
 
 
 async def test_cancel_while_queued_records_stopped(model_server, config, secrets, store, tmp_path):

@@ -152,6 +152,14 @@ class FakeOpenAI:
         return response
 
 
+    async def hung_up(self, within: float = 2.0) -> int:
+        """The number of clients that hung up during a stall, once one has (or ``within`` seconds pass)."""
+        for _ in range(int(within / 0.02)):
+            if self.disconnects:
+                break
+            await asyncio.sleep(0.02)
+        return self.disconnects
+
     async def _stall(self, request: web.Request) -> None:
         """Keep the connection open and silent until released, noting if the client hangs up."""
         while not self.release_stalls.is_set():
