@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from adapters.chat_text import FENCE_LINE
 from agents.language import EXTENSIONS, normalise
+from bot.checkin.files import flat_name
 
 THREAD_NAME_LIMIT = 100  # Discord's limit on a channel or thread name
 DEFAULT_THREAD_NAME = "codegen run"
@@ -86,7 +87,7 @@ def _emit(opening: re.Match[str], lines: list[str], max_chars: int, files: dict[
     path_match = _PATH.search(opening["info"])
     path = path_match.group(1) if path_match else ""
     if path and path in files:
-        item = CodeFile(path.replace("/", "_"), files[path])  # Discord file names hold no folders
+        item = CodeFile(flat_name(path), files[path])  # Discord file names hold no folders
     else:
         language = (opening["info"].split() or [""])[0]
         item = CodeFile(f"snippet-{len(attached) + 1}.{_extension(language)}", body)

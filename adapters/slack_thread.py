@@ -13,6 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.chat_text import attached_files
 from agents.errors import CheckInError
 from agents.types import CheckInResult, Publication
+from bot.checkin.files import flat_name
 from bot.redact import Redactor
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ class Thread:
     async def upload(self, files: Mapping[str, str], comment: str = "") -> list[str]:
         """Share ``files`` (path -> text) in the thread as snippets; returns the new file ids."""
         ids: list[str] = []
-        items = [{"filename": path.replace("/", "_") if "/" in path else path, "title": path,
+        items = [{"filename": flat_name(path), "title": path,
                   "content": self._redact(content)} for path, content in files.items()]
         for start in range(0, len(items), MAX_FILES_PER_UPLOAD):
             response = await self.client.files_upload_v2(

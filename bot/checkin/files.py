@@ -63,6 +63,12 @@ def unfit_reason(content: str, max_bytes: int) -> str | None:
     return None
 
 
+def flat_name(path: str) -> str:
+    """The one-level name a nested path gets where folders cannot exist (``src/app.py`` -> ``src__app.py``)."""
+    parts = safe_parts(path)
+    return FLAT_SEPARATOR.join(parts) if parts else path.replace("/", FLAT_SEPARATOR)
+
+
 def gist_layout(files: Mapping[str, str], max_bytes: int) -> Layout:
     """Flat, unique, safe names for every publishable file; ``README.md`` is kept free for the README."""
     published: dict[str, str] = {}
@@ -75,7 +81,7 @@ def gist_layout(files: Mapping[str, str], max_bytes: int) -> Layout:
         if reason is not None or parts is None:
             skipped.append(Skipped(path, reason or OUTSIDE))
             continue
-        name = _unique(FLAT_SEPARATOR.join(parts), taken)
+        name = _unique(flat_name(path), taken)
         taken.add(name.lower())
         published[name] = content
         if name != path:

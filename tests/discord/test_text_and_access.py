@@ -26,7 +26,7 @@ def test_short_code_stays_inline_and_long_code_becomes_the_turns_file():
     text = f"Intro\n```python path=a.py\nprint(1)\n```\n```python path=pkg/big.py\n{long_body}```\nOutro\n"
     shown, files = collapse_long_code(text, 100, {"a.py": "print(1)\n", "pkg/big.py": long_body})
     assert shown == "Intro\n```python path=a.py\nprint(1)\n```\n📎 `pkg/big.py` (300 lines) is attached below.\nOutro\n"
-    assert [(f.name, f.content) for f in files] == [("pkg_big.py", long_body)]
+    assert [(f.name, f.content) for f in files] == [("pkg__big.py", long_body)]
 
 
 def test_a_long_block_without_a_path_is_attached_as_a_snippet_and_tildes_count_as_fences():
