@@ -6,11 +6,11 @@ they raise ``ReplyFormatError`` with a reason the model is shown once in a forma
 
 from __future__ import annotations
 
-import posixpath
 import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from agents.paths import UnsafePath, project_path
 from agents.types import FileSet
 
 
@@ -59,13 +59,11 @@ def parse_files(text: str) -> FileSet:
 
 
 def safe_path(path: str) -> str:
-    """A relative, normalised path inside the work dir, or ``ReplyFormatError``."""
-    cleaned = posixpath.normpath(path.strip().strip("`'\"").replace("\\", "/"))
-    if cleaned.startswith("./"):
-        cleaned = cleaned[2:]
-    if cleaned in ("", ".") or cleaned.startswith(("/", "../")) or cleaned == ".." or ":" in cleaned:
-        raise ReplyFormatError(f"file path {path!r} must be relative and stay inside the project")
-    return cleaned
+    """A relative, normalised path the team may write (see ``agents.paths``), or ``ReplyFormatError``."""
+    try:
+        return project_path(path)
+    except UnsafePath as error:
+        raise ReplyFormatError(str(error)) from None
 
 
 def _path_from_info(info: str) -> str | None:

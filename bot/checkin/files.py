@@ -13,13 +13,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from agents.paths import UnsafePath, project_path
+
 FLAT_SEPARATOR = "__"
 README_NAME = "README.md"
 
-# Characters that never belong in a file name: controls, and the ones Windows forbids (people download Gists).
-_UNSAFE_CHARS = re.compile(r'[\x00-\x1f\x7f<>:"|?*]')
-_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
-OUTSIDE = "the path leads outside the project folder"
+_UNSAFE_CHARS = re.compile(r'[<>:"|?*]')  # fine on Linux, refused by Windows
 
 
 @dataclass(frozen=True)
@@ -38,14 +37,22 @@ class Layout:
 
 
 def safe_parts(path: str) -> tuple[str, ...] | None:
-    """The path's segments, or ``None`` when it is absolute or climbs out with ``..``."""
-    text = path.replace("\\", "/").strip()
-    if not text or text.startswith("/") or _WINDOWS_DRIVE.match(text):
-        return None
-    parts = tuple(p for p in PurePosixPath(text).parts if p not in ("", "."))
-    if not parts or ".." in parts:
-        return None
-    return tuple(_UNSAFE_CHARS.sub("_", p) for p in parts)
+    """The path's segments by the rule every writer shares (``agents.paths``), or ``None`` when it is
+    refused; characters Windows forbids in names become ``_`` (people download Gists)."""
+    return None if refusal(path) else _parts(path)
+
+
+def refusal(path: str) -> str | None:
+    """Why ``path`` cannot be written, or ``None`` when it can."""
+    try:
+        project_path(path)
+    except UnsafePath as error:
+        return str(error)
+    return None
+
+
+def _parts(path: str) -> tuple[str, ...]:
+    return tuple(_UNSAFE_CHARS.sub("_", p) for p in project_path(path).split("/"))
 
 
 def unfit_reason(content: str, max_bytes: int) -> str | None:
@@ -76,10 +83,9 @@ def gist_layout(files: Mapping[str, str], max_bytes: int) -> Layout:
     skipped: list[Skipped] = []
     taken = {README_NAME.lower()}
     for path, content in files.items():
-        parts = safe_parts(path)
-        reason = OUTSIDE if parts is None else unfit_reason(content, max_bytes)
-        if reason is not None or parts is None:
-            skipped.append(Skipped(path, reason or OUTSIDE))
+        reason = refusal(path) or unfit_reason(content, max_bytes)
+        if reason is not None:
+            skipped.append(Skipped(path, reason))
             continue
         name = _unique(flat_name(path), taken)
         taken.add(name.lower())
@@ -94,10 +100,12 @@ def folder_layout(files: Mapping[str, str]) -> tuple[dict[PurePosixPath, str], t
     kept: dict[PurePosixPath, str] = {}
     skipped: list[Skipped] = []
     for path, content in files.items():
-        parts = safe_parts(path)
-        if parts is None:
-            skipped.append(Skipped(path, OUTSIDE))
-        elif PurePosixPath(*parts) == PurePosixPath(README_NAME):
+        reason = refusal(path)
+        if reason is not None:
+            skipped.append(Skipped(path, reason))
+            continue
+        parts = _parts(path)
+        if PurePosixPath(*parts) == PurePosixPath(README_NAME):
             kept[PurePosixPath(_unique(README_NAME, {README_NAME.lower()}))] = content
         else:
             kept[PurePosixPath(*parts)] = content

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 import base64
 import io
-import posixpath
 import tarfile
 from collections.abc import Mapping
 
 from agents.errors import SandboxError
+from agents.paths import UnsafePath, project_path
 
 CHUNK_CHARS = 96 * 1024  # below Linux's 128 KiB limit on one argument
 UPLOAD_PATH = "/tmp/.upload.b64"
 
 
 def safe_path(path: str) -> str:
-    """The path relative to the work dir; one that climbs out of it (absolute, ``..``) is refused."""
-    clean = posixpath.normpath(path.replace("\\", "/"))
-    if path.startswith("/") or clean.startswith("..") or clean in ("", "."):
-        raise SandboxError(f"the file path {path!r} points outside the work dir; use a relative path")
-    return clean
+    """The path relative to the work dir, by the rule every writer shares (``agents.paths``)."""
+    try:
+        return project_path(path)
+    except UnsafePath as error:
+        raise SandboxError(f"cannot copy into the sandbox: {error}") from None
 
 
 def pack(files: Mapping[str, str]) -> bytes:

@@ -11,7 +11,9 @@ def test_safe_parts_refuses_escapes_and_keeps_the_rest() -> None:
     assert safe_parts("a/../../b") is None
     assert safe_parts("/etc/passwd") is None
     assert safe_parts("C:/x.py") is None
-    assert safe_parts("bad\x00name?.py") == ("bad_name_.py",)
+    assert safe_parts("bad\x00name.py") is None  # a control character is refused, not patched
+    assert safe_parts("odd:name?.py") == ("odd_name_.py",)  # fine on Linux, not in a Windows download
+    assert safe_parts(".git/config") is None
 
 
 def test_collisions_get_numbered_without_losing_the_extension() -> None:

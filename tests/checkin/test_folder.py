@@ -39,7 +39,7 @@ async def test_refuses_paths_that_escape_the_folder(tmp_path: Path) -> None:
     assert not (out / "etc").exists()
     assert (out / "ok.py").exists()
     assert "../evil.py" in result.note and "/etc/evil.py" in result.note and "link/evil.py" in result.note
-    assert "`../evil.py`: the path leads outside" in (out / "README.md").read_text()
+    assert "`../evil.py`: file path '../evil.py' must be relative and stay inside the project" in (out / "README.md").read_text()
 
 
 async def test_binary_content_is_written_back_byte_for_byte(tmp_path: Path) -> None:

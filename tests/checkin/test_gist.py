@@ -128,8 +128,8 @@ async def test_empty_binary_oversized_and_escaping_files_are_left_out_with_a_not
     assert "`pkg/__init__.py`: empty" in readme
     assert "`logo.png`: binary" in readme
     assert "`big.txt`: too large to publish (101 bytes, the limit is 100)" in readme
-    assert "`../../etc/passwd`: the path leads outside" in readme
-    assert "`/abs.py`: the path leads outside" in readme
+    assert "`../../etc/passwd`: file path '../../etc/passwd' must be relative and stay inside the project" in readme
+    assert "`/abs.py`: file path '/abs.py' must be relative" in readme
     assert "5 files left out" in result.note
 
 
