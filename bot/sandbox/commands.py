@@ -13,11 +13,11 @@ from agents.errors import SandboxError
 from agents.types import FileSet, TestJob, TestReport
 from bot.config import Config, SandboxConfig, Secrets
 from bot.sandbox.client import open_checked
+from bot.sandbox.folder import read_folder, shown
 from bot.sandbox.images import build_offline, prepare_online
 from bot.sandbox.languages import languages, use_offline, with_offline
 from bot.sandbox.sandbox import DockerSandbox
 
-SKIPPED_DIRS = {".git", "__pycache__", "node_modules", "target", ".venv", ".pytest_cache"}
 BUILD_TIMEOUT_S = 1800.0
 
 
@@ -47,7 +47,7 @@ async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets
     if args.timeout:  # --timeout replaces the configured limit, longer or shorter
         sandbox_config = dataclasses.replace(sandbox_config, timeout_s=args.timeout)
     try:
-        files = read_dir(Path(args.dir))
+        files = await asyncio.to_thread(read_dir, Path(args.dir), sandbox_config.max_upload_bytes)
         async with DockerSandbox(sandbox_config) as sandbox:
             report = await sandbox.run(TestJob(args.language, files))
     except SandboxError as error:
@@ -83,20 +83,12 @@ async def build_command(args: argparse.Namespace, config: Config, secrets: Secre
     return 0
 
 
-def read_dir(root: Path) -> FileSet:
-    """Every text file under ``root`` (relative paths), skipping VCS, caches and build output."""
-    if not root.is_dir():
-        raise SandboxError(f"{root} is not a folder: pass the folder that holds the code and its tests")
-    files: dict[str, str] = {}
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if not path.is_file() or SKIPPED_DIRS.intersection(relative.parts[:-1]):
-            continue
-        try:
-            files[relative.as_posix()] = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            print(f"codegen-chat: skipped {relative} (not UTF-8 text)", file=sys.stderr)
-    return FileSet(files)
+def read_dir(root: Path, max_bytes: int) -> FileSet:
+    """The folder's regular text files (``bot.sandbox.folder``), each one left out named on stderr."""
+    read = read_folder(root, max_bytes)
+    for path, why in read.skipped:
+        print(f"codegen-chat: skipped {shown(path)}: {why}", file=sys.stderr)
+    return read.fileset()
 
 
 def report_json(report: TestReport) -> dict[str, object]:

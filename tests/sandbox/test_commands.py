@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 
 import pytest
 
@@ -63,6 +64,30 @@ async def test_run_exits_1_on_failed_tests_and_shows_the_summary(tmp_path, capsy
     out = capsys.readouterr().out
     assert code == 1
     assert "2 passed, 1 failed" in out and "test_sub" in out
+
+
+@pytest.mark.docker
+async def test_run_uploads_nothing_through_links_and_names_what_it_skipped(tmp_path, capsys):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("OUTSIDE-SECRET-c0ffee")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    write(folder, FileSet({"test_seen.py": "import os\n\ndef test_only_the_regular_file_arrived():\n"
+                                         "    assert [(r, sorted(d), sorted(f)) for r, d, f in os.walk('.')] == "
+                                         "[('.', [], ['test_seen.py'])]\n"}))
+    (folder / "environ.txt").symlink_to("/proc/self/environ")
+    (folder / "passwd.txt").symlink_to("/etc/passwd")
+    (folder / "up.txt").symlink_to("../outside.txt")
+    (folder / "linked").symlink_to(tmp_path, target_is_directory=True)
+    os.mkfifo(folder / "pipe.txt")
+    code = await invoke(Config(sandbox=TEST_CONFIG), "sandbox", "run", "--language", "python", str(folder),
+                        "--json")
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert (code, result["status"], result["passed"]) == (0, "passed", 1)
+    assert "OUTSIDE-SECRET" not in captured.out and "root:x:0:0" not in captured.out
+    for name in ("environ.txt", "passwd.txt", "up.txt", "linked", "pipe.txt"):
+        assert f"skipped {name}: " in captured.err
 
 
 @pytest.mark.docker
