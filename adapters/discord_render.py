@@ -17,30 +17,29 @@ from dataclasses import dataclass, field
 
 import discord
 
-from adapters.chat_text import (
-    agent_title,
-    attached_files,
-    final_summary,
-    report_line,
-    split_message,
-    turn_header,
-    whole_lines,
-)
-from adapters.discord_text import CodeFile, collapse_long_code
 from agents.errors import CheckInError
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
+from agents.fences import inert
 from agents.types import CheckInResult, Publication, Usage
+from bot.chat.long_code import inline_or_attach
+from bot.chat.split import split_message, whole_lines
+from bot.chat.words import agent_title, attached_files, final_summary, report_line, turn_header
 from bot.config import DiscordConfig
 
 log = logging.getLogger(__name__)
 
 FILES_PER_MESSAGE = 10  # Discord's limit on attachments in one message
 WORKING = "…"
-BROKEN_FENCE = "`\u200b``"  # three backticks with a zero-width space, shown alike
 STATUS_EMOJI = {"passed": "✅", "failed": "❌", "stopped": "⏹️", "error": "⚠️"}
 
 Redact = Callable[[str], str]
 CostOf = Callable[[str, Usage], float]
+
+
+@dataclass(frozen=True)
+class CodeFile:
+    name: str
+    content: str
 
 
 @dataclass
@@ -182,9 +181,10 @@ class ThreadRenderer:
         turn = self._turn or LiveTurn(turn_header(event.agent, event.round))
         self._turn = None
         self._cost += self._cost_of(event.model, event.usage)
-        text, files = collapse_long_code(event.text, self._config.inline_code_max_chars, event.files.as_dict())
-        await self._show(turn, text.strip() or "(no text)")
-        if files:
+        inlined = inline_or_attach(event.text, self._config.inline_code_max_chars, event.files)
+        await self._show(turn, inlined.text.strip() or "(no text)")
+        if inlined.files:
+            files = [CodeFile(name, content) for name, content in inlined.files.items()]
             names = ", ".join(f"`{f.name}`" for f in files)
             await self._send_files(f"📎 {agent_title(event.agent)}: {names}", files)
 
@@ -264,6 +264,6 @@ def _file(item: CodeFile, redact: Redact) -> discord.File:
 def _test_text(event: TestReported) -> str:
     text = f"🧪 {event.language}: {report_line(event.report)}"
     if not event.report.ok:
-        output = event.report.output(1500).replace("```", BROKEN_FENCE)  # output must not close our block
+        output = inert(event.report.output(1500))  # output must not close our block
         text += f"\n```\n{output}\n```"
     return text

@@ -15,11 +15,14 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from adapters.chat_text import STATUS_WORDS, final_summary, turn_header, whole_lines
-from adapters.slack_text import escape, live_view, pieces, to_mrkdwn, without_blocks
+from adapters.slack_text import escape, live_view, pieces, to_mrkdwn
 from adapters.slack_thread import Thread, ThreadPublisher
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
+from agents.fences import inert
 from agents.types import CheckInResult, Publication, Usage
+from bot.chat.long_code import inline_or_attach
+from bot.chat.split import whole_lines
+from bot.chat.words import STATUS_WORDS, final_summary, turn_header
 from bot.config import SlackConfig
 
 log = logging.getLogger(__name__)
@@ -150,11 +153,11 @@ class ThreadRenderer:
     async def _finish_turn(self, event: TurnFinished) -> None:
         live, self._live = self._live, None
         self._cost += self._cost_of(event.model, event.usage)
-        big = {p: c for p, c in event.files.items() if len(c) > self._settings.upload_files_over_chars}
+        inlined = inline_or_attach(event.text, self._settings.upload_files_over_chars, event.files)
         footer = (f"_{event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out tokens · "
                   f"{event.duration_s:.1f}s" + (f" · {escape(event.model)}_" if event.model else "_"))
         header = live.header if live else _header(event.agent, event.round)
-        parts = pieces(without_blocks(event.text, big), self._room(header))
+        parts = pieces(inlined.text, self._room(header))
         parts[0] = f"{header}\n{parts[0]}"
         if len(parts[-1]) + len(footer) + 1 <= self._settings.max_message_chars:
             parts[-1] += "\n" + footer
@@ -166,8 +169,8 @@ class ThreadRenderer:
             await self._thread.post(parts[0])
         for part in parts[1:]:
             await self._thread.post(part)
-        if big:
-            await self._thread.upload(big)
+        if inlined.files:
+            await self._thread.upload(inlined.files)
 
     async def _finish_run(self, event: RunFinished) -> None:
         live, self._live = self._live, None
@@ -197,6 +200,6 @@ def _test_text(event: TestReported) -> str:
     report = event.report
     text = f"**Tests** ({event.language}): {report.summary()} in {report.duration_s:.1f}s"
     if not event.report.ok:
-        text += f"\n```\n{event.report.output(FAILING_OUTPUT_CHARS)}\n```"
+        text += f"\n```\n{inert(event.report.output(FAILING_OUTPUT_CHARS))}\n```"
     return text
 

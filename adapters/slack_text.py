@@ -1,18 +1,16 @@
-"""Text for Slack: Markdown from the models turned into Slack's mrkdwn, the live view of a turn being
-written, and long code blocks swapped for a note when their file goes to the thread as a snippet."""
+"""Text for Slack: Markdown from the models turned into Slack's mrkdwn, and the live view of a turn being
+written."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
-from adapters.chat_text import FENCE_LINE, split_message
+from agents.fences import inert, segments
+from bot.chat.split import split_message
 
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 _LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
-_BLOCK = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n(?P<body>.*?)^[ \t]{0,3}(?P=fence)[ \t]*$\n?",
-                    re.MULTILINE | re.DOTALL)
 ELLIPSIS = "…"
 
 
@@ -22,20 +20,19 @@ def escape(text: str) -> str:
 
 
 def to_mrkdwn(markdown: str) -> str:
-    """Slack's dialect: ``*bold*``, headings as bold lines, ``<url|text>`` links, and fences without
-    an info string (Slack would show ``python path=x.py`` as the first line of the code)."""
+    """Slack's dialect: ``*bold*``, headings as bold lines, ``<url|text>`` links, and every code block
+    fenced with ``` and no info string (Slack would show ``python path=x.py`` as the first line of the
+    code), closed even when the text ended inside it."""
     out: list[str] = []
-    in_code = False
-    for line in escape(markdown).split("\n"):
-        fence = FENCE_LINE.match(line)
-        if fence:
-            in_code = not in_code
-            out.append(fence["indent"] + "```")
-        elif in_code:
-            out.append(line)
+    for segment in segments(escape(markdown)):
+        if isinstance(segment, str):
+            out.append("\n".join(_inline(line) for line in segment.split("\n")))
         else:
-            out.append(_inline(line))
-    return "\n".join(out)
+            closing = "```\n" if segment.closed and segment.source.endswith("\n") else "```"
+            body = inert(segment.body)  # Slack closes a block at any ```, even in a longer fence's body
+            body = body if body.endswith("\n") or not body else body + "\n"
+            out.append(f"{segment.fence.indent}```\n{body}{segment.fence.indent}{closing}")
+    return "".join(out)
 
 
 def _inline(line: str) -> str:
@@ -57,19 +54,3 @@ def live_view(markdown: str, limit: int) -> str:
     an unclosed code block closed so Slack renders it."""
     parts = pieces(markdown, limit - len(ELLIPSIS) - 1)
     return (ELLIPSIS + "\n" + parts[-1]) if len(parts) > 1 else parts[0]
-
-
-def without_blocks(markdown: str, uploaded: Mapping[str, str]) -> str:
-    """``markdown`` with each code block whose content is one of ``uploaded`` (path -> content)
-    replaced by a line naming the file, which the thread shows as a snippet instead."""
-    def swap(match: re.Match[str]) -> str:
-        body = match.group("body").strip()
-        # endswith: a block may open with a "# file: path" line that is not part of the file.
-        path = next((p for p, content in uploaded.items() if content.strip() and body.endswith(content.strip())), None)
-        if path is None:
-            return match.group(0)
-        content = uploaded[path]
-        lines = content.count("\n") + (not content.endswith("\n"))
-        return f"_`{path}` ({lines:,} lines) is attached below as a file._\n"
-
-    return _BLOCK.sub(swap, markdown)

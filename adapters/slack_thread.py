@@ -10,9 +10,9 @@ from typing import Any
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.chat_text import attached_files
 from agents.errors import CheckInError
 from agents.types import CheckInResult, Publication
+from bot.chat.words import attached_files
 from bot.checkin.files import flat_name
 from bot.redact import Redactor
 

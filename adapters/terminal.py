@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from adapters.chat_text import agent_title
 from agents.errors import UserInputError
 from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
 from bot.attachments import to_attachment
+from bot.chat.words import agent_title
 from bot.redact import Redactor
 from bot.service import ChatRequest, RunHandle, Service, new_run_id
 

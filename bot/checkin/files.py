@@ -87,7 +87,7 @@ def gist_layout(files: Mapping[str, str], max_bytes: int) -> Layout:
         if reason is not None:
             skipped.append(Skipped(path, reason))
             continue
-        name = _unique(flat_name(path), taken)
+        name = unique_name(flat_name(path), taken)
         taken.add(name.lower())
         published[name] = content
         if name != path:
@@ -106,13 +106,13 @@ def folder_layout(files: Mapping[str, str]) -> tuple[dict[PurePosixPath, str], t
             continue
         parts = _parts(path)
         if PurePosixPath(*parts) == PurePosixPath(README_NAME):
-            kept[PurePosixPath(_unique(README_NAME, {README_NAME.lower()}))] = content
+            kept[PurePosixPath(unique_name(README_NAME, {README_NAME.lower()}))] = content
         else:
             kept[PurePosixPath(*parts)] = content
     return kept, tuple(skipped)
 
 
-def _unique(name: str, taken: set[str]) -> str:
+def unique_name(name: str, taken: set[str]) -> str:
     """``name``, or ``stem-2.ext``, ``stem-3.ext``... when taken (compared without case, as on macOS)."""
     if name.lower() not in taken:
         return name

@@ -1,11 +1,11 @@
-"""The pure parts: thread names, mentions, long code blocks to files, and the allowlist rules."""
+"""The pure parts: thread names, mentions, and the allowlist rules."""
 
 from __future__ import annotations
 
 import pytest
 
 from adapters.discord_access import NO_DMS, WRONG_CHANNEL, WRONG_GUILD, WRONG_ROLE, place_of, refusal
-from adapters.discord_text import collapse_long_code, thread_name, without_mention
+from adapters.discord_text import thread_name, without_mention
 from bot.config import DiscordConfig
 from bot.settings import SettingsError
 
@@ -19,21 +19,6 @@ def test_thread_names_are_the_first_line_within_discords_limit():
 def test_the_bots_mentions_are_taken_out_of_the_task():
     assert without_mention("<@42> write it <@!42>", 42) == "write it"
     assert without_mention("<@&7> write it for <@43>", 42, role_id=7) == "write it for <@43>"
-
-
-def test_short_code_stays_inline_and_long_code_becomes_the_turns_file():
-    long_body = "x = 1\n" * 300
-    text = f"Intro\n```python path=a.py\nprint(1)\n```\n```python path=pkg/big.py\n{long_body}```\nOutro\n"
-    shown, files = collapse_long_code(text, 100, {"a.py": "print(1)\n", "pkg/big.py": long_body})
-    assert shown == "Intro\n```python path=a.py\nprint(1)\n```\n📎 `pkg/big.py` (300 lines) is attached below.\nOutro\n"
-    assert [(f.name, f.content) for f in files] == [("pkg__big.py", long_body)]
-
-
-def test_a_long_block_without_a_path_is_attached_as_a_snippet_and_tildes_count_as_fences():
-    text = "~~~rust\n" + "let x = 1;\n" * 50 + "~~~\n```\nunterminated " + "y" * 200
-    shown, files = collapse_long_code(text, 100, {})
-    assert [f.name for f in files] == ["snippet-1.rs", "snippet-2.txt"]
-    assert files[1].content.startswith("unterminated") and "📎 `snippet-1.rs` (50 lines)" in shown
 
 
 @pytest.mark.parametrize("config, place, expected", [
@@ -85,10 +70,3 @@ def test_the_documented_config_block_loads(tmp_path):
     path.write_text(CONFIG_BLOCK)
     discord = load_config(path).discord
     assert discord.enabled and discord.sync_guilds == (900000000000000010,) and discord.allowed_roles == (900000000000000030,)
-
-
-@pytest.mark.parametrize("language, name", [("py", "snippet-1.py"), ("shell", "snippet-1.sh"), ("c++", "snippet-1.cpp"),
-                                            ("json", "snippet-1.json"), ("brainfuck", "snippet-1.txt")])
-def test_a_snippets_extension_follows_its_language(language, name):
-    _, files = collapse_long_code(f"```{language}\n" + "x\n" * 200 + "```\n", 100, {})
-    assert [f.name for f in files] == [name]

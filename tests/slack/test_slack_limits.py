@@ -49,7 +49,7 @@ async def test_a_60_kb_answer_is_split_and_its_code_uploaded_as_a_file(slack, mo
     assert len(turn) > 1 and all(len(m.text) <= limit for m in turn) and all(balanced(m.text) for m in turn)
     text = "\n".join(m.text for m in turn)
     assert "Step 249:" in text and "End of the answer." in text and "return x * 899" not in text
-    assert "`big.py` (2,700 lines) is attached below as a file." in text
+    assert "📎 `big.py` (2,700 lines) is attached below." in text
     uploaded = [u for u in slack.uploads if u["title"] == "big.py" and u["thread_ts"] == message.ts]
     assert uploaded and uploaded[0]["content"] == code
 

@@ -1,10 +1,10 @@
-"""Markdown from the models as Slack shows it; the live view; code blocks swapped for file notes."""
+"""Markdown from the models as Slack shows it; the live view."""
 
 from __future__ import annotations
 
 import re
 
-from adapters.slack_text import live_view, pieces, to_mrkdwn, without_blocks
+from adapters.slack_text import live_view, pieces, to_mrkdwn
 
 
 def test_markdown_becomes_mrkdwn_outside_code_only():
@@ -31,9 +31,11 @@ def test_pieces_fit_and_stay_balanced():
     assert all(len(p) <= 500 and len(re.findall(r"^```", p, re.M)) % 2 == 0 for p in parts)
 
 
-def test_a_block_whose_file_is_uploaded_becomes_a_note():
-    code = "print('hi')\n" * 3
-    text = f"Here:\n```python path=app.py\n{code}```\nand a small one:\n```python path=b.py\nb = 1\n```\n"
-    result = without_blocks(text, {"app.py": code})
-    assert "print('hi')" not in result and "_`app.py` (3 lines) is attached below as a file._" in result
-    assert "b = 1" in result
+def test_a_tilde_block_holding_backtick_fences_stays_one_slack_block():
+    shown = to_mrkdwn("~~~markdown\n```python\nx = 1\n```\n~~~\nafter **this**")
+    assert len(re.findall(r"```", shown)) == 2 and shown.endswith("```\nafter *this*")
+    assert "x = 1" in shown
+
+
+def test_an_unterminated_block_is_closed_for_slack():
+    assert to_mrkdwn("intro\n```python path=a.py\nx = 1\n") == "intro\n```\nx = 1\n```"

@@ -1,12 +1,14 @@
-"""Splitting long chat messages without breaking code fences."""
+"""Splitting long chat messages without breaking code fences; the final summary's words."""
 
 import re
 
 import pytest
 
-from adapters.chat_text import FENCE_LINE, final_summary, split_message
 from agents.events import RunFinished
+from agents.fences import FENCE_LINE
 from agents.types import CheckInResult, RunStatus, TestReport, TestStatus, Usage
+from bot.chat.split import split_message
+from bot.chat.words import final_summary
 
 
 def fences_balanced(piece: str) -> bool:

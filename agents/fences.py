@@ -1,0 +1,123 @@
+"""Fenced code blocks in Markdown: the one reading of them that everything finding, showing, splitting or
+attaching code shares.
+
+A block opens with a line of three or more backticks or tildes (indented at most three spaces) followed
+by an info string (``python path=src/app.py``); it closes at a line of the same character, at least as
+long, with nothing after it, or at the end of the text. A longer fence may hold shorter ones::
+
+    segments(text)   prose (str) and Block items, in order; "".join(s.source ...) gives the text back
+    Fence.parse      one line: the fence it opens, or None; fence.closed_by(line)
+    info_path        the file a block names in its info string (path=, title=, a bare file name)
+    inert            text that cannot open or close a block it is put in (test output, model text)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+FENCE_LINE = re.compile(r"^(?P<indent>[ \t]{0,3})(?P<marker>`{3,}|~{3,})(?P<info>.*)$")
+"""A line that opens or closes a code block (without its newline): indent, marker, info string."""
+
+_PATH = r"[\w.\-/\\]+\.[\w]+|[\w.\-/]*(?:Makefile|Dockerfile|Cargo\.toml|go\.mod)"
+_INFO_PATH = re.compile(
+    r"(?:^|\s|:)(?:path|file|filename|title|name)\s*[=:]\s*[\"']?(?P<path>[^\"'\s]+)"
+    r"|(?:^[\w+#-]*[:\s]+|^)(?P<bare>" + _PATH + r")\s*$"
+)
+_MARKER_RUN = re.compile(r"`{3,}|^[ \t]*~{3,}", re.MULTILINE)
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+@dataclass(frozen=True)
+class Fence:
+    """An opening fence line."""
+
+    indent: str
+    marker: str
+    info: str
+
+    @classmethod
+    def parse(cls, line: str) -> Fence | None:
+        """The fence ``line`` (without its newline) opens, or None when it is no fence line."""
+        match = FENCE_LINE.match(line)
+        if match is None or (match["marker"][0] == "`" and "`" in match["info"]):
+            return None  # a backtick fence's info string holds no backtick (it would be inline code)
+        return cls(match["indent"], match["marker"], match["info"].strip())
+
+    def closed_by(self, line: str) -> bool:
+        match = FENCE_LINE.match(line)
+        if match is None or match["info"].strip():
+            return False
+        marker = match["marker"]
+        return marker[0] == self.marker[0] and len(marker) >= len(self.marker)
+
+    @property
+    def language(self) -> str:
+        """The info string's first word (``python``), without a ``:path`` glued to it."""
+        first = self.info.split()[0] if self.info.split() else ""
+        return first.split(":", 1)[0] if "=" not in first else ""
+
+    @property
+    def path(self) -> str:
+        return info_path(self.info)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One fenced code block: its fence, its body (whole lines), and the text it was read from."""
+
+    fence: Fence
+    body: str
+    source: str
+    closed: bool = True
+
+    @property
+    def line_count(self) -> int:
+        return self.body.count("\n") + (0 if self.body.endswith("\n") or not self.body else 1)
+
+
+def segments(text: str) -> list[str | Block]:
+    """The text as runs of prose and code blocks, in order; an unterminated block runs to the end."""
+    out: list[str | Block] = []
+    prose: list[str] = []
+    lines = text.splitlines(keepends=True)
+    index = 0
+    while index < len(lines):
+        fence = Fence.parse(lines[index].rstrip("\r\n"))
+        if fence is None:
+            prose.append(lines[index])
+            index += 1
+            continue
+        if prose:
+            out.append("".join(prose))
+            prose = []
+        end = next((i for i in range(index + 1, len(lines)) if fence.closed_by(lines[i].rstrip("\r\n"))), None)
+        stop = len(lines) if end is None else end + 1
+        body = "".join(lines[index + 1:end if end is not None else len(lines)])
+        out.append(Block(fence, body, "".join(lines[index:stop]), closed=end is not None))
+        index = stop
+    if prose:
+        out.append("".join(prose))
+    return out
+
+
+def info_path(info: str) -> str:
+    """The file an info string names: ``python path=src/app.py``, ``rust title="lib.rs"``, ``go main.go``,
+    ``js:index.js``; empty when it names none."""
+    match = _INFO_PATH.search(info.strip())
+    if not match:
+        return ""
+    return match.group("path") or match.group("bare") or ""
+
+
+def inert(text: str) -> str:
+    """``text`` as it may sit inside (or beside) a code block without opening or closing one: every run of
+    three or more backticks (chat platforms take one anywhere in a line) and every tilde fence gets
+    zero-width spaces between its characters, so it reads the same. For output nobody controls, such as a
+    test run's."""
+    return _MARKER_RUN.sub(lambda m: _broken(m.group()), text)
+
+
+def _broken(run: str) -> str:
+    marks = run.lstrip(" \t")
+    return run[: len(run) - len(marks)] + ZERO_WIDTH_SPACE.join(marks)

@@ -1,0 +1,55 @@
+"""The one rule for code too long to read inline in a chat message: it becomes an attached file.
+
+A code block whose body is longer than the platform's limit is taken out of the text and replaced by a
+line naming the file that is attached instead. The file is the turn's own file when the block names one
+(``python path=src/app.py``), else a snippet named after the block's language. Names are flat (chat
+platforms have no folders) and distinct within the turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agents.fences import Block, segments
+from agents.language import EXTENSIONS, normalise
+from bot.checkin.files import flat_name, unique_name
+
+# Languages a snippet may be in that the team does not write code in (``agents.language`` knows those).
+OTHER_EXTENSIONS = {"json": "json", "yaml": "yaml", "toml": "toml", "ruby": "rb", "kotlin": "kt", "csharp": "cs",
+                    "sql": "sql", "markdown": "md", "html": "html", "css": "css"}
+
+
+@dataclass(frozen=True)
+class Inlined:
+    """A text with its long code blocks swapped for notes, and the files to attach in their place."""
+
+    text: str
+    files: dict[str, str] = field(default_factory=dict)  # attached name -> content, in order
+
+
+def inline_or_attach(markdown: str, max_inline_chars: int, own_files: Mapping[str, str] = {}) -> Inlined:
+    """``markdown`` with each code block longer than ``max_inline_chars`` replaced by a note; ``own_files``
+    (path -> content) are the turn's files, attached whole when a block names one of them."""
+    out: list[str] = []
+    files: dict[str, str] = {}
+    for segment in segments(markdown):
+        if isinstance(segment, str) or len(segment.body) <= max_inline_chars:
+            out.append(segment if isinstance(segment, str) else segment.source)
+            continue
+        path = segment.fence.path
+        name = unique_name(flat_name(path) if path else _snippet_name(segment, len(files) + 1), set(map(str.lower, files)))
+        files[name] = own_files.get(path) or segment.body
+        out.append(f"📎 `{path or name}` ({segment.line_count:,} lines) is attached below.\n")
+    return Inlined("".join(out), files)
+
+
+def _snippet_name(block: Block, number: int) -> str:
+    return f"snippet-{number}.{extension(block.fence.language)}"
+
+
+def extension(language: str) -> str:
+    """The file extension for a code block's language, ``txt`` when unknown."""
+    name = normalise(language)
+    known = next((ext.lstrip(".") for ext, lang in EXTENSIONS.items() if lang == name), None)
+    return known or OTHER_EXTENSIONS.get(name, "txt")
