@@ -160,7 +160,7 @@ async def thread_for(ctx: Context, channel: object, start: discord.Message, task
 async def run_in_thread(ctx: Context, thread: discord.abc.Messageable, request: ChatRequest) -> None:
     """Post the control message, hand the request to the service, and stay until the last message is out."""
     run_id = new_run_id()
-    renderer = ThreadRenderer(thread, ctx.config, ctx.redact, ctx.store.cost)
+    renderer = ThreadRenderer(thread, ctx.config, ctx.redact)
     view = discord.ui.View(timeout=None)
     view.add_item(StopButton(run_id))
     await renderer.open(run_id, view)

@@ -20,7 +20,7 @@ import discord
 from agents.errors import CheckInError
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.fences import inert
-from agents.types import CheckInResult, Publication, Usage
+from agents.types import CheckInResult, Publication
 from bot.chat.long_code import inline_or_attach
 from bot.chat.split import split_message, whole_lines
 from bot.chat.words import agent_title, attached_files, final_summary, report_line, turn_header
@@ -33,7 +33,6 @@ WORKING = "…"
 STATUS_EMOJI = {"passed": "✅", "failed": "❌", "stopped": "⏹️", "error": "⚠️"}
 
 Redact = Callable[[str], str]
-CostOf = Callable[[str, Usage], float]
 
 
 @dataclass(frozen=True)
@@ -66,11 +65,10 @@ class FilePost:
 class ThreadRenderer:
     """The event sink of one run. ``open`` posts the run's control message (with the Stop button)."""
 
-    def __init__(self, thread: discord.abc.Messageable, config: DiscordConfig, redact: Redact, cost_of: CostOf) -> None:
-        self._thread, self._config, self._redact, self._cost_of = thread, config, redact, cost_of
+    def __init__(self, thread: discord.abc.Messageable, config: DiscordConfig, redact: Redact) -> None:
+        self._thread, self._config, self._redact = thread, config, redact
         self._queue: asyncio.Queue[Event | FilePost] = asyncio.Queue()
         self._turn: LiveTurn | None = None
-        self._cost = 0.0
         self._control: discord.Message | None = None
         self._task: asyncio.Task[None] | None = None
         self.finished: RunFinished | None = None
@@ -180,7 +178,6 @@ class ThreadRenderer:
     async def _finish_turn(self, event: TurnFinished) -> None:
         turn = self._turn or LiveTurn(turn_header(event.agent, event.round))
         self._turn = None
-        self._cost += self._cost_of(event.model, event.usage)
         inlined = inline_or_attach(event.text, self._config.inline_code_max_chars, event.files)
         await self._show(turn, inlined.text.strip() or "(no text)")
         if inlined.files:
@@ -209,7 +206,7 @@ class ThreadRenderer:
         await self._flush_turn(True)
         self.finished = event
         emoji = STATUS_EMOJI.get(event.status, "")
-        await self._post(f"{emoji} {final_summary(event, self._cost)}".strip())
+        await self._post(f"{emoji} {final_summary(event)}".strip())
         if self._control:
             await self._control.edit(content=f"Run `{event.run_id}`: {event.status} {emoji}".strip(), view=None)
 

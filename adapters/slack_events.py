@@ -103,7 +103,7 @@ class SlackBot:
     async def _start(self, thread: Thread, request: ChatRequest) -> None:
         run_id = new_run_id()
         waiting = self._service.active_run(PLATFORM, request.thread_key)
-        renderer = ThreadRenderer(thread, self._settings, self._store.cost)
+        renderer = ThreadRenderer(thread, self._settings)
         try:
             await self._service.submit(request, renderer, renderer, run_id=run_id)
         except UserInputError as error:  # the queue filled up since the check

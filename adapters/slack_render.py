@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 
 from adapters.slack_text import escape, live_view, pieces, to_mrkdwn
 from adapters.slack_thread import Thread, ThreadPublisher
 from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.fences import inert
-from agents.types import CheckInResult, Publication, Usage
+from agents.types import CheckInResult, Publication
 from bot.chat.long_code import inline_or_attach
 from bot.chat.split import whole_lines
 from bot.chat.words import STATUS_WORDS, final_summary, turn_header
@@ -27,7 +27,6 @@ from bot.config import SlackConfig
 
 log = logging.getLogger(__name__)
 
-CostOf = Callable[[str, Usage], float]
 FAILING_OUTPUT_CHARS = 1500
 WRITING = "_writing…_"
 
@@ -54,13 +53,12 @@ class _Publish:
 class ThreadRenderer:
     """The event sink and fallback publisher of one run."""
 
-    def __init__(self, thread: Thread, settings: SlackConfig, cost_of: CostOf) -> None:
-        self._thread, self._settings, self._cost_of = thread, settings, cost_of
+    def __init__(self, thread: Thread, settings: SlackConfig) -> None:
+        self._thread, self._settings = thread, settings
         self.status_ts = ""  # the reply holding the Stop button, set before ``start``
         self._queue: asyncio.Queue[Event | _Publish] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._live: _Live | None = None
-        self._cost = 0.0
 
     async def __call__(self, event: Event) -> None:
         self._queue.put_nowait(event)  # never waits: the run goes on while Slack is being written to
@@ -152,7 +150,6 @@ class ThreadRenderer:
 
     async def _finish_turn(self, event: TurnFinished) -> None:
         live, self._live = self._live, None
-        self._cost += self._cost_of(event.model, event.usage)
         inlined = inline_or_attach(event.text, self._settings.upload_files_over_chars, event.files)
         footer = (f"_{event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out tokens · "
                   f"{event.duration_s:.1f}s" + (f" · {escape(event.model)}_" if event.model else "_"))
@@ -181,7 +178,7 @@ class ThreadRenderer:
         word = STATUS_WORDS.get(event.status, str(event.status))
         if self.status_ts:
             await self._thread.update(self.status_ts, f"Run `{event.run_id}` finished: {word}.")
-        await self._post(final_summary(event, self._cost or None))
+        await self._post(final_summary(event))
 
     async def _post(self, markdown: str) -> None:
         for part in pieces(markdown, self._settings.max_message_chars):

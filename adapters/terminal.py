@@ -6,7 +6,7 @@ import asyncio
 import getpass
 import os
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -21,7 +21,6 @@ from bot.redact import Redactor
 from bot.service import ChatRequest, RunHandle, Service, new_run_id
 
 PLATFORM = "terminal"
-CostOf = Callable[[str], Awaitable[float]]  # a run's cost in US dollars, from the store
 
 
 class Renderer:
@@ -74,12 +73,12 @@ class Renderer:
             self._line(self._style("2", _indent(report.output(2000))))
 
 
-    def summary(self, event: RunFinished, out_dir: Path | None, cost_usd: float = 0.0) -> str:
+    def summary(self, event: RunFinished, out_dir: Path | None) -> str:
         color = {RunStatus.PASSED: "32", RunStatus.FAILED: "31", RunStatus.ERROR: "31"}.get(event.status, "33")
         lines = [f"\n{self._style(color, f'Run {event.run_id}: {event.status.upper()}')} — {event.reason}"]
         if event.report and not event.report.ok and event.status is not RunStatus.PASSED:
             lines.append("Failing output:\n" + _indent(event.report.output(2000)))
-        cost = f" (about ${cost_usd:.4f})" if cost_usd else ""
+        cost = f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""
         lines.append(f"Tokens: {event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out{cost}")
         if event.checkin:
             lines.append(f"Checked in: {event.checkin.location}")
@@ -128,7 +127,7 @@ class TerminalRun:
 
 async def run_in_terminal(service: Service, request: TerminalRun, folder_publisher: Callable[[Path], Publisher],
                           max_attachment_bytes: int, thread_key: str, out: TextIO = sys.stdout,
-                          cost_of: CostOf | None = None, redact: Redactor | None = None) -> int:
+                          redact: Redactor | None = None) -> int:
     """Run the team on a task; returns the exit status (0 only when the tests passed)."""
     attachments = read_attachments(request.files, max_attachment_bytes)
     run_id = new_run_id()
@@ -145,8 +144,7 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
         finished = await _settle(handle)
     if finished.files and not (finished.checkin and finished.checkin.kind == "folder"):
         await _save(fallback, finished, request.task)
-    cost = await cost_of(finished.run_id) if cost_of else 0.0
-    out.write(renderer.summary(finished, out_dir, cost) + "\n")
+    out.write(renderer.summary(finished, out_dir) + "\n")
     return 0 if finished.status is RunStatus.PASSED else (130 if finished.status is RunStatus.STOPPED else 1)
 
 

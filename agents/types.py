@@ -40,10 +40,11 @@ class Message:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens a model call consumed."""
+    """Tokens a model call (or a run) consumed, and what they cost in US dollars once priced."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cost_usd: float = 0.0  # 0 until priced (``bot.usage``), or when no price is configured
 
     @property
     def total_tokens(self) -> int:
@@ -53,6 +54,7 @@ class Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
+            self.cost_usd + other.cost_usd,
         )
 
 

@@ -100,13 +100,9 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             thread_key = where[1]
         request = TerminalRun(args.task, args.file, args.out, args.continue_run)
 
-        async def cost_of(run_id: str) -> float:
-            record = await store.run(run_id)
-            return record.summary.cost_usd if record else 0.0
-
         async with running_service(config, secrets, store) as service:
             return await run_in_terminal(service, request, FolderPublisher, config.input.max_attachment_bytes,
-                                         thread_key, cost_of=cost_of, redact=Redactor(secrets.values()))
+                                         thread_key, redact=Redactor(secrets.values()))
     finally:
         await store.close()
 

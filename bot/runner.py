@@ -1,7 +1,8 @@
 """Drives one run of the team and hands every event to its sinks (the store, an adapter's renderer).
 
 Whatever happens, the sinks see exactly one ``RunFinished``: the Manager's own, or one written
-here when the run is cancelled (stopped) or breaks in an unexpected way (error).
+here when the run is cancelled (stopped) or breaks in an unexpected way (error). Every event passes
+through the run's ``stamp`` first (``bot.usage.RunUsage`` adds cost and totals), the ones written here too.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Protocol, TypeVar
 
 from agents.events import Event, RunFinished
 from agents.types import RunStatus
@@ -16,16 +18,29 @@ from agents.types import RunStatus
 log = logging.getLogger(__name__)
 
 EventSink = Callable[[Event], Awaitable[None]]
+E = TypeVar("E", bound=Event)
+
+
+class Stamp(Protocol):
+    """Adds what the core knows to an event before any sink sees it; returns an event of the same kind."""
+
+    def __call__(self, event: E) -> E: ...
+
+
+def unchanged(event: E) -> E:
+    return event
 
 STOPPED_REASON = "stopped on request"
 INTERNAL_ERROR_REASON = "an internal error ended the run; the details are in the bot's log"
 
 
-async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[EventSink]) -> RunFinished:
-    """Consume a run's events, fanning each out to ``sinks``; returns the final event."""
+async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[EventSink],
+                stamp: Stamp = unchanged) -> RunFinished:
+    """Consume a run's events, fanning each out to ``sinks``; returns the final event as the sinks saw it."""
     last: RunFinished | None = None
     try:
-        async for event in events:
+        async for raw in events:
+            event = stamp(raw)
             if isinstance(event, RunFinished):
                 last = event  # the outcome is decided: a Stop pressed now must not overwrite it
                 await asyncio.shield(deliver(event, sinks))
@@ -33,17 +48,17 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
                 await deliver(event, sinks)
     except asyncio.CancelledError:
         if last is None:
-            last = stopped(run_id)
+            last = stamp(stopped(run_id))
             await asyncio.shield(deliver(last, sinks))
         raise
     except Exception:
         log.exception("run %s failed unexpectedly", run_id)
-        last = RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON)
+        last = stamp(RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON))
         await deliver(last, sinks)
     finally:
         await _close(events)
     if last is None:
-        last = RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON)
+        last = stamp(RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON))
         await deliver(last, sinks)
     return last
 

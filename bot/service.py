@@ -22,6 +22,7 @@ from agents.types import Attachment, RunRequest, RunStatus
 from bot.config import Config
 from bot.runner import INTERNAL_ERROR_REASON, EventSink, deliver, drive, stopped
 from bot.store import Store, conversation_key
+from bot.usage import RunUsage
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +160,7 @@ class Service:
             )
             run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments, prior=prior)
             driving = True
-            return await drive(run_id, manager.run(run_request), sinks)
+            return await drive(run_id, manager.run(run_request), sinks, RunUsage(self._config.prices))
         except asyncio.CancelledError:
             if not driving:  # stopped while queued or starting: nobody else will say so
                 await asyncio.shield(deliver(stopped(run_id), sinks))

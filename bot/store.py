@@ -11,7 +11,6 @@ import json
 import socket
 import sqlite3
 import time
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import aiosqlite
 from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TurnFinished, WorkSaved
 from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
 from bot import processes
-from bot.config import ConfigError, Price
+from bot.config import ConfigError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -127,12 +126,12 @@ class RunRecord:
 
 
 class Store:
-    def __init__(self, db: aiosqlite.Connection, prices: Mapping[str, Price] | None = None) -> None:
-        self._db, self._prices = db, dict(prices or {})
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
         self.owner = _process_owner()
 
     @classmethod
-    async def open(cls, path: Path, prices: Mapping[str, Price] | None = None) -> Store:
+    async def open(cls, path: Path) -> Store:
         """The store at ``path`` (created if new). A path that cannot be used is a ``ConfigError``."""
         try:
             await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
@@ -151,7 +150,7 @@ class Store:
         except sqlite3.Error as error:
             await db.close()
             raise ConfigError(f"storage.path: {path} is not a usable SQLite database: {error}") from None
-        return cls(db, prices)
+        return cls(db)
 
     async def close(self) -> None:
         await self._db.close()
@@ -254,12 +253,12 @@ class Store:
             " completion_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (event.run_id, event.agent, event.round, event.text, json.dumps(event.files.as_dict()),
              now - event.duration_s, now, event.model, event.usage.prompt_tokens, event.usage.completion_tokens,
-             self.cost(event.model, event.usage)),
+             event.usage.cost_usd),
         )
         await self._db.execute(
             "UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
             " cost_usd = cost_usd + ? WHERE id = ?",
-            (event.usage.prompt_tokens, event.usage.completion_tokens, self.cost(event.model, event.usage), event.run_id),
+            (event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.cost_usd, event.run_id),
         )
 
     async def _record_finish(self, event: RunFinished) -> None:
@@ -282,13 +281,6 @@ class Store:
         await self._db.execute(
             "INSERT INTO notes (run_id, kind, body, at) VALUES (?, ?, ?, ?)", (run_id, kind, json.dumps(body), time.time())
         )
-
-    def cost(self, model: str, usage: Usage) -> float:
-        """US dollars for ``usage`` at the configured price of ``model`` (0 when no price is set)."""
-        price = self._prices.get(model)
-        if not price:
-            return 0.0
-        return (usage.prompt_tokens * price.input_per_million + usage.completion_tokens * price.output_per_million) / 1e6
 
     # -- reading back -------------------------------------------------------------------------
 

@@ -36,7 +36,7 @@ def secrets() -> Secrets:
 
 @pytest.fixture
 async def store(config):
-    store = await Store.open(config.db_path(), config.prices)
+    store = await Store.open(config.db_path())
     yield store
     await store.close()
 

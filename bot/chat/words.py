@@ -33,14 +33,14 @@ def report_line(report: TestReport) -> str:
     return f"Tests: {report.summary()} ({report.duration_s:.1f}s)"
 
 
-def final_summary(event: RunFinished, cost_usd: float | None = None) -> str:
-    """The last message of a run: status, why, the test result, tokens, where the result is."""
+def final_summary(event: RunFinished) -> str:
+    """The last message of a run: status, why, the test result, tokens and cost, where the result is."""
     reason = event.reason.rstrip(".")  # some reasons are whole sentences already; one full stop either way
     lines = [f"{STATUS_WORDS.get(event.status, event.status)}: {reason}."]
     if event.report:
         lines.append(report_line(event.report))
     usage = f"Tokens: {event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out"
-    lines.append(usage + (f" (about ${cost_usd:.4f})" if cost_usd else ""))
+    lines.append(usage + (f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""))
     if event.checkin:
         lines.append(f"Result: {event.checkin.location}" + (f" ({event.checkin.note})" if event.checkin.note else ""))
     return "\n".join(lines)

@@ -8,7 +8,7 @@ import pytest
 
 from agents.events import CheckedIn, Notice, RunFinished, TestReported, TurnFinished
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
-from bot.config import ConfigError, Price
+from bot.config import ConfigError
 from bot.store import SCHEMA, Store
 
 
@@ -19,12 +19,12 @@ async def start_run(store, run_id="r1", thread="t1", task="write a parser"):
 
 
 async def test_a_run_records_turns_reports_check_in_and_final_status(tmp_path):
-    store = await Store.open(tmp_path / "db.sqlite3", {"gpt-4o-mini": Price(1.0, 2.0)})
+    store = await Store.open(tmp_path / "db.sqlite3")
     await start_run(store)
-    await store.record(TurnFinished("r1", agent="planner", round=0, text="the plan", usage=Usage(1000, 500),
-                                    duration_s=1.5, model="gpt-4o-mini"))
+    await store.record(TurnFinished("r1", agent="planner", round=0, text="the plan", usage=Usage(1000, 500, 0.002),
+                                    duration_s=1.5, model="gpt-4o-mini"))  # priced as the events carry it
     await store.record(TurnFinished("r1", agent="programmer", round=1, text="code", files=FileSet({"a.py": "x\n"}),
-                                    usage=Usage(2000, 1000), model="gpt-4o-mini"))
+                                    usage=Usage(2000, 1000, 0.004), model="gpt-4o-mini"))
     report = TestReport(TestStatus.PASSED, 0, 0.4, 3, 0, "3 passed")
     await store.record(TestReported("r1", round=1, language="python", report=report))
     await store.record(CheckedIn("r1", result=CheckInResult("https://gist.example/abc", "gist")))
@@ -39,7 +39,7 @@ async def test_a_run_records_turns_reports_check_in_and_final_status(tmp_path):
     assert record.turns[1].files["a.py"] == "x\n" and record.turns[0].usage == Usage(1000, 500)
     summary = record.summary
     assert summary.status == "passed" and summary.usage == Usage(3000, 1500)
-    assert abs(summary.cost_usd - (3000 * 1.0 + 1500 * 2.0) / 1e6) < 1e-12
+    assert abs(summary.cost_usd - 0.006) < 1e-12
     assert summary.checkin.location == "https://gist.example/abc"
     assert record.report.passed == 3 and record.plan == "the plan" and list(record.tests) == ["test_a.py"]
     assert [kind for kind, _ in record.notes] == ["test_report", "notice"]

@@ -49,9 +49,9 @@ def test_an_unterminated_block_is_closed():
 
 def test_final_summary_says_status_tests_tokens_and_link():
     event = RunFinished("r1", status=RunStatus.PASSED, reason="tests passed and the review approved",
-                        report=TestReport(TestStatus.PASSED, 0, 1.25, 12, 0), usage=Usage(1200, 340),
+                        report=TestReport(TestStatus.PASSED, 0, 1.25, 12, 0), usage=Usage(1200, 340, 0.0123),
                         checkin=CheckInResult("https://gist.github.com/abc", "gist"))
-    text = final_summary(event, cost_usd=0.0123)
+    text = final_summary(event)
     assert text.splitlines() == [
         "Passed: tests passed and the review approved.", "Tests: 12 passed, 0 failed (1.2s)",
         "Tokens: 1,200 in / 340 out (about $0.0123)", "Result: https://gist.github.com/abc",

@@ -41,12 +41,13 @@ def discord_secrets(secrets):
 
 @pytest.fixture
 async def start_bot(discord_config, discord_secrets, store, discord_api):
-    """``await start_bot(sandbox=..., **discord_changes)``: a connected bot, closed after the test."""
+    """``await start_bot(sandbox=..., prices=..., **discord_changes)``: a connected bot, closed after the test."""
     started: list[tuple[CodegenBot, asyncio.Task]] = []
     with contextlib.ExitStack() as endpoints_set:
 
-        async def start(sandbox=None, **changes) -> CodegenBot:
+        async def start(sandbox=None, prices=None, **changes) -> CodegenBot:
             config = with_changes(discord_config, discord=changes) if changes else discord_config
+            config = dataclasses.replace(config, prices=prices) if prices else config
             service = Service(config, store, OpenAIChatModel(config, discord_secrets), sandbox or ScriptedSandbox(),
                               publisher_factory(config, discord_secrets, store))
             endpoints_set.enter_context(endpoints(config.discord))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from adapters.discord_access import WRONG_ROLE
 from agents.types import RunStatus
+from bot.config import Price
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import ANN, BOB, button_press, message, slash_code
 from tests.fakes import team_script as s
@@ -90,3 +91,16 @@ async def test_only_the_person_who_started_a_run_can_stop_it(start_bot, discord_
     await discord_api.dispatch("INTERACTION_CREATE", button_press(discord_api, control))
     final = await eventually(lambda: final_message(discord_api, thread), "the final message")
     assert final.content.startswith("⏹️ Stopped") and discord_api.messages[control].payload["components"] == []
+
+
+async def test_a_stopped_runs_last_message_shows_the_tokens_and_cost_it_really_used(start_bot, discord_api, model_server):
+    await start_bot(prices={"gpt-4o-mini": Price(1.0, 2.0)})
+    script_team(model_server, planner=[Reply(s.PLAN, usage=(1000, 500))],
+                programmer=[Reply("Writing the code...\nmore", chunk=4, stall_after=20)])
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find intf keys"))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    await eventually(lambda: model_server.calls("programmer"), "the Programmer asked")
+    control = discord_api.channel_messages(thread)[0].id
+    await discord_api.dispatch("INTERACTION_CREATE", button_press(discord_api, control))
+    final = await eventually(lambda: final_message(discord_api, thread), "the final message")
+    assert final.content.splitlines()[:2] == ["⏹️ Stopped: stopped on request.", "Tokens: 1,000 in / 500 out (about $0.0020)"]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from adapters.slack_thread import STOP_ACTION
+from bot.config import Price
+from tests.fakes import team_script as s
 from tests.fakes.openai_server import Reply
 from tests.fakes.slack_api import FakeSlack, Message, block_action, interactive_envelope
 from tests.slack.conftest import eventually, finished, mention
@@ -98,3 +102,15 @@ async def test_only_the_person_who_started_a_run_can_stop_it(slack, model_server
     await press_stop(slack, message.ts, user="UANN")
     thread = await finished(slack, "C1", message.ts)
     assert thread[-1].text.startswith("Stopped: stopped on request.") and len(slack.ephemeral) == 1
+
+
+async def test_a_stopped_runs_last_reply_shows_the_tokens_and_cost_it_really_used(
+        slack, model_server, slack_config, start_bot):
+    await start_bot(dataclasses.replace(slack_config, prices={"gpt-4o-mini": Price(1.0, 2.0)}))
+    model_server.script("planner", Reply(s.PLAN, usage=(1000, 500)))
+    model_server.script("programmer", Reply("Writing the code...", chunk=4, stall_after=8))
+    message, _ = await mention(slack, "find all intf keys")
+    await eventually(lambda: model_server.calls("programmer"))
+    await press_stop(slack, message.ts)
+    thread = await finished(slack, "C1", message.ts)
+    assert thread[-1].text.splitlines()[:2] == ["Stopped: stopped on request.", "Tokens: 1,000 in / 500 out (about $0.0020)"]
