@@ -8,6 +8,13 @@
 Each role sees only what it needs (task, plan, latest files, latest review or test report), so the
 prompt stays the same size however many rounds the run takes. Models decide where judgement is
 needed (review verdict, triage); this code enforces the allowed transitions and the budgets.
+
+How events reach the consumer: each step is a plain coroutine that awaits the run's sink
+(``run.emit``) for every event it has to tell, and returns what it produced (a plan, files, a
+review, a report, a decision). ``Manager.run`` hands that sink's events to its caller as an async
+iterator (``agents.handoff``). A sink rather than steps that are generators: an async generator
+cannot return a value, so every step's result would have to travel through a side channel, and
+every caller would have to relay its events by hand.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from agents import language as languages
 from agents.errors import AgentReplyError, BudgetExhausted, CheckInError, RunFailed
@@ -34,6 +41,7 @@ from agents.events import (
     TurnStarted,
     WorkSaved,
 )
+from agents.handoff import Emit, events_of
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.replies import (
@@ -79,7 +87,6 @@ class Budget:
 class TeamSettings:
     budget: Budget = field(default_factory=Budget)
     publish_failed: bool = True  # check in the best attempt of a run whose tests failed
-    conversation_key: str = ""
 
 
 @dataclass
@@ -88,6 +95,7 @@ class _Run:
 
     request: RunRequest
     started: float
+    emit: Emit  # where the run's events go (see the module docstring)
     plan: str = ""
     language: str = ""
     files: FileSet = field(default_factory=FileSet)
@@ -101,15 +109,14 @@ class _Run:
     round: int = 0
     replans: int = 0
     usage: Usage = field(default_factory=Usage)
-    readme: str = ""
-    last_text: str = ""
     checkin: CheckInResult | None = None
     tested: tuple[FileSet, FileSet] | None = None  # (code, generated tests) as the last test run saw them
     unbudgeted: bool = False  # set while the best attempt is checked in after the budget ran out
 
 
 class Manager:
-    """Runs the team on one request and yields the run's events as they happen."""
+    """Runs the team on requests and yields each run's events as they happen. One Manager can serve
+    any number of runs, one after another or at once: everything about a run lives in its ``_Run``."""
 
     def __init__(
         self,
@@ -125,52 +132,59 @@ class Manager:
         self._settings = settings or TeamSettings()
         self._clock = clock
 
-    async def run(self, request: RunRequest) -> AsyncIterator[Event]:
-        run = self._start(request)
-        yield RunStarted(request.run_id, task=request.task)
+    def run(self, request: RunRequest) -> AsyncIterator[Event]:
+        """The run's events, ending with exactly one ``RunFinished``."""
+        return events_of(lambda emit: self._execute(request, emit))
+
+    async def _execute(self, request: RunRequest, emit: Emit) -> None:
+        run = self._start(request, emit)
+        await emit(RunStarted(request.run_id, task=request.task))
         try:
-            async for event in self._work(run):
-                yield event
+            finished = await self._work(run)
         except BudgetExhausted as why:
-            async for event in self._finish_unproven(run, str(why)):
-                yield event
+            finished = await self._finish_unproven(run, str(why))
         except RunFailed as error:
-            yield self._finished(run, RunStatus.ERROR, str(error))
+            finished = self._finished(run, RunStatus.ERROR, str(error))
         except Exception:  # a bug or an unexpected library error: end honestly and keep the files
             log.exception("run %s broke unexpectedly", request.run_id)
-            yield self._finished(run, RunStatus.ERROR, INTERNAL_ERROR)
+            finished = self._finished(run, RunStatus.ERROR, INTERNAL_ERROR)
+        await emit(finished)
 
     # -- the workflow ---------------------------------------------------------------------------
 
-    async def _work(self, run: _Run) -> AsyncIterator[Event]:
-        async for event in self._plan(run):
-            yield event
+    async def _work(self, run: _Run) -> RunFinished:
+        await self._plan(run)
         while True:
             self._next_round(run)
             if run.tests_only:  # the code stands; only a wrong test is rewritten
                 run.tests_only = False
             else:
-                async for event in self._code(run):
-                    yield event
-                async for event in self._review(run):
-                    yield event
-                if run.review and not run.review.approved:
+                run.files = run.files.merged(await self._code(run))
+                run.language = languages.detect(run.files, run.language)
+                await run.emit(self._saved(run))
+                run.review = await self._review(run)
+                if not run.review.approved:
                     continue
             if run.tests_stale:
-                async for event in self._write_tests(run):
-                    yield event
-            async for event in self._test(run):
-                yield event
-            if run.report and run.report.ok:
+                run.tests = run.tests.merged(await self._write_tests(run))
+                run.tests_stale = False
+                await run.emit(self._saved(run))
+            run.report = await self._test(run)
+            if run.report.ok:
                 break
             self._ensure_round_left(run)  # no triage for a round that cannot happen
-            async for event in self._triage(run):
-                yield event
-        async for event in self._check_in(run, RunStatus.PASSED):
-            yield event
-        yield self._finished(run, RunStatus.PASSED, "tests passed and the review approved")
+            run.triage = await self._triage(run)
+            if run.triage.action is Action.FIX_TESTS:
+                run.tests_stale = run.tests_only = True
+            elif run.triage.action is Action.REPLAN:
+                run.replans += 1
+                run.tests_stale = True  # tests written for the abandoned plan must not decide the outcome
+                await self._plan(run)
+        run.checkin = await self._check_in(run, RunStatus.PASSED)
+        return self._finished(run, RunStatus.PASSED, "tests passed and the review approved")
 
-    async def _plan(self, run: _Run) -> AsyncIterator[Event]:
+    async def _plan(self, run: _Run) -> None:
+        """Ask the Planner for a (new) plan; the run takes its plan and language."""
         previous, run.plan = run.plan, ""
         messages = self._prompts.render(
             Role.PLANNER, task=run.request.task, attachments=run.request.attachments,
@@ -178,12 +192,11 @@ class Manager:
             files=run.files.as_dict(), user_tests=list(run.user_tests),
             previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
         )
-        async for event in self._turn(run, Role.PLANNER, messages, parse_plan):
-            yield event
-        run.plan, hint = parse_plan(run.last_text)
+        run.plan, hint = await self._turn(run, Role.PLANNER, messages, parse_plan)
         run.language = languages.detect(run.files, hint or run.language)
 
-    async def _code(self, run: _Run) -> AsyncIterator[Event]:
+    async def _code(self, run: _Run) -> FileSet:
+        """The files the Programmer wrote (never a test file)."""
         failing = run.report if run.report and not run.report.ok else None
         messages = self._prompts.render(
             Role.PROGRAMMER, task=run.request.task, plan=run.plan, language=run.language,
@@ -191,24 +204,19 @@ class Manager:
             review_notes=run.review.notes if run.review and not run.review.approved else "",
             report=failing, triage_reason=run.triage.reason if failing and run.triage else "",
         )
-        async for event in self._turn(run, Role.PROGRAMMER, messages, parse_files, shows_files=True):
-            yield event
-        written = parse_files(run.last_text).without(self._all_tests(run))  # tests are not the Programmer's
-        run.files = run.files.merged(written)
-        run.language = languages.detect(run.files, run.language)
-        yield self._saved(run)
+        written = await self._turn(run, Role.PROGRAMMER, messages, parse_files, shows_files=True)
+        return written.without(self._all_tests(run))  # tests are not the Programmer's
 
-    async def _review(self, run: _Run) -> AsyncIterator[Event]:
+    async def _review(self, run: _Run) -> Review:
         previous = run.review.notes if run.review and not run.review.approved else ""
         messages = self._prompts.render(
             Role.OPTIMIZER, task=run.request.task, plan=run.plan, files=run.files.as_dict(),
             previous_review=previous,
         )
-        async for event in self._turn(run, Role.OPTIMIZER, messages, parse_review):
-            yield event
-        run.review = parse_review(run.last_text)
+        return await self._turn(run, Role.OPTIMIZER, messages, parse_review)
 
-    async def _write_tests(self, run: _Run) -> AsyncIterator[Event]:
+    async def _write_tests(self, run: _Run) -> FileSet:
+        """The test files the Tester wrote (never the code or the user's tests)."""
         fixing = bool(run.tests)
         messages = self._prompts.render(
             Role.TESTER, task=run.request.task, plan=run.plan, language=run.language,
@@ -216,14 +224,10 @@ class Manager:
             report=run.report if fixing else None,
             triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
         )
-        async for event in self._turn(run, Role.TESTER, messages, parse_files, shows_files=True):
-            yield event
-        written = parse_files(run.last_text).without([*run.files, *run.user_tests])
-        run.tests = run.tests.merged(written)
-        run.tests_stale = False
-        yield self._saved(run)
+        written = await self._turn(run, Role.TESTER, messages, parse_files, shows_files=True)
+        return written.without([*run.files, *run.user_tests])
 
-    async def _test(self, run: _Run) -> AsyncIterator[Event]:
+    async def _test(self, run: _Run) -> TestReport:
         self._check_budget(run)
         job = TestJob(
             language=run.language or languages.detect([*run.files, *run.tests]),
@@ -231,10 +235,12 @@ class Manager:
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
         )
         run.tested = (run.files, run.tests)
-        run.report = await self._sandbox.run(job)
-        yield TestReported(run.request.run_id, round=run.round, language=job.language, report=run.report)
+        report = await self._sandbox.run(job)
+        await run.emit(TestReported(run.request.run_id, round=run.round, language=job.language, report=report))
+        return report
 
-    async def _triage(self, run: _Run) -> AsyncIterator[Event]:
+    async def _triage(self, run: _Run) -> Triage:
+        """Who acts on failing tests: the decision the model made, as far as the workflow allows it."""
         can_fix_tests = bool(run.tests)
         can_replan = run.replans < self._settings.budget.max_replans
         messages = self._prompts.render(
@@ -242,16 +248,8 @@ class Manager:
             tests=self._all_tests(run).as_dict(), report=run.report,
             can_fix_tests=can_fix_tests, can_replan=can_replan,
         )
-        async for event in self._turn(run, Role.MANAGER, messages, parse_triage):
-            yield event
-        run.triage = self._allowed(parse_triage(run.last_text), can_fix_tests, can_replan)
-        if run.triage.action is Action.FIX_TESTS:
-            run.tests_stale = run.tests_only = True
-        elif run.triage.action is Action.REPLAN:
-            run.replans += 1
-            run.tests_stale = True  # tests written for the abandoned plan must not decide the outcome
-            async for event in self._plan(run):
-                yield event
+        triage = await self._turn(run, Role.MANAGER, messages, parse_triage)
+        return self._allowed(triage, can_fix_tests, can_replan)
 
     @staticmethod
     def _allowed(triage: Triage, can_fix_tests: bool, can_replan: bool) -> Triage:
@@ -262,54 +260,53 @@ class Manager:
             return Triage(Action.FIX_CODE, triage.reason)
         return triage
 
-    async def _check_in(self, run: _Run, status: RunStatus) -> AsyncIterator[Event]:
-        """Publish the outcome. Owed once the outcome is known, so no budget stops it, and a Check-In
-        agent that fails costs only its README (the publisher then writes a plain one)."""
+    async def _check_in(self, run: _Run, status: RunStatus) -> CheckInResult | None:
+        """Publish the outcome; where it went, or None when publishing failed. Owed once the outcome is
+        known, so no budget stops it, and a Check-In agent that fails costs only its README (the
+        publisher then writes a plain one)."""
         run.unbudgeted = True
         messages = self._prompts.render(
             Role.CHECKIN, task=run.request.task, language=run.language, files=list(run.files),
             tests=list(self._all_tests(run)), status=str(status), report=run.report, plan=run.plan,
         )
+        readme = ""
         try:
-            async for event in self._turn(run, Role.CHECKIN, messages, parse_readme):
-                yield event
-            run.readme = parse_readme(run.last_text)
+            readme = await self._turn(run, Role.CHECKIN, messages, parse_readme)
         except RunFailed as error:
-            yield Notice(run.request.run_id, f"The Check-In agent failed ({error}); publishing with a plain README.")
+            await run.emit(Notice(run.request.run_id, f"The Check-In agent failed ({error}); publishing with a plain README."))
         publication = Publication(
-            run_id=run.request.run_id, conversation_key=self._settings.conversation_key,
+            run_id=run.request.run_id, conversation_key=run.request.conversation_key,
             task=run.request.task, status=status, files=run.files.merged(self._all_tests(run)),
-            readme=run.readme, report=run.report,
+            readme=readme, report=run.report,
         )
         try:
             result = await self._publisher.publish(publication)
         except CheckInError as error:
-            yield Notice(run.request.run_id, f"Check-in failed: {error} The files are kept with the run.")
-            return
-        run.checkin = result
-        yield CheckedIn(run.request.run_id, result=result)
+            await run.emit(Notice(run.request.run_id, f"Check-in failed: {error} The files are kept with the run."))
+            return None
+        await run.emit(CheckedIn(run.request.run_id, result=result))
+        return result
 
-    async def _finish_unproven(self, run: _Run, why: str) -> AsyncIterator[Event]:
+    async def _finish_unproven(self, run: _Run, why: str) -> RunFinished:
         """Budget ran out: the best attempt is the code as last tested; publish it and say plainly why."""
         if run.report is None or run.tested is None:
-            yield self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
-            return
+            return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
         run.files, run.tests = run.tested  # later, untested edits would not match the report
         if self._settings.publish_failed:
-            async for event in self._check_in(run, RunStatus.FAILED):
-                yield event
-        yield self._finished(run, RunStatus.FAILED, f"{why}; the last test run: {run.report.summary()}")
+            run.checkin = await self._check_in(run, RunStatus.FAILED)
+        return self._finished(run, RunStatus.FAILED, f"{why}; the last test run: {run.report.summary()}")
 
     # -- one agent's turn ---------------------------------------------------------------------
 
     async def _turn(
-        self, run: _Run, role: Role, messages: list[Message], parse: Callable[[str], Any],
+        self, run: _Run, role: Role, messages: list[Message], parse: Callable[[str], T],
         shows_files: bool = False,
-    ) -> AsyncIterator[Event]:
-        """Stream one reply; an unreadable one gets a single format reminder, then the run fails."""
+    ) -> T:
+        """Stream one reply and return what ``parse`` reads in it; an unreadable reply gets a single
+        format reminder, then the run fails."""
         for attempt in (1, 2):
             self._check_budget(run)
-            yield TurnStarted(run.request.run_id, agent=role, round=run.round)
+            await run.emit(TurnStarted(run.request.run_id, agent=role, round=run.round))
             started, parts, usage = self._clock(), [], Usage()
             async with aclosing(self._model.stream(role, messages)) as stream:
                 while (piece := await self._next_piece(run, role, stream)) is not None:
@@ -317,30 +314,30 @@ class Manager:
                         usage = piece
                     else:
                         parts.append(piece)
-                        yield TextDelta(run.request.run_id, agent=role, text=piece)
+                        await run.emit(TextDelta(run.request.run_id, agent=role, text=piece))
             text = "".join(parts)
-            run.usage, run.last_text = run.usage + usage, text
+            run.usage = run.usage + usage
             try:
-                parse(text)
-                problem = ""
+                value, problem = parse(text), ""
             except ReplyFormatError as error:
                 problem = str(error)
-            files = parse_files(text) if shows_files and not problem else FileSet()
-            yield TurnFinished(
+            files = value if shows_files and not problem and isinstance(value, FileSet) else FileSet()
+            await run.emit(TurnFinished(
                 run.request.run_id, agent=role, round=run.round, text=text, files=files, usage=usage,
                 duration_s=self._clock() - started, model=self._model.model_name(role),
-            )
+            ))
             if not problem:
-                return
+                return value
             if attempt == 2:
                 raise AgentReplyError(f"The {role} replied twice in a form the team cannot read ({problem}).")
-            yield Notice(run.request.run_id, f"The {role}'s reply could not be read ({problem}); asking again.")
+            await run.emit(Notice(run.request.run_id, f"The {role}'s reply could not be read ({problem}); asking again."))
             messages = [*messages, Message("assistant", text), Message("user", _reminder(problem))]
+        raise AssertionError("unreachable")
 
     # -- budgets and bookkeeping --------------------------------------------------------------
 
-    def _start(self, request: RunRequest) -> _Run:
-        run = _Run(request=request, started=self._clock())
+    def _start(self, request: RunRequest, emit: Emit) -> _Run:
+        run = _Run(request=request, started=self._clock(), emit=emit)
         prior = request.prior
         if prior:
             run.plan, run.language, run.files, run.tests = prior.plan, prior.language, prior.files, prior.tests

@@ -180,6 +180,7 @@ class RunRequest:
     run_id: str
     attachments: tuple[Attachment, ...] = ()
     prior: PriorWork | None = None
+    conversation_key: str = ""  # which conversation the run belongs to (a Gist is revised per conversation)
 
 
 @dataclass(frozen=True)

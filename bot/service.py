@@ -155,10 +155,10 @@ class Service:
             prior = await self._store.prior_work(conversation, run_id)
             manager = Manager(
                 self._model, self._sandbox, self._publisher_for(fallback), self._prompts,
-                TeamSettings(budget=self._config.budget, publish_failed=self._config.checkin.publish_failed,
-                             conversation_key=waiter.thread),
+                TeamSettings(budget=self._config.budget, publish_failed=self._config.checkin.publish_failed),
             )
-            run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments, prior=prior)
+            run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments,
+                                     prior=prior, conversation_key=waiter.thread)
             driving = True
             return await drive(run_id, manager.run(run_request), sinks, RunUsage(self._config.prices))
         except asyncio.CancelledError:

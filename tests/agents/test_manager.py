@@ -16,9 +16,9 @@ async def run_team(script, sandbox=None, publisher=None, budget=None, publish_fa
     model = ScriptedModel(script)
     sandbox = sandbox or ScriptedSandbox()
     publisher = publisher or RecordingPublisher()
-    settings = TeamSettings(budget=budget or Budget(), publish_failed=publish_failed, conversation_key="terminal:t1")
+    settings = TeamSettings(budget=budget or Budget(), publish_failed=publish_failed)
     manager = Manager(model, sandbox, publisher, settings=settings, **({"clock": clock} if clock else {}))
-    request = request or RunRequest(task="find all intf keys", run_id="r1")
+    request = request or RunRequest(task="find all intf keys", run_id="r1", conversation_key="terminal:t1")
     events = [event async for event in manager.run(request)]
     return events, model, sandbox, publisher
 
