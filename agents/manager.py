@@ -46,6 +46,8 @@ from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.replies import (
     Action,
+    FileContext,
+    FileReply,
     ReplyFormatError,
     Review,
     Triage,
@@ -112,6 +114,7 @@ class _Run:
     checkin: CheckInResult | None = None
     tested: tuple[FileSet, FileSet] | None = None  # (code, generated tests) as the last test run saw them
     unbudgeted: bool = False  # set while the best attempt is checked in after the budget ran out
+    reply_notes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per role: what its last reply lost
 
 
 class Manager:
@@ -203,9 +206,12 @@ class Manager:
             files=run.files.as_dict(), tests=self._all_tests(run).as_dict(),
             review_notes=run.review.notes if run.review and not run.review.approved else "",
             report=failing, triage_reason=run.triage.reason if failing and run.triage else "",
+            reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
         )
-        written = await self._turn(run, Role.PROGRAMMER, messages, parse_files, shows_files=True)
-        return written.without(self._all_tests(run))  # tests are not the Programmer's
+        context = self._file_context(run, writes_tests=False)
+        reply = await self._turn(run, Role.PROGRAMMER, messages, lambda text: parse_files(text, context))
+        await self._note(run, Role.PROGRAMMER, reply.notices)
+        return reply.files.without(self._all_tests(run))  # tests are not the Programmer's
 
     async def _review(self, run: _Run) -> Review:
         previous = run.review.notes if run.review and not run.review.approved else ""
@@ -213,7 +219,10 @@ class Manager:
             Role.OPTIMIZER, task=run.request.task, plan=run.plan, files=run.files.as_dict(),
             previous_review=previous,
         )
-        return await self._turn(run, Role.OPTIMIZER, messages, parse_review)
+        again = bool(run.review and not run.review.approved and run.review.notice)
+        review = await self._turn(run, Role.OPTIMIZER, messages, lambda text: parse_review(text, again))
+        await self._note(run, Role.OPTIMIZER, (review.notice,) if review.notice else ())
+        return review
 
     async def _write_tests(self, run: _Run) -> FileSet:
         """The test files the Tester wrote (never the code or the user's tests)."""
@@ -223,9 +232,12 @@ class Manager:
             files=run.files.as_dict(), user_tests=list(run.user_tests), tests=run.tests.as_dict(),
             report=run.report if fixing else None,
             triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
+            reply_notes=run.reply_notes.get(Role.TESTER, ()),
         )
-        written = await self._turn(run, Role.TESTER, messages, parse_files, shows_files=True)
-        return written.without([*run.files, *run.user_tests])
+        context = self._file_context(run, writes_tests=True)
+        reply = await self._turn(run, Role.TESTER, messages, lambda text: parse_files(text, context))
+        await self._note(run, Role.TESTER, reply.notices)
+        return reply.files.without([*run.files, *run.user_tests])
 
     async def _test(self, run: _Run) -> TestReport:
         self._check_budget(run)
@@ -249,6 +261,7 @@ class Manager:
             can_fix_tests=can_fix_tests, can_replan=can_replan,
         )
         triage = await self._turn(run, Role.MANAGER, messages, parse_triage)
+        await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())
         return self._allowed(triage, can_fix_tests, can_replan)
 
     @staticmethod
@@ -298,12 +311,9 @@ class Manager:
 
     # -- one agent's turn ---------------------------------------------------------------------
 
-    async def _turn(
-        self, run: _Run, role: Role, messages: list[Message], parse: Callable[[str], T],
-        shows_files: bool = False,
-    ) -> T:
+    async def _turn(self, run: _Run, role: Role, messages: list[Message], parse: Callable[[str], T]) -> T:
         """Stream one reply and return what ``parse`` reads in it; an unreadable reply gets a single
-        format reminder, then the run fails."""
+        format reminder showing the model its own reply in the expected form, then the run fails."""
         for attempt in (1, 2):
             self._check_budget(run)
             await run.emit(TurnStarted(run.request.run_id, agent=role, round=run.round))
@@ -317,22 +327,35 @@ class Manager:
                         await run.emit(TextDelta(run.request.run_id, agent=role, text=piece))
             text = "".join(parts)
             run.usage = run.usage + usage
+            failure: ReplyFormatError | None = None
             try:
-                value, problem = parse(text), ""
+                value = parse(text)
             except ReplyFormatError as error:
-                problem = str(error)
-            files = value if shows_files and not problem and isinstance(value, FileSet) else FileSet()
+                failure = error
+            files = value.files if failure is None and isinstance(value, FileReply) else FileSet()
             await run.emit(TurnFinished(
                 run.request.run_id, agent=role, round=run.round, text=text, files=files, usage=usage,
                 duration_s=self._clock() - started, model=self._model.model_name(role),
             ))
-            if not problem:
+            if failure is None:
                 return value
             if attempt == 2:
-                raise AgentReplyError(f"The {role} replied twice in a form the team cannot read ({problem}).")
-            await run.emit(Notice(run.request.run_id, f"The {role}'s reply could not be read ({problem}); asking again."))
-            messages = [*messages, Message("assistant", text), Message("user", _reminder(problem))]
+                raise AgentReplyError(f"The {role} replied twice in a form the team cannot read ({failure}).")
+            await run.emit(Notice(run.request.run_id, f"The {role}'s reply could not be read ({failure}); asking again."))
+            messages = [*messages, Message("assistant", text), Message("user", _reminder(failure))]
         raise AssertionError("unreachable")
+
+    async def _note(self, run: _Run, role: Role, notices: tuple[str, ...]) -> None:
+        """Tell the user how a reply was read, and keep it for the role's next prompt."""
+        run.reply_notes[role] = notices
+        for notice in notices:
+            await run.emit(Notice(run.request.run_id, f"{role.capitalize()}: {notice}"))
+
+    def _file_context(self, run: _Run, writes_tests: bool) -> FileContext:
+        return FileContext(
+            language=run.language, code=run.files.as_dict(), tests=self._all_tests(run).as_dict(),
+            user_tests=tuple(run.user_tests), mentioned=f"{run.request.task}\n{run.plan}", writes_tests=writes_tests,
+        )
 
     # -- budgets and bookkeeping --------------------------------------------------------------
 
@@ -397,8 +420,12 @@ class Manager:
         )
 
 
-def _reminder(problem: str) -> str:
+def _reminder(failure: ReplyFormatError) -> str:
+    """What the model is told after an unreadable reply: the problem, and its own reply put right."""
+    if not failure.example:
+        return f"Your reply could not be used: {failure}. Reply again in the format the instructions describe."
     return (
-        f"Your reply could not be read: {problem}. Reply again with the same content in exactly the "
-        "format the instructions describe."
+        f"Your reply could not be used: {failure}. This is how the team reads a file: the language and the path "
+        f"on the opening fence line, then the whole file. Your code, written that way, starts like this:\n\n"
+        f"{failure.example}\n\nReply again with every file written like that, each one complete."
     )

@@ -305,3 +305,42 @@ async def test_the_users_tests_stay_authoritative_in_a_follow_up():
     events, _, sandbox, _ = await run_team({**s.happy_path(), "tester": [rewrite]},
                                            request=RunRequest(task="now async", run_id="r2", prior=prior))
     assert sandbox.jobs[0].files["test_user.py"] == user_test and events[-1].user_tests["test_user.py"] == user_test
+
+
+def corpus(name):
+    from pathlib import Path
+
+    return (Path(__file__).parent / "corpus" / name).read_text()
+
+
+async def test_a_team_that_drifts_from_every_format_still_reaches_a_tested_pass():
+    script = {"planner": ["Write intf.py with a recursive find_intf(obj)."],  # no LANGUAGE line either
+              "programmer": [corpus("prose-one-unnamed-block.md")],
+              "optimizer": [corpus("review-says-nothing-either-way.md")],
+              "tester": [corpus("tester-one-unnamed-block.md")], "checkin": [s.README]}
+    events, model, sandbox, _ = await run_team(script)
+    assert events[-1].status is RunStatus.PASSED, events[-1].reason
+    assert set(sandbox.jobs[0].files) == {"intf.py", "test_intf.py"}
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert "Programmer: The code block had no file name; it was saved as intf.py." in notices
+    assert any(n.startswith("Optimizer: The review gave no verdict") for n in notices)
+
+
+async def test_a_reminder_shows_the_model_its_own_code_in_the_expected_form():
+    own = "def find_intf(obj):\n    return []\n"
+    script = {**s.happy_path(), "programmer": [f"```python path=/etc/intf.py\n{own}```", s.CODE]}
+    events, model, *_ = await run_team(script)
+    assert events[-1].status is RunStatus.PASSED
+    second = [messages for role, messages in model.calls if role == "programmer"][1]
+    reminder = second[-1].content
+    assert f"```python path=intf.py\n{own}```" in reminder and "inside the project" in reminder
+    assert second[-2].content.startswith("```python path=/etc/intf.py")  # its own reply, as the assistant's turn
+
+
+async def test_a_file_a_reply_cannot_write_is_dropped_and_its_author_told_next_time():
+    hostile = s.CODE + "\n```ini path=.git/config\n[core]\nfsmonitor = evil\n```\n"
+    script = {**s.happy_path(), "programmer": [hostile, s.CODE], "optimizer": [s.CHANGES, s.APPROVE]}
+    events, model, sandbox, _ = await run_team(script)
+    assert events[-1].status is RunStatus.PASSED and ".git/config" not in sandbox.jobs[0].files
+    assert any("Not saved" in e.text and ".git" in e.text for e in events if isinstance(e, Notice))
+    assert "## About your last reply\n- Not saved: file path '.git/config'" in model.user_prompt("programmer", 1)

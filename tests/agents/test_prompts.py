@@ -14,10 +14,11 @@ CONTEXTS = {
     Role.PLANNER: dict(task="T", attachments=(Attachment("main.py", "print(1)\n"),), prior_tasks=("earlier",),
                        files=FILES, user_tests=["test_user.py"], previous_plan="old", replan_reason="why"),
     Role.PROGRAMMER: dict(task="T", plan="P", language="python", files=FILES, tests=TESTS, review_notes="fix x",
-                          report=REPORT, triage_reason="the code is wrong"),
+                          report=REPORT, triage_reason="the code is wrong",
+                          reply_notes=("Not saved: file path '../x.py' must stay inside the project.",)),
     Role.OPTIMIZER: dict(task="T", plan="P", files=FILES, previous_review="earlier review"),
     Role.TESTER: dict(task="T", plan="P", language="python", files=FILES, user_tests=[], tests=TESTS, report=REPORT,
-                      triage_reason="the test is wrong"),
+                      triage_reason="the test is wrong", reply_notes=()),
     Role.MANAGER: dict(task="T", plan="P", files=FILES, tests=TESTS, report=REPORT, can_fix_tests=True, can_replan=True),
     Role.CHECKIN: dict(task="T", language="python", files=list(FILES), tests=list(TESTS), status="passed",
                        report=REPORT, plan="P"),
@@ -50,3 +51,9 @@ def test_the_manager_is_told_when_fixing_tests_or_replanning_is_not_allowed():
     context = {**CONTEXTS[Role.MANAGER], "can_fix_tests": False, "can_replan": False}
     system, _ = PromptBook().render(Role.MANAGER, **context)
     assert "Not allowed now" in system.content and "replan" not in system.content
+
+
+def test_what_a_reply_lost_is_told_to_its_author_next_time():
+    _, user = PromptBook().render(Role.PROGRAMMER, **CONTEXTS[Role.PROGRAMMER])
+    assert user.content.rstrip().endswith("- Not saved: file path '../x.py' must stay inside the project.")
+    assert "## About your last reply" in user.content

@@ -21,7 +21,7 @@ def test_files_named_in_the_info_string_in_any_language():
         "```rust title=\"src/lib.rs\"\npub fn a() {}\n```\n"
         "```js:index.js\nconsole.log(1)\n```\n"
     )
-    files = parse_files(reply)
+    files = parse_files(reply).files
     assert files.as_dict() == {
         "src/app.py": "print(1)\n", "main.go": "package main\n", "src/lib.rs": "pub fn a() {}\n",
         "index.js": "console.log(1)\n",
@@ -31,33 +31,41 @@ def test_files_named_in_the_info_string_in_any_language():
 @pytest.mark.parametrize("label", ["**src/app.py**", "### File: src/app.py", "`src/app.py`:", "File: `src/app.py`",
                                    "1. src/app.py", "- **src/app.py** (the entry point)"])
 def test_files_named_by_a_label_line_above_the_fence(label):
-    files = parse_files(f"Some words.\n\n{label}\n```python\nx = 1\n```\n")
+    files = parse_files(f"Some words.\n\n{label}\n```python\nx = 1\n```\n").files
     assert files.as_dict() == {"src/app.py": "x = 1\n"}
 
 
 def test_files_named_by_a_marker_first_line_drop_the_marker():
-    files = parse_files("```c\n// file: src/main.c\nint main(void) { return 0; }\n```")
+    files = parse_files("```c\n// file: src/main.c\nint main(void) { return 0; }\n```").files
     assert files.as_dict() == {"src/main.c": "int main(void) { return 0; }\n"}
 
 
 def test_nested_fences_inside_a_longer_fence_stay_in_the_file():
     reply = "````markdown path=README.md\n# Title\n```bash\nmake\n```\n````"
-    assert parse_files(reply)["README.md"] == "# Title\n```bash\nmake\n```\n"
+    assert parse_files(reply).files["README.md"] == "# Title\n```bash\nmake\n```\n"
 
 
 def test_unnamed_blocks_are_skipped_when_others_are_named():
-    files = parse_files("```bash\npip install x\n```\n```python path=a.py\nx = 1\n```")
+    files = parse_files("```bash\npip install x\n```\n```python path=a.py\nx = 1\n```").files
     assert list(files) == ["a.py"]
 
 
 @pytest.mark.parametrize("reply, reason", [
     ("I think you should write a function.", "no fenced code block"),
-    ("```python\nprint(1)\n```", "no file names"),
     ("", "no fenced code block"),
+    ("```bash\npip install requests\n```\n```text\nok\n```", "no file names"),
+    ("```python path=/etc/passwd\nx = 1\n```", "inside the project"),
 ])
-def test_replies_without_named_files_are_errors_with_a_reason(reply, reason):
+def test_replies_without_a_usable_file_are_errors_with_a_reason(reply, reason):
     with pytest.raises(ReplyFormatError, match=reason):
         parse_files(reply)
+
+
+def test_the_reminder_example_is_the_models_own_code_with_a_name():
+    own = "def add(a, b):\n    return a + b\n"
+    with pytest.raises(ReplyFormatError) as caught:
+        parse_files(f"```python path=../add.py\n{own}```")
+    assert caught.value.example == f"```python path=main.py\n{own}```"
 
 
 @pytest.mark.parametrize("path", ["/etc/passwd", "../outside.py", "a/../../b.py", "C:\\x.py", ".."])
@@ -89,10 +97,26 @@ def test_review_notes_keep_the_text_without_the_verdict_line():
     assert review.notes == "Handle empty lists."
 
 
-@pytest.mark.parametrize("reply", ["Looks good to me!", "VERDICT: maybe"])
-def test_review_without_a_readable_verdict_is_an_error(reply):
-    with pytest.raises(ReplyFormatError, match="VERDICT"):
-        parse_review(reply)
+@pytest.mark.parametrize("reply, approved", [
+    ("Looks good to me!", True),
+    ("LGTM, ship it.", True),
+    ("There are no bugs here and nothing to fix.", True),
+    ("This is a bug: empty lists crash it. It must check for them.", False),
+    ("The loop is off-by-one and the function should handle None.", False),
+    ("VERDICT: maybe. The code is wrong for negative numbers and must be fixed.", False),
+    ("VERDICT: maybe", True),
+    ("It defines a function.", True),
+])
+def test_a_review_without_a_verdict_line_is_read_from_its_words(reply, approved):
+    review = parse_review(reply)
+    assert review.approved is approved and review.notice
+
+
+def test_a_second_review_read_as_changes_from_its_words_lets_the_tests_decide():
+    words = "This is wrong and must be fixed."
+    assert parse_review(words).approved is False
+    assert parse_review(words, after_inferred_changes=True).approved is True
+    assert parse_review("VERDICT: CHANGES", after_inferred_changes=True).approved is False  # a verdict line stands
 
 
 @pytest.mark.parametrize("reply, action", [
@@ -105,9 +129,17 @@ def test_triage_decision_variants(reply, action):
     assert parse_triage(reply).action is action
 
 
-def test_triage_without_a_decision_is_an_error():
-    with pytest.raises(ReplyFormatError, match="DECISION"):
-        parse_triage("The tests are wrong, probably.")
+@pytest.mark.parametrize("reply, action", [
+    ("The tests are wrong, probably.", Action.FIX_TESTS),
+    ("test_lists has a wrong expectation; the tester should change it.", Action.FIX_TESTS),
+    ("The function returns None for empty input.", Action.FIX_CODE),
+    ("DECISION: maybe", Action.FIX_CODE),
+    ("", Action.FIX_CODE),
+    ("This approach cannot work; we need a new plan.", Action.REPLAN),
+])
+def test_a_triage_without_a_decision_line_is_read_from_its_words(reply, action):
+    triage = parse_triage(reply)
+    assert triage.action is action and triage.notice
 
 
 def test_plan_language_line_is_read_and_optional():

@@ -1,0 +1,266 @@
+"""Reading the files out of a Programmer's or Tester's reply, by what the reply means.
+
+The documented form is one fenced block per file with its path in the info string
+(```` ```python path=src/app.py ````). Replies drift from it, and each drift still says which file a
+block is:
+
+- the name elsewhere: after the language (```` ```go main.go ````), on a label or heading line just
+  above (``**calc.py**``, ``### src/app.py``, ``Here is `calc.py`:``), in a first-line comment
+  (``# filename: calc.py``, ``// main.go``), or in a diff's ``+++ b/calc.py`` header;
+- no name at all: the block is the file the context makes obvious (``agents.file_names``). Commands,
+  program output and usage examples beside the code are not files;
+- a diff instead of the file: applied to the current file (``agents.diffs``);
+- prose around everything, or code with no fence at all (a Python reply that parses as a module).
+
+Every path goes through ``agents.paths``. A refused path or one that clashes with another file
+(``pkg`` beside ``pkg/mod.py``) drops that file only, with a notice; the reply fails only when no file
+at all can be read from it, and then ``ReplyFormatError.example`` shows the model its own code in the
+form the team reads.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from agents import file_names
+from agents import language as languages
+from agents.diffs import DiffError, apply, as_diff
+from agents.fences import Block, segments
+from agents.paths import UnsafePath, clash, project_path
+from agents.types import FileSet
+
+
+class ReplyFormatError(ValueError):
+    """The reply cannot be read; the message says what is missing and ``example`` (when not empty) shows
+    the model its own reply in the expected form."""
+
+    def __init__(self, problem: str, example: str = "") -> None:
+        super().__init__(problem)
+        self.example = example
+
+
+@dataclass(frozen=True)
+class FileContext:
+    """What the team knows when it reads a reply of files, to tell which file an unnamed block is."""
+
+    language: str = ""
+    code: Mapping[str, str] = field(default_factory=dict)  # the current code files
+    tests: Mapping[str, str] = field(default_factory=dict)  # the current tests (the team's and the user's)
+    user_tests: tuple[str, ...] = ()  # never the name of a new file
+    mentioned: str = ""  # the task and the plan: file names they mention count as named
+    writes_tests: bool = False  # the Tester's reply: an unnamed block is a test file
+
+
+@dataclass(frozen=True)
+class _Read:
+    """One code block as read: the path it names ("" for none), its content, its language."""
+
+    path: str
+    body: str
+    language: str
+    problem: str = ""  # why it cannot be a file although it names one (a diff that does not apply)
+
+
+@dataclass(frozen=True)
+class FileReply:
+    files: FileSet
+    notices: tuple[str, ...] = ()  # what was read loosely or left out, for the user and the model
+
+
+NON_SOURCE = frozenset({"text", "txt", "console", "output", "plaintext", "log", "shell-session", "sh-session",
+                        "terminal", "stdout", "stderr", "sql-result", "markdown", "md"})
+SHELLS = frozenset({"bash", "sh", "shell", "zsh", "cmd", "bat", "powershell", "ps1", "ps"})
+_CONFIG_BY_CONTENT = (
+    (re.compile(r"^module\s+\S+", re.M), "go.mod"),
+    (re.compile(r"^\[package\]", re.M), "Cargo.toml"),
+    (re.compile(r'^\s*\{[\s\S]*"(?:dependencies|devDependencies|scripts)"\s*:', re.M), "package.json"),
+)
+_PATH = r"[\w.\-/\\]+\.[\w]+|[\w.\-/]*(?:Makefile|Dockerfile|Cargo\.toml|go\.mod)"
+_LABEL = re.compile(
+    r"^\s*(?:#+\s*|[-*]\s*|\d+\.\s*)?(?:\*\*|__)?\s*(?:(?:file(?:name)?|path)\s*[:=]?\s*)?[`*\"']*(?P<path>" + _PATH
+    + r")[`*\"']*\s*(?:\*\*|__)?\s*:?\s*(?:\(.*\))?\s*$",
+    re.IGNORECASE,
+)
+_MARKER_LINE = re.compile(
+    r"^\s*(?:#|//|--|;|/\*|<!--)\s*(?:(?P<keyword>file(?:name)?|path)\s*[:=]\s*)?(?P<path>" + _PATH
+    + r")\s*(?:\*/|-->)?\s*$", re.I)
+_PROMPT_LINE = re.compile(r"^\s*(?:\$|>>>|PS>|C:\\>|%)\s")
+EXAMPLE_LINES = 12
+
+
+def parse_files(text: str, context: FileContext | None = None) -> FileReply:
+    """The files a reply holds, named as documented or as the context makes obvious."""
+    context = context or FileContext()
+    blocks = _blocks(text, context)
+    if not blocks:
+        raise ReplyFormatError("no fenced code block with a file was found",
+                               _example(context, file_names.default_code_name("", context.language or "python"), ""))
+    notices: list[str] = []
+    named = [b for b in blocks if b.path]
+    if not named:
+        named = _obvious(blocks, context, notices)
+    files = _accepted(named, context, notices)
+    if not files:
+        problem = notices[-1].removeprefix("Not saved: ") if notices else "code blocks had no file names"
+        body = max((b.body for b in blocks), key=len)
+        language = context.language or next((b.language for b in blocks if b.language), "python")
+        raise ReplyFormatError(problem.rstrip("."), _example(context, _obvious_name(body, language, context), body))
+    return FileReply(FileSet(files), tuple(notices))
+
+
+# -- blocks and their names -----------------------------------------------------------------------
+
+
+def _blocks(text: str, context: FileContext) -> list[_Read]:
+    """Every code block, in order."""
+    found: list[_Read] = []
+    parts = segments(text)
+    for index, part in enumerate(parts):
+        if not isinstance(part, Block):
+            continue
+        prose = parts[index - 1] if index and isinstance(parts[index - 1], str) else ""
+        found.append(_named(part, str(prose), context))
+    if not found and context.language in ("", "python") and _is_bare_python(text):
+        found.append(_Read("", text.strip("\n") + "\n", "python"))
+    return found
+
+
+def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
+    word = block.fence.language.lower()
+    language = languages.normalise(word) if word else ""
+    if language not in file_names.KNOWN_LANGUAGES:
+        language = language if word in NON_SOURCE | SHELLS | {"json", "yaml", "toml"} else ""
+    body = block.body
+    path = block.fence.path or _label(prose_above)
+    first, _, rest = body.partition("\n")
+    marker = _MARKER_LINE.match(first)
+    if marker and (marker.group("keyword") or file_names.language_of(marker.group("path"))):
+        path, body = path or marker.group("path"), rest
+    diff = as_diff(word or language, body)
+    if diff is not None:
+        path = path or diff.path
+        try:
+            body = apply(diff, _current(context, path))
+        except DiffError as error:
+            return _Read(path, "", language, f"{path or 'a file'} was sent as a diff, and {error}")
+    if not body.endswith("\n") and body:
+        body += "\n"
+    return _Read(path, body, language or (file_names.language_of(path) if path else "") or context.language)
+
+
+def _current(context: FileContext, path: str) -> str | None:
+    try:
+        clean = project_path(path) if path else ""
+    except UnsafePath:
+        return None
+    return {**context.code, **context.tests}.get(clean)
+
+
+def _label(prose: str) -> str:
+    """A file name on one of the two non-blank lines just above a block: a label or heading line
+    (``**src/app.py**``, ``### File: app.py``), or a sentence ending in a colon that names one file."""
+    lines = [line for line in prose.rstrip("\n").split("\n") if line.strip()][-2:]
+    for line in reversed(lines):
+        match = _LABEL.match(line)
+        if match:
+            return match.group("path")
+        mentioned = file_names.mentioned_files(line)
+        if line.rstrip().endswith(":") and len(mentioned) == 1:
+            return mentioned[0]
+    return ""
+
+
+def _is_bare_python(text: str) -> bool:
+    """Code with no fence at all: taken only when the whole reply is a Python module that defines something."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for node in tree.body)
+
+
+# -- the obvious file for unnamed blocks ----------------------------------------------------------
+
+
+def _obvious(blocks: list[_Read], context: FileContext, notices: list[str]) -> list[_Read]:
+    """Names for a reply whose blocks name no file: the one block that is the file, named by the context."""
+    config = [_Read(name, b.body, "") for b in blocks for pattern, name in _CONFIG_BY_CONTENT if pattern.search(b.body)]
+    source = [(b.body, b.language) for b in blocks if _is_source(b.body, b.language, context)]
+    if context.writes_tests:
+        existing = {c.strip() for c in context.code.values()}
+        tests = [(b, lang) for b, lang in source if file_names.is_test_code(b, lang)]
+        candidates = tests or [(b, lang) for b, lang in source if b.strip() not in existing]
+    else:
+        candidates = [(b, lang) for b, lang in source if not file_names.is_test_code(b, lang)]
+    if not candidates:
+        return config
+    body, language = max(candidates, key=lambda c: len(c[0]))
+    language = language or context.language
+    name = _obvious_name(body, language, context)
+    notices.append(f"The code block had no file name; it was saved as {name}.")
+    if len(candidates) > 1:
+        notices.append(f"{len(candidates) - 1} other unnamed code block(s) were taken as examples and not saved.")
+    return [_Read(name, body, language), *config]
+
+
+def _obvious_name(body: str, language: str, context: FileContext) -> str:
+    mentioned = file_names.mentioned_files(context.mentioned)
+    if context.writes_tests:
+        module = _module_under_test(context, language, mentioned)
+        return file_names.test_name(body, language, module, mentioned, context.user_tests)
+    return file_names.code_name(body, language, context.code, mentioned)
+
+
+def _is_source(body: str, language: str, context: FileContext) -> bool:
+    """Whether a block is code of the project (not a command, program output or a config snippet)."""
+    if not body.strip() or language in NON_SOURCE or language in {"json", "yaml", "toml"}:
+        return False
+    if language in SHELLS and context.language != "bash":
+        return False
+    lines = [line for line in body.splitlines() if line.strip()]
+    return not all(_PROMPT_LINE.match(line) for line in lines)
+
+
+def _module_under_test(context: FileContext, language: str, mentioned: list[str]) -> str:
+    code = [p for p in context.code if file_names.language_of(p) == language] or list(context.code)
+    named = [m for m in mentioned if m in code]
+    return (named or code or [""])[0]
+
+
+# -- paths ----------------------------------------------------------------------------------------
+
+
+def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> dict[str, str]:
+    """The files whose paths may be written, each checked alone and against the others."""
+    files: dict[str, str] = {}
+    existing = [*context.code, *context.tests]
+    for read in named:
+        if read.problem:
+            notices.append(f"Not saved: {read.problem}.")
+            continue
+        if not read.body.strip():
+            continue
+        body = read.body
+        try:
+            path = project_path(read.path)
+        except UnsafePath as error:
+            notices.append(f"Not saved: {error}.")
+            continue
+        why = clash([*existing, *files, path])
+        if why:
+            notices.append(f"Not saved: {path} ({why}).")
+            continue
+        files[path] = body
+    return files
+
+
+def _example(context: FileContext, name: str, body: str) -> str:
+    """The model's own code in the documented form, cut to a few lines, for a format reminder."""
+    language = file_names.language_of(name) or context.language or "python"
+    lines = body.rstrip("\n").splitlines()
+    shown = "\n".join(lines[:EXAMPLE_LINES]) if lines else "...the whole file..."
+    more = "\n...the rest of the file..." if len(lines) > EXAMPLE_LINES else ""
+    return f"```{language} path={name}\n{shown}{more}\n```"

@@ -1,0 +1,67 @@
+"""Telling generated tests that could not run from tests that ran, on reports the real sandbox produced
+(tests/agents/corpus/test_reports.json: each language's runner on broken tests, on no tests, and on
+broken code under good tests)."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agents.test_health import unrunnable_tests
+from agents.types import TestReport, TestStatus
+
+RECORDED = json.loads((Path(__file__).parent / "corpus" / "test_reports.json").read_text())
+LANGUAGES = {"py": "python", "go": "go", "js": "javascript", "rust": "rust", "java": "java", "c": "c", "bash": "bash"}
+TEAM_TESTS = {"py": ["test_calc.py"], "go": ["calc_test.go"], "js": ["calc.test.js"], "rust": ["tests/calc.rs"],
+              "java": ["CalcTest.java"], "c": ["test_calc.c"], "bash": ["test_main.sh"]}
+
+
+def recorded(name):
+    case = RECORDED[name]
+    stdout, _, stderr = case["out"].partition("\n--stderr--\n")
+    return TestReport(TestStatus(case["status"]), case["exit"], 0.1, case["passed"], case["failed"], stdout, stderr)
+
+
+def verdict(name, tests=None):
+    prefix = name.split("-")[0]
+    return unrunnable_tests(recorded(name), LANGUAGES[prefix], TEAM_TESTS[prefix] if tests is None else tests)
+
+
+@pytest.mark.parametrize("name", ["py-notests", "go-notests", "js-notests", "rust-notests", "java-notests",
+                                  "bash-notests"])
+def test_nothing_collected_is_named_with_how_that_runner_finds_tests(name):
+    why = verdict(name)
+    assert why.startswith("no test ran (") and "test" in why.split("(", 1)[1]
+
+
+@pytest.mark.parametrize("name, place, words", [
+    ("py-syntax", "test_calc.py", "SyntaxError"),
+    ("py-importmissing", "test_calc.py", "No module named 'calculator'"),
+    ("go-testcompile", "calc_test.go", "undefined: x"),
+    ("js-syntax", "calc.test.js", "SyntaxError"),
+    ("js-requiremissing", "calc.test.js", "Cannot find module './calculator'"),
+    ("rust-testcompile", "tests/calc.rs", "cannot find value `x`"),
+    ("java-testcompile", "CalcTest.java", "')' expected"),
+    ("c-testcompile", "test_calc.c", "expected ‘;’"),
+    ("bash-syntax", "test_main.sh", "syntax error"),
+])
+def test_a_test_file_that_cannot_compile_or_load_is_named_with_its_error(name, place, words):
+    why = verdict(name)
+    assert why.startswith(f"{place} could not be compiled or loaded") and words in why
+
+
+@pytest.mark.parametrize("name", ["py-code-syntax", "go-codecompile"])
+def test_an_error_in_the_code_under_test_is_not_the_tests_fault(name):
+    assert verdict(name) == ""
+
+
+def test_the_users_tests_are_not_the_teams_to_fix():
+    assert verdict("py-syntax", tests=["test_other.py"]) == ""
+    assert verdict("py-notests", tests=[]) == ""
+
+
+def test_tests_that_ran_are_healthy_whatever_their_outcome():
+    failing = TestReport(TestStatus.FAILED, 1, 0.1, 1, 1, "FAILED test_calc.py::test_add - assert 2 == 3\n1 failed, 1 passed")
+    passing = TestReport(TestStatus.PASSED, 0, 0.1, 3, 0, "3 passed in 0.01s")
+    timeout = TestReport(TestStatus.TIMEOUT, None, 30.0)
+    assert [unrunnable_tests(r, "python", ["test_calc.py"]) for r in (failing, passing, timeout)] == ["", "", ""]
