@@ -57,6 +57,7 @@ from agents.replies import (
     parse_review,
     parse_triage,
 )
+from agents.test_health import unrunnable_tests
 from agents.types import (
     CheckInResult,
     FileSet,
@@ -173,10 +174,11 @@ class Manager:
                 run.tests_stale = False
                 await run.emit(self._saved(run))
             run.report = await self._test(run)
-            if run.report.ok:
+            unrunnable = unrunnable_tests(run.report, run.language, run.tests)
+            if run.report.ok and not unrunnable:
                 break
             self._ensure_round_left(run)  # no triage for a round that cannot happen
-            run.triage = await self._triage(run)
+            run.triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(run)
             if run.triage.action is Action.FIX_TESTS:
                 run.tests_stale = run.tests_only = True
             elif run.triage.action is Action.REPLAN:
@@ -263,6 +265,12 @@ class Manager:
         triage = await self._turn(run, Role.MANAGER, messages, parse_triage)
         await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())
         return self._allowed(triage, can_fix_tests, can_replan)
+
+    async def _send_back_to_tester(self, run: _Run, why: str) -> Triage:
+        """Tests that could not run say nothing about the code: the Tester fixes them, no triage needed."""
+        await run.emit(Notice(run.request.run_id, f"The generated tests could not run ({why.splitlines()[0]}); "
+                                                  "the Tester fixes them."))
+        return Triage(Action.FIX_TESTS, f"The tests could not run: {why}")
 
     @staticmethod
     def _allowed(triage: Triage, can_fix_tests: bool, can_replan: bool) -> Triage:

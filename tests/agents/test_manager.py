@@ -344,3 +344,27 @@ async def test_a_file_a_reply_cannot_write_is_dropped_and_its_author_told_next_t
     assert events[-1].status is RunStatus.PASSED and ".git/config" not in sandbox.jobs[0].files
     assert any("Not saved" in e.text and ".git" in e.text for e in events if isinstance(e, Notice))
     assert "## About your last reply\n- Not saved: file path '.git/config'" in model.user_prompt("programmer", 1)
+
+
+@pytest.mark.parametrize("output", [
+    "no tests ran in 0.01s",
+    '  File "/work/test_intf.py", line 3\nE     def test_nested()\nE   SyntaxError: expected \':\'',
+])
+async def test_tests_that_cannot_run_go_back_to_the_tester_without_a_triage(output):
+    reports = iter([TestReport(TestStatus.FAILED, 5 if "no tests" in output else 2, 0.1, None, None, output),
+                    TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed in 0.01s")])
+    script = {**s.happy_path(), "tester": [s.TESTS, s.TESTS]}
+    events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(lambda job: next(reports)))
+    assert events[-1].status is RunStatus.PASSED
+    assert turns(events) == ["planner", "programmer", "optimizer", "tester", "tester", "checkin"]  # no manager
+    assert "The tests could not run" in model.user_prompt("tester", 1)
+    assert any("generated tests could not run" in e.text for e in events if isinstance(e, Notice))
+
+
+async def test_a_pass_with_no_test_run_is_not_a_pass():
+    reports = iter([TestReport(TestStatus.PASSED, 0, 0.1, 0, 0, "?   \tsandbox\t[no test files]"),
+                    TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "--- PASS: TestA\n--- PASS: TestB")])
+    script = {**s.happy_path(), "tester": [s.TESTS, s.TESTS]}
+    events, *_ = await run_team(script, sandbox=ScriptedSandbox(lambda job: next(reports)))
+    assert turns(events).count("tester") == 2 and events[-1].status is RunStatus.PASSED
+    assert [e.report.passed for e in events if isinstance(e, TestReported)] == [0, 2]
