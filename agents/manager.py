@@ -247,6 +247,7 @@ class Manager:
             language=run.language or languages.detect([*run.files, *run.tests]),
             files=run.files.merged(self._all_tests(run)),
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
+            authoritative=tuple(run.user_tests),
         )
         run.tested = (run.files, run.tests)
         report = await self._sandbox.run(job)

@@ -143,13 +143,18 @@ class TestReport:
 
 @dataclass(frozen=True)
 class TestJob:
-    """Files to test and the language whose sandbox runs them."""
+    """Files to test and the language whose sandbox runs them.
+
+    ``authoritative`` names the user's test files among ``files``: the sandbox runs them so that no file
+    the team wrote can reconfigure them, and passes the job only when each of them really passed.
+    """
 
     __test__ = False
 
     language: str
     files: FileSet
     timeout_s: float | None = None
+    authoritative: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

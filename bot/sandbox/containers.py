@@ -66,9 +66,9 @@ def exec_running(client: docker.DockerClient, exec_id: str) -> bool:
 
 
 def run_quiet(client: docker.DockerClient, container: Container, argv: list[str], user: str,
-              workdir: str) -> tuple[int | None, str]:
-    """A short helper command (upload); its exit code and combined output."""
-    output = SplitOutput(64 * 1024)
+              workdir: str, limit: int = 64 * 1024) -> tuple[int | None, str]:
+    """A short helper command (upload, reading a report); its exit code and combined output."""
+    output = SplitOutput(limit)
     exec_id, stream = exec_stream(client, container, argv, user, workdir)
     drain(stream, output)
     out, err = output.texts()

@@ -21,6 +21,9 @@ LABEL_LANGUAGE = "codegen-chat.language"
 MB = 1024 * 1024
 # The container's first process only keeps it alive; tests run beside it with `docker exec`.
 KEEPER = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]
+# The keeper runs as a user of its own, so the commands (another user) can neither kill it nor be kept
+# alive by it: `kill -9 -1` as the command user stops everything the team's code left running.
+KEEPER_UID = 65533
 
 
 def labels(language: str) -> dict[str, str]:
@@ -30,6 +33,12 @@ def labels(language: str) -> dict[str, str]:
             LABEL_LANGUAGE: language}
 
 
+def keeper_user(config: SandboxConfig) -> str:
+    """A user id that is not the commands' one (``config.user``)."""
+    uid = KEEPER_UID if config.user.partition(":")[0] != str(KEEPER_UID) else KEEPER_UID - 1
+    return f"{uid}:{uid}"
+
+
 def container_options(config: SandboxConfig, name: str, language: LanguageConfig, image: str,
                       network: bool) -> dict[str, Any]:
     """Keyword arguments for ``containers.create``: locked down, no host mounts, no host environment."""
@@ -37,7 +46,7 @@ def container_options(config: SandboxConfig, name: str, language: LanguageConfig
         "image": image,
         "command": KEEPER,
         "labels": labels(name),
-        "user": config.user,
+        "user": keeper_user(config),
         "working_dir": language.workdir,
         "environment": dict(language.env),  # only what the language names; nothing from the host
         "network_mode": "bridge" if network else "none",

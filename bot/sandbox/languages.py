@@ -42,9 +42,10 @@ _TS_TEST = (
     f"exec node --experimental-strip-types --test --test-reporter=tap {_NODE_TEST_FILES.format(ext='ts')}"
 )
 # Java: JUnit 4 when the image has it, else every *Test class's main() run with assertions on (-ea).
-_JAVA_TEST = r"""mkdir -p /tmp/classes && CP=/tmp/classes
+# JUnit's jars come before the compiled classes, so no class of the team's stands in for JUnit's.
+_JAVA_TEST = r"""mkdir -p /tmp/classes && CP=
 for j in /usr/share/java/junit4.jar /usr/share/java/hamcrest-core.jar lib/*.jar; do
-  [ -f "$j" ] && CP="$CP:$j"; done
+  [ -f "$j" ] && CP="$CP$j:"; done; CP="$CP/tmp/classes"
 javac -d /tmp/classes -cp "$CP" $(find . -name '*.java') || exit 2
 TESTS=$(cd /tmp/classes && find . -name '*Test.class' ! -name '*$*' | sed 's|^\./||;s|\.class$||;s|/|.|g' | sort)
 [ -n "$TESTS" ] || { echo 'no test classes (names ending in Test) found' >&2; exit 5; }

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import secrets
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import docker
@@ -26,29 +26,23 @@ from requests.exceptions import RequestException
 from agents.errors import SandboxError
 from agents.types import TestJob, TestReport, TestStatus
 from bot.config import LanguageConfig, SandboxConfig
-from bot.sandbox import containers
+from bot.sandbox import containers, reports
+from bot.sandbox.authority import Authority, quoted
+from bot.sandbox.authority.table import authority_for
 from bot.sandbox.client import open_checked, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
 from bot.sandbox.languages import image_for, languages
 from bot.sandbox.output import SplitOutput
 from bot.sandbox.pool import WarmPool
-from bot.sandbox.results import parse, status_of
+from bot.sandbox.reports import StepResult
 
 DRAIN_GRACE_S = 5.0  # after a kill, how long the output reader may take to notice
 POLL_S = 1.0  # how often a long command is checked for having exited while its output stays open
 LINGER_S = 1.0  # output still read after the command exited
-KILLED = 137
+REPORT_LIMIT = 4_000_000  # bytes of a runner's structured report read back
+# Run as the command user: stops whatever the team's code left running (the keeper is another user).
+STOP_LEFTOVERS = "kill -9 -1 2>/dev/null; "
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class StepResult:
-    exit_code: int | None
-    timed_out: bool
-    duration_s: float
-    stdout: str
-    stderr: str
-    truncated: bool
 
 
 class DockerSandbox:
@@ -137,12 +131,22 @@ class DockerSandbox:
 
     async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float,
                    used: list[Container]) -> TestReport:
+        user = [path for path in job.authoritative if path in job.files]
+        authority = authority_for(job.language, self._config) if user else None
+        if authority is not None and (why := authority.refusal(job.files, user)):
+            return reports.refused(why)
         setup = _needs_setup(language, job.files)
         network = setup and self._config.setup_network
         container = self._pool.take(job.language) if self._pool and not network else None
         if container is None:
             container = await self._start(job.language, language, network)
         used.append(container)
+        if authority is None:
+            return await self._run_one_pass(container, job, language, setup, network, limit_s)
+        return await self._run_user_first(container, job, language, setup, network, limit_s, authority, user)
+
+    async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
+                            network: bool, limit_s: float) -> TestReport:
         first = language.setup_command if setup else language.test_command
         unpack_then_first = await self._stage(container, job.files, language, first)
         if setup:
@@ -151,7 +155,48 @@ class DockerSandbox:
                 return report
         test = unpack_then_first if not setup else ["sh", "-c", language.test_command]
         step = await self._step(container, test, language.workdir, limit_s)
-        return _report(step, language, self._config)
+        return reports.single(step, language, self._config)
+
+    async def _run_user_first(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
+                              network: bool, limit_s: float, authority: Authority, user: list[str]) -> TestReport:
+        """The user's tests alone, locked down and judged per file; then the team's, as configured."""
+        present = authority.pass_files(job.files, user)
+        team_tests = {path: text for path, text in job.files.items() if path not in present}
+        token = secrets.token_hex(8)  # frames the user's files' sections of the output
+        command = authority.command(user, present, language.workdir, token)
+        if setup:
+            report = await self._setup(container, language, network,
+                                       await self._stage(container, present, language, language.setup_command))
+            if report is not None:
+                return report
+            # The setup ran the team's code: stop what it left running, then put the user's files back.
+            await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
+                             self._config.user, "/")
+            present = {path: job.files[path] for path in user}
+        argv = await self._stage(container, present, language, command)
+        budget = self._config.max_output_bytes // (2 if team_tests else 1)
+        step = await self._step(container, argv, language.workdir, limit_s, output_limit=budget)
+        written = await self._read_report(container, authority) if not step.timed_out else ""
+        verdict = authority.verdict(user, job.files, step.stdout, written, token, language.workdir)
+        shown = authority.shown(step.stdout, token)
+        team = None
+        if team_tests and not step.timed_out:
+            remove_user = f"{STOP_LEFTOVERS}rm -f -- {quoted(user)}; {language.test_command}"
+            argv = await self._stage(container, team_tests, language, remove_user)
+            team_step = await self._step(container, argv, language.workdir, max(limit_s - step.duration_s, 1.0),
+                                         output_limit=budget)
+            team = reports.single(team_step, language, self._config)
+        return reports.combined(user, shown, step, verdict, team, self._config)
+
+    async def _read_report(self, container: Container, authority: Authority) -> str:
+        """The runner's structured report, read after stopping anything the tests left running."""
+        if not authority.report_path:
+            return ""
+        _, text = await self._call(
+            containers.run_quiet, self._client_(), container,
+            ["sh", "-c", f"{STOP_LEFTOVERS}cat {authority.report_path} 2>/dev/null"], self._config.user, "/",
+            2 * REPORT_LIMIT)
+        return text
 
     async def _setup(self, container: Container, language: LanguageConfig, network: bool,
                      argv: list[str]) -> TestReport | None:
@@ -168,10 +213,10 @@ class DockerSandbox:
                           truncated=step.truncated)
 
     async def _step(self, container: Container, argv: list[str], workdir: str, limit_s: float,
-                    env: dict[str, str] | None = None) -> StepResult:
+                    env: dict[str, str] | None = None, output_limit: int | None = None) -> StepResult:
         """Run one command in the container, killed from outside after ``limit_s``."""
         client = self._client_()
-        output = SplitOutput(self._config.max_output_bytes)
+        output = SplitOutput(output_limit or self._config.max_output_bytes)
         started = time.monotonic()
         exec_id, stream = await self._call(
             containers.exec_stream, client, container, argv, self._config.user, workdir, env)
@@ -258,23 +303,3 @@ def _needs_setup(language: LanguageConfig, files: Mapping[str, str]) -> bool:
         return False
     names = {path.rsplit("/", 1)[-1] for path in files}
     return any(wanted in names for wanted in language.setup_when)
-
-
-def _report(step: StepResult, language: LanguageConfig, config: SandboxConfig) -> TestReport:
-    counts = parse(language.report_format, step.stdout, step.stderr)
-    status = TestStatus.TIMEOUT if step.timed_out else status_of(step.exit_code, counts)
-    stderr = step.stderr + _note(step, config)
-    return TestReport(status=status, exit_code=step.exit_code, duration_s=round(step.duration_s, 3),
-                      passed=counts.passed, failed=counts.failed, stdout=step.stdout, stderr=stderr,
-                      truncated=step.truncated)
-
-
-def _note(step: StepResult, config: SandboxConfig) -> str:
-    """A plain sentence about how the sandbox ended the run, when it did."""
-    if step.timed_out:
-        return f"\n[sandbox] killed after the {step.duration_s:.0f}s time limit"
-    if step.exit_code == KILLED:
-        return f"\n[sandbox] killed (exit 137): most often the {config.memory_mb} MB memory limit"
-    if step.truncated:
-        return f"\n[sandbox] output over {config.max_output_bytes} bytes was cut in the middle"
-    return ""

@@ -32,7 +32,10 @@ def test_container_is_locked_down():
     assert opts["read_only"] is True
     assert opts["cap_drop"] == ["ALL"]
     assert opts["security_opt"] == ["no-new-privileges"]
-    assert opts["user"] == "65534:65534"
+    # The keeper runs as a user of its own: the commands (65534) can neither kill it nor hide from a reset.
+    assert opts["user"] == "65533:65533"
+    assert container_options(SandboxConfig(user="65533:65533"), "python", PYTHON, "img", False)["user"] != \
+        "65533:65533"
     assert opts["init"] is True
     assert "privileged" not in opts and "volumes" not in opts and "mounts" not in opts
 

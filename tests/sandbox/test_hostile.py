@@ -122,7 +122,12 @@ def test_no_host_secret():
     print(dict(os.environ))
     assert "CODEGEN_FAKE_SECRET" not in os.environ
     assert "OPENAI_API_KEY" not in os.environ
-    assert "{FAKE_SECRET}".encode() not in open("/proc/1/environ", "rb").read()
+    for pid in ("1", "self"):
+        try:
+            environ = open("/proc/" + pid + "/environ", "rb").read()
+        except PermissionError:  # the keeper (pid 1's child) and init run as another user
+            environ = b""
+        assert "{FAKE_SECRET}".encode() not in environ
 '''.replace("{FAKE_SECRET}", FAKE_SECRET[:6] + '" "' + FAKE_SECRET[6:])))
     assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
     assert FAKE_SECRET not in report.stdout + report.stderr

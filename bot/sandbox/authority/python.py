@@ -1,0 +1,106 @@
+"""Python: the user's test files through a pytest nothing in the work dir or the dependencies configures.
+
+- ``python3 -I``: no ``PYTHON*`` variable, no user site, and neither the work dir nor ``/tmp/deps`` on
+  ``sys.path`` while pytest starts, so no ``pytest.py``, ``_pytest/`` or ``sitecustomize.py`` there
+  is imported in its place;
+- ``-c`` an ini file written outside the work dir, so no ``pytest.ini``, ``pyproject.toml``,
+  ``setup.cfg`` or ``tox.ini`` (``addopts = -k ...``) is read; it puts the work dir and the
+  dependencies on ``sys.path`` for the tests only;
+- ``--noconftest``: no ``conftest.py`` (hooks, ``collect_ignore``, fixtures) anywhere;
+- ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and no ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS``: no plugin installed
+  by the dependency setup is loaded through its entry point;
+- the user's files named explicitly, and counted from a JUnit XML report written outside the work dir.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Mapping, Sequence
+
+from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, judge, quoted
+
+DEPS = "/tmp/deps"  # where the python setup step installs requirements.txt
+
+
+class Pytest(Authority):
+    report_path = f"{REPORT_DIR}/report.xml"
+
+    def command(self, user: Sequence[str], files: Mapping[str, str], workdir: str, token: str) -> str:
+        ini = f"[pytest]\njunit_family = xunit1\npythonpath = {workdir} {DEPS}\n"
+        return (
+            f"rm -rf {REPORT_DIR} && mkdir -p {REPORT_DIR} && printf '%s' {shlex.quote(ini)} > {REPORT_DIR}/pytest.ini && "
+            "env -u PYTEST_ADDOPTS -u PYTEST_PLUGINS PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 "
+            f"python3 -I -m pytest -c {REPORT_DIR}/pytest.ini --rootdir={workdir} --noconftest "
+            f"-p no:cacheprovider -q -rfEs --color=no --junitxml={self.report_path} "
+            f"{quoted(user, workdir.rstrip('/') + '/')}"
+        )
+
+    def verdict(self, user: Sequence[str], files: Mapping[str, str], stdout: str, report: str,
+                token: str, workdir: str) -> Verdict:
+        results = {path: FileResult() for path in user}
+        try:
+            cases = _testcases(report)
+        except ValueError as error:
+            return judge(results, [f"pytest wrote no readable report of the user's tests ({error})"])
+        extra: list[str] = []
+        for case in cases:
+            path = case.get("file", "")
+            result = results.get(path)
+            if result is None:  # a collection error has no file; anything else failing is a failure too
+                if _outcome(case)[0] in ("failure", "error"):
+                    extra.append(f"pytest reported: {_message(case)}")
+                continue
+            _count(result, case, workdir.rstrip("/") + "/" + path, "xfail" in files.get(path, ""))
+        return judge(results, extra)
+
+    def display(self, stdout: str) -> str:
+        return _XML_NOTE.sub("", stdout)  # where the report went is the sandbox's business
+
+
+_XML_NOTE = re.compile(r"^-+ generated xml file: .* -+\n", re.M)
+
+
+def _testcases(report: str) -> list[ElementTree.Element]:
+    if not report.strip():
+        raise ValueError("it is missing")
+    if "<!DOCTYPE" in report or "<!ENTITY" in report:
+        raise ValueError("it declares entities")
+    try:
+        root = ElementTree.fromstring(report)
+    except ElementTree.ParseError as error:
+        raise ValueError(str(error)) from None
+    return list(root.iter("testcase"))
+
+
+def _outcome(case: ElementTree.Element) -> tuple[str, ElementTree.Element | None]:
+    for kind in ("failure", "error", "skipped"):
+        found = case.find(kind)
+        if found is not None:
+            return kind, found
+    return "passed", None
+
+
+def _count(result: FileResult, case: ElementTree.Element, location: str, file_uses_xfail: bool) -> None:
+    result.ran = True
+    kind, element = _outcome(case)
+    if kind == "passed":
+        result.passed += 1
+    elif kind in ("failure", "error"):
+        result.failed += 1
+    elif element is not None and element.get("type") == "pytest.xfail":
+        # The XML does not say where an xfail came from: only a file that asks for it may have one.
+        if not file_uses_xfail:
+            result.foreign_skips.append(f"xfail of {case.get('name')}, which the file does not ask for")
+    else:
+        # A skip's text starts with where it was raised: "/work/test_calc.py:12: reason".
+        where = (element.text or "") if element is not None else ""
+        if not where.startswith(location + ":"):
+            result.foreign_skips.append(where.rsplit(": ", 1)[0] if where else f"skip of {case.get('name')}")
+
+
+def _message(case: ElementTree.Element) -> str:
+    _, element = _outcome(case)
+    text = (element.get("message") if element is not None else None) or case.get("name") or ""
+    return text[:300]

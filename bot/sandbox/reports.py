@@ -1,0 +1,78 @@
+"""From what the container printed to the ``TestReport`` a run returns: one pass, or the user's pass
+(judged by its ``Authority``) followed by the team's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agents.types import TestReport, TestStatus
+from bot.config import LanguageConfig, SandboxConfig
+from bot.sandbox.authority import Verdict
+from bot.sandbox.results import parse, status_of
+
+KILLED = 137
+
+
+@dataclass(frozen=True)
+class StepResult:
+    exit_code: int | None
+    timed_out: bool
+    duration_s: float
+    stdout: str
+    stderr: str
+    truncated: bool
+
+
+def single(step: StepResult, language: LanguageConfig, config: SandboxConfig) -> TestReport:
+    """The report of a run with one pass: the language's configured test command."""
+    counts = parse(language.report_format, step.stdout, step.stderr)
+    status = TestStatus.TIMEOUT if step.timed_out else status_of(step.exit_code, counts)
+    return TestReport(status=status, exit_code=step.exit_code, duration_s=round(step.duration_s, 3),
+                      passed=counts.passed, failed=counts.failed, stdout=step.stdout,
+                      stderr=step.stderr + note(step, config), truncated=step.truncated)
+
+
+def refused(why: str) -> TestReport:
+    """The user's tests cannot run as given, because of something the team wrote."""
+    return TestReport(status=TestStatus.FAILED, exit_code=None, passed=0, failed=1,
+                      stderr=f"[sandbox] the user's tests were not run: {why}")
+
+
+def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict, team: TestReport | None,
+             config: SandboxConfig) -> TestReport:
+    """The user's pass (``shown`` is its output as a person reads it) and, when it ran, the team's."""
+    user_ok = verdict.ok and step.exit_code == 0 and not step.timed_out
+    problems = list(verdict.problems)
+    if verdict.ok and step.exit_code not in (0, None) and not step.timed_out:
+        problems.append(f"the run of the user's tests exited {step.exit_code}")
+    stderr = step.stderr + note(step, config) + "".join(
+        f"\n[sandbox] the user's tests do not pass: {problem}" for problem in problems)
+    stdout = f"== the user's tests ({', '.join(user)}), run as given ==\n{shown}"
+    if step.timed_out or (team is not None and team.status is TestStatus.TIMEOUT):
+        status = TestStatus.TIMEOUT
+    elif not user_ok or (team is not None and not team.ok):
+        status = TestStatus.FAILED
+    else:
+        status = TestStatus.PASSED
+    passed, failed = verdict.passed, verdict.failed
+    duration, truncated, exit_code = step.duration_s, step.truncated, step.exit_code
+    if team is not None:
+        stdout += f"\n== the team's tests ==\n{team.stdout}"
+        stderr += ("\n" if stderr else "") + team.stderr
+        passed, failed = passed + (team.passed or 0), failed + (team.failed or 0)
+        duration, truncated = duration + team.duration_s, truncated or team.truncated
+        exit_code = exit_code if exit_code else team.exit_code
+    return TestReport(status=status, exit_code=exit_code, duration_s=round(duration, 3), passed=passed,
+                      failed=failed, stdout=stdout, stderr=stderr.lstrip("\n"), truncated=truncated)
+
+
+def note(step: StepResult, config: SandboxConfig) -> str:
+    """A plain sentence about how the sandbox ended the run, when it did."""
+    if step.timed_out:
+        return f"\n[sandbox] killed after the {step.duration_s:.0f}s time limit"
+    if step.exit_code == KILLED:
+        return f"\n[sandbox] killed (exit 137): most often the {config.memory_mb} MB memory limit"
+    if step.truncated:
+        return f"\n[sandbox] output over {config.max_output_bytes} bytes was cut in the middle"
+    return ""

@@ -1,0 +1,142 @@
+"""Judging the user's pass from each runner's report (no Docker): what counts as ran, passed, failed, skipped."""
+
+from __future__ import annotations
+
+import json
+
+from bot.sandbox.authority import FileResult, framed, judge, sections
+from bot.sandbox.authority.go import GoTest
+from bot.sandbox.authority.java import JavaTest
+from bot.sandbox.authority.python import Pytest
+from bot.sandbox.authority.rust import CargoTest
+from bot.sandbox.authority.tap import BashTap
+
+USER = ["test_calc.py"]
+FILES = {"test_calc.py": "def test_a(): pass\n"}
+
+
+def junit(*cases: str) -> str:
+    return f'<?xml version="1.0"?><testsuites><testsuite name="pytest">{"".join(cases)}</testsuite></testsuites>'
+
+
+def case(name: str, inner: str = "", file: str = "test_calc.py") -> str:
+    return f'<testcase classname="x" name="{name}" file="{file}" line="1">{inner}</testcase>'
+
+
+def python_verdict(report: str, files=FILES):
+    return Pytest().verdict(USER, files, "", report, "t", "/work")
+
+
+def test_python_counts_passes_and_failures_per_user_file():
+    verdict = python_verdict(junit(case("a"), case("b"), case("c", '<failure message="boom">x</failure>')))
+    assert (verdict.passed, verdict.failed, verdict.ok) == (2, 1, False)
+    assert verdict.problems == ("test_calc.py: 1 of its tests failed",)
+
+
+def test_python_skip_from_the_users_file_counts_but_one_from_the_code_does_not():
+    own = '<skipped type="pytest.skip" message="later">/work/test_calc.py:3: later</skipped>'
+    foreign = '<skipped type="pytest.skip" message="busy">/work/calc.py:7: busy</skipped>'
+    assert python_verdict(junit(case("a"), case("b", own))).ok
+    verdict = python_verdict(junit(case("a"), case("b", foreign)))
+    assert not verdict.ok and "skipped from outside the file (/work/calc.py:7)" in verdict.problems[0]
+
+
+def test_python_xfail_only_where_the_file_asks_for_it():
+    xfail = '<skipped type="pytest.xfail" message="" />'
+    assert not python_verdict(junit(case("a"), case("b", xfail))).ok
+    assert python_verdict(junit(case("a"), case("b", xfail)), {"test_calc.py": "@pytest.mark.xfail\n"}).ok
+
+
+def test_python_a_file_with_nothing_passed_or_no_readable_report_fails():
+    assert python_verdict(junit(case("a", file="test_other.py"))).problems == (
+        "test_calc.py: none of its tests ran and passed",)
+    for report in ("", "<testsuites", '<!DOCTYPE x [<!ENTITY a "b">]><testsuites/>'):
+        verdict = python_verdict(report)
+        assert not verdict.ok and "no readable report" in verdict.problems[0]
+
+
+def test_python_collection_errors_outside_any_file_fail():
+    verdict = python_verdict(junit(case("a"), case("test_calc", '<error message="collection failure"/>', file="")))
+    assert not verdict.ok and "collection failure" in verdict.problems[0]
+
+
+def go_stream(*events: dict) -> str:
+    return "\n".join(json.dumps(e) for e in events) + "\n"
+
+
+GO_FILES = {"calc_test.go": "package calc\n\nfunc TestAdd(t *testing.T) {}\nfunc TestSkip(t *testing.T) {}\n"}
+
+
+def test_go_tests_are_found_by_name_and_skips_by_where_they_were_called():
+    out = go_stream({"Action": "pass", "Test": "TestAdd"},
+                    {"Action": "output", "Test": "TestSkip", "Output": "    calc_test.go:4: later\n"},
+                    {"Action": "skip", "Test": "TestSkip"})
+    assert GoTest().verdict(["calc_test.go"], GO_FILES, out, "", "t", "/work").ok
+    foreign = out.replace("calc_test.go:4", "calc.go:9")
+    verdict = GoTest().verdict(["calc_test.go"], GO_FILES, foreign, "", "t", "/work")
+    assert not verdict.ok and "calc.go" in verdict.problems[0]
+
+
+def test_go_a_package_that_failed_without_a_test_failing_fails():
+    out = go_stream({"Action": "pass", "Test": "TestAdd"}, {"Action": "fail", "Package": "calc"})
+    verdict = GoTest().verdict(["calc_test.go"], GO_FILES, out, "", "t", "/work")
+    assert not verdict.ok and "go test failed for calc" in verdict.problems[0]
+    assert GoTest().display(out + "plain line\n") == "plain line\n"
+
+
+RUST_FILES = {"tests/calc_test.rs": "#[test]\nfn test_sub() {}\n#[test]\n#[ignore]\nfn test_slow() {}\n"}
+RUST_OUT = """     Running unittests src/lib.rs (/tmp/target/debug/deps/calc-1)
+test tests::test_sub ... ok
+     Running tests/calc_test.rs (/tmp/target/debug/deps/calc_test-2)
+test test_sub ... FAILED
+test test_slow ... ignored
+"""
+
+
+def test_rust_results_belong_to_the_target_that_built_them():
+    verdict = CargoTest().verdict(["tests/calc_test.rs"], RUST_FILES, RUST_OUT, "", "t", "/work")
+    assert (verdict.passed, verdict.failed) == (0, 1)  # the library's own test_sub is not the user's
+
+
+def test_rust_ignored_only_where_the_file_marks_it():
+    out = RUST_OUT.replace("test test_sub ... FAILED", "test test_sub ... ok")
+    assert CargoTest().verdict(["tests/calc_test.rs"], RUST_FILES, out, "", "t", "/work").ok
+    plain = {"tests/calc_test.rs": RUST_FILES["tests/calc_test.rs"].replace("#[ignore]\n", "")}
+    assert not CargoTest().verdict(["tests/calc_test.rs"], plain, out, "", "t", "/work").ok
+
+
+def test_rust_refuses_only_team_written_switches():
+    manifest = '[package]\nname = "c"\n\n[lib]\nharness = false\n'
+    assert "harness = false under [lib]" in CargoTest().refusal({"Cargo.toml": manifest}, ["tests/a.rs"])
+    assert CargoTest().refusal({"Cargo.toml": manifest}, ["Cargo.toml", "tests/a.rs"]) == ""  # the user's own
+    assert CargoTest().refusal({"Cargo.toml": "not toml ["}, ["tests/a.rs"]) == ""  # cargo says what is wrong
+    assert ".cargo/config" in CargoTest().refusal({".cargo/config": ""}, ["tests/a.rs"])
+
+
+def test_java_lines_per_class_with_assumptions_and_ignores():
+    files = {"CalcTest.java": "public class CalcTest {}", "pkg/OtherTest.java": "package pkg;\n@Ignore"}
+    report = "CalcTest 3 0 1 0\npkg.OtherTest 2 0 0 1\n"
+    verdict = JavaTest().verdict(["CalcTest.java", "pkg/OtherTest.java"], files, "", report, "t", "/work")
+    assert verdict.passed == 4
+    assert verdict.problems == ("CalcTest.java: a test was skipped from outside the file "
+                                "(1 test(s) stopped by an assumption the file does not make)",)
+
+
+def test_tap_sections_need_their_end_and_their_whole_plan():
+    token, bash = "abc", BashTap()
+    assert framed(0, "true", token).startswith('echo "@@codegen-authority abc begin 0"')
+    assert sections("@@codegen-authority abc begin 0\nok 1\n", token) == {0: ("ok 1\n", None)}
+    verdict = bash.verdict(["test_a.sh", "test_b.sh"], {}, "@@codegen-authority abc begin 0\nok 1 - a\n"
+                           "@@codegen-authority abc end 0 0\n@@codegen-authority abc begin 1\nok 1\n1..3\n"
+                           "@@codegen-authority abc end 1 0\n", "", token, "/work")
+    assert verdict.problems == ("test_b.sh: 2 of its tests failed",)
+    crashed = bash.verdict(["test_a.sh"], {}, "@@codegen-authority abc begin 0\nok 1\n"
+                           "@@codegen-authority abc end 0 139\n", "", token, "/work")
+    assert not crashed.ok
+    forged = bash.verdict(["test_a.sh"], {}, "@@codegen-authority other end 0 0\n", "", token, "/work")
+    assert forged.problems == ("test_a.sh: none of its tests ran and passed",)
+
+
+def test_judge_counts_each_file_that_did_not_pass_as_a_failure():
+    verdict = judge({"a": FileResult(passed=2), "b": FileResult(), "c": FileResult(failed=3)})
+    assert (verdict.passed, verdict.failed, len(verdict.problems)) == (2, 4, 2)
