@@ -11,21 +11,35 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from agents.errors import UserInputError
 from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
 from bot.attachments import to_attachment
 from bot.chat.words import agent_title
+from bot.inert import inert
+from bot.local_files import read_regular_file
 from bot.redact import Redactor
 from bot.service import ChatRequest, RunHandle, Service, new_run_id
 
 PLATFORM = "terminal"
 
 
+@dataclass(frozen=True)
+class Styled:
+    """Text shown in one of our colours (an SGR code such as "1" bold, "31" red)."""
+
+    code: str
+    text: str
+
+
+Part = str | Styled
+
+
 class Renderer:
     """Writes a run's events as a person reads them: a header per turn, the text as it streams.
-    Text goes out a whole line at a time, so a secret split across two deltas is still masked."""
+    Text goes out a whole line at a time, so a secret split across two deltas is still masked.
+    Everything from outside passes ``_safe`` (secrets masked, control sequences made inert); only
+    the colours added here reach the terminal as escape sequences."""
 
     def __init__(self, out: TextIO, color: bool, redact: Redactor | None = None) -> None:
         self._out, self._color = out, color
@@ -35,24 +49,23 @@ class Renderer:
 
     async def __call__(self, event: Event) -> None:
         if isinstance(event, TurnStarted):
-            title = agent_title(event.agent)
-            self._line(f"\n{self._style('1', f'── {title}')} {self._style('2', f'(round {event.round})')}")
+            self._line("\n", Styled("1", f"── {agent_title(event.agent)}"), " ", Styled("2", f"(round {event.round})"))
         elif isinstance(event, TextDelta):
             lines, _, self._pending = (self._pending + event.text).rpartition("\n")
             if lines or _:
-                self._out.write(self._redact(lines + "\n"))
+                self._out.write(self._safe(lines + "\n"))
         elif isinstance(event, TurnFinished):
             if self._pending:
-                self._out.write(self._redact(self._pending) + "\n")
+                self._out.write(self._safe(self._pending) + "\n")
                 self._pending = ""
             self._turn_footer(event)
         elif isinstance(event, TestReported):
             self._report(event)
         elif isinstance(event, CheckedIn):
             note = f" ({event.result.note})" if event.result.note else ""
-            self._line(f"\n{self._style('1', 'Checked in:')} {event.result.location}{note}")
+            self._line("\n", Styled("1", "Checked in:"), f" {event.result.location}{note}")
         elif isinstance(event, Notice):
-            self._line(self._style("33", f"! {event.text}"))
+            self._line(Styled("33", f"! {event.text}"))
         elif isinstance(event, RunFinished):
             self.finished = event
         self._out.flush()
@@ -60,60 +73,56 @@ class Renderer:
     def _turn_footer(self, event: TurnFinished) -> None:
         if event.files:
             listed = ", ".join(f"{p} ({c.count(chr(10))} lines)" for p, c in event.files.items())
-            self._line(self._style("36", f"   files: {listed}"))
+            self._line(Styled("36", f"   files: {listed}"))
         usage = event.usage
-        self._line(self._style("2", f"   [{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens, "
-                                    f"{event.duration_s:.1f}s]"))
+        self._line(Styled("2", f"   [{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens, "
+                               f"{event.duration_s:.1f}s]"))
 
     def _report(self, event: TestReported) -> None:
         report = event.report
         color = "32" if report.ok else "31"
-        self._line(f"\n{self._style(color, f'Tests ({event.language}): {report.summary()}')} in {report.duration_s:.1f}s")
+        self._line("\n", Styled(color, f"Tests ({event.language}): {report.summary()}"), f" in {report.duration_s:.1f}s")
         if not report.ok:
-            self._line(self._style("2", _indent(report.output(2000))))
-
+            self._line(Styled("2", _indent(report.output(2000))))
 
     def summary(self, event: RunFinished, out_dir: Path | None) -> str:
         color = {RunStatus.PASSED: "32", RunStatus.FAILED: "31", RunStatus.ERROR: "31"}.get(event.status, "33")
-        lines = [f"\n{self._style(color, f'Run {event.run_id}: {event.status.upper()}')} — {event.reason}"]
+        lines = [self._text("\n", Styled(color, f"Run {event.run_id}: {event.status.upper()}"), f" — {event.reason}")]
         if event.report and not event.report.ok and event.status is not RunStatus.PASSED:
-            lines.append("Failing output:\n" + _indent(event.report.output(2000)))
+            lines.append(self._text("Failing output:\n" + _indent(event.report.output(2000))))
         cost = f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""
-        lines.append(f"Tokens: {event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out{cost}")
+        lines.append(self._text(f"Tokens: {event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out{cost}"))
         if event.checkin:
-            lines.append(f"Checked in: {event.checkin.location}")
+            lines.append(self._text(f"Checked in: {event.checkin.location}"))
         if out_dir and (event.files or event.tests) and not (event.checkin and event.checkin.kind == "folder"):
-            lines.append(f"Files: {out_dir}")
-        return self._redact("\n".join(lines))
+            lines.append(self._text(f"Files: {out_dir}"))
+        return "\n".join(lines)
 
-    def _line(self, text: str) -> None:
-        self._out.write(self._redact(text) + "\n")
+    def _line(self, *parts: Part) -> None:
+        self._out.write(self._text(*parts) + "\n")
 
-    def _style(self, code: str, text: str) -> str:
-        return f"\x1b[{code}m{text}\x1b[0m" if self._color else text
+    def _text(self, *parts: Part) -> str:
+        return "".join(self._styled(p) if isinstance(p, Styled) else self._safe(p) for p in parts)
+
+    def _styled(self, part: Styled) -> str:
+        text = self._safe(part.text)
+        return f"\x1b[{part.code}m{text}\x1b[0m" if self._color else text
+
+    def _safe(self, text: str) -> str:
+        return inert(self._redact(text))
 
 
 def _indent(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
 
 
-def read_attachments(paths: list[str], max_bytes: int) -> tuple[Attachment, ...]:
-    """The ``--file`` arguments as attachments; an unreadable, binary or oversized file is refused.
-    At most ``max_bytes + 1`` bytes are read, so a huge file (or /dev/zero) is refused, not loaded."""
+async def read_attachments(paths: list[str], max_bytes: int) -> tuple[Attachment, ...]:
+    """The ``--file`` arguments as attachments; anything but a readable regular text file within
+    ``max_bytes`` is refused. Files are read in a worker thread, so a slow disk stalls no other run."""
     attachments = []
     for name in paths:
-        path = Path(name)
-        try:
-            if path.is_dir():
-                raise UserInputError(f"{name} is a folder; attach the files in it one by one.")
-            size = path.stat().st_size
-            if size > max_bytes:
-                raise UserInputError(f"{name} is {size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
-            with path.open("rb") as file:
-                data = file.read(max_bytes + 1)
-        except OSError as error:
-            raise UserInputError(f"Cannot read {name}: {error.strerror or error}.") from None
-        attachments.append(to_attachment(path.name, data, max_bytes))
+        data = await asyncio.to_thread(read_regular_file, name, max_bytes)
+        attachments.append(to_attachment(Path(name).name, data, max_bytes))
     return tuple(attachments)
 
 
@@ -129,7 +138,7 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
                           max_attachment_bytes: int, thread_key: str, out: TextIO = sys.stdout,
                           redact: Redactor | None = None) -> int:
     """Run the team on a task; returns the exit status (0 only when the tests passed)."""
-    attachments = read_attachments(request.files, max_attachment_bytes)
+    attachments = await read_attachments(request.files, max_attachment_bytes)
     run_id = new_run_id()
     out_dir = Path(request.out_dir or f"codegen-{run_id}")
     renderer = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ, redact=redact)

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from agents.errors import CodegenError, UserInputError
 from bot.config import Config, Secrets, find_config_path, load_config
+from bot.inert import inert
 from bot.redact import Redactor, install_log_redaction
 
 log = logging.getLogger("codegen")
@@ -34,6 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=os.environ.get("CODEGEN_LOG_LEVEL", "WARNING").upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    _never_fail_on_output()
     secrets = Secrets.from_env()
     install_log_redaction(secrets.values())
     redact = Redactor(secrets.values())
@@ -41,11 +43,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_config(find_config_path(args.config))
         return asyncio.run(args.handler(args, config, secrets))
     except CodegenError as error:
-        print(f"codegen-chat: {redact(str(error))}", file=sys.stderr)
+        print(f"codegen-chat: {inert(redact(str(error)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("codegen-chat: stopped", file=sys.stderr)
         return 130
+
+
+def _never_fail_on_output() -> None:
+    """A terminal whose encoding cannot show a character gets it escaped rather than a traceback."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,16 +121,17 @@ async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -
     from adapters.terminal_history import print_run, print_runs
     from bot.app import open_store
 
+    redact = Redactor(secrets.values())
     store = await open_store(config)
     try:
         if args.run_id:
             record = await store.run(args.run_id)
             if record is None:
-                print(f"codegen-chat: no run {args.run_id} in {config.db_path()}", file=sys.stderr)
+                print(f"codegen-chat: no run {inert(args.run_id)} in {config.db_path()}", file=sys.stderr)
                 return 1
-            print_run(record)
+            print_run(record, redact=redact)
         else:
-            print_runs(await store.runs(args.limit), config.db_path())
+            print_runs(await store.runs(args.limit), config.db_path(), redact=redact)
         return 0
     finally:
         await store.close()

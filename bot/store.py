@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import socket
 import sqlite3
 import time
@@ -159,7 +160,7 @@ class Store:
 
     async def conversation(self, platform: str, thread_key: str) -> int:
         """The id of the conversation living in ``platform``/``thread_key``, created if new."""
-        await self._db.execute(
+        await self._execute(
             "INSERT OR IGNORE INTO conversations (platform, thread_key, created_at) VALUES (?, ?, ?)",
             (platform, thread_key, time.time()),
         )
@@ -170,7 +171,7 @@ class Store:
 
     async def create_run(self, run_id: str, conversation_id: int, task: str, user_id: str,
                          attachments: list[str]) -> None:
-        await self._db.execute(
+        await self._execute(
             "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (run_id, conversation_id, task, user_id, RunStatus.RUNNING, self.owner, time.time(), json.dumps(attachments)),
@@ -183,7 +184,7 @@ class Store:
         host = socket.gethostname()
         stale = [r["id"] for r in rows if _owner_gone(r["owner"], host)]
         for run_id in stale:
-            await self._db.execute(
+            await self._execute(
                 "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
                 (RunStatus.INTERRUPTED, INTERRUPTED_REASON, time.time(), run_id),
             )
@@ -229,13 +230,13 @@ class Store:
         elif isinstance(event, TestReported):
             await self._note(event.run_id, "test_report", {"round": event.round, "language": event.language,
                                                               **asdict(event.report)})
-            await self._db.execute("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))
+            await self._execute("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))
         elif isinstance(event, CheckedIn):
-            await self._db.execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))
+            await self._execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))
         elif isinstance(event, Notice):
             await self._note(event.run_id, "notice", {"text": event.text})
         elif isinstance(event, WorkSaved):
-            await self._db.execute(
+            await self._execute(
                 "UPDATE runs SET files = ?, tests = ?, user_tests = ? WHERE id = ?",
                 (json.dumps(event.files.as_dict()), json.dumps(event.tests.as_dict()),
                  json.dumps(event.user_tests.as_dict()), event.run_id),
@@ -248,14 +249,14 @@ class Store:
 
     async def _record_turn(self, event: TurnFinished) -> None:
         now = time.time()
-        await self._db.execute(
+        await self._execute(
             "INSERT INTO turns (run_id, agent, round, text, files, started_at, finished_at, model, prompt_tokens,"
             " completion_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (event.run_id, event.agent, event.round, event.text, json.dumps(event.files.as_dict()),
              now - event.duration_s, now, event.model, event.usage.prompt_tokens, event.usage.completion_tokens,
              event.usage.cost_usd),
         )
-        await self._db.execute(
+        await self._execute(
             "UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
             " cost_usd = cost_usd + ? WHERE id = ?",
             (event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.cost_usd, event.run_id),
@@ -267,7 +268,7 @@ class Store:
         def json_or_none(files: FileSet) -> str | None:
             return json.dumps(files.as_dict()) if files else None
 
-        await self._db.execute(
+        await self._execute(
             "UPDATE runs SET status = ?, reason = ?, finished_at = ?, files = COALESCE(?, files),"
             " tests = COALESCE(?, tests), user_tests = COALESCE(?, user_tests), report = COALESCE(?, report),"
             " checkin = COALESCE(?, checkin), plan = COALESCE(NULLIF(?, ''), plan),"
@@ -278,7 +279,7 @@ class Store:
         )
 
     async def _note(self, run_id: str, kind: str, body: dict[str, Any]) -> None:
-        await self._db.execute(
+        await self._execute(
             "INSERT INTO notes (run_id, kind, body, at) VALUES (?, ?, ?, ?)", (run_id, kind, json.dumps(body), time.time())
         )
 
@@ -316,23 +317,26 @@ class Store:
     async def remember(self, conversation_key: str, gist_id: str) -> None:
         platform, _, thread_key = conversation_key.partition(":")
         await self.conversation(platform, thread_key)
-        await self._db.execute(
+        await self._execute(
             "UPDATE conversations SET gist_id = ? WHERE platform = ? AND thread_key = ?", (gist_id, platform, thread_key)
         )
         await self._db.commit()
 
     async def first_sighting(self, key: str) -> bool:
         """True the first time ``key`` is seen (a platform event id), False for every redelivery."""
-        cursor = await self._db.execute("INSERT OR IGNORE INTO seen_events (key, at) VALUES (?, ?)", (key, time.time()))
+        cursor = await self._execute("INSERT OR IGNORE INTO seen_events (key, at) VALUES (?, ?)", (key, time.time()))
         await self._db.commit()
         return cursor.rowcount == 1
 
+    async def _execute(self, sql: str, args: tuple[Any, ...] = ()) -> aiosqlite.Cursor:
+        return await self._db.execute(sql, tuple(_storable(a) for a in args))
+
     async def _one(self, sql: str, *args: Any) -> aiosqlite.Row | None:
-        async with self._db.execute(sql, args) as cursor:
+        async with self._db.execute(sql, tuple(_storable(a) for a in args)) as cursor:
             return await cursor.fetchone()
 
     async def _all(self, sql: str, *args: Any) -> list[aiosqlite.Row]:
-        async with self._db.execute(sql, args) as cursor:
+        async with self._db.execute(sql, tuple(_storable(a) for a in args)) as cursor:
             return list(await cursor.fetchall())
 
 
@@ -346,6 +350,16 @@ async def _add_missing_columns(db: aiosqlite.Connection) -> None:
             present = {row[1] for row in await cursor.fetchall()}
         if column not in present:
             await db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+
+
+def _storable(value: Any) -> Any:
+    """Text SQLite can hold: a lone surrogate (a model's JSON may carry one) becomes U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def conversation_key(platform: str, thread_key: str) -> str:

@@ -210,7 +210,8 @@ async def test_a_secret_split_across_streamed_pieces_is_masked(tmp_path):
 
 async def test_a_huge_attachment_is_refused_without_reading_it_all(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url, "[input]\nmax_attachment_bytes = 1000\n")
-    code, _, err = await cli(tmp_path, "run", "task", "--file", "/dev/zero", config=config)
-    assert code == 2 and "zero is too large: attachments are limited to 1,000 bytes" in err
+    (tmp_path / "big.py").write_text("x" * 1001)
+    code, _, err = await cli(tmp_path, "run", "task", "--file", "big.py", config=config)
+    assert code == 2 and "big.py is 1,001 bytes; attachments are limited to 1,000 bytes" in err
     code, _, err = await cli(tmp_path, "run", "task", "--file", str(tmp_path), config=config)
     assert code == 2 and "is a folder" in err

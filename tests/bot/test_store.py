@@ -171,3 +171,12 @@ async def test_old_event_keys_are_forgotten_at_open(tmp_path):
     store = await Store.open(tmp_path / "db.sqlite3")
     assert await store.first_sighting("slack:old")  # pruned, so seen afresh
     await store.close()
+
+
+async def test_text_holding_a_lone_surrogate_is_stored_not_refused(store):
+    """A model's JSON can carry "\\udc9b"; SQLite cannot hold it as UTF-8, so it is kept as U+FFFD."""
+    await start_run(store, task="task \udc9b")
+    await store.record(TurnFinished("r1", agent="planner", round=0, text="plan \ud800 end", model="m\udfff"))
+    assert await store.run("r1\udc9b") is None  # a lookup with one is no error either
+    record = await store.run("r1")
+    assert record.summary.task == "task \ufffd" and record.turns[0].text == "plan \ufffd end"

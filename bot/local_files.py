@@ -1,0 +1,61 @@
+"""Reading a file a person names on the command line: regular files only, sized before they are read.
+
+A name can point at something that is not a file to read: a named pipe (opening it for reading waits for
+a writer, forever), a device (``/dev/zero`` never ends; opening some has side effects), a socket, a
+folder, or a kernel pseudo-file (``/proc/self/environ`` reports size 0 yet holds the environment, its
+secrets included). The file's type is checked before it is opened, the opened descriptor is checked
+again (the name may have been swapped in between), and a file whose content is not the size the file
+system reports is refused. The calls block, so async callers run ``read_regular_file`` in a thread.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from agents.errors import UserInputError
+
+_KINDS = {
+    stat.S_IFIFO: "a named pipe", stat.S_IFCHR: "a device", stat.S_IFBLK: "a device", stat.S_IFSOCK: "a socket",
+}
+
+
+def read_regular_file(name: str, max_bytes: int) -> bytes:
+    """The bytes of the regular file ``name`` (links followed), or ``UserInputError`` saying why not."""
+    try:
+        _check(name, os.stat(name), max_bytes)
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        try:
+            info = os.fstat(fd)
+            _check(name, info, max_bytes)
+            data = _read(fd, info.st_size + 1)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise UserInputError(f"Cannot read {name}: {error.strerror or error}.") from None
+    if len(data) != info.st_size:
+        raise UserInputError(f"{name} is not an ordinary file (its content is not the size the file system "
+                             "reports, as with /proc and /sys entries, or it changed while read); attach a copy.")
+    return data
+
+
+def _check(name: str, info: os.stat_result, max_bytes: int) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise UserInputError(f"{name} is a folder; attach the files in it one by one.")
+    if not stat.S_ISREG(info.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
+        raise UserInputError(f"{name} is {kind}, not a regular file; only regular files can be attached.")
+    if info.st_size > max_bytes:
+        raise UserInputError(f"{name} is {info.st_size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
+
+
+def _read(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
