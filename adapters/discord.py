@@ -1,7 +1,7 @@
 """Discord: ``/code`` and mentions open a thread where the team works.
 
 ``serve`` runs the bot until cancelled; ``doctor_checks`` checks the token. The handlers live in
-``adapters.discord_handlers``, the thread rendering in ``adapters.discord_render``.
+``adapters.discord_handlers``; ``adapters.discord_thread`` is the thread the run renderer draws in.
 
 Intents, smallest first:
 - none at all are needed for ``/code`` and the Stop button (interactions always arrive);
@@ -27,7 +27,8 @@ from discord import app_commands
 from discord.gateway import DiscordWebSocket
 from discord.http import HTTPClient, Route
 
-from adapters.discord_handlers import INTERNAL_ERROR, Context, StopButton, context_of, on_code, on_message, stop_all
+from adapters.discord_handlers import INTERNAL_ERROR, PLATFORM, Context, context_of, on_code, on_message, on_stop
+from adapters.discord_thread import StopButton
 from bot.config import Config, ConfigError, DiscordConfig, Secrets
 from bot.doctor_types import CheckResult
 from bot.redact import Redactor
@@ -58,6 +59,9 @@ class CodegenBot(discord.Client):
     async def setup_hook(self) -> None:
         self.add_dynamic_items(StopButton)
         await sync_commands(self.tree, self.codegen.config.sync_guilds)
+
+    async def stop_pressed(self, interaction: discord.Interaction, run_id: str) -> None:
+        await on_stop(self.codegen, interaction, run_id)
 
     async def on_message(self, message: discord.Message) -> None:
         if self.user is None:
@@ -145,7 +149,7 @@ async def serve(service: Service, store: Store, config: Config, secrets: Secrets
                 "[discord] message_content_intent = true needs the Message Content intent: enable it at "
                 f"{PORTAL} (Bot, Privileged Gateway Intents), or set it to false") from None
         finally:
-            await stop_all(bot.codegen, SHUTDOWN_GRACE_S)
+            await service.stop_all(PLATFORM, SHUTDOWN_GRACE_S)
             await bot.close()
 
 

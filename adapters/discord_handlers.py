@@ -1,29 +1,29 @@
 """What the bot does with a ``/code`` command, a message and a Stop press: check, then run in a thread.
 
 Translation only: access and input checks turn into refusals, everything else into a ``ChatRequest``
-for the service, whose events a ``ThreadRenderer`` posts. Refusals cost no model call.
+for the service, which draws the run in the thread. Refusals cost no model call.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 import discord
 
 from adapters.discord_access import Place, place_of, refusal
-from adapters.discord_render import ThreadRenderer
 from adapters.discord_text import thread_name, without_mention
+from adapters.discord_thread import DiscordMarkup, DiscordThread
 from agents.errors import UserInputError
 from agents.types import Attachment
 from bot.attachments import to_attachment
+from bot.chat.thread import ChatPlatform, ThreadStyle
 from bot.config import DiscordConfig
 from bot.redact import Redactor
-from bot.service import ChatRequest, RunHandle, Service, new_run_id
+from bot.service import ChatRequest, Service
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -37,23 +37,22 @@ HEADER_TASK_CHARS = 1500  # of the task quoted in the message a thread starts fr
 USER_MESSAGE_TYPES = (discord.MessageType.default, discord.MessageType.reply)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Context:
-    """What the handlers share: the core, the settings and the runs under way in this process."""
+    """What the handlers share: the core and the settings."""
 
     service: Service
     store: Store
     config: DiscordConfig
     redact: Redactor
     max_attachment_bytes: int
-    runs: dict[str, RunUnderWay] = field(default_factory=dict)
 
-
-@dataclass(frozen=True)
-class RunUnderWay:
-    handle: RunHandle
-    renderer: ThreadRenderer
-    user_id: str  # who started it: only they may stop it
+    @property
+    def platform(self) -> ChatPlatform:
+        """Discord as the run renderer draws in it."""
+        return ChatPlatform(PLATFORM, DiscordMarkup(), ThreadStyle(
+            max_message_chars=self.config.max_message_chars, update_interval_s=self.config.update_interval_s,
+            max_inline_code_chars=self.config.inline_code_max_chars))
 
 
 class HasContext(Protocol):
@@ -157,59 +156,30 @@ async def thread_for(ctx: Context, channel: object, start: discord.Message, task
         raise UserInputError(NO_THREAD_PERMISSION) from None
 
 
-async def run_in_thread(ctx: Context, thread: discord.abc.Messageable, request: ChatRequest) -> None:
-    """Post the control message, hand the request to the service, and stay until the last message is out."""
-    run_id = new_run_id()
-    renderer = ThreadRenderer(thread, ctx.config, ctx.redact)
-    view = discord.ui.View(timeout=None)
-    view.add_item(StopButton(run_id))
-    await renderer.open(run_id, view)
+async def run_in_thread(ctx: Context, thread: discord.Thread, request: ChatRequest) -> None:
+    """Hand the request to the service, which draws the run in the thread; a refusal is said there."""
     try:
-        handle = await ctx.service.submit(request, renderer, renderer.publisher(), run_id=run_id)
-    except UserInputError as error:
-        await renderer.refuse(f"⚠️ {error}")
-        return
-    except Exception:
-        log.exception("could not start run %s", run_id)
-        await renderer.refuse(f"⚠️ {INTERNAL_ERROR}")
-        return
-    ctx.runs[run_id] = RunUnderWay(handle, renderer, request.user_id)
-    try:
-        await renderer.done()
-    finally:
-        ctx.runs.pop(run_id, None)
+        await ctx.service.start(request, DiscordThread(thread), ctx.platform)
+    except UserInputError as error:  # the queue filled up since the check
+        await thread.send(f"⚠️ {error}")
 
 
-class StopButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], template=r"codegen:stop:(?P<run_id>[0-9a-f]{1,32})"):
-    """The Stop button. Its custom_id carries the run id, so it works on any message, also after a restart."""
-
-    def __init__(self, run_id: str) -> None:
-        super().__init__(discord.ui.Button(label="Stop", style=discord.ButtonStyle.danger,
-                                           custom_id=f"codegen:stop:{run_id}"))
-        self.run_id = run_id
-
-    @classmethod
-    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
-                             match: Any) -> StopButton:
-        return cls(match["run_id"])
-
-    async def callback(self, interaction: discord.Interaction) -> None:
-        ctx = context_of(interaction.client)
-        refused = refusal(ctx.config, interaction_place(interaction)) or _not_starter(ctx, self.run_id, interaction.user)
-        if refused:
-            await interaction.response.send_message(refused, ephemeral=True)
-        elif ctx.service.cancel(self.run_id):
-            # The run's last message and the button's removal come from its renderer, in order.
-            await interaction.response.defer()
-        else:
-            await interaction.response.edit_message(content=f"Run `{self.run_id}` is no longer running.", view=None)
+async def on_stop(ctx: Context, interaction: discord.Interaction, run_id: str) -> None:
+    refused = refusal(ctx.config, interaction_place(interaction)) or _not_starter(ctx, run_id, interaction.user)
+    if refused:
+        await interaction.response.send_message(refused, ephemeral=True)
+    elif ctx.service.cancel(run_id):
+        # The run's last message and the button's removal come from its renderer, in order.
+        await interaction.response.defer()
+    else:
+        await interaction.response.edit_message(content=f"Run `{run_id}` is no longer running.", view=None)
 
 
 def _not_starter(ctx: Context, run_id: str, user: discord.abc.User) -> str | None:
-    run = ctx.runs.get(run_id)
-    if run is None or run.user_id == str(user.id):
+    starter = ctx.service.starter(run_id)
+    if starter is None or starter == str(user.id):
         return None
-    return f"Only <@{run.user_id}> (who started this run) can stop it."
+    return f"Only <@{starter}> (who started this run) can stop it."
 
 
 # -- shared pieces --------------------------------------------------------------------------------
@@ -235,12 +205,3 @@ def _role_ids(user: discord.abc.User) -> list[int]:
 
 def _excerpt(task: str) -> str:
     return task if len(task) <= HEADER_TASK_CHARS else task[:HEADER_TASK_CHARS].rstrip() + " …"
-
-
-async def stop_all(ctx: Context, grace_s: float) -> None:
-    """On shutdown: stop the runs under way and give their threads a moment to say so."""
-    for run in ctx.runs.values():
-        run.handle.cancel()
-    pending = [asyncio.ensure_future(run.renderer.done()) for run in ctx.runs.values()]
-    if pending:
-        await asyncio.wait(pending, timeout=grace_s)

@@ -6,9 +6,8 @@ whether the tokens and scopes are right. The pieces:
 
     slack_events   which messages are for the bot, one run per message, the Stop button
     slack_access   allowlists, the threads the bot works in, a message's task text
-    slack_render   a run's events drawn into its thread, edited live
-    slack_thread   posting, editing and uploading in one thread; the attach-the-files publisher
-    slack_text     Markdown to mrkdwn, splitting, the live view
+    slack_thread   posting, editing and uploading in one thread (what the run renderer draws with)
+    slack_text     Markdown to mrkdwn
     slack_files    files shared with a task, downloaded with the bot token
     slack_http     the HTTP mode server
     slack_doctor   token and scope checks
@@ -44,7 +43,7 @@ async def serve(service: Service, store: Store, config: Config, secrets: Secrets
     async with aiohttp.ClientSession() as session:  # one connection pool for the Web API and downloads
         client = web_client(settings, secrets.slack_bot_token, session)
         await _check_bot_token(client, settings)
-        bot = SlackBot(service, store, config, secrets, client, session)
+        bot = SlackBot(service, store, config, client, session)
         app = build_app(bot, client, secrets.slack_signing_secret, http=settings.mode == "http")
         try:
             if settings.mode == "http":

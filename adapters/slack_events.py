@@ -3,7 +3,6 @@ everything here may take its time; none of it decides how the team works (that i
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
 import logging
@@ -15,13 +14,12 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack_access import Incoming, incoming, mentions, refusal, task_text
 from adapters.slack_files import read_shared_files
-from adapters.slack_render import ThreadRenderer
-from adapters.slack_text import escape
-from adapters.slack_thread import STOP_ACTION, Thread, status_blocks
+from adapters.slack_text import SlackMarkup, escape
+from adapters.slack_thread import STOP_ACTION, SlackThread
 from agents.errors import UserInputError
-from bot.config import Config, Secrets
-from bot.redact import Redactor
-from bot.service import ChatRequest, Service, new_run_id
+from bot.chat.thread import ChatPlatform, ThreadStyle
+from bot.config import Config, SlackConfig
+from bot.service import ChatRequest, Service
 from bot.store import Store
 
 log = logging.getLogger(__name__)
@@ -32,14 +30,12 @@ INTERNAL_ERROR = "Something went wrong on the bot's side before the team could s
 
 
 class SlackBot:
-    def __init__(self, service: Service, store: Store, config: Config, secrets: Secrets, client: AsyncWebClient,
+    def __init__(self, service: Service, store: Store, config: Config, client: AsyncWebClient,
                  downloads: aiohttp.ClientSession) -> None:
         self._service, self._store, self._config = service, store, config
         self._settings = config.slack
         self._client, self._downloads = client, downloads
-        self._redact = Redactor(secrets.values())
-        self._drawing: dict[str, asyncio.Task[None]] = {}  # run id -> its renderer, until the run is drawn
-        self._starters: dict[str, str] = {}  # run id -> who started it (only they may stop it), as long as drawn
+        self._platform = platform(config.slack)
 
     def register(self, app: AsyncApp) -> None:
         app.event("app_mention")(self.on_event)
@@ -100,40 +96,15 @@ class SlackBot:
         self._service.check(request)  # the files' count and names
         return request
 
-    async def _start(self, thread: Thread, request: ChatRequest) -> None:
-        run_id = new_run_id()
-        waiting = self._service.active_run(PLATFORM, request.thread_key)
-        renderer = ThreadRenderer(thread, self._settings)
+    async def _start(self, thread: SlackThread, request: ChatRequest) -> None:
         try:
-            await self._service.submit(request, renderer, renderer, run_id=run_id)
+            await self._service.start(request, thread, self._platform)
         except UserInputError as error:  # the queue filled up since the check
             await thread.post(escape(str(error)))
-            return
-        # The Stop button appears once the run exists, so a press always finds it. The run's events
-        # wait in the renderer's queue meanwhile, so this reply still comes first.
-        text = (f"Got it: this follows run `{waiting}` in this thread (run `{run_id}`)." if waiting
-                else f"On it: the team is starting (run `{run_id}`).")
-        try:
-            renderer.status_ts = await thread.post(text, blocks=status_blocks(text, run_id))
-        except Exception:
-            self._service.cancel(run_id)  # a run nobody can see or stop helps no one
-            raise
-        self._starters[run_id] = request.user_id
-        self._drawing[run_id] = renderer.start()
-        self._drawing[run_id].add_done_callback(lambda _: self._forget(run_id))
-
-    def _forget(self, run_id: str) -> None:
-        self._drawing.pop(run_id, None)
-        self._starters.pop(run_id, None)
 
     async def shutdown(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
         """Stop this bot's runs and give their threads a moment to say so."""
-        drawing = list(self._drawing.values())
-        for run_id in list(self._drawing):
-            self._service.cancel(run_id)
-        if drawing:
-            log.warning("slack: stopping %d run(s)", len(drawing))
-            await asyncio.wait(drawing, timeout=grace_s)
+        await self._service.stop_all(PLATFORM, grace_s)
 
     # -- the Stop button ----------------------------------------------------------------------
 
@@ -142,9 +113,9 @@ class SlackBot:
         user = str(body.get("user", {}).get("id", ""))
         channel = str(body.get("channel", {}).get("id", ""))
         posted = body.get("message") or {}
-        thread = Thread(self._client, channel, str(posted.get("thread_ts") or posted.get("ts") or ""), self._redact)
+        thread = SlackThread(self._client, channel, str(posted.get("thread_ts") or posted.get("ts") or ""))
         run_id = str((body.get("actions") or [{}])[0].get("value", ""))
-        starter = self._starters.get(run_id, user)
+        starter = self._service.starter(run_id) or user
         why_not = refusal(self._settings, channel, user, channel.startswith("D"))
         if why_not:
             await thread.ephemeral(user, why_not)
@@ -155,5 +126,12 @@ class SlackBot:
         else:
             log.info("run %s stopped by %s", run_id, user)
 
-    def _thread(self, message: Incoming) -> Thread:
-        return Thread(self._client, message.channel, message.thread_ts, self._redact)
+    def _thread(self, message: Incoming) -> SlackThread:
+        return SlackThread(self._client, message.channel, message.thread_ts)
+
+
+def platform(settings: SlackConfig) -> ChatPlatform:
+    """Slack as the run renderer draws in it."""
+    return ChatPlatform(PLATFORM, SlackMarkup(), ThreadStyle(
+        max_message_chars=settings.max_message_chars, update_interval_s=settings.update_interval_s,
+        max_inline_code_chars=settings.upload_files_over_chars))

@@ -1,17 +1,15 @@
-"""Text for Slack: Markdown from the models turned into Slack's mrkdwn, and the live view of a turn being
-written."""
+"""Slack's markup (``bot.chat.thread.Markup``): Markdown from the models and the renderer turned into
+Slack's mrkdwn."""
 
 from __future__ import annotations
 
 import re
 
 from agents.fences import inert, segments
-from bot.chat.split import split_message
 
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 _LINK = re.compile(r"\[([^\]\n]+)\]\((https?://[^)\s]+)\)")
-ELLIPSIS = "…"
 
 
 def escape(text: str) -> str:
@@ -44,13 +42,9 @@ def _inline(line: str) -> str:
     return _LINK.sub(lambda m: f"<{m.group(2).replace('&amp;', '&')}|{m.group(1)}>", line)
 
 
-def pieces(markdown: str, limit: int) -> list[str]:
-    """The text as Slack messages of at most ``limit`` characters, code fences kept balanced."""
-    return split_message(to_mrkdwn(markdown), limit) or [""]
+class SlackMarkup:
+    def text(self, markdown: str) -> str:
+        return to_mrkdwn(markdown)
 
-
-def live_view(markdown: str, limit: int) -> str:
-    """What a message shows while its turn is still being written: the newest ``limit`` characters,
-    an unclosed code block closed so Slack renders it."""
-    parts = pieces(markdown, limit - len(ELLIPSIS) - 1)
-    return (ELLIPSIS + "\n" + parts[-1]) if len(parts) > 1 else parts[0]
+    def mention(self, user_id: str) -> str:
+        return f"<@{user_id}>"

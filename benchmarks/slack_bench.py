@@ -31,7 +31,7 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack, events_envelope, message_event
 from tests.fakes.team_script import ScriptedSandbox
 
-FINAL_WORDS = ("Passed:", "Failed:", "Stopped:", "Error:")
+FINAL_WORDS = ("✅ Passed:", "❌ Failed:", "⏹️ Stopped:", "⚠️ Error:")
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -94,7 +94,7 @@ async def measure(slack: FakeSlack, mentions: int, label: str) -> None:
     first = [slack.thread(m.channel, m.ts)[0].posted_at - slack.sent[i] for m, i in zip(messages, ids, strict=True)]
     done = [next(r for r in slack.thread(m.channel, m.ts) if r.text.startswith(FINAL_WORDS)).posted_at - slack.sent[i]
             for m, i in zip(messages, ids, strict=True)]
-    passed = sum(slack.thread(m.channel, m.ts)[-1].text.startswith("Passed:") for m in messages)
+    passed = sum(slack.thread(m.channel, m.ts)[-1].text.startswith("✅ Passed:") for m in messages)
     print(f"\n{mentions} mentions at once, {label}: one process, Socket Mode, scripted model and sandbox")
     acked = sum(i in slack.acks for i in ids)
     print(f"acknowledged: {acked}/{mentions}; runs passed: {passed}/{mentions}; all done in {total:.1f} s")

@@ -11,6 +11,7 @@ from agents.protocols import Sandbox
 from agents.types import TestJob, TestReport
 from bot.config import Config, ConfigError, Secrets
 from bot.llm import OpenAIChatModel
+from bot.redact import Redactor
 from bot.service import PublisherFactory, Service
 from bot.store import Store
 
@@ -64,7 +65,8 @@ async def running_service(config: Config, secrets: Secrets, store: Store) -> Asy
     """The service with its real model and sandbox, closed on the way out (idle warm containers go too)."""
     model, sandbox = build_model(config, secrets), build_sandbox(config)
     try:
-        yield Service(config, store, model, sandbox, publisher_factory(config, secrets, store))
+        yield Service(config, store, model, sandbox, publisher_factory(config, secrets, store),
+                      redact=Redactor(secrets.values()))
     finally:
         close = getattr(sandbox, "close", None)
         if close is not None:

@@ -19,7 +19,10 @@ from agents.manager import Manager, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.types import Attachment, RunRequest, RunStatus
+from bot.chat.renderer import RunRenderer
+from bot.chat.thread import ChatPlatform, ChatThread
 from bot.config import Config
+from bot.redact import Redactor
 from bot.runner import INTERNAL_ERROR_REASON, EventSink, deliver, drive, stopped
 from bot.store import Store, conversation_key
 from bot.usage import RunUsage
@@ -70,13 +73,16 @@ class Service:
         sandbox: Sandbox,
         publisher_for: PublisherFactory = lambda fallback: fallback,
         prompts: PromptBook | None = None,
+        redact: Redactor | None = None,
     ) -> None:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
         self._publisher_for = publisher_for
         self._prompts = prompts or PromptBook()
+        self._redact = redact or Redactor(())
         self._waiting: list[_Waiter] = []
         self._running: list[_Waiter] = []
         self._handles: dict[str, RunHandle] = {}
+        self._drawn: dict[str, tuple[str, RunRenderer]] = {}  # run id -> (platform, its renderer) until drawn
 
     # -- what adapters call -------------------------------------------------------------------
 
@@ -128,6 +134,33 @@ class Service:
         await asyncio.sleep(0)
         return handle
 
+    async def start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
+        """Queue the run and draw it in ``thread``: the status message with the Stop control first, then
+        every event (``bot.chat.renderer``). ``UserInputError`` says why a request cannot be taken."""
+        run_id = new_run_id()
+        follows = self.active_run(request.platform, request.thread_key)
+        renderer = RunRenderer(thread, platform, self._redact)
+        handle = await self.submit(request, renderer, renderer, run_id=run_id)
+        # The status message (and its Stop control) appears once the run exists, so a press always finds
+        # it; the run's first events wait in the renderer's queue meanwhile, so it still comes first.
+        try:
+            await renderer.open(run_id, follows)
+        except BaseException:
+            handle.cancel()  # a run nobody can see or stop helps no one
+            raise
+        self._drawn[run_id] = (platform.name, renderer)
+        renderer.when_done(lambda: self._drawn.pop(run_id, None))
+        return handle
+
+    async def stop_all(self, platform: str, grace_s: float) -> None:
+        """Stop every run drawn in ``platform``'s threads and give the threads ``grace_s`` to say so."""
+        drawn = [(run_id, renderer) for run_id, (name, renderer) in self._drawn.items() if name == platform]
+        for run_id, _ in drawn:
+            self.cancel(run_id)
+        if drawn:
+            log.warning("%s: stopping %d run(s)", platform, len(drawn))
+            await asyncio.wait([asyncio.ensure_future(renderer.done()) for _, renderer in drawn], timeout=grace_s)
+
     def cancel(self, run_id: str) -> bool:
         """Stop a run (queued or running). False when no such run is under way in this process."""
         handle = self._handles.get(run_id)
@@ -135,6 +168,10 @@ class Service:
             return False
         handle.cancel()
         return True
+
+    def starter(self, run_id: str) -> str | None:
+        """Who started a run under way (or queued) in this process: only they may stop it."""
+        return next((w.user_id for w in [*self._running, *self._waiting] if w.run_id == run_id), None)
 
     def active_run(self, platform: str, thread_key: str) -> str | None:
         """The run under way (or queued) in a thread, if any."""

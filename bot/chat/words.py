@@ -4,7 +4,8 @@ platform's markup formatter turns it into what that platform shows."""
 
 from __future__ import annotations
 
-from agents.events import RunFinished
+from agents.events import RunFinished, TestReported
+from agents.fences import inert
 from agents.types import Publication, RunStatus, TestReport
 from bot.checkin.files import README_NAME, gist_layout
 from bot.checkin.readme import compose_readme
@@ -17,7 +18,12 @@ STATUS_WORDS = {
     RunStatus.PASSED: "Passed", RunStatus.FAILED: "Failed", RunStatus.STOPPED: "Stopped",
     RunStatus.ERROR: "Error", RunStatus.INTERRUPTED: "Interrupted", RunStatus.RUNNING: "Running",
 }
+STATUS_EMOJI = {
+    RunStatus.PASSED: "✅", RunStatus.FAILED: "❌", RunStatus.STOPPED: "⏹️", RunStatus.ERROR: "⚠️",
+    RunStatus.INTERRUPTED: "⏸️",
+}
 MAX_ATTACHED_FILE_BYTES = 8 * 1024 * 1024  # under Discord's upload limit; a larger file is left out with a note
+FAILING_OUTPUT_CHARS = 1500
 
 
 def agent_title(agent: str) -> str:
@@ -27,6 +33,39 @@ def agent_title(agent: str) -> str:
 def turn_header(agent: str, round_: int) -> str:
     """The first line of a turn's message. Round 0 is the planning before the first round of code."""
     return f"**{agent_title(agent)}**" + (f" · round {round_}" if round_ else "")
+
+
+def opening_status(run_id: str, follows: str | None = None) -> str:
+    """The status message of a run just accepted (it carries the Stop control)."""
+    if follows:
+        return f"Got it: this follows run `{follows}` in this thread (run `{run_id}`)."
+    return f"On it: the team is starting (run `{run_id}`)."
+
+
+def closing_status(event: RunFinished) -> str:
+    """The status message once the run is over (the Stop control gone)."""
+    return f"{status_word(event.status, emoji=True)} Run `{event.run_id}` finished: {status_word(event.status)}."
+
+
+def status_word(status: RunStatus, emoji: bool = False) -> str:
+    return STATUS_EMOJI.get(status, "") if emoji else STATUS_WORDS.get(status, str(status))
+
+
+def notice_text(text: str) -> str:
+    return f"ℹ️ {text}"
+
+
+def report_text(event: TestReported) -> str:
+    """A test run as the thread shows it: the result, and the output when it failed."""
+    report = event.report
+    text = f"🧪 **Tests** ({event.language}): {report.summary()} in {report.duration_s:.1f}s"
+    if not report.ok:  # output nobody controls: it must not close the block it is shown in
+        text += f"\n```\n{inert(report.output(FAILING_OUTPUT_CHARS))}\n```"
+    return text
+
+
+def final_text(event: RunFinished) -> str:
+    return f"{status_word(event.status, emoji=True)} {final_summary(event)}".strip()
 
 
 def report_line(report: TestReport) -> str:

@@ -13,12 +13,14 @@ import pytest
 from adapters.discord import CodegenBot, endpoints, make_bot
 from bot.app import publisher_factory
 from bot.llm import OpenAIChatModel
+from bot.redact import Redactor
 from bot.service import Service
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
 from tests.fakes.discord_api import GUILD_ID, TOKEN, FakeDiscord, StoredMessage
 from tests.fakes.team_script import ScriptedSandbox
 
+FINAL_WORDS = ("✅ Passed:", "❌ Failed:", "⏹️ Stopped:", "⚠️ Error:")
 WAIT_S = 15.0  # a ceiling for "this eventually happens", never a measured duration
 
 
@@ -49,7 +51,7 @@ async def start_bot(discord_config, discord_secrets, store, discord_api):
             config = with_changes(discord_config, discord=changes) if changes else discord_config
             config = dataclasses.replace(config, prices=prices) if prices else config
             service = Service(config, store, OpenAIChatModel(config, discord_secrets), sandbox or ScriptedSandbox(),
-                              publisher_factory(config, discord_secrets, store))
+                              publisher_factory(config, discord_secrets, store), redact=Redactor(discord_secrets.values()))
             endpoints_set.enter_context(endpoints(config.discord))
             bot = make_bot(service, store, config, discord_secrets)
             task = asyncio.create_task(bot.start(TOKEN))
@@ -90,7 +92,7 @@ def thread_of(fake: FakeDiscord) -> int:
 
 def final_message(fake: FakeDiscord, channel_id: int, count: int = 1) -> StoredMessage | None:
     """The ``count``-th final summary in a channel (they start with a status emoji), once posted."""
-    finals = [m for m in fake.channel_messages(channel_id) if m.content.startswith(("✅", "❌", "⏹️", "⚠️ Error"))]
+    finals = [m for m in fake.channel_messages(channel_id) if m.content.startswith(FINAL_WORDS)]
     return finals[count - 1] if len(finals) >= count else None
 
 

@@ -30,13 +30,13 @@ async def test_code_defers_opens_a_thread_and_every_turn_lands_in_it_in_order(
     messages = discord_api.channel_messages(thread)
     control, *turns = messages
     assert control.payload["components"] == []  # the Stop button is gone once the run is over
-    assert "passed" in control.content
+    assert control.content.endswith("finished: Passed.")
     headers = [m.content.split("\n", 1)[0] for m in turns]
     assert headers == [
         "**Planner**", "**Programmer** · round 1", "**Optimizer (review)** · round 1",
         "**Tester** · round 1", headers[4], "**Check-In** · round 1", headers[6], headers[7],
     ]
-    assert headers[4].startswith("🧪 python: Tests: 2 passed, 0 failed")
+    assert headers[4] == "🧪 **Tests** (python): 2 passed, 0 failed in 0.1s"
     assert s.PLAN in turns[0].content and "def find_intf(obj):" in turns[1].content
     files_message = turns[6]
     assert files_message.content.startswith("📎 Files of run") and {"intf.py", "test_intf.py", "README.md"} <= set(

@@ -4,6 +4,7 @@ and live edits held to the configured pace."""
 from __future__ import annotations
 
 from agents.types import TestReport, TestStatus
+from bot.chat.renderer import WRITING
 from tests.discord.conftest import eventually, fences_balanced, final_message, script_team, thread_of
 from tests.discord.payloads import slash_code
 from tests.fakes import team_script as s
@@ -49,6 +50,7 @@ async def test_a_5000_character_reply_is_split_at_fences_and_its_long_code_attac
     upload = next(m for m in messages if "big.py" in m.files)
     assert upload.content == "📎 Programmer: `big.py`" and upload.files["big.py"].decode() == BIG_BODY
     assert any("big.py" in c.files for c in discord_api.calls_to("POST", f"/channels/{thread}/messages"))
+    assert discord_api.calls_to("DELETE", "/messages/") == []  # decided before posting: nothing flashes
 
 
 async def test_a_streaming_turn_is_edited_live(start_bot, discord_api, model_server):
@@ -61,7 +63,8 @@ async def test_a_streaming_turn_is_edited_live(start_bot, discord_api, model_ser
     edits = [c.json["content"] for c in discord_api.calls_to("PATCH", f"/messages/{programmer.id}")]
     assert len(edits) > 2 and edits[-1] == programmer.content
     # Each edit shows more of the same text (a code block still open is closed for display).
-    assert all(programmer.content.startswith(edit.removesuffix("\n```")) for edit in edits[1:])
+    assert all(programmer.content.startswith(edit.removesuffix(f"\n{WRITING}").removesuffix("\n```"))
+               for edit in edits[1:])
 
 
 async def test_edits_wait_for_the_interval(start_bot, discord_api, model_server):

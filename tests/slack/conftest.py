@@ -19,6 +19,7 @@ from agents.protocols import Sandbox
 from bot.app import publisher_factory
 from bot.config import Config, Secrets
 from bot.llm import OpenAIChatModel
+from bot.redact import Redactor
 from bot.service import Service
 from bot.store import Store
 from tests.conftest import with_changes
@@ -36,7 +37,7 @@ from tests.fakes.slack_api import (
 )
 from tests.fakes.team_script import ScriptedSandbox
 
-FINAL_WORDS = ("Passed:", "Failed:", "Stopped:", "Error:")
+FINAL_WORDS = ("✅ Passed:", "❌ Failed:", "⏹️ Stopped:", "⚠️ Error:")
 TURN_HEADER = re.compile(r"^\*([^*]+)\*(?: · round \d+)?$")
 
 
@@ -72,7 +73,8 @@ async def start_bot(slack: FakeSlack, store: Store, slack_secrets: Secrets) -> A
     async def start(config: Config, sandbox: Sandbox | None = None, secrets: Secrets | None = None) -> RunningBot:
         secrets = secrets or slack_secrets
         model = OpenAIChatModel(config, secrets)
-        service = Service(config, store, model, sandbox or ScriptedSandbox(), publisher_factory(config, secrets, store))
+        service = Service(config, store, model, sandbox or ScriptedSandbox(), publisher_factory(config, secrets, store),
+                          redact=Redactor(secrets.values()))
         task = asyncio.create_task(adapters.slack.serve(service, store, config, secrets))
         bot = RunningBot(service, model, task)
         running.append(bot)

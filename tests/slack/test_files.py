@@ -116,7 +116,7 @@ async def test_a_failing_runs_attached_files_carry_the_banner_and_distinct_names
     model_server.script("programmer", NESTED_CODE)
     message, _ = await mention(slack, "find all intf keys")
     thread = await finished(slack, "C1", message.ts)
-    assert thread[-1].text.startswith("Failed:")
+    assert thread[-1].text.startswith("❌ Failed:")
     attached = {u["name"]: u["content"] for u in slack.uploads if u["thread_ts"] == message.ts}
     assert attached["a__b.py"] == "NESTED = 1\n" and attached["a_b.py"] == "FLAT = 2\n"
     assert attached["README.md"].startswith("> **Status: FAILING TESTS**")

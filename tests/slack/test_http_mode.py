@@ -81,4 +81,4 @@ async def test_the_stop_button_works_over_http_too(slack, model_server, http_bot
     headers = {**signed_headers(form), "Content-Type": "application/x-www-form-urlencoded"}
     assert await post(session, url, form, headers) == 200
     thread = await finished(slack, "C1", ts)
-    assert thread[-1].text.startswith("Stopped: stopped on request.")
+    assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.")

@@ -1,10 +1,10 @@
-"""Markdown from the models as Slack shows it; the live view."""
+"""Markdown from the models as Slack shows it."""
 
 from __future__ import annotations
 
 import re
 
-from adapters.slack_text import live_view, pieces, to_mrkdwn
+from adapters.slack_text import to_mrkdwn
 
 
 def test_markdown_becomes_mrkdwn_outside_code_only():
@@ -16,19 +16,6 @@ def test_markdown_becomes_mrkdwn_outside_code_only():
 
 def test_slack_control_characters_are_escaped():
     assert to_mrkdwn("<!channel> & <@U123>") == "&lt;!channel&gt; &amp; &lt;@U123&gt;"
-
-
-def test_the_live_view_shows_the_newest_text_with_its_code_block_closed():
-    text = "intro\n```python\n" + "".join(f"line {i}\n" for i in range(500))
-    view = live_view(text, 400)
-    assert len(view) <= 400 and view.startswith("…\n```") and view.rstrip().endswith("```")
-    assert "line 499" in view
-
-
-def test_pieces_fit_and_stay_balanced():
-    text = "```python\n" + "x = 1\n" * 2000 + "```\n"
-    parts = pieces(text, 500)
-    assert all(len(p) <= 500 and len(re.findall(r"^```", p, re.M)) % 2 == 0 for p in parts)
 
 
 def test_a_tilde_block_holding_backtick_fences_stays_one_slack_block():

@@ -39,9 +39,9 @@ async def test_the_stop_button_cancels_the_run_and_the_thread_says_so(slack, mod
 
     run_id = await press_stop(slack, message.ts)
     thread = await finished(slack, "C1", message.ts)
-    assert thread[-1].text.startswith("Stopped: stopped on request.")
+    assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.")
     status = thread[0]
-    assert status.text == f"Run `{run_id}` finished: Stopped." and stop_button(status) is None
+    assert status.text == f"⏹️ Run `{run_id}` finished: Stopped." and stop_button(status) is None
     planner = next(m for m in thread if m.text.startswith("*Planner*"))
     assert planner.text.endswith("_(cut short)_")
     assert bot.service.active_run("slack", f"C1:{message.ts}") is None
@@ -85,7 +85,7 @@ async def test_a_bot_that_is_stopped_says_so_in_its_threads(slack, model_server,
     with contextlib.suppress(asyncio.CancelledError):
         await bot.task
     thread = slack.thread("C1", message.ts)
-    assert thread[-1].text.startswith("Stopped: stopped on request.") and thread[0].text.endswith("finished: Stopped.")
+    assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.") and thread[0].text.endswith("finished: Stopped.")
 
 
 async def test_only_the_person_who_started_a_run_can_stop_it(slack, model_server, slack_config, start_bot):
@@ -101,7 +101,7 @@ async def test_only_the_person_who_started_a_run_can_stop_it(slack, model_server
 
     await press_stop(slack, message.ts, user="UANN")
     thread = await finished(slack, "C1", message.ts)
-    assert thread[-1].text.startswith("Stopped: stopped on request.") and len(slack.ephemeral) == 1
+    assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.") and len(slack.ephemeral) == 1
 
 
 async def test_a_stopped_runs_last_reply_shows_the_tokens_and_cost_it_really_used(
@@ -113,4 +113,4 @@ async def test_a_stopped_runs_last_reply_shows_the_tokens_and_cost_it_really_use
     await eventually(lambda: model_server.calls("programmer"))
     await press_stop(slack, message.ts)
     thread = await finished(slack, "C1", message.ts)
-    assert thread[-1].text.splitlines()[:2] == ["Stopped: stopped on request.", "Tokens: 1,000 in / 500 out (about $0.0020)"]
+    assert thread[-1].text.splitlines()[:2] == ["⏹️ Stopped: stopped on request.", "Tokens: 1,000 in / 500 out (about $0.0020)"]

@@ -35,5 +35,5 @@ async def test_stop_during_the_tests_removes_the_sandbox_container(
 
         await press_stop(slack, message.ts)
         thread = await finished(slack, "C1", message.ts)
-        assert thread[-1].text.startswith("Stopped: stopped on request.")
+        assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.")
         assert await asyncio.to_thread(our_containers, docker_client) == []

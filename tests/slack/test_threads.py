@@ -28,15 +28,14 @@ async def test_a_mention_runs_the_team_in_the_thread_and_ends_with_the_gist_link
         thread = await finished(slack, "C1", message.ts)
 
     status, *rest = thread
-    assert status.text.startswith("Run `") and status.text.endswith("finished: Passed.")
+    assert status.text.startswith("✅ Run `") and status.text.endswith("finished: Passed.")
     assert status.blocks == []  # the Stop button is gone once the run is over
     assert headers(thread) == TURNS
-    assert rest[-1].text.startswith("Passed:") and github.html_url in rest[-1].text  # the last reply: the link
+    assert rest[-1].text.startswith("✅ Passed:") and github.html_url in rest[-1].text  # the last reply: the link
     assert "Tests: 2 passed, 0 failed" in rest[-1].text
     programmer = next(m for m in thread if m.text.startswith("*Programmer*"))
     assert "def find_intf(obj):" in programmer.text and "```python" not in programmer.text  # Slack's fences
-    assert "tokens" in programmer.text.splitlines()[-1]
-    assert any(m.text.startswith("*Tests* (python): 2 passed, 0 failed in 0.1s") for m in thread)
+    assert any(m.text.startswith("🧪 *Tests* (python): 2 passed, 0 failed in 0.1s") for m in thread)
     assert [m.text.split("\n")[0] for m in thread if m.text.startswith("*Planner*")] == ["*Planner*"]
     assert "*Programmer* · round 1" in [m.text.split("\n")[0] for m in thread]
     assert [c.agent for c in model_server.requests] == ["planner", "programmer", "optimizer", "tester", "checkin"]
@@ -63,7 +62,7 @@ async def test_without_github_the_files_are_attached_to_the_thread(slack, model_
     assert attached["intf.py"]["content"] == s.CODE.split("```python path=intf.py\n")[1].split("```")[0]
     assert any(u["permalink"] in thread[-1].text for u in attached.values())
     order = [m.text.split("\n")[0] for m in thread]
-    files_at = next(i for i, m in enumerate(thread) if m.text.startswith("The files of run"))
+    files_at = next(i for i, m in enumerate(thread) if m.text.startswith("📎 Files of run"))
     assert order.index("*Check-In* · round 1") < files_at < len(thread) - 1  # in turn, though Slack lags the team
 
 
@@ -137,7 +136,7 @@ async def test_a_redelivered_event_starts_no_second_run(slack, model_server, sla
     thread = await finished(slack, "C1", message.ts)
     assert len(model_server.calls("planner")) == 1
     assert sum(any(e.get("action_id") == STOP_ACTION for b in m.blocks for e in b.get("elements", []))
-               or m.text.startswith("Run `") for m in thread) == 1
+               or "Run `" in m.text for m in thread) == 1
 
 
 async def test_an_error_reaches_the_thread_as_one_sentence(slack, model_server, slack_config, start_bot):
@@ -148,7 +147,7 @@ async def test_an_error_reaches_the_thread_as_one_sentence(slack, model_server, 
     message, _ = await mention(slack, "find all intf keys")
     thread = await finished(slack, "C1", message.ts)
     summary = thread[-1].text
-    assert summary.startswith("Error:") and "Traceback" not in summary and "\n  File " not in summary
+    assert summary.startswith("⚠️ Error:") and "Traceback" not in summary and "\n  File " not in summary
     assert all("Traceback" not in m.text for m in thread)
 
 
@@ -161,7 +160,7 @@ async def test_a_run_that_must_wait_says_where_it_is_in_the_queue(slack, model_s
     second, _ = await mention(slack, "find all intf keys too", user="UBOB", channel="C2")
     await finished(slack, "C1", first.ts)
     thread = await finished(slack, "C2", second.ts)
-    assert thread[1].text.startswith("_Queued:") and headers(thread) == TURNS
+    assert thread[1].text.startswith("ℹ️ Queued:") and headers(thread) == TURNS
 
 
 async def test_secrets_never_reach_the_thread(slack, model_server, slack_config, slack_secrets, start_bot):

@@ -1,0 +1,87 @@
+"""One Discord thread as the run renderer writes to it (``bot.chat.thread.ChatThread``), and Discord's
+markup: messages sent and edited through discord.py, the Stop button as a persistent component, files
+as attachments."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Mapping
+from typing import Any, Protocol, cast
+
+import discord
+
+from agents.errors import CheckInError
+
+log = logging.getLogger(__name__)
+
+FILES_PER_MESSAGE = 10  # Discord's limit on attachments in one message
+
+
+class StopHandler(Protocol):
+    """The client that handles a press of the Stop button."""
+
+    async def stop_pressed(self, interaction: discord.Interaction, run_id: str) -> None: ...
+
+
+class StopButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], template=r"codegen:stop:(?P<run_id>[0-9a-f]{1,32})"):
+    """The Stop button. Its custom_id carries the run id, so it works on any message, also after a restart;
+    the client decides what a press does."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(discord.ui.Button(label="Stop", style=discord.ButtonStyle.danger,
+                                           custom_id=f"codegen:stop:{run_id}"))
+        self.run_id = run_id
+
+    @classmethod
+    async def from_custom_id(cls, interaction: discord.Interaction, item: discord.ui.Item[Any],
+                             match: Any) -> StopButton:
+        return cls(match["run_id"])
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await cast(StopHandler, interaction.client).stop_pressed(interaction, self.run_id)
+
+
+class DiscordThread:
+    def __init__(self, channel: discord.Thread) -> None:
+        self._channel = channel
+
+    async def post(self, text: str, stop: str = "") -> str:
+        message = await self._channel.send(text, view=_stop_view(stop) or discord.utils.MISSING)
+        return str(message.id)
+
+    async def edit(self, message_id: str, text: str, stop: str = "") -> None:
+        await self._channel.get_partial_message(int(message_id)).edit(content=text, view=_stop_view(stop))
+
+    async def upload(self, files: Mapping[str, str], comment: str) -> str:
+        """The files attached in as many messages as Discord's limit needs; the link to the first."""
+        items = list(files.items())
+        first = ""
+        try:
+            for start in range(0, len(items), FILES_PER_MESSAGE):
+                batch = [discord.File(io.BytesIO(content.encode("utf-8")), filename=name)
+                         for name, content in items[start:start + FILES_PER_MESSAGE]]
+                message = await self._channel.send(comment if not start else None, files=batch)
+                first = first or message.jump_url
+        except discord.HTTPException as error:
+            log.warning("attaching %d file(s) in thread %s failed: %s", len(items), self._channel.id, error)
+            raise CheckInError(f"Discord did not take the files ({error.status} {error.text or 'error'}).") from None
+        return first
+
+
+def _stop_view(run_id: str) -> discord.ui.View | None:
+    if not run_id:
+        return None
+    view = discord.ui.View(timeout=None)
+    view.add_item(StopButton(run_id))
+    return view
+
+
+class DiscordMarkup:
+    """Discord reads the models' Markdown as it is; mentions in it never ping (the client allows none)."""
+
+    def text(self, markdown: str) -> str:
+        return markdown
+
+    def mention(self, user_id: str) -> str:
+        return f"<@{user_id}>"

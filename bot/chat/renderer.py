@@ -1,0 +1,267 @@
+"""The run renderer: what a run looks like in a chat thread, the same on every platform.
+
+    a run's events ──> RunRenderer ──> ChatThread   post, edit, upload: the platform's API (one adapter each)
+    (its sink, and                     Markup       Markdown -> the platform's dialect
+     its fallback                      ThreadStyle  message size, edit pace, longest inline code
+     publisher)
+
+The thread, top to bottom:
+
+- the status message, posted as soon as the run is accepted: it carries the Stop control for as long as
+  the run can be stopped, and says at the end how the run ended;
+- one message per agent turn, headed with the agent's name and round, edited while the text streams (at
+  most once per ``update_interval_s``, whole lines only, so a secret split across two deltas is never
+  shown half-masked), then replaced by the finished text: code blocks longer than
+  ``max_inline_code_chars`` go to the thread as files (``bot.chat.long_code``), and text longer than
+  ``max_message_chars`` continues in further messages without breaking a code block (``bot.chat.split``).
+  Nothing is posted and then deleted;
+- test results, notices (queued, a retry, a check-in that fell back) and, when no Gist takes them, the
+  run's files (the renderer is also the run's fallback publisher);
+- the final summary: the status and why, the test result, tokens and cost, where the result is.
+
+One task per run drains a queue of events, so a slow or rate-limited platform never holds up the team, and
+files the fallback publisher attaches land in order with the turns around them. A call the platform
+refuses is logged and the drawing goes on. Every run ends with its ``RunFinished`` (a Stop, or the bot
+shutting down, included), which removes the Stop control and ends the task; ``done()`` waits for it.
+Text is redacted before markup is applied, so escaping cannot hide a secret from the redactor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+
+from agents.errors import CheckInError
+from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
+from agents.types import CheckInResult, Publication
+from bot.chat.long_code import inline_or_attach
+from bot.chat.split import split_message, whole_lines
+from bot.chat.thread import ChatPlatform, ChatThread
+from bot.chat.words import (
+    agent_title,
+    attached_files,
+    closing_status,
+    final_text,
+    notice_text,
+    opening_status,
+    report_text,
+    turn_header,
+)
+
+log = logging.getLogger(__name__)
+
+Redact = Callable[[str], str]
+WRITING = "_writing…_"
+CUT_SHORT = "_(cut short)_"
+ELLIPSIS = "…"
+NO_TEXT = "(no text)"
+
+
+@dataclass
+class _Turn:
+    """The message of the turn being written, and what has streamed into it."""
+
+    message_id: str
+    header: str  # in the platform's markup
+    text: str = ""  # Markdown, as streamed
+    dirty: bool = False
+    drawn_at: float = 0.0
+
+
+@dataclass
+class _Attach:
+    """The fallback publisher's files, waiting in the queue for their turn."""
+
+    publication: Publication
+    result: asyncio.Future[CheckInResult] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class RunRenderer:
+    """The event sink and fallback publisher of one run in one thread. ``open`` posts the status message
+    and starts drawing; until then events wait in the queue."""
+
+    def __init__(self, thread: ChatThread, platform: ChatPlatform, redact: Redact) -> None:
+        self._thread, self._markup, self._style = thread, platform.markup, platform.style
+        self._redact = redact
+        self._queue: asyncio.Queue[Event | _Attach] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._turn: _Turn | None = None
+        self._status_id = ""
+        self.run_id = ""
+        self.finished: RunFinished | None = None
+
+    # -- what the service calls ---------------------------------------------------------------
+
+    async def open(self, run_id: str, follows: str | None = None) -> None:
+        """Post the status message with the Stop control, then draw the run's events as they come."""
+        self.run_id = run_id
+        self._status_id = await self._thread.post(self._show(opening_status(run_id, follows)), stop=run_id)
+        self._task = asyncio.create_task(self._draw_all(), name=f"render-{run_id}")
+
+    async def __call__(self, event: Event) -> None:
+        """The run's event sink: never waits, so the team goes on while the platform is written to."""
+        self._queue.put_nowait(event)
+
+    async def publish(self, publication: Publication) -> CheckInResult:
+        """``agents.protocols.Publisher``: the run's files attached to the thread, in order with the turns."""
+        job = _Attach(publication)
+        self._queue.put_nowait(job)
+        return await job.result
+
+    def when_done(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once the drawing has ended (after ``open``)."""
+        if self._task is not None:
+            self._task.add_done_callback(lambda _: callback())
+
+    async def done(self) -> RunFinished | None:
+        """Wait until the run's last message is out (or the drawing was cancelled)."""
+        if self._task is not None:
+            await asyncio.wait({self._task})
+        return self.finished
+
+    # -- the drawing task ---------------------------------------------------------------------
+
+    async def _draw_all(self) -> None:
+        # One getter outlives the timeouts, so no event is lost to a cancelled ``queue.get()``.
+        getter: asyncio.Future[Event | _Attach] | None = None
+        try:
+            while True:
+                getter = getter or asyncio.ensure_future(self._queue.get())
+                done, _ = await asyncio.wait({getter}, timeout=self._until_due())
+                if not done:  # the stream paused: show what has arrived
+                    await self._guarded(self._redraw_turn)
+                    continue
+                item, getter = getter.result(), None
+                if isinstance(item, _Attach):
+                    await self._attach(item)
+                    continue
+                await self._guarded(self._draw, item)
+                if isinstance(item, RunFinished):
+                    return
+        finally:
+            if getter is not None:
+                getter.cancel()
+
+    async def _guarded(self, step: Callable[..., Awaitable[None]], *args: object) -> None:
+        """One call the platform refuses (after its client's retries) must not silence the rest."""
+        try:
+            await step(*args)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("drawing run %s in its thread failed", self.run_id)
+
+    def _until_due(self) -> float | None:
+        turn = self._turn
+        if turn is None or not turn.dirty:
+            return None
+        return max(0.0, turn.drawn_at + self._style.update_interval_s - time.monotonic())
+
+    async def _draw(self, event: Event) -> None:
+        if isinstance(event, TurnStarted):
+            await self._start_turn(event)
+        elif isinstance(event, TextDelta) and self._turn is not None:
+            self._turn.text += event.text
+            self._turn.dirty = True
+            if self._until_due() == 0.0:
+                await self._redraw_turn()
+        elif isinstance(event, TurnFinished):
+            await self._finish_turn(event)
+        elif isinstance(event, TestReported):
+            await self._post(report_text(event))
+        elif isinstance(event, Notice):
+            await self._post(notice_text(event.text))
+        elif isinstance(event, RunFinished):
+            await self._finish_run(event)
+
+    # -- turns --------------------------------------------------------------------------------
+
+    async def _start_turn(self, event: TurnStarted) -> None:
+        await self._cut_short()  # a turn that never finished keeps what it showed
+        header = self._show(turn_header(event.agent, event.round))
+        message_id = await self._thread.post(f"{header}\n{WRITING}")
+        self._turn = _Turn(message_id, header, drawn_at=time.monotonic())
+
+    async def _redraw_turn(self) -> None:
+        turn = self._turn
+        if turn is None or not turn.dirty:
+            return
+        turn.dirty, turn.drawn_at = False, time.monotonic()
+        shown = whole_lines(turn.text)
+        if shown.strip():
+            await self._thread.edit(turn.message_id, f"{turn.header}\n{self._tail(turn, shown)}\n{WRITING}")
+
+    async def _finish_turn(self, event: TurnFinished) -> None:
+        turn, self._turn = self._turn, None
+        header = turn.header if turn else self._show(turn_header(event.agent, event.round))
+        inlined = inline_or_attach(event.text, self._style.max_inline_code_chars, event.files)
+        pieces = self._pieces(inlined.text.strip() or NO_TEXT, header)
+        pieces[0] = f"{header}\n{pieces[0]}"
+        if turn is not None:
+            await self._thread.edit(turn.message_id, pieces[0])
+        else:
+            await self._thread.post(pieces[0])
+        for piece in pieces[1:]:
+            await self._thread.post(piece)
+        if inlined.files:
+            names = ", ".join(f"`{name}`" for name in inlined.files)
+            await self._upload(inlined.files, f"📎 {agent_title(event.agent)}: {names}")
+
+    async def _cut_short(self) -> None:
+        turn, self._turn = self._turn, None
+        if turn is None:
+            return
+        shown = whole_lines(turn.text)
+        body = self._tail(turn, shown) + "\n" if shown.strip() else ""
+        await self._thread.edit(turn.message_id, f"{turn.header}\n{body}{self._show(CUT_SHORT)}")
+
+    def _tail(self, turn: _Turn, markdown: str) -> str:
+        """The newest part of a turn being written that fits its message, any open code block closed."""
+        pieces = self._pieces(markdown, turn.header, reserve=len(ELLIPSIS) + 1)
+        return f"{ELLIPSIS}\n{pieces[-1]}" if len(pieces) > 1 else pieces[0]
+
+    # -- the rest of the run ------------------------------------------------------------------
+
+    async def _finish_run(self, event: RunFinished) -> None:
+        self.finished = event
+        await self._cut_short()
+        await self._guarded(self._thread.edit, self._status_id, self._show(closing_status(event)))
+        await self._post(final_text(event))
+
+    async def _attach(self, job: _Attach) -> None:
+        # A stopped run cancels ``job.result`` (its publisher stops waiting), before or during the upload;
+        # settling it then would fail here and end the drawing before the run's last message.
+        if job.result.done():
+            return
+        publication = job.publication
+        try:
+            link = await self._upload(attached_files(publication),
+                                      f"📎 Files of run `{publication.run_id}` ({publication.status})")
+        except Exception as error:  # the Manager reports it and keeps the files
+            if not isinstance(error, CheckInError):
+                log.exception("attaching the files of run %s failed", publication.run_id)
+                error = CheckInError("The files could not be attached to the thread.")
+            if not job.result.done():
+                job.result.set_exception(error)
+            return
+        if not job.result.done():
+            job.result.set_result(CheckInResult(location=link or "the files attached in this thread", kind="attachments"))
+
+    async def _post(self, markdown: str) -> None:
+        for piece in split_message(self._show(markdown), self._style.max_message_chars):
+            await self._thread.post(piece)
+
+    async def _upload(self, files: Mapping[str, str], comment: str) -> str:
+        cleaned = {self._redact(name): self._redact(content) for name, content in files.items()}
+        return await self._thread.upload(cleaned, self._show(comment))
+
+    def _show(self, markdown: str) -> str:
+        """Markdown as the platform shows it, with every secret masked first."""
+        return self._markup.text(self._redact(markdown))
+
+    def _pieces(self, markdown: str, header: str, reserve: int = 0) -> list[str]:
+        room = self._style.max_message_chars - len(header) - len(WRITING) - 2 - reserve
+        return split_message(self._show(markdown), room) or [""]

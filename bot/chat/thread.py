@@ -1,0 +1,68 @@
+"""What a chat platform gives the run renderer: a thread to write in and the markup it shows.
+
+A platform adapter implements ``ChatThread`` (three calls into its API) and ``Markup`` (Markdown into its
+dialect), and describes itself with a ``ChatPlatform``; everything else about how a run looks in a
+thread is the renderer's (``bot.chat.renderer``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class ChatThread(Protocol):
+    """One thread on a chat platform. Text comes in the platform's markup, already redacted and no longer
+    than the platform's ``max_message_chars``; file names are flat (no folders) and distinct.
+
+    A call that the platform refuses raises whatever its client raises; the renderer logs it and carries
+    on with the run, except for ``upload``, which says why in a ``CheckInError``.
+    """
+
+    async def post(self, text: str, stop: str = "") -> str:
+        """Post a message at the end of the thread; ``stop`` (a run id) puts the Stop control on it.
+        Returns the message's id, for ``edit``."""
+        ...
+
+    async def edit(self, message_id: str, text: str, stop: str = "") -> None:
+        """Replace a message's text. The Stop control stays only while ``stop`` names the run."""
+        ...
+
+    async def upload(self, files: Mapping[str, str], comment: str) -> str:
+        """Attach text files (name -> content) to the thread, with ``comment`` on the first message that
+        carries them; returns a link to them. ``agents.errors.CheckInError`` when the platform refuses."""
+        ...
+
+
+class Markup(Protocol):
+    """A platform's dialect of Markdown."""
+
+    def text(self, markdown: str) -> str:
+        """What the platform shows for ``markdown`` (model output included: nothing in it may ping
+        anyone or run as markup the author did not mean)."""
+        ...
+
+    def mention(self, user_id: str) -> str:
+        """How a person is named so the platform shows who they are."""
+        ...
+
+
+@dataclass(frozen=True)
+class ThreadStyle:
+    """How a platform wants a run drawn: its message size, how often a message may be edited, and how
+    long a code block may be before it goes to the thread as a file instead."""
+
+    max_message_chars: int
+    update_interval_s: float
+    max_inline_code_chars: int
+
+
+@dataclass(frozen=True)
+class ChatPlatform:
+    """A chat platform as the core sees it: its name (as stored with each conversation), its markup and
+    the style of its threads."""
+
+    name: str
+    markup: Markup
+    style: ThreadStyle

@@ -1,0 +1,175 @@
+"""The run renderer against a recording thread: what a thread shows for a run's events."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from agents.errors import CheckInError
+from agents.events import Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
+from agents.fences import FENCE_LINE
+from agents.types import FileSet, Publication, RunStatus, TestReport, TestStatus, Usage
+from bot.chat.renderer import WRITING, RunRenderer
+from bot.redact import Redactor
+from tests.fakes.chat_thread import RecordingThread, platform
+
+RUN = "r1"
+
+
+def balanced(text: str) -> bool:
+    return sum(1 for line in text.splitlines() if FENCE_LINE.match(line)) % 2 == 0
+
+
+async def draw(events, thread=None, secrets=(), **style) -> tuple[RecordingThread, RunRenderer]:
+    thread = thread or RecordingThread()
+    renderer = RunRenderer(thread, platform(**style), Redactor(secrets))
+    await renderer.open(RUN)
+    for event in events:
+        await renderer(event)
+    await renderer.done()
+    return thread, renderer
+
+
+def finished(status=RunStatus.PASSED, **fields) -> RunFinished:
+    return RunFinished(RUN, status=status, reason=fields.pop("reason", "tests passed and the review approved"), **fields)
+
+
+def turn(agent, text, round_=1, files=None):
+    return [TurnStarted(RUN, agent=agent, round=round_), TextDelta(RUN, agent=agent, text=text),
+            TurnFinished(RUN, agent=agent, round=round_, text=text, files=FileSet(files or {}))]
+
+
+async def test_the_status_message_carries_stop_until_the_run_ends_and_then_says_how_it_ended():
+    thread, renderer = await draw([*turn("planner", "1. Plan.\nLANGUAGE: python", 0), finished(usage=Usage(10, 5))])
+    status = thread.messages[0]
+    assert thread.calls[0] == "post"
+    assert status.text == "✅ Run `r1` finished: Passed." and status.stop == ""
+    assert thread.texts()[1] == "**Planner**\n1. Plan.\nLANGUAGE: python"
+    assert thread.texts()[-1].startswith("✅ Passed: tests passed and the review approved.")
+    assert renderer.finished is not None
+
+
+async def test_while_running_the_status_message_holds_the_stop_control():
+    thread = RecordingThread()
+    renderer = RunRenderer(thread, platform(), Redactor(()))
+    await renderer.open(RUN)
+    assert thread.messages[0].stop == RUN and "run `r1`" in thread.messages[0].text
+    await renderer(finished(RunStatus.STOPPED, reason="stopped on request"))
+    await renderer.done()
+    assert thread.messages[0].stop == ""
+
+
+async def test_a_turn_is_edited_live_with_whole_lines_and_ends_with_its_whole_text():
+    events = [TurnStarted(RUN, agent="planner", round=0), TextDelta(RUN, agent="planner", text="1. Parse.\n2. Wa"),
+              TextDelta(RUN, agent="planner", text="lk.\n3. Coll"), TextDelta(RUN, agent="planner", text="ect.\n"),
+              TurnFinished(RUN, agent="planner", round=0, text="1. Parse.\n2. Walk.\n3. Collect.\n"), finished()]
+    thread, _ = await draw(events)
+    planner = thread.messages[1]
+    assert planner.text == "**Planner**\n1. Parse.\n2. Walk.\n3. Collect."
+    assert planner.edits[0] == f"**Planner**\n1. Parse.\n{WRITING}"
+    for live in planner.edits[:-1]:  # never half a line while it streams
+        body = live.removeprefix("**Planner**\n").removesuffix(f"\n{WRITING}")
+        assert set(body.splitlines()) <= {"1. Parse.", "2. Walk.", "3. Collect."}
+
+
+async def test_the_live_view_shows_the_newest_text_with_its_code_block_closed():
+    code = "intro\n```python\n" + "".join(f"line {i}\n" for i in range(500))
+    thread = RecordingThread()
+    renderer = RunRenderer(thread, platform(max_message_chars=400), Redactor(()))
+    await renderer.open(RUN)
+    await renderer(TurnStarted(RUN, agent="programmer", round=1))
+    await renderer(TextDelta(RUN, agent="programmer", text=code))
+    while not thread.messages[-1].edits:
+        await asyncio.wait_for(thread.changed.wait(), 5)
+        thread.changed.clear()
+    view = thread.messages[-1].edits[-1]
+    assert len(view) <= 400 and view.startswith("**Programmer** · round 1\n…\n```python") and balanced(view)
+    assert "line 499" in view and view.endswith(WRITING)
+    await renderer(finished(RunStatus.STOPPED, reason="stopped on request"))
+    await renderer.done()
+    assert thread.messages[1].text.endswith("_(cut short)_") and balanced(thread.messages[1].text)
+
+
+async def test_long_turns_continue_in_further_messages_that_fit_and_keep_code_blocks_whole():
+    text = "Intro.\n```python\n" + "x = 1\n" * 2000 + "```\nOutro.\n"
+    thread, _ = await draw([*turn("programmer", text), finished()], max_message_chars=500,
+                           max_inline_code_chars=100_000)
+    pieces = thread.texts()[1:-1]
+    assert len(pieces) > 2 and all(len(p) <= 500 and balanced(p) for p in pieces)
+    assert pieces[0].startswith("**Programmer** · round 1\nIntro.") and pieces[-1].endswith("Outro.")
+
+
+async def test_long_code_goes_to_the_thread_as_the_turns_file_and_nothing_is_deleted():
+    body = "".join(f"VALUE_{i} = {i}\n" for i in range(200))
+    text = f"Here.\n```python path=pkg/big.py\n{body}```\nDone."
+    thread, _ = await draw([*turn("programmer", text, files={"pkg/big.py": body}), finished()])
+    assert "📎 `pkg/big.py` (200 lines) is attached below." in thread.texts()[1] and "VALUE_" not in thread.texts()[1]
+    upload = next(m for m in thread.messages if m.files)
+    assert upload.text == "📎 Programmer: `pkg__big.py`" and upload.files == {"pkg__big.py": body}
+    assert "delete" not in thread.calls
+
+
+async def test_failing_test_output_cannot_close_its_block_or_reach_markup():
+    output = "E   assert '```' == '~~~'\n```\n**not bold**\n"
+    report = TestReport(TestStatus.FAILED, 1, 0.2, 0, 1, stdout=output)
+    thread, _ = await draw([TestReported(RUN, round=1, language="python", report=report), finished(RunStatus.FAILED)])
+    shown = thread.texts()[1]
+    assert shown.startswith("🧪 **Tests** (python): 0 passed, 1 failed in 0.2s\n```\n") and shown.endswith("\n```")
+    assert len(re.findall(r"^```", shown, re.M)) == 2 and "**not bold**" in shown
+
+
+async def test_notices_and_the_final_summary_with_the_runs_cost():
+    final = finished(RunStatus.STOPPED, reason="stopped on request", usage=Usage(1000, 500, 0.002))
+    thread, _ = await draw([Notice(RUN, "Queued: waiting for a free slot."), final])
+    assert thread.texts()[1] == "ℹ️ Queued: waiting for a free slot."
+    assert thread.texts()[-1] == "⏹️ Stopped: stopped on request.\nTokens: 1,000 in / 500 out (about $0.0020)"
+
+
+async def test_secrets_are_masked_before_anything_reaches_the_thread():
+    secret = "sk-live-0123456789abcdef"
+    events = [TurnStarted(RUN, agent="programmer", round=1), TextDelta(RUN, agent="programmer", text=f"key {secret[:9]}"),
+              TextDelta(RUN, agent="programmer", text=f"{secret[9:]}\nnext\n"),
+              TurnFinished(RUN, agent="programmer", round=1, text=f"key {secret}\nnext\n```python path=k.py\n"
+                           f"KEY = '{secret}'\n" * 100 + "```\n", files=FileSet({"k.py": f"KEY = '{secret}'\n" * 100})),
+              Notice(RUN, f"retrying with {secret}"), finished()]
+    thread, _ = await draw(events, secrets=(secret,), max_inline_code_chars=50)
+    seen = [t for m in thread.messages for t in (m.text, *m.edits, *m.files.values(), *m.files)]
+    assert not any(secret[:12] in text for text in seen) and any("[redacted]" in text for text in seen)
+
+
+async def test_the_fallback_publisher_attaches_the_files_in_order_and_links_them():
+    thread = RecordingThread()
+    renderer = RunRenderer(thread, platform(), Redactor(()))
+    await renderer.open(RUN)
+    for event in turn("checkin", "# README", 1):
+        await renderer(event)
+    publication = Publication(RUN, "test:t", "task", RunStatus.PASSED, FileSet({"a/b.py": "x = 1\n"}), "# README\n", None)
+    result = await renderer.publish(publication)
+    await renderer(finished())
+    await renderer.done()
+    files_message = next(m for m in thread.messages if m.files)
+    assert thread.messages.index(files_message) == 2  # after the Check-In's turn
+    assert set(files_message.files) == {"README.md", "a__b.py"} and result.kind == "attachments"
+    assert result.location == f"https://chat.example/{files_message.id}"
+
+
+async def test_a_refused_upload_is_a_check_in_error_and_the_run_still_ends_in_the_thread():
+    thread = RecordingThread(refuse_uploads=True)
+    renderer = RunRenderer(thread, platform(), Redactor(()))
+    await renderer.open(RUN)
+    publication = Publication(RUN, "test:t", "task", RunStatus.PASSED, FileSet({"a.py": "x = 1\n"}), "", None)
+    with pytest.raises(CheckInError, match="refused the files"):
+        await renderer.publish(publication)
+    await renderer(finished())
+    assert (await renderer.done()) is not None and thread.texts()[-1].startswith("✅ Passed")
+
+
+async def test_a_failing_platform_call_is_logged_and_the_drawing_goes_on(caplog):
+    class Flaky(RecordingThread):
+        async def edit(self, message_id, text, stop=""):
+            raise RuntimeError("platform down")
+
+    thread, renderer = await draw([*turn("planner", "plan\n", 0), finished()], thread=Flaky())
+    assert thread.texts()[-1].startswith("✅ Passed") and "drawing run r1" in caplog.text
