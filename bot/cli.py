@@ -21,6 +21,7 @@ from agents.errors import CodegenError, UserInputError
 from bot.config import Config, Secrets, find_config_path, load_config
 from bot.inert import inert
 from bot.redact import Redactor, install_log_redaction
+from bot.settings import Range, number_argument
 
 log = logging.getLogger("codegen")
 
@@ -74,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     history = commands.add_parser("history", help="list runs, or show one run's transcript")
     history.add_argument("run_id", nargs="?", help="show this run's transcript")
-    history.add_argument("--limit", type=int, default=20, help="how many runs to list (default 20)")
+    history.add_argument("--limit", type=number_argument(int, Range(1, 100_000)), default=20,
+                         help="how many runs to list (default 20)")
     history.set_defaults(handler=_history)
 
     doctor = commands.add_parser("doctor", help="check the config, the model endpoint, Docker and tokens")

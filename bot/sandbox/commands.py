@@ -17,6 +17,7 @@ from bot.sandbox.folder import read_folder, shown
 from bot.sandbox.images import build_offline, prepare_online
 from bot.sandbox.languages import languages, use_offline, with_offline
 from bot.sandbox.sandbox import DockerSandbox
+from bot.settings import argument_for
 
 BUILD_TIMEOUT_S = 1800.0
 
@@ -28,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     run = commands.add_parser("run", help="run a language's test command over the files in DIR")
     run.add_argument("dir", metavar="DIR", help="folder holding the code and its tests")
     run.add_argument("--language", required=True, help="python, javascript, go, rust, java, c, cpp, bash...")
-    run.add_argument("--timeout", type=float, metavar="SECONDS", help="wall-clock limit of the tests")
+    run.add_argument("--timeout", type=argument_for(SandboxConfig, "timeout_s"), metavar="SECONDS",
+                     help="wall-clock limit of the tests")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     run.add_argument("--offline", action="store_true", help="use the offline-built images")
     run.set_defaults(handler=run_command)

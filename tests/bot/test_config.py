@@ -1,10 +1,19 @@
 """Config: the repo's config.toml, strict typing, one clear line per mistake, secrets from the environment."""
 
+import argparse
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+import types
+import typing
 from pathlib import Path
 
 import pytest
 
-from bot.config import Config, ConfigError, Secrets, find_config_path, load_config
+from bot.config import BudgetConfig, Config, ConfigError, SandboxConfig, Secrets, find_config_path, load_config
+from bot.settings import Checked, Range, SettingsError, argument_for, number_argument
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,11 +45,22 @@ def test_role_settings_lay_over_the_default_table(tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ('[budget]\nmax_rounds = "six"\n', "budget.max_rounds: expected a whole number, got a string"),
-    ("[budget]\nmax_rounds = 0\n", "budget.max_rounds: must be greater than 0, got 0"),
+    ("[budget]\nmax_rounds = 0\n", "budget.max_rounds: must be between 1 and 1,000, got 0"),
     ("[budgets]\nmax_rounds = 3\n", "budgets: unknown key (known keys here: agents, budget,"),
     ("[llm]\ntimeout = 3\n", "llm.timeout: unknown key"),
     ("[agents.reviewer]\nmodel = \"x\"\n", "agents.reviewer: not a role (use one of: default, manager, planner"),
-    ("[agents.default]\ntemperature = 3.5\n", "agents.manager.temperature: must be between 0 and 2"),
+    ("[agents.default]\ntemperature = 3.5\n", "agents.default.temperature: must be between 0 and 2, got 3.5"),
+    ("[agents.tester]\ntemperature = nan\n", "agents.tester.temperature: must be a finite number, got nan"),
+    ("[sandbox]\ntimeout_s = inf\n", "sandbox.timeout_s: must be a finite number, got inf"),
+    ("[sandbox]\npids_limit = -1\n", "sandbox.pids_limit: must be between 16 and 4,194,304, got -1"),
+    ("[llm]\nrequest_timeout_s = 0\n", "llm.request_timeout_s: must be greater than 0 and at most 86,400, got 0"),
+    ('[slack]\nmode = "webhook"\n', "slack.mode: must be one of \"socket\", \"http\", got 'webhook'"),
+    ('[discord]\napi_url = "http://h/api"\n', "discord.api_url: goes together with gateway_url: set both or neither"),
+    ("[discord]\nthread_archive_minutes = 30\n", "discord.thread_archive_minutes: must be one of 60, 1440, 4320"),
+    ("[discord]\nallowed_roles = [1, -5]\n", "discord.allowed_roles[1]: must be between 1 and"),
+    ('[prices."m"]\ninput_per_million = -0.5\n', "prices.m.input_per_million: must be between 0 and 10,000, got -0.5"),
+    ('[sandbox.languages.ruby]\nimage = "r"\ntest_command = "t"\nenv = { HOME = 1 }\n',
+     "sandbox.languages.ruby.env.HOME: expected a string, got a whole number"),
     ("[llm]\nmax_retries = true\n", "llm.max_retries: expected a whole number, got true/false"),
     ('[slack]\nallowed_users = "U1"\n', "slack.allowed_users: expected a list, got a string"),
     ("[sandbox]\nmemory_mb = -1\n", "sandbox.memory_mb"),
@@ -78,3 +98,164 @@ def test_secrets_come_from_the_environment_only():
     assert set(secrets.values()) == {"sk-1", "ghp_x"}
     with pytest.raises(ConfigError, match="^DISCORD_TOKEN is not set: export it"):
         secrets.require("discord_token")
+
+
+# -- every number, whatever its key: finite and in range -------------------------------------------
+
+SAMPLE_KEYS = {"agents": "default", "prices": "gpt-4o"}  # a name to use for tables of tables
+
+
+def numeric_keys(cls=Config, table=""):
+    """(table, key, is a list) for every number the config reads, found from the declarations, so a
+    key added later is covered without touching this test."""
+    for name, hint in typing.get_type_hints(cls, include_extras=True).items():
+        if name == "source":
+            continue
+        base = typing.get_args(hint)[0] if typing.get_origin(hint) is typing.Annotated else hint
+        union = typing.get_origin(base) in (typing.Union, types.UnionType)
+        options = [a for a in typing.get_args(base) if a is not type(None)] if union else [base]
+        base = typing.get_args(options[0])[0] if typing.get_origin(options[0]) is typing.Annotated else options[0]
+        origin, args = typing.get_origin(base), typing.get_args(base)
+        if dataclasses.is_dataclass(base):
+            yield from numeric_keys(base, f"{table}.{name}" if table else name)
+        elif origin is dict and dataclasses.is_dataclass(args[1]) and name in SAMPLE_KEYS:
+            yield from numeric_keys(args[1], f'{name}."{SAMPLE_KEYS[name]}"')
+        elif origin is tuple:
+            item = typing.get_args(args[0])[0] if typing.get_origin(args[0]) is typing.Annotated else args[0]
+            if item in (int, float):
+                yield table, name, True
+        elif base in (int, float):
+            yield table, name, False
+
+
+NUMERIC_KEYS = list(numeric_keys())
+FLOAT_IN_AN_INT = "expected a whole number, got a number"
+BAD_NUMBERS = {  # the value as written in TOML -> what the message may say
+    "nan": ("must be a finite number, got nan", FLOAT_IN_AN_INT),
+    "inf": ("must be a finite number, got inf", FLOAT_IN_AN_INT),
+    "-inf": ("must be a finite number, got -inf", FLOAT_IN_AN_INT),
+    "-1": ("got -1",),
+    "1e30": ("got 1e+30", FLOAT_IN_AN_INT),
+    "1000000000000000000000000000000": ("got 1,000,000,000,000,000,000,000,000,000,000", "got 1e+30",
+                                        "got 1000000000000000000000000000000"),
+    "true": ("got true/false",),
+    '"5"': ("got a string",),
+}
+
+
+def test_the_walk_finds_the_numbers():
+    keys = {f"{t}.{k}" for t, k, _ in NUMERIC_KEYS}
+    assert {"budget.max_rounds", "sandbox.timeout_s", 'agents."default".temperature', 'prices."gpt-4o".input_per_million',
+            "discord.sync_guilds", "slack.http_port", "checkin.max_retries"} <= keys
+    assert len(keys) > 50
+
+
+@pytest.mark.parametrize("table, key, listed", NUMERIC_KEYS, ids=[f"{t}.{k}" for t, k, _ in NUMERIC_KEYS])
+def test_no_number_setting_takes_nan_infinity_negatives_absurd_sizes_bools_or_strings(tmp_path, table, key, listed):
+    for raw, words in BAD_NUMBERS.items():
+        value = f"[{raw}]" if listed else raw
+        with pytest.raises(ConfigError) as caught:
+            load(tmp_path, f"[{table}]\n{key} = {value}\n")
+        message = str(caught.value)
+        shown_key = f"{table}.{key}".replace('"', "") + ("[0]" if listed else "")
+        assert f": {shown_key}: " in message and "\n" not in message, (raw, message)
+        assert any(w in message for w in words), (raw, message)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("[budget]\nmax_rounds = 0\n", "budget.max_rounds"),
+    ("[budget]\nmax_wall_s = 0\n", "budget.max_wall_s"),
+    ("[budget]\nmax_tokens = 0\n", "budget.max_tokens"),
+    ("[llm]\nrequest_timeout_s = 0\n", "llm.request_timeout_s"),
+    ("[sandbox]\ntimeout_s = 0.0\n", "sandbox.timeout_s"),
+    ("[sandbox]\nsetup_timeout_s = 0\n", "sandbox.setup_timeout_s"),
+    ("[sandbox]\nmemory_mb = 0\n", "sandbox.memory_mb"),
+    ("[sandbox]\npids_limit = 0\n", "sandbox.pids_limit"),
+    ("[sandbox]\ncpus = 0\n", "sandbox.cpus"),
+    ("[sandbox]\nconcurrency = 0\n", "sandbox.concurrency"),
+    ("[sandbox]\nmax_output_bytes = 0\n", "sandbox.max_output_bytes"),
+    ("[limits]\nmax_concurrent_runs = 0\n", "limits.max_concurrent_runs"),
+    ("[checkin]\ntimeout_s = 0\n", "checkin.timeout_s"),
+    ("[slack]\nhttp_port = 0\n", "slack.http_port"),
+    ("[slack]\nhttp_port = 65536\n", "slack.http_port"),
+    ("[agents.default]\nmax_tokens = 0\n", "agents.default.max_tokens"),
+])
+def test_zero_is_refused_where_it_would_switch_a_limit_off_or_stall(tmp_path, text, key):
+    with pytest.raises(ConfigError, match=re.escape(key) + ": must be"):
+        load(tmp_path, text)
+
+
+def test_the_defaults_and_the_repos_file_are_within_every_range():
+    Config()
+    load_config(ROOT / "config.toml")
+
+
+def test_a_section_made_in_code_is_checked_too():
+    """``dataclasses.replace`` with a command-line value goes through the same checks."""
+    with pytest.raises(SettingsError, match="sandbox.timeout_s: must be a finite number, got nan"):
+        dataclasses.replace(SandboxConfig(), timeout_s=float("nan"))
+    with pytest.raises(SettingsError, match="budget.max_rounds"):
+        BudgetConfig(max_rounds=-1)
+
+
+def test_a_number_setting_without_a_declared_range_is_caught_when_the_section_is_made():
+    @dataclasses.dataclass(frozen=True)
+    class Careless(Checked, section="careless"):
+        retries: int = 3
+
+    with pytest.raises(TypeError, match="careless.retries: a number setting must declare its Range"):
+        Careless()
+
+
+# -- keys given twice ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, key, line", [
+    ("[budget]\nmax_rounds = 1\nmax_rounds = 2\n", "budget.max_rounds", 3),
+    ("[llm]\nmax_retries = 1\n\n[budget]\nmax_rounds = 1\n\n[llm]\nbackoff_s = 1\n", "llm", 7),
+    ('[sandbox]\n"timeout_s" = 1\ntimeout_s = 2\n', "sandbox.timeout_s", 3),
+    ("[agents]\ndefault.model = 'a'\ndefault.model = 'b'\n", "agents.default.model", 3),
+    ("[agents.default]\nmodel = 'a'\n[agents]\ndefault.model = 'b'\n", "agents.default.model", 4),
+    ("budget.max_rounds = 1\n[budget]\nmax_rounds = 2\n", "budget", 2),
+    ("[slack]\nenabled = true   # on\n  enabled   = false\n", "slack.enabled", 3),
+])
+def test_a_key_given_twice_is_named_with_its_line(tmp_path, text, key, line):
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, text)
+    assert f"config.toml: {key}: set twice (line {line}) (keep one of them)" in str(caught.value)
+
+
+def test_other_toml_mistakes_keep_tomllibs_words(tmp_path):
+    with pytest.raises(ConfigError, match="not valid TOML: .*line 2"):
+        load(tmp_path, "[llm]\nbackoff_s = = 1\n")
+
+
+# -- numbers on the command line: the same checks -------------------------------------------------
+
+@pytest.mark.parametrize("args, words", [
+    (["history", "--limit", "nan"], "argument --limit: expected a whole number, got 'nan'"),
+    (["history", "--limit", "-1"], "argument --limit: must be between 1 and 100,000, got -1"),
+    (["history", "--limit", "0"], "argument --limit: must be between 1 and 100,000, got 0"),
+    (["history", "--limit", "1e30"], "argument --limit: expected a whole number, got '1e30'"),
+    (["history", "--limit", str(10**30)], "argument --limit: must be between 1 and 100,000"),
+    (["sandbox", "run", "--language", "python", ".", "--timeout", "nan"], "--timeout: must be a finite number, got nan"),
+    (["sandbox", "run", "--language", "python", ".", "--timeout", "inf"], "--timeout: must be a finite number, got inf"),
+    (["sandbox", "run", "--language", "python", ".", "--timeout=-inf"], "--timeout: must be a finite number, got -inf"),
+    (["sandbox", "run", "--language", "python", ".", "--timeout", "-5"], "--timeout: must be greater than 0"),
+    (["sandbox", "run", "--language", "python", ".", "--timeout", "0"], "--timeout: must be greater than 0"),
+    (["sandbox", "run", "--language", "python", ".", "--timeout", "1e30"], "at most 86,400, got 1e+30"),
+    (["sandbox", "run", "--language", "python", ".", "--timeout", "soon"], "--timeout: expected a number, got 'soon'"),
+])
+def test_command_line_numbers_are_checked_like_config_numbers(tmp_path, args, words):
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=tmp_path, env=env, capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_flag_for_a_config_value_takes_that_values_range():
+    parse = argument_for(SandboxConfig, "timeout_s")
+    assert parse("2.5") == 2.5
+    for bad in ("nan", "0", "-1", "86401"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            parse(bad)
+    assert number_argument(int, Range(1, 10))(" 7 ") == 7
