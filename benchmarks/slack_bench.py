@@ -57,7 +57,7 @@ async def bench(mentions: int, update_interval: float, folder: Path) -> None:
         store = await Store.open(config.db_path())
         model = OpenAIChatModel(config, secrets)
         service = Service(config, store, model, ScriptedSandbox(delay=0.05))
-        serving = asyncio.create_task(adapters.slack.serve(service, store, config, secrets))
+        serving = asyncio.create_task(adapters.slack.serve(service, config, secrets))
         try:
             await slack.wait_for(lambda: slack.connections)
             # Cold: the first burst also waits for bolt's one auth.test. Warm: a burst once that is done.

@@ -41,7 +41,7 @@ async def _serve(args: argparse.Namespace, config: Config, secrets: Secrets) -> 
     try:
         async with running_service(config, secrets, store) as service:
             log.warning("serving %s", ", ".join(names))
-            await asyncio.gather(*(module.serve(service, store, config, secrets) for module in modules))
+            await asyncio.gather(*(module.serve(service, config, secrets) for module in modules))
     finally:
         await store.close()
     return 0

@@ -1,5 +1,10 @@
 """The bot's front door for every adapter: checks a request, queues it within the limits, runs the team.
 
+For chat platforms it also decides which messages to take (``admit``: not a redelivery, addressed to the
+bot or in a thread it works in, allowed by the platform's allowlists, a task it can take), draws each
+run in its thread (``start``), and says who may stop a run (``stop``: only who started it). Adapters
+translate their platform's events into these calls; they never touch the store.
+
 Limits: at most ``limits.max_concurrent_runs`` runs at once, ``limits.max_runs_per_user`` per user,
 one run at a time per thread (follow-ups in a thread wait for the run before them, then continue
 from its files). A run that must wait is told where it is in the queue.
@@ -19,6 +24,7 @@ from agents.manager import Manager, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.types import Attachment, RunRequest, RunStatus
+from bot.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.config import Config
@@ -41,6 +47,33 @@ class ChatRequest:
     user_id: str
     text: str
     attachments: tuple[Attachment, ...] = ()
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A person's message that may be for the bot, as its platform delivered it."""
+
+    key: str  # the message's id on the platform: every redelivery of it carries the same
+    thread_key: str  # the conversation it belongs to; empty when the bot will open a thread for it
+    place: Place
+    text: str  # the task as the person wrote it, without the bot's mention
+    addressed: bool  # it names the bot (a mention, a direct message, a command): always for the bot
+
+    def request(self, platform: str, thread_key: str = "", attachments: tuple[Attachment, ...] = ()) -> ChatRequest:
+        """The request this message makes, in ``thread_key`` (its own thread unless another is given)."""
+        return ChatRequest(platform, thread_key or self.thread_key, self.place.user, self.text, attachments)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Whether to take a message: ``take``, or ``refusal`` (a sentence for the person: they may not use
+    the bot here), or neither (not for the bot, or already taken)."""
+
+    take: bool = False
+    refusal: str = ""
+
+
+IGNORED = Admission()
 
 
 @dataclass
@@ -85,6 +118,24 @@ class Service:
         self._drawn: dict[str, tuple[str, RunRenderer]] = {}  # run id -> (platform, its renderer) until drawn
 
     # -- what adapters call -------------------------------------------------------------------
+
+    async def admit(self, arrival: Arrival, platform: ChatPlatform) -> Admission:
+        """Whether to take a message. ``UserInputError`` when it is for the bot but its task cannot be
+        taken (empty, too long, the queue full): checked before the adapter downloads any file."""
+        if not arrival.addressed and not (arrival.text.strip() and arrival.thread_key and
+                                          await self._store.has_conversation(platform.name, arrival.thread_key)):
+            return IGNORED  # chatter, or a follow-up the platform delivered without its text
+        # One key per message: a platform's retries of an event, and the two events one mention can
+        # produce, must start one run. The store remembers keys across restarts.
+        if not await self._store.first_sighting(f"{platform.name}:{arrival.key}"):
+            log.debug("%s message %s already taken; ignored", platform.name, arrival.key)
+            return IGNORED
+        refused = refusal(platform.access, arrival.place)
+        if refused:
+            return Admission(refusal=refused)
+        self.check(arrival.request(platform.name))
+        return Admission(take=True)
+
 
     def check(self, request: ChatRequest) -> None:
         """Raise ``UserInputError`` with a clear sentence when the request cannot be taken."""
@@ -168,6 +219,20 @@ class Service:
             return False
         handle.cancel()
         return True
+
+    def stop(self, run_id: str, place: Place, platform: ChatPlatform) -> str | None:
+        """Stop a run for the person who pressed its Stop control; None once it is stopping, else a
+        sentence for them: no access here, someone else's run, or a run that has ended."""
+        refused = refusal(platform.access, place)
+        if refused:
+            return refused
+        starter = self.starter(run_id)
+        if starter is not None and starter != place.user:
+            return f"Only {platform.markup.mention(starter)} (who started this run) can stop it."
+        if not self.cancel(run_id):
+            return f"Run `{run_id}` is not running any more."
+        log.info("run %s stopped by %s", run_id, place.user)
+        return None
 
     def starter(self, run_id: str) -> str | None:
         """Who started a run under way (or queued) in this process: only they may stop it."""

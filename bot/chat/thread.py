@@ -8,8 +8,10 @@ thread is the renderer's (``bot.chat.renderer``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
+
+from bot.access import AccessRules
 
 
 class ChatThread(Protocol):
@@ -60,9 +62,10 @@ class ThreadStyle:
 
 @dataclass(frozen=True)
 class ChatPlatform:
-    """A chat platform as the core sees it: its name (as stored with each conversation), its markup and
-    the style of its threads."""
+    """A chat platform as the core sees it: its name (as stored with each conversation), its markup, the
+    style of its threads, and who may use the bot there."""
 
     name: str
     markup: Markup
     style: ThreadStyle
+    access: AccessRules = field(default_factory=AccessRules)

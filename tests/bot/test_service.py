@@ -324,3 +324,95 @@ async def test_a_run_stopped_mid_way_leaves_its_latest_files_for_the_follow_up(
     script_team(model_server)
     await (await service.submit(request("now make it async"), Sink(), FolderPublisher(tmp_path / "b"))).wait()
     assert "def find_intf" in model_server.calls("planner")[-1].body["messages"][1]["content"]
+
+
+# -- chat platforms: which messages are taken, who may stop a run ------------------------------------
+
+
+def arrival(text="find all intf keys", key="m1", thread="", user="ann", channel="C1", addressed=True, **place):
+    from bot.access import Place
+    from bot.service import Arrival
+
+    return Arrival(key, thread, Place(user, channel, **place), text, addressed)
+
+
+def chat(access=None):
+    import dataclasses
+
+    from bot.access import AccessRules
+    from tests.fakes.chat_thread import platform
+
+    return dataclasses.replace(platform(name="chat"), access=access or AccessRules())
+
+
+async def test_a_message_is_taken_once_however_often_the_platform_delivers_it(model_server, config, secrets, store):
+    service = make_service(config, secrets, store)
+    assert (await service.admit(arrival(key="m1"), chat())).take
+    assert not (await service.admit(arrival(key="m1"), chat())).take  # a redelivery
+    assert (await service.admit(arrival(key="m2"), chat())).take  # another message
+
+
+async def test_an_unaddressed_message_is_taken_only_in_a_thread_the_bot_works_in(
+        model_server, config, secrets, store, tmp_path):
+    from tests.fakes.chat_thread import RecordingThread
+
+    script_team(model_server)
+    service = make_service(config, secrets, store)
+    assert not (await service.admit(arrival(key="a", thread="T1", addressed=False), chat())).take  # chatter
+    handle = await service.start(arrival().request("chat", "T1"), RecordingThread(), chat())
+    await handle.wait()
+    assert (await service.admit(arrival(key="b", thread="T1", addressed=False, text="now async"), chat())).take
+    assert not (await service.admit(arrival(key="c", thread="T2", addressed=False), chat())).take
+    assert not (await service.admit(arrival(key="d", thread="T1", addressed=False, text=" "), chat())).take
+
+
+async def test_someone_outside_the_allowlists_is_refused_with_a_sentence_and_nothing_is_recorded(
+        model_server, config, secrets, store):
+    from bot.access import WRONG_CHANNEL, AccessRules
+
+    service = make_service(config, secrets, store)
+    rules = AccessRules.of("chat", channels=["C9"], users=["boss"])
+    refused = await service.admit(arrival(channel="C1"), chat(rules))
+    assert not refused.take and refused.refusal == WRONG_CHANNEL
+    user = await service.admit(arrival(key="m2", channel="C9"), chat(rules))
+    assert user.refusal.startswith("You are not on this bot's list of users")
+    assert await store.runs() == [] and model_server.requests == []
+
+
+@pytest.mark.parametrize("text, words", [("  ", "The task is empty"), ("x" * 20_001, "the limit is 20,000")])
+async def test_an_addressed_message_with_a_task_that_cannot_be_taken_says_why(
+        model_server, config, secrets, store, text, words):
+    with pytest.raises(UserInputError, match=words):
+        await make_service(config, secrets, store).admit(arrival(text=text), chat())
+
+
+async def test_only_who_started_a_run_may_stop_it_and_a_run_that_ended_says_so(model_server, config, secrets, store):
+    from bot.access import WRONG_ROLE, AccessRules, Place
+    from tests.fakes.chat_thread import RecordingThread
+
+    model_server.script("planner", Reply("Thinking about it...", chunk=4, stall_after=8))
+    service = make_service(config, secrets, store)
+    platform = chat(AccessRules.of("chat", roles=["coder"]))
+    handle = await service.start(arrival().request("chat", "T1"), RecordingThread(), platform)
+    coder = frozenset({"coder"})
+    assert service.stop(handle.run_id, Place("bob", "C1"), platform) == WRONG_ROLE
+    assert service.stop(handle.run_id, Place("bob", "C1", roles=coder), platform) == (
+        "Only @ann (who started this run) can stop it.")
+    assert service.stop(handle.run_id, Place("ann", "C1", roles=coder), platform) is None
+    with pytest.raises(asyncio.CancelledError):
+        await handle.wait()
+    assert service.stop(handle.run_id, Place("ann", "C1", roles=coder), platform) == (
+        f"Run `{handle.run_id}` is not running any more.")
+
+
+async def test_stopping_a_platform_stops_its_runs_and_their_threads_say_so(model_server, config, secrets, store):
+    from tests.fakes.chat_thread import RecordingThread
+
+    model_server.script("planner", Reply("Thinking about it...", chunk=4, stall_after=8))
+    service, thread = make_service(config, secrets, store), RecordingThread()
+    handle = await service.start(arrival().request("chat", "T1"), thread, chat())
+    while not model_server.calls("planner"):
+        await asyncio.sleep(0.01)
+    await service.stop_all("chat", grace_s=10)
+    assert thread.texts()[-1].startswith("⏹️ Stopped: stopped on request.") and thread.messages[0].stop == ""
+    assert (await store.run(handle.run_id)).summary.status == "stopped"

@@ -53,7 +53,7 @@ async def start_bot(discord_config, discord_secrets, store, discord_api):
             service = Service(config, store, OpenAIChatModel(config, discord_secrets), sandbox or ScriptedSandbox(),
                               publisher_factory(config, discord_secrets, store), redact=Redactor(discord_secrets.values()))
             endpoints_set.enter_context(endpoints(config.discord))
-            bot = make_bot(service, store, config, discord_secrets)
+            bot = make_bot(service, config, discord_secrets)
             task = asyncio.create_task(bot.start(TOKEN))
             started.append((bot, task))
             # The guild in the cache is enough to act on events; READY itself waits out discord.py's

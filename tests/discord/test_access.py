@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.discord_access import WRONG_CHANNEL, WRONG_GUILD, WRONG_ROLE
+from bot.access import WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import BOB, message, slash_code
 from tests.fakes.discord_api import CHANNEL_ID, CODERS_ROLE, EPHEMERAL, GUILD_ID, OTHER_CHANNEL_ID
@@ -13,7 +13,7 @@ from tests.fakes.discord_api import CHANNEL_ID, CODERS_ROLE, EPHEMERAL, GUILD_ID
 @pytest.mark.parametrize("allowlists, channel, refusal", [
     ({"allowed_roles": (CODERS_ROLE,)}, CHANNEL_ID, WRONG_ROLE),
     ({"allowed_channels": (OTHER_CHANNEL_ID,)}, CHANNEL_ID, WRONG_CHANNEL),
-    ({"allowed_guilds": (GUILD_ID + 1,)}, CHANNEL_ID, WRONG_GUILD),
+    ({"allowed_guilds": (GUILD_ID + 1,)}, CHANNEL_ID, WRONG_SERVER),
 ])
 async def test_code_outside_the_allowlists_is_refused_privately_without_a_model_call(
         start_bot, discord_api, model_server, store, allowlists, channel, refusal):

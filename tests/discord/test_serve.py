@@ -26,7 +26,7 @@ def service_for(config, secrets, store) -> Service:
 
 
 async def _serve_until_identified(config, secrets, store, discord_api) -> None:
-    task = asyncio.create_task(serve(service_for(config, secrets, store), store, config, secrets))
+    task = asyncio.create_task(serve(service_for(config, secrets, store), config, secrets))
     await eventually(lambda: discord_api.identified.is_set() or task.done(), "the bot identified")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
@@ -53,21 +53,21 @@ async def test_commands_are_synced_globally_without_guilds(discord_config, disco
 async def test_a_refused_token_is_a_config_error(discord_config, discord_secrets, store, discord_api):
     wrong = dataclasses.replace(discord_secrets, discord_token="not-the-token-at-all")
     with pytest.raises(ConfigError, match="DISCORD_TOKEN was refused"):
-        await serve(service_for(discord_config, wrong, store), store, discord_config, wrong)
+        await serve(service_for(discord_config, wrong, store), discord_config, wrong)
 
 
 async def test_a_missing_privileged_intent_is_a_config_error(discord_config, discord_secrets, store, discord_api):
     discord_api.privileged_allowed = False
     config = with_changes(discord_config, discord={"message_content_intent": True})
     with pytest.raises(ConfigError, match="Message Content intent"):
-        await serve(service_for(config, discord_secrets, store), store, config, discord_secrets)
+        await serve(service_for(config, discord_secrets, store), config, discord_secrets)
 
 
 async def test_stopping_the_bot_stops_its_runs_and_says_so_in_their_threads(
         discord_config, discord_secrets, store, discord_api, model_server):
     script_team(model_server, planner=[Reply(s.PLAN, stall_after=70)])
     service = service_for(discord_config, discord_secrets, store)
-    task = asyncio.create_task(serve(service, store, discord_config, discord_secrets))
+    task = asyncio.create_task(serve(service, discord_config, discord_secrets))
     await eventually(lambda: discord_api.identified.is_set(), "the bot identified")
     await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
     thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from adapters.discord_access import WRONG_ROLE
 from agents.types import RunStatus
+from bot.access import WRONG_ROLE
 from bot.config import Price
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import ANN, BOB, button_press, message, slash_code
@@ -50,7 +50,9 @@ async def test_stop_after_the_run_ended_says_so(start_bot, discord_api, model_se
     await discord_api.dispatch("INTERACTION_CREATE", stale)
     await eventually(lambda: discord_api.calls_to("POST", f"/interactions/{stale['id']}/"), "the answer")
     answer = discord_api.calls_to("POST", f"/interactions/{stale['id']}/")[0].json
-    assert answer["type"] == 7 and "is no longer running" in answer["data"]["content"]
+    assert answer["type"] == 4 and answer["data"]["flags"] & EPHEMERAL  # told privately, the thread untouched
+    run_id = first["data"]["custom_id"].rsplit(":", 1)[1]
+    assert answer["data"]["content"] == f"Run `{run_id}` is not running any more."
 
 
 async def test_stop_from_someone_without_access_is_refused_privately(start_bot, discord_api, model_server, store):

@@ -1,11 +1,12 @@
-"""The pure parts: thread names, mentions, and the allowlist rules."""
+"""The pure parts: thread names, mentions, and the allowlists as the core gets them."""
 
 from __future__ import annotations
 
 import pytest
 
-from adapters.discord_access import NO_DMS, WRONG_CHANNEL, WRONG_GUILD, WRONG_ROLE, place_of, refusal
-from adapters.discord_text import thread_name, without_mention
+from adapters.discord.platform import platform
+from adapters.discord.text import thread_name, without_mention
+from bot.access import NO_DIRECT_MESSAGES, WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER, Place, refusal
 from bot.config import DiscordConfig
 from bot.settings import SettingsError
 
@@ -21,17 +22,22 @@ def test_the_bots_mentions_are_taken_out_of_the_task():
     assert without_mention("<@&7> write it for <@43>", 42, role_id=7) == "write it for <@43>"
 
 
-@pytest.mark.parametrize("config, place, expected", [
-    (DiscordConfig(), place_of(None, 1, None, ()), NO_DMS),
-    (DiscordConfig(), place_of(5, 1, None, ()), None),
-    (DiscordConfig(allowed_guilds=(6,)), place_of(5, 1, None, ()), WRONG_GUILD),
-    (DiscordConfig(allowed_channels=(2,)), place_of(5, 1, None, ()), WRONG_CHANNEL),
-    (DiscordConfig(allowed_channels=(2,)), place_of(5, 99, 2, ()), None),  # a thread of an allowed channel
-    (DiscordConfig(allowed_roles=(8,)), place_of(5, 1, None, (7,)), WRONG_ROLE),
-    (DiscordConfig(allowed_roles=(8,)), place_of(5, 1, None, (7, 8)), None),
+def place(server: int | None, channel: int, roles: tuple[int, ...] = ()) -> Place:
+    """As ``adapters.discord.platform`` makes it: a thread's channel is its parent, no server is a DM."""
+    return Place("1", str(channel), str(server or ""), frozenset(map(str, roles)), direct=server is None)
+
+
+@pytest.mark.parametrize("config, where, expected", [
+    (DiscordConfig(), place(None, 1), NO_DIRECT_MESSAGES),
+    (DiscordConfig(), place(5, 1), None),
+    (DiscordConfig(allowed_guilds=(6,)), place(5, 1), WRONG_SERVER),
+    (DiscordConfig(allowed_channels=(2,)), place(5, 1), WRONG_CHANNEL),
+    (DiscordConfig(allowed_channels=(2,)), place(5, 2), None),
+    (DiscordConfig(allowed_roles=(8,)), place(5, 1, (7,)), WRONG_ROLE),
+    (DiscordConfig(allowed_roles=(8,)), place(5, 1, (7, 8)), None),
 ])
-def test_allowlists(config, place, expected):
-    assert refusal(config, place) == expected
+def test_the_allowlists_of_the_discord_section_are_the_cores_rules(config, where, expected):
+    assert refusal(platform(config).access, where) == expected
 
 
 @pytest.mark.parametrize("fields, key", [

@@ -75,7 +75,7 @@ async def start_bot(slack: FakeSlack, store: Store, slack_secrets: Secrets) -> A
         model = OpenAIChatModel(config, secrets)
         service = Service(config, store, model, sandbox or ScriptedSandbox(), publisher_factory(config, secrets, store),
                           redact=Redactor(secrets.values()))
-        task = asyncio.create_task(adapters.slack.serve(service, store, config, secrets))
+        task = asyncio.create_task(adapters.slack.serve(service, config, secrets))
         bot = RunningBot(service, model, task)
         running.append(bot)
         if config.slack.mode == "socket":

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from adapters.slack import doctor_checks
-from adapters.slack_doctor import BOT_SCOPES
+from adapters.slack.doctor import BOT_SCOPES
 from tests.conftest import with_changes
 from tests.fakes.slack_api import FakeSlack
 

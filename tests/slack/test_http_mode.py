@@ -67,7 +67,7 @@ async def test_url_verification_is_answered(http_bot):
 async def test_the_stop_button_works_over_http_too(slack, model_server, http_bot):
     from urllib.parse import quote
 
-    from adapters.slack_thread import STOP_ACTION
+    from adapters.slack.thread import STOP_ACTION
     from tests.fakes.openai_server import Reply
     from tests.fakes.slack_api import block_action
     from tests.slack.test_stop import stop_button

@@ -17,7 +17,7 @@ from tests.fakes.team_script import ScriptedSandbox
 async def serve(config, secrets, store):
     model = OpenAIChatModel(config, secrets)
     try:
-        await adapters.slack.serve(Service(config, store, model, ScriptedSandbox()), store, config, secrets)
+        await adapters.slack.serve(Service(config, store, model, ScriptedSandbox()), config, secrets)
     finally:
         await model.close()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from adapters.slack_thread import STOP_ACTION
+from adapters.slack.thread import STOP_ACTION
 from bot.config import Price
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import Reply

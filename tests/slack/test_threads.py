@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 
-from adapters.slack_thread import STOP_ACTION
+from adapters.slack.thread import STOP_ACTION
 from bot.config import CheckinConfig
 from tests.conftest import with_changes
 from tests.fakes import team_script as s

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from adapters.slack_text import to_mrkdwn
+from adapters.slack.markup import to_mrkdwn
 
 
 def test_markdown_becomes_mrkdwn_outside_code_only():

@@ -1,17 +1,6 @@
-"""Slack: mention the bot and watch the team work in the thread.
-
-``serve`` runs a slack-bolt ``AsyncApp`` until cancelled, over Socket Mode (``SLACK_APP_TOKEN``, no
-public URL needed) or HTTP (``SLACK_SIGNING_SECRET``, a public Request URL). ``doctor_checks`` says
-whether the tokens and scopes are right. The pieces:
-
-    slack_events   which messages are for the bot, one run per message, the Stop button
-    slack_access   allowlists, the threads the bot works in, a message's task text
-    slack_thread   posting, editing and uploading in one thread (what the run renderer draws with)
-    slack_text     Markdown to mrkdwn
-    slack_files    files shared with a task, downloaded with the bot token
-    slack_http     the HTTP mode server
-    slack_doctor   token and scope checks
-"""
+"""``serve``: a slack-bolt ``AsyncApp`` until cancelled, over Socket Mode (``SLACK_APP_TOKEN``, no public
+URL needed) or HTTP (``SLACK_SIGNING_SECRET``, a public Request URL); ``doctor_checks``: whether the
+tokens and scopes are right."""
 
 from __future__ import annotations
 
@@ -25,25 +14,24 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler, AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack_doctor import token_checks
-from adapters.slack_events import SlackBot
-from adapters.slack_http import serve_http
+from adapters.slack.doctor import token_checks
+from adapters.slack.handlers import SlackBot
+from adapters.slack.http import serve_http
 from bot.config import Config, ConfigError, Secrets, SlackConfig
 from bot.doctor_types import CheckResult
 from bot.service import Service
-from bot.store import Store
 
 log = logging.getLogger(__name__)
 
 
-async def serve(service: Service, store: Store, config: Config, secrets: Secrets) -> None:
+async def serve(service: Service, config: Config, secrets: Secrets) -> None:
     """Take Slack events until cancelled."""
     settings = config.slack
     _require(settings, secrets)
     async with aiohttp.ClientSession() as session:  # one connection pool for the Web API and downloads
         client = web_client(settings, secrets.slack_bot_token, session)
         await _check_bot_token(client, settings)
-        bot = SlackBot(service, store, config, client, session)
+        bot = SlackBot(service, config, client, session)
         app = build_app(bot, client, secrets.slack_signing_secret, http=settings.mode == "http")
         try:
             if settings.mode == "http":

@@ -1,4 +1,4 @@
-"""Which Slack messages are for the bot, who may use it, and what a message asks of the team."""
+"""A Slack message event as the service sees it: who wrote it where, whether it names the bot, the task."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.config import SlackConfig
+from bot.access import Place
+from bot.service import Arrival
 
 # A plain message, one with files, or a thread reply also sent to the channel. Everything else
 # (edits, deletions, joins, bot posts) is not someone asking the team for something.
@@ -31,10 +32,6 @@ class Incoming:
     def thread_key(self) -> str:
         return f"{self.channel}:{self.thread_ts}"
 
-    @property
-    def in_thread(self) -> bool:
-        return self.thread_ts != self.ts
-
 
 def incoming(event: dict[str, Any]) -> Incoming | None:
     """The message in a ``message`` or ``app_mention`` event, or None when it is no one's request."""
@@ -48,15 +45,14 @@ def incoming(event: dict[str, Any]) -> Incoming | None:
                     text=str(event.get("text") or ""), files=tuple(event.get("files") or ()), direct=direct)
 
 
-def refusal(settings: SlackConfig, channel: str, user: str, direct: bool) -> str | None:
-    """Why this user may not use the bot here, in a sentence for them; None when they may."""
-    if direct and not settings.direct_messages:
-        return "This bot does not take direct messages; mention it in a channel where it is enabled."
-    if not direct and settings.allowed_channels and channel not in settings.allowed_channels:
-        return "This bot is not enabled in this channel; use one where it is, or ask an admin to add this one."
-    if settings.allowed_users and user not in settings.allowed_users:
-        return "You are not on this bot's list of users; ask an admin to add you (slack.allowed_users)."
-    return None
+def arrival_of(message: Incoming, bot_user: str, mention_event: bool) -> Arrival:
+    """The message for the service. One key per message: the ``app_mention`` and ``message`` events one
+    mention produces, and Slack's retries of either, are one arrival."""
+    return Arrival(
+        key=f"{message.channel}:{message.ts}", thread_key=message.thread_key,
+        place=Place(message.user, message.channel, direct=message.direct), text=task_text(message.text, bot_user),
+        addressed=mention_event or message.direct or mentions(message.text, bot_user),
+    )
 
 
 def task_text(text: str, bot_user: str) -> str:

@@ -1,0 +1,151 @@
+"""What the bot does with a ``/code`` command, a message and a Stop press: Discord's events turned into
+calls to the service, and its answers into Discord's ways of saying them (an ephemeral reply, a
+reaction, a thread). Which messages to take, who may do what and how a run looks are the core's.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+import discord
+
+from adapters.discord.platform import PLATFORM, interaction_place, message_place, thread_key
+from adapters.discord.text import thread_name, without_mention
+from adapters.discord.thread import DiscordThread
+from agents.errors import UserInputError
+from agents.types import Attachment
+from bot.attachments import to_attachment
+from bot.chat.thread import ChatPlatform
+from bot.config import DiscordConfig
+from bot.redact import Redactor
+from bot.service import Arrival, ChatRequest, Service
+
+log = logging.getLogger(__name__)
+
+INTERNAL_ERROR = "Something went wrong on the bot's side; the details are in its log."
+NO_THREAD_PERMISSION = ("The bot may not open a thread here: give it Create Public Threads and Send Messages in "
+                        "Threads in this channel.")
+REFUSED_REACTION = "⛔"
+HEADER_TASK_CHARS = 1500  # of the task quoted in the message a thread starts from
+USER_MESSAGE_TYPES = (discord.MessageType.default, discord.MessageType.reply)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the handlers share: the service, Discord as the core sees it, and the settings."""
+
+    service: Service
+    platform: ChatPlatform
+    config: DiscordConfig
+    redact: Redactor
+    max_attachment_bytes: int
+
+
+class HasContext(Protocol):
+    codegen: Context
+
+
+def context_of(client: Any) -> Context:
+    return cast(HasContext, client).codegen
+
+
+async def on_code(ctx: Context, interaction: discord.Interaction, task: str, file: discord.Attachment | None) -> None:
+    """Refusals come first and privately; then a deferral, inside Discord's three seconds."""
+    arrival = Arrival(f"interaction:{interaction.id}", thread_key(interaction.channel), interaction_place(interaction),
+                      task, addressed=True)
+    try:
+        if file:
+            _check_size(file, ctx.max_attachment_bytes)
+        admission = await ctx.service.admit(arrival, ctx.platform)
+    except UserInputError as error:
+        await interaction.response.send_message(str(error), ephemeral=True)
+        return
+    if not admission.take:
+        if admission.refusal:
+            await interaction.response.send_message(admission.refusal, ephemeral=True)
+        return
+    await interaction.response.defer(thinking=True)
+    try:
+        attachments = await read_attachments([file] if file else [], ctx)
+    except UserInputError as error:
+        await interaction.edit_original_response(content=f"⚠️ {error}")
+        return
+    header = f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}"
+    message = await interaction.edit_original_response(content=ctx.redact(header))
+    try:
+        thread = await thread_for(ctx, interaction.channel, message, task)
+    except UserInputError as error:
+        await interaction.followup.send(f"⚠️ {error}", ephemeral=True)
+        return
+    await run_in_thread(ctx, thread, arrival.request(PLATFORM, str(thread.id), attachments))
+
+
+async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Message) -> None:
+    """A mention starts a run in a new thread; a message in a thread the bot works in continues it."""
+    if message.author.bot or message.author.id == me.id or message.type not in USER_MESSAGE_TYPES:
+        return  # never answer a bot, least of all ourselves (Discord echoes our own messages back)
+    # People often pick the bot's role from the mention list rather than the bot itself: both count.
+    own_role = message.guild.self_role if message.guild else None
+    mentioned = any(user.id == me.id for user in message.mentions) or (own_role in message.role_mentions)
+    task = without_mention(message.content, me.id, own_role.id if own_role else None)
+    arrival = Arrival(f"message:{message.id}", thread_key(message.channel), message_place(message), task, mentioned)
+    try:
+        admission = await ctx.service.admit(arrival, ctx.platform)
+        if admission.refusal:
+            await message.add_reaction(REFUSED_REACTION)  # a channel is no place for a private refusal
+        if not admission.take:
+            return
+        attachments = await read_attachments(message.attachments, ctx)
+        thread = await thread_for(ctx, message.channel, message, task)
+    except UserInputError as error:
+        await message.reply(f"⚠️ {error}")
+        return
+    await run_in_thread(ctx, thread, arrival.request(PLATFORM, str(thread.id), attachments))
+
+
+async def on_stop(ctx: Context, interaction: discord.Interaction, run_id: str) -> None:
+    why_not = ctx.service.stop(run_id, interaction_place(interaction), ctx.platform)
+    if why_not:
+        await interaction.response.send_message(why_not, ephemeral=True)
+    else:  # the run's last message and the button's removal come from its renderer, in order
+        await interaction.response.defer()
+
+
+async def thread_for(ctx: Context, channel: object, start: discord.Message, task: str) -> discord.Thread:
+    """The thread the work happens in: the one asked from, else a new one started from ``start``."""
+    if isinstance(channel, discord.Thread):
+        return channel
+    try:
+        minutes = ctx.config.thread_archive_minutes
+        return await start.create_thread(name=thread_name(task), auto_archive_duration=minutes)  # type: ignore[arg-type]
+    except discord.Forbidden:
+        raise UserInputError(NO_THREAD_PERMISSION) from None
+
+
+async def run_in_thread(ctx: Context, thread: discord.Thread, request: ChatRequest) -> None:
+    """Hand the request to the service, which draws the run in the thread; a refusal is said there."""
+    try:
+        await ctx.service.start(request, DiscordThread(thread), ctx.platform)
+    except UserInputError as error:  # the queue filled up since the check
+        await thread.send(f"⚠️ {error}")
+
+
+async def read_attachments(files: Sequence[discord.Attachment], ctx: Context) -> tuple[Attachment, ...]:
+    """Text files only, size-checked before download; anything else is refused with a reason."""
+    attachments = []
+    for file in files:
+        _check_size(file, ctx.max_attachment_bytes)
+        attachments.append(to_attachment(file.filename, await file.read(), ctx.max_attachment_bytes))
+    return tuple(attachments)
+
+
+def _check_size(file: discord.Attachment, max_bytes: int) -> None:
+    if file.size > max_bytes:
+        raise UserInputError(f"{file.filename} is {file.size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
+
+
+def _excerpt(task: str) -> str:
+    return task if len(task) <= HEADER_TASK_CHARS else task[:HEADER_TASK_CHARS].rstrip() + " …"

@@ -1,0 +1,43 @@
+"""Discord as the core sees it: its markup, how its threads are drawn, who may use the bot there, and
+where a request comes from (a thread counts as its parent channel)."""
+
+from __future__ import annotations
+
+import discord
+
+from adapters.discord.thread import DiscordMarkup
+from bot.access import AccessRules, Place
+from bot.chat.thread import ChatPlatform, ThreadStyle
+from bot.config import DiscordConfig
+
+PLATFORM = "discord"
+
+
+def platform(config: DiscordConfig) -> ChatPlatform:
+    return ChatPlatform(
+        PLATFORM, DiscordMarkup(),
+        ThreadStyle(max_message_chars=config.max_message_chars, update_interval_s=config.update_interval_s,
+                    max_inline_code_chars=config.inline_code_max_chars),
+        AccessRules.of("discord", servers=config.allowed_guilds, channels=config.allowed_channels,
+                       roles=config.allowed_roles, direct_messages=False),
+    )
+
+
+def interaction_place(interaction: discord.Interaction) -> Place:
+    return _place(interaction.user, interaction.guild_id, interaction.channel)
+
+
+def message_place(message: discord.Message) -> Place:
+    return _place(message.author, message.guild.id if message.guild else None, message.channel)
+
+
+def thread_key(channel: object) -> str:
+    """The conversation a message or command is in: its thread, or none yet (the bot opens one)."""
+    return str(channel.id) if isinstance(channel, discord.Thread) else ""
+
+
+def _place(user: discord.abc.User, guild_id: int | None, channel: object) -> Place:
+    parent = channel.parent_id if isinstance(channel, discord.Thread) else None
+    channel_id = getattr(channel, "id", 0)
+    roles = frozenset(str(role.id) for role in user.roles) if isinstance(user, discord.Member) else frozenset()
+    return Place(str(user.id), str(parent or channel_id), str(guild_id or ""), roles, direct=guild_id is None)
