@@ -152,6 +152,8 @@ class LanguageConfig(Checked):
 
 
 DEFAULT_SANDBOX_BASE_IMAGE = "codegen-chat-sandbox/base:bookworm"
+DEFAULT_SETUP_HOSTS = ("pypi.org", "files.pythonhosted.org", "registry.npmjs.org", "proxy.golang.org",
+                       "sum.golang.org", "crates.io", "static.crates.io", "index.crates.io")
 DEFAULT_DEBIAN_MIRROR = "http://deb.debian.org/debian"
 
 
@@ -165,6 +167,7 @@ class SandboxConfig(Checked, section="sandbox"):
     timeout_s: Seconds = 120.0
     setup_timeout_s: Seconds = 300.0
     setup_network: bool = True  # network during the dependency setup step; never during tests
+    setup_allowed_hosts: tuple[str, ...] = DEFAULT_SETUP_HOSTS  # the only names setup's proxy lets through
     memory_mb: Annotated[int, Range(16, 1_048_576)] = 512  # swap is off: memory and memory+swap are the same
     cpus: Annotated[float, Range(0.01, 1_024)] = 1.0
     pids_limit: Annotated[int, Range(16, 4_194_304)] = 256  # Docker reads 0 or less as "no limit"

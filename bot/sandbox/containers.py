@@ -15,14 +15,14 @@ from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 
 from agents.errors import SandboxError
-from bot import processes
 from bot.config import LanguageConfig, SandboxConfig
-from bot.sandbox.hardening import LABEL, LABEL_HOST, LABEL_PID, LABEL_STARTED, container_options
+from bot.sandbox import setup_network
+from bot.sandbox.hardening import LABEL, LABEL_HOST, container_options, owner_gone
 from bot.sandbox.output import SplitOutput
 
 
 def start_container(client: docker.DockerClient, config: SandboxConfig, name: str,
-                    language: LanguageConfig, image: str, network: bool) -> Container:
+                    language: LanguageConfig, image: str, network: str | None) -> Container:
     options = container_options(config, name, language, image, network)
     try:
         container = client.containers.create(**options)
@@ -98,16 +98,13 @@ def remove(container: Container) -> None:
 
 
 def reap_orphans(client: docker.DockerClient) -> int:
-    """Remove sandbox containers this host started from a process that no longer lives."""
+    """Remove sandbox containers (and then setup networks) this host started from a process that no
+    longer lives."""
     host = socket.gethostname()
     # sparse: no inspect per container, which would race with other runs removing theirs.
     found = client.containers.list(all=True, sparse=True,
                                    filters={"label": [f"{LABEL}=1", f"{LABEL_HOST}={host}"]})
-    orphans = [c for c in found if _owner_gone(c.attrs.get("Labels") or {})]
+    orphans = [c for c in found if owner_gone(c.attrs.get("Labels") or {})]
     for container in orphans:
         remove(container)
-    return len(orphans)
-
-
-def _owner_gone(labels: dict[str, str]) -> bool:
-    return processes.gone(labels.get(LABEL_PID, ""), labels.get(LABEL_STARTED, ""))
+    return len(orphans) + setup_network.reap_orphan_networks(client)

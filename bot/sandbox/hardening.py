@@ -40,16 +40,21 @@ def keeper_user(config: SandboxConfig) -> str:
 
 
 def container_options(config: SandboxConfig, name: str, language: LanguageConfig, image: str,
-                      network: bool) -> dict[str, Any]:
-    """Keyword arguments for ``containers.create``: locked down, no host mounts, no host environment."""
+                      network: str | None) -> dict[str, Any]:
+    """Keyword arguments for ``containers.create``: locked down, no host mounts, no host environment.
+
+    ``network`` is the setup's internal network, or None for none at all. On it the container gets
+    no DNS server: registry names are resolved by the setup's proxy, so DNS carries nothing out.
+    """
     return {
+        **({"dns": ["127.0.0.1"]} if network else {}),
         "image": image,
         "command": KEEPER,
         "labels": labels(name),
         "user": keeper_user(config),
         "working_dir": language.workdir,
         "environment": dict(language.env),  # only what the language names; nothing from the host
-        "network_mode": "bridge" if network else "none",
+        "network_mode": network or "none",
         "read_only": True,
         "tmpfs": _tmpfs(config, language),
         "cap_drop": ["ALL"],
@@ -81,3 +86,8 @@ def _tmpfs(config: SandboxConfig, language: LanguageConfig) -> dict[str, str]:
                                   "nodev"]))
     tmp = f"size={config.tmp_size_mb}m,mode=1777,exec,nosuid,nodev"
     return {language.workdir: work, "/tmp": tmp}
+
+
+def owner_gone(labels: dict[str, str]) -> bool:
+    """Whether the process that started a labelled container or network has ended."""
+    return processes.gone(labels.get(LABEL_PID, ""), labels.get(LABEL_STARTED, ""))

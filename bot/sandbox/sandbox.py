@@ -16,6 +16,7 @@ import secrets
 import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import docker
@@ -26,7 +27,7 @@ from requests.exceptions import RequestException
 from agents.errors import SandboxError
 from agents.types import TestJob, TestReport, TestStatus
 from bot.config import LanguageConfig, SandboxConfig
-from bot.sandbox import containers, reports
+from bot.sandbox import containers, reports, setup_network
 from bot.sandbox.authority import Authority, quoted
 from bot.sandbox.authority.table import authority_for
 from bot.sandbox.client import open_checked, short_error
@@ -110,47 +111,50 @@ class DockerSandbox:
         await self._slots.acquire()
         self.active += 1
         self.peak_active = max(self.peak_active, self.active)
-        used: list[Container] = []
+        held = _Held()
         try:
-            return await self._run(job, language, limit_s, used)
+            return await self._run(job, language, limit_s, held)
         except (DockerException, RequestException) as error:
             raise SandboxError(f"the Docker engine failed during the test run ({short_error(error)}); "
                                "`codegen-chat doctor` checks the engine") from None
         finally:
             # Shielded: a cancelled run still removes its container before the cancellation completes.
             # Awaited, so that when a run returns its container is gone.
-            await asyncio.shield(self._release(used))
+            await asyncio.shield(self._release(held))
 
-    async def _release(self, used: list[Container]) -> None:
+    async def _release(self, held: _Held) -> None:
         try:
-            for container in used:
+            for container in held.containers:
                 await self._remove(container)
+            if held.egress is not None:
+                await self._call(setup_network.close, self._client_(), held.egress)
         finally:
             self.active -= 1
             self._slots.release()
 
-    async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float,
-                   used: list[Container]) -> TestReport:
+    async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float, held: _Held) -> TestReport:
         user = [path for path in job.authoritative if path in job.files]
         authority = authority_for(job.language, self._config) if user else None
         if authority is not None and (why := authority.refusal(job.files, user)):
             return reports.refused(why)
         setup = _needs_setup(language, job.files)
-        network = setup and self._config.setup_network
+        network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
         container = self._pool.take(job.language) if self._pool and not network else None
         if container is None:
-            container = await self._start(job.language, language, network)
-        used.append(container)
+            if network:
+                held.egress = await self._open_egress()
+            container = await self._start(job.language, language, held.egress.name if held.egress else None)
+        held.containers.append(container)
         if authority is None:
-            return await self._run_one_pass(container, job, language, setup, network, limit_s)
-        return await self._run_user_first(container, job, language, setup, network, limit_s, authority, user)
+            return await self._run_one_pass(container, job, language, setup, held, limit_s)
+        return await self._run_user_first(container, job, language, setup, held, limit_s, authority, user)
 
     async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
-                            network: bool, limit_s: float) -> TestReport:
+                            held: _Held, limit_s: float) -> TestReport:
         first = language.setup_command if setup else language.test_command
         unpack_then_first = await self._stage(container, job.files, language, first)
         if setup:
-            report = await self._setup(container, language, network, unpack_then_first)
+            report = await self._setup(container, language, held, unpack_then_first)
             if report is not None:
                 return report
         test = unpack_then_first if not setup else ["sh", "-c", language.test_command]
@@ -158,14 +162,14 @@ class DockerSandbox:
         return reports.single(step, language, self._config)
 
     async def _run_user_first(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
-                              network: bool, limit_s: float, authority: Authority, user: list[str]) -> TestReport:
+                              held: _Held, limit_s: float, authority: Authority, user: list[str]) -> TestReport:
         """The user's tests alone, locked down and judged per file; then the team's, as configured."""
         present = authority.pass_files(job.files, user)
         team_tests = {path: text for path, text in job.files.items() if path not in present}
         token = secrets.token_hex(8)  # frames the user's files' sections of the output
         command = authority.command(user, present, language.workdir, token)
         if setup:
-            report = await self._setup(container, language, network,
+            report = await self._setup(container, language, held,
                                        await self._stage(container, present, language, language.setup_command))
             if report is not None:
                 return report
@@ -198,13 +202,22 @@ class DockerSandbox:
             2 * REPORT_LIMIT)
         return text
 
-    async def _setup(self, container: Container, language: LanguageConfig, network: bool,
+    async def _setup(self, container: Container, language: LanguageConfig, held: _Held,
                      argv: list[str]) -> TestReport | None:
-        """Install dependencies; a report when that failed (the tests cannot run), else None."""
-        step = await self._step(container, argv, language.workdir,
-                                self._config.setup_timeout_s, {"SANDBOX_NETWORK": "1" if network else "0"})
-        if network and not step.timed_out:  # a timed-out setup left a killed container: nothing to cut
-            await self._call(containers.cut_network, self._client_(), container)
+        """Install dependencies; a report when that failed (the tests cannot run), else None.
+
+        With a network, the setup reaches the registries only through its proxy; afterwards the
+        container is taken off the network, and the proxy and the network are removed.
+        """
+        egress = held.egress
+        env = {"SANDBOX_NETWORK": "1" if egress else "0",
+               **(setup_network.proxy_environment(egress.proxy_url) if egress else {})}
+        step = await self._step(container, argv, language.workdir, self._config.setup_timeout_s, env)
+        if egress is not None:
+            if not step.timed_out:  # a timed-out setup left a killed container: nothing to cut
+                await self._call(containers.cut_network, self._client_(), container)
+            held.egress = None
+            await self._call(setup_network.close, self._client_(), egress)
         if step.exit_code == 0 and not step.timed_out:
             return None
         why = "timed out" if step.timed_out else f"failed (exit code {step.exit_code})"
@@ -258,7 +271,18 @@ class DockerSandbox:
                 raise SandboxError(f"could not copy the files into the sandbox (exit {code}): {text[:500]}")
         return unpack_then_first
 
-    async def _start(self, name: str, language: LanguageConfig, network: bool) -> Container:
+    async def _open_egress(self) -> setup_network.SetupNetwork:
+        """The setup's internal network and its proxy, removed again if the run is cancelled meanwhile."""
+        image = image_for(self._language("python"), self._config)  # python3 runs the proxy
+        opening = asyncio.ensure_future(self._call(_open_with_proxy, self._client_(), self._config, image))
+        try:
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await self._call(setup_network.close, self._client_(), await opening)
+            raise
+
+    async def _start(self, name: str, language: LanguageConfig, network: str | None) -> Container:
         image = image_for(language, self._config)
         starting = asyncio.ensure_future(self._call(
             containers.start_container, self._client_(), self._config, name, language, image, network))
@@ -271,7 +295,7 @@ class DockerSandbox:
             raise
 
     async def _start_for(self, name: str) -> Container:
-        return await self._start(name, self._language(name), network=False)
+        return await self._start(name, self._language(name), network=None)
 
     async def _remove(self, container: Container) -> None:
         await self._call(containers.remove, container)
@@ -296,6 +320,24 @@ class DockerSandbox:
         if self._client is None:
             raise SandboxError("the sandbox was used before it started")
         return self._client
+
+
+@dataclass
+class _Held:
+    """What one run holds in Docker, released when the run ends however it ends."""
+
+    containers: list[Container] = field(default_factory=list)
+    egress: setup_network.SetupNetwork | None = None
+
+
+def _open_with_proxy(client: docker.DockerClient, config: SandboxConfig, image: str) -> setup_network.SetupNetwork:
+    egress = setup_network.open_network(client)
+    try:
+        setup_network.start_proxy(client, config, egress, image)
+    except BaseException:
+        setup_network.close(client, egress)
+        raise
+    return egress
 
 
 def _needs_setup(language: LanguageConfig, files: Mapping[str, str]) -> bool:

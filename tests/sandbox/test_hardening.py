@@ -22,7 +22,7 @@ from bot.sandbox.sandbox import DockerSandbox, _needs_setup
 PYTHON = DEFAULT_LANGUAGES["python"]
 
 
-def options(network: bool = False, **changes) -> dict:
+def options(network: str | None = None, **changes) -> dict:
     return container_options(SandboxConfig(**changes), "python", PYTHON, "img", network)
 
 
@@ -34,7 +34,7 @@ def test_container_is_locked_down():
     assert opts["security_opt"] == ["no-new-privileges"]
     # The keeper runs as a user of its own: the commands (65534) can neither kill it nor hide from a reset.
     assert opts["user"] == "65533:65533"
-    assert container_options(SandboxConfig(user="65533:65533"), "python", PYTHON, "img", False)["user"] != \
+    assert container_options(SandboxConfig(user="65533:65533"), "python", PYTHON, "img", None)["user"] != \
         "65533:65533"
     assert opts["init"] is True
     assert "privileged" not in opts and "volumes" not in opts and "mounts" not in opts
@@ -52,7 +52,10 @@ def test_limits_come_from_the_config():
 
 
 def test_setup_network_only_when_asked():
-    assert options(network=True)["network_mode"] == "bridge"
+    on_setup_network = options(network="codegen-setup-1")
+    assert on_setup_network["network_mode"] == "codegen-setup-1"
+    assert on_setup_network["dns"] == ["127.0.0.1"]  # names are the proxy's business: DNS carries nothing out
+    assert "dns" not in options()
 
 
 def test_no_host_environment_reaches_the_container(monkeypatch):

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import subprocess
 import time
 
+import docker
 import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
@@ -90,6 +92,23 @@ async def test_orphans_of_a_dead_process_are_reaped_at_start(docker_client):
         assert alive.id in remaining  # a living process's containers are not ours to reap
     finally:
         alive.remove(force=True)
+
+
+async def test_setup_networks_of_a_dead_process_are_reaped_at_start(docker_client):
+    dead = docker_client.networks.create("codegen-setup-orphan-test", internal=True,
+                                         labels={**labels("setup"), LABEL_PID: _dead_pid()})
+    alive = docker_client.networks.create("codegen-setup-alive-test", internal=True,
+                                          labels={**labels("setup"), LABEL_PID: "1", LABEL_STARTED: ""})
+    try:
+        async with DockerSandbox(TEST_CONFIG, client=docker_client):
+            pass
+        names = {n.name for n in docker_client.networks.list(filters={"label": f"{LABEL}=1"})}
+        assert "codegen-setup-orphan-test" not in names
+        assert "codegen-setup-alive-test" in names
+    finally:
+        alive.remove()
+        with contextlib.suppress(docker.errors.NotFound):
+            dead.remove()
 
 
 async def test_warm_pool_container_serves_one_run_only(docker_client):
