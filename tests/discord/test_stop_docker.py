@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import docker
 import pytest
 
 from agents.types import RunStatus
@@ -26,7 +27,10 @@ def test_takes_its_time():
 
 def _pytest_in(client) -> bool:
     for container in our_containers(client):
-        container.reload()
+        try:
+            container.reload()
+        except docker.errors.NotFound:  # listed while still being created, or already removed
+            continue
         if container.status == "running" and any("pytest" in " ".join(p) for p in container.top()["Processes"]):
             return True
     return False
