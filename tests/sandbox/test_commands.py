@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import time
 
 import pytest
 
@@ -107,7 +108,9 @@ async def test_offline_build_skips_present_images(capsys):
 @pytest.mark.docker
 async def test_prepared_image_bakes_its_step_in_and_is_used(docker_client):
     base = TEST_CONFIG.base_image
-    language = dataclasses.replace(PYTHON_LANGUAGE, image=base, image_prepare="echo prepared > /etc/prepared")
+    # A step of its own (so a tag of its own): other checkouts on this engine run this test too.
+    step = f"echo prepared > /etc/prepared # {os.getpid()}-{time.monotonic_ns()}"
+    language = dataclasses.replace(PYTHON_LANGUAGE, image=base, image_prepare=step)
     tag = prepared_tag(language)
     try:
         await asyncio.to_thread(prepare_online, docker_client, "python", language, lambda _: None)
