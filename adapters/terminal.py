@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from agents.errors import UserInputError
 from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
@@ -126,6 +127,16 @@ async def read_attachments(paths: list[str], max_bytes: int) -> tuple[Attachment
     return tuple(attachments)
 
 
+def check_out_dir(path: Path) -> None:
+    """Refuse, before any model is called, an ``--out`` that could never hold the files."""
+    existing = next(p for p in (path, *path.parents) if p.exists() or p.is_symlink())
+    if not existing.is_dir():
+        where = "it is" if existing == path else f"{existing} is"
+        raise UserInputError(f"--out {path}: {where} a file, not a folder; name a folder (it is made if missing).")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UserInputError(f"--out {path}: {existing} cannot be written; name a folder you may write to.")
+
+
 @dataclass(frozen=True)
 class TerminalRun:
     task: str
@@ -141,6 +152,7 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
     attachments = await read_attachments(request.files, max_attachment_bytes)
     run_id = new_run_id()
     out_dir = Path(request.out_dir or f"codegen-{run_id}")
+    await asyncio.to_thread(check_out_dir, out_dir)
     renderer = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ, redact=redact)
     fallback: Publisher = folder_publisher(out_dir)
     chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments)

@@ -21,7 +21,11 @@ log = logging.getLogger(__name__)
 async def open_store(config: Config) -> Store:
     """The store, with runs that a crashed process left running marked interrupted."""
     store = await Store.open(config.db_path())
-    interrupted = await store.mark_interrupted()
+    try:
+        interrupted = await store.mark_interrupted()
+    except BaseException:
+        await store.close()  # its thread would keep the process alive
+        raise
     if interrupted:
         log.warning("marked %d run(s) interrupted: the process running them had stopped", interrupted)
     return store

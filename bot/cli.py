@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 from agents.errors import CodegenError, UserInputError
-from bot.config import Config, Secrets, find_config_path, load_config
+from bot.config import Config, ConfigError, Secrets, find_config_path, load_config
 from bot.inert import inert
 from bot.redact import Redactor, install_log_redaction
 from bot.settings import Range, number_argument
@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(args.handler(args, config, secrets))
     except CodegenError as error:
         print(f"codegen-chat: {inert(redact(str(error)))}", file=sys.stderr)
-        return 2
+        return 2 if isinstance(error, UserInputError | ConfigError) else 1
     except KeyboardInterrupt:
         print("codegen-chat: stopped", file=sys.stderr)
         return 130

@@ -44,8 +44,9 @@ def all_checks() -> list[DoctorCheck]:
     from bot.checkin import checkin_checks
     from bot.sandbox import sandbox_checks
     from bot.serve import chat_checks
+    from bot.store_doctor import store_checks
 
-    return [model_checks, sandbox_checks, checkin_checks, chat_checks]
+    return [model_checks, store_checks, sandbox_checks, checkin_checks, chat_checks]
 
 
 async def run_doctor(config: Config, secrets: Secrets, checks: list[DoctorCheck] | None = None) -> int:

@@ -1,19 +1,26 @@
 """Drives one run of the team and hands every event to its sinks (the store, an adapter's renderer).
 
 Whatever happens, the sinks see exactly one ``RunFinished``: the Manager's own, or one written
-here when the run is cancelled (stopped) or breaks in an unexpected way (error). Every event passes
+here when the run is cancelled (stopped) or breaks in an unexpected way (error).
+
+The store is not a sink like the others. A renderer failing (a chat API down) is logged and the run
+goes on; the store failing (``StoreError``: a full disk, a damaged file) ends the run with status
+error and the store's one-sentence reason, since a run whose record is lost must not look done.
+The store comes first among the sinks, so no other sink sees an outcome the store could not keep. Every event passes
 through the run's ``stamp`` first (``bot.usage.RunUsage`` adds cost and totals), the ones written here too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 from agents.events import Event, RunFinished
 from agents.types import RunStatus
+from bot.store_errors import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +50,18 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
             event = stamp(raw)
             if isinstance(event, RunFinished):
                 last = event  # the outcome is decided: a Stop pressed now must not overwrite it
-                await asyncio.shield(deliver(event, sinks))
+                last = await asyncio.shield(finish(event, sinks))
             else:
                 await deliver(event, sinks)
     except asyncio.CancelledError:
         if last is None:
             last = stamp(stopped(run_id))
-            await asyncio.shield(deliver(last, sinks))
+            await asyncio.shield(finish(last, sinks))
         raise
+    except StoreError as error:
+        log.error("run %s ended: %s", run_id, error)
+        last = stamp(RunFinished(run_id, status=RunStatus.ERROR, reason=str(error)))
+        await finish(last, sinks)
     except Exception:
         log.exception("run %s failed unexpectedly", run_id)
         last = stamp(RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON))
@@ -68,14 +79,34 @@ def stopped(run_id: str) -> RunFinished:
 
 
 async def deliver(event: Event, sinks: Sequence[EventSink]) -> None:
-    """Every sink gets the event; one failing sink (a chat API down) never stops the run or the others."""
+    """Every sink gets the event; one failing sink (a chat API down) never stops the run or the others.
+    The store failing raises ``StoreError`` at once: the run must end (a final event goes to ``finish``)."""
+    if isinstance(event, RunFinished):
+        await finish(event, sinks)
+        return
+    for sink in sinks:
+        try:
+            await sink(event)
+        except (asyncio.CancelledError, StoreError):
+            raise
+        except Exception:
+            log.exception("event sink %r failed on %s", sink, type(event).__name__)
+
+
+async def finish(event: RunFinished, sinks: Sequence[EventSink]) -> RunFinished:
+    """Every sink gets the final event, whatever fails. When the store cannot keep it, the outcome the
+    later sinks see (and the one returned) is that error: a pass nobody could record is not reported."""
     for sink in sinks:
         try:
             await sink(event)
         except asyncio.CancelledError:
             raise
+        except StoreError as error:
+            log.error("run %s: %s", event.run_id, error)
+            event = dataclasses.replace(event, status=RunStatus.ERROR, reason=str(error))
         except Exception:
             log.exception("event sink %r failed on %s", sink, type(event).__name__)
+    return event
 
 
 async def _close(events: AsyncIterator[Event]) -> None:

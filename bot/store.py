@@ -2,16 +2,24 @@
 
 The store is one of a run's event sinks: it records each finished turn, test report, check-in and
 the final status as they happen, so a crash loses at most the turn that was being written.
+
+Each write is one transaction, taken one at a time (runs share the connection, and SQLite's
+transaction is the connection's): an event is recorded whole or not at all. When the store cannot
+write (a full disk, a read-only or damaged file) it raises ``StoreError`` saying what to do; a run
+that cannot be recorded ends with status error (``bot.runner``), and reads fail the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import socket
 import sqlite3
 import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +29,7 @@ import aiosqlite
 from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TurnFinished, WorkSaved
 from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
 from bot import processes
-from bot.config import ConfigError
+from bot.store_errors import StoreError, store_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -83,6 +91,8 @@ CREATE TABLE IF NOT EXISTS seen_events (
 );
 """
 
+log = logging.getLogger(__name__)
+
 INTERRUPTED_REASON = "the bot stopped while this run was under way"
 SEEN_EVENTS_KEPT_S = 86_400.0  # platforms redeliver an event within minutes; a day is plenty
 
@@ -127,18 +137,23 @@ class RunRecord:
 
 
 class Store:
-    def __init__(self, db: aiosqlite.Connection) -> None:
-        self._db = db
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+        self._db, self.path = db, path
+        self._writing = asyncio.Lock()
         self.owner = _process_owner()
 
     @classmethod
     async def open(cls, path: Path) -> Store:
-        """The store at ``path`` (created if new). A path that cannot be used is a ``ConfigError``."""
+        """The store at ``path`` (created if new), or a ``StoreError`` saying why it cannot be used."""
         try:
             await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
+        except OSError as error:
+            raise StoreError(f"could not create the folder of the database {path}: {_why_no_folder(path, error)}; "
+                             "set storage.path to a place the bot may write") from None
+        try:
             db = await aiosqlite.connect(path)
-        except (OSError, sqlite3.Error) as error:
-            raise ConfigError(f"storage.path: cannot open the database {path}: {error}") from None
+        except sqlite3.Error as error:
+            raise store_error("open", path, error) from None
         db.row_factory = aiosqlite.Row
         try:
             await db.execute("PRAGMA journal_mode=WAL")
@@ -149,46 +164,52 @@ class Store:
             await db.execute("DELETE FROM seen_events WHERE at < ?", (time.time() - SEEN_EVENTS_KEPT_S,))
             await db.commit()
         except sqlite3.Error as error:
-            await db.close()
-            raise ConfigError(f"storage.path: {path} is not a usable SQLite database: {error}") from None
-        return cls(db)
+            await _close_quietly(db)
+            raise store_error("open", path, error) from None
+        return cls(db, path)
 
     async def close(self) -> None:
-        await self._db.close()
+        """Always ends the connection's thread (a live one keeps the process from exiting), errors or not."""
+        await _close_quietly(self._db)
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
     # -- conversations and runs ---------------------------------------------------------------
 
     async def conversation(self, platform: str, thread_key: str) -> int:
         """The id of the conversation living in ``platform``/``thread_key``, created if new."""
-        await self._execute(
-            "INSERT OR IGNORE INTO conversations (platform, thread_key, created_at) VALUES (?, ?, ?)",
-            (platform, thread_key, time.time()),
-        )
-        await self._db.commit()
+        async with self._transaction("write to"):
+            await self._ensure_conversation(platform, thread_key)
         row = await self._one("SELECT id FROM conversations WHERE platform = ? AND thread_key = ?", platform, thread_key)
-        assert row is not None  # inserted just above
+        if row is None:
+            raise StoreError(f"could not read {self.path}: a conversation just saved is missing; see the log")
         return int(row["id"])
 
     async def create_run(self, run_id: str, conversation_id: int, task: str, user_id: str,
                          attachments: list[str]) -> None:
-        await self._execute(
-            "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, conversation_id, task, user_id, RunStatus.RUNNING, self.owner, time.time(), json.dumps(attachments)),
-        )
-        await self._db.commit()
+        async with self._transaction("save the run to"):
+            await self._execute(
+                "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, conversation_id, task, user_id, RunStatus.RUNNING, self.owner, time.time(),
+                 json.dumps(attachments)),
+            )
 
     async def mark_interrupted(self) -> int:
         """Runs this host left running in a process that is gone are marked interrupted."""
         rows = await self._all("SELECT id, owner FROM runs WHERE status = ?", RunStatus.RUNNING)
         host = socket.gethostname()
         stale = [r["id"] for r in rows if _owner_gone(r["owner"], host)]
-        for run_id in stale:
-            await self._execute(
-                "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
-                (RunStatus.INTERRUPTED, INTERRUPTED_REASON, time.time(), run_id),
-            )
-        await self._db.commit()
+        async with self._transaction("write to"):
+            for run_id in stale:
+                await self._execute(
+                    "UPDATE runs SET status = ?, reason = ?, finished_at = ? WHERE id = ?",
+                    (RunStatus.INTERRUPTED, INTERRUPTED_REASON, time.time(), run_id),
+                )
         return len(stale)
 
     async def prior_work(self, conversation_id: int, before_run: str) -> PriorWork | None:
@@ -200,14 +221,15 @@ class Store:
         )
         if not rows:
             return None
-        with_files = [r for r in rows if json.loads(r["files"])]
-        last = with_files[-1] if with_files else rows[-1]
-        user_tests = FileSet(json.loads(last["user_tests"]))
-        return PriorWork(
-            tasks=tuple(r["task"] for r in rows), plan=last["plan"], files=FileSet(json.loads(last["files"])),
-            tests=FileSet(json.loads(last["tests"])).without(user_tests), user_tests=user_tests,
-            language=last["language"],
-        )
+        with self._decoding():
+            with_files = [r for r in rows if json.loads(r["files"])]
+            last = with_files[-1] if with_files else rows[-1]
+            user_tests = FileSet(json.loads(last["user_tests"]))
+            return PriorWork(
+                tasks=tuple(r["task"] for r in rows), plan=last["plan"], files=FileSet(json.loads(last["files"])),
+                tests=FileSet(json.loads(last["tests"])).without(user_tests), user_tests=user_tests,
+                language=last["language"],
+            )
 
     async def has_conversation(self, platform: str, thread_key: str) -> bool:
         """Whether the bot has worked in this thread (so a reply there needs no mention)."""
@@ -224,7 +246,13 @@ class Store:
     # -- the event sink -----------------------------------------------------------------------
 
     async def record(self, event: Event) -> None:
-        """Persist what a run event tells; events with nothing lasting in them are ignored."""
+        """Persist what a run event tells, whole or not at all (``StoreError``); events with nothing
+        lasting in them are ignored."""
+        if isinstance(event, TurnFinished | TestReported | CheckedIn | Notice | WorkSaved | RunFinished):
+            async with self._transaction("save the run to"):
+                await self._record(event)
+
+    async def _record(self, event: Event) -> None:
         if isinstance(event, TurnFinished):
             await self._record_turn(event)
         elif isinstance(event, TestReported):
@@ -243,9 +271,6 @@ class Store:
             )
         elif isinstance(event, RunFinished):
             await self._record_finish(event)
-        else:
-            return
-        await self._db.commit()
 
     async def _record_turn(self, event: TurnFinished) -> None:
         now = time.time()
@@ -290,7 +315,8 @@ class Store:
             "SELECT r.*, c.platform, c.thread_key FROM runs r JOIN conversations c ON c.id = r.conversation_id"
             " ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?", limit,
         )
-        return [_summary(r) for r in rows]
+        with self._decoding():
+            return [_summary(r) for r in rows]
 
     async def run(self, run_id: str) -> RunRecord | None:
         row = await self._one(
@@ -301,11 +327,12 @@ class Store:
             return None
         turns = await self._all("SELECT * FROM turns WHERE run_id = ? ORDER BY id", run_id)
         notes = await self._all("SELECT kind, body FROM notes WHERE run_id = ? ORDER BY id", run_id)
-        return RunRecord(
-            summary=_summary(row), turns=[_turn(t) for t in turns], notes=[(n["kind"], n["body"]) for n in notes],
-            files=FileSet(json.loads(row["files"])), tests=FileSet(json.loads(row["tests"])),
-            report=_report(row["report"]), plan=row["plan"], language=row["language"],
-        )
+        with self._decoding():
+            return RunRecord(
+                summary=_summary(row), turns=[_turn(t) for t in turns], notes=[(n["kind"], n["body"]) for n in notes],
+                files=FileSet(json.loads(row["files"])), tests=FileSet(json.loads(row["tests"])),
+                report=_report(row["report"]), plan=row["plan"], language=row["language"],
+            )
 
     # -- the gist index and event de-duplication ----------------------------------------------
 
@@ -316,32 +343,92 @@ class Store:
 
     async def remember(self, conversation_key: str, gist_id: str) -> None:
         platform, _, thread_key = conversation_key.partition(":")
-        await self.conversation(platform, thread_key)
-        await self._execute(
-            "UPDATE conversations SET gist_id = ? WHERE platform = ? AND thread_key = ?", (gist_id, platform, thread_key)
-        )
-        await self._db.commit()
+        async with self._transaction("write to"):
+            await self._ensure_conversation(platform, thread_key)
+            await self._execute("UPDATE conversations SET gist_id = ? WHERE platform = ? AND thread_key = ?",
+                                (gist_id, platform, thread_key))
 
     async def first_sighting(self, key: str) -> bool:
         """True the first time ``key`` is seen (a platform event id), False for every redelivery."""
-        cursor = await self._execute("INSERT OR IGNORE INTO seen_events (key, at) VALUES (?, ?)", (key, time.time()))
-        await self._db.commit()
+        async with self._transaction("write to"):
+            cursor = await self._execute("INSERT OR IGNORE INTO seen_events (key, at) VALUES (?, ?)", (key, time.time()))
         return cursor.rowcount == 1
+
+    async def check(self) -> None:
+        """Every page readable (SQLite's quick_check) and a write lock to be had, else ``StoreError``."""
+        rows = await self._all("PRAGMA quick_check")
+        if [tuple(r) for r in rows] != [("ok",)]:
+            log.info("quick_check of %s: %s", self.path, [tuple(r) for r in rows][:10])
+            raise StoreError(f"could not read {self.path}: the database file is damaged; move it aside (a new one "
+                             "is made at the next start) or restore a backup")
+        async with self._transaction("write to"):
+            await self._execute("BEGIN IMMEDIATE")  # takes the write lock without changing anything
+
+    # -- talking to SQLite ----------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _transaction(self, doing: str) -> AsyncIterator[None]:
+        """One write, committed whole or rolled back whole; a failure is a ``StoreError`` ("could not
+        {doing} PATH: ..."). Writes take turns, so one run's failure never undoes another's work."""
+        async with self._writing:
+            try:
+                yield
+                await self._db.commit()
+            except sqlite3.Error as error:
+                await self._rollback()
+                raise store_error(doing, self.path, error) from None
+
+    @contextmanager
+    def _decoding(self) -> Iterator[None]:
+        """Rows SQLite read fine but whose content is not what the store wrote (JSON cut short, say)."""
+        try:
+            yield
+        except (ValueError, KeyError, TypeError) as error:
+            log.warning("a damaged record in %s", self.path, exc_info=True)
+            raise StoreError(f"could not read {self.path}: a stored record is damaged ({type(error).__name__}); "
+                             "move the file aside (a new one is made at the next start) or restore a backup") from None
+
+    async def _rollback(self) -> None:
+        try:
+            await self._db.rollback()
+        except sqlite3.Error:
+            log.warning("could not roll back a failed write to %s", self.path, exc_info=True)
+
+    async def _ensure_conversation(self, platform: str, thread_key: str) -> None:
+        await self._execute(
+            "INSERT OR IGNORE INTO conversations (platform, thread_key, created_at) VALUES (?, ?, ?)",
+            (platform, thread_key, time.time()),
+        )
 
     async def _execute(self, sql: str, args: tuple[Any, ...] = ()) -> aiosqlite.Cursor:
         return await self._db.execute(sql, tuple(_storable(a) for a in args))
 
     async def _one(self, sql: str, *args: Any) -> aiosqlite.Row | None:
-        async with self._db.execute(sql, tuple(_storable(a) for a in args)) as cursor:
-            return await cursor.fetchone()
+        rows = await self._all(sql, *args)
+        return rows[0] if rows else None
 
     async def _all(self, sql: str, *args: Any) -> list[aiosqlite.Row]:
-        async with self._db.execute(sql, tuple(_storable(a) for a in args)) as cursor:
-            return list(await cursor.fetchall())
+        try:
+            async with self._db.execute(sql, tuple(_storable(a) for a in args)) as cursor:
+                return list(await cursor.fetchall())
+        except sqlite3.Error as error:
+            raise store_error("read", self.path, error) from None
 
 
 # Columns added after the first release: a database made before them gets them at open.
 ADDED_COLUMNS = {("runs", "user_tests"): "TEXT NOT NULL DEFAULT '{}'"}
+
+
+def _why_no_folder(path: Path, error: OSError) -> str:
+    in_the_way = next((p for p in reversed(path.parents) if p.exists() and not p.is_dir()), None)
+    return f"{in_the_way} is a file, not a folder" if in_the_way else (error.strerror or str(error)).lower()
+
+
+async def _close_quietly(db: aiosqlite.Connection) -> None:
+    try:
+        await db.close()
+    except sqlite3.Error:
+        log.warning("closing the database reported an error", exc_info=True)
 
 
 async def _add_missing_columns(db: aiosqlite.Connection) -> None:

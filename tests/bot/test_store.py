@@ -1,5 +1,6 @@
 """The store on a real SQLite file: what runs record, what survives a restart, follow-up context."""
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -8,8 +9,9 @@ import pytest
 
 from agents.events import CheckedIn, Notice, RunFinished, TestReported, TurnFinished
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
-from bot.config import ConfigError
 from bot.store import SCHEMA, Store
+from bot.store_errors import StoreError
+from tests.bot.disks import damage, read_only, small_disk
 
 
 async def start_run(store, run_id="r1", thread="t1", task="write a parser"):
@@ -153,13 +155,17 @@ async def test_an_older_database_gets_new_columns_at_open(tmp_path):
     await store.close()
 
 
-async def test_an_unusable_storage_path_is_a_config_error(tmp_path):
+async def test_an_unusable_storage_path_says_what_to_do(tmp_path):
     (tmp_path / "file").write_text("not a folder")
-    with pytest.raises(ConfigError, match="storage.path: cannot open the database"):
-        await Store.open(tmp_path / "file" / "db.sqlite3")
+    with pytest.raises(StoreError, match=r"could not create the folder of the database .*: .*file is a file, not a "
+                                         r"folder; set storage.path to a place the bot may write"):
+        await Store.open(tmp_path / "file" / "sub" / "db.sqlite3")
     (tmp_path / "garbage.sqlite3").write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(ConfigError, match="storage.path: .* is not a usable SQLite database"):
+    with pytest.raises(StoreError, match=r"could not open .*garbage.sqlite3: the file is not an SQLite database; point"):
         await Store.open(tmp_path / "garbage.sqlite3")
+    (tmp_path / "folder.sqlite3").mkdir()
+    with pytest.raises(StoreError, match=r"could not open .*folder.sqlite3: the database file cannot be opened"):
+        await Store.open(tmp_path / "folder.sqlite3")
 
 
 async def test_old_event_keys_are_forgotten_at_open(tmp_path):
@@ -180,3 +186,83 @@ async def test_text_holding_a_lone_surrogate_is_stored_not_refused(store):
     assert await store.run("r1\udc9b") is None  # a lookup with one is no error either
     record = await store.run("r1")
     assert record.summary.task == "task \ufffd" and record.turns[0].text == "plan \ufffd end"
+
+
+
+# -- faults: a full disk, a failing write, a damaged file, a read-only folder -----------------------
+
+async def turn_tokens(store, run_id):
+    record = await store.run(run_id)
+    return sum(t.usage.prompt_tokens for t in record.turns), record.summary.usage.prompt_tokens
+
+
+async def test_a_full_disk_fails_the_write_whole_and_the_store_works_again_once_there_is_room(tmp_path):
+    with small_disk(tmp_path) as disk:
+        store = await Store.open(disk.folder / "db.sqlite3")
+        await start_run(store)
+        await store.record(TurnFinished("r1", agent="planner", round=0, text="plan", usage=Usage(10, 5)))
+        await disk.fill(store)
+        with pytest.raises(StoreError, match=r"could not save the run to .*db.sqlite3: the disk is full; free some "
+                                             r"space; what was saved before is kept"):
+            await store.record(TurnFinished("r1", agent="programmer", round=1, text="x" * 200_000, usage=Usage(7, 3)))
+        await disk.free(store)
+        assert await turn_tokens(store, "r1") == (10, 10)  # the failed turn left nothing half-written
+        await store.record(TurnFinished("r1", agent="programmer", round=1, text="code", usage=Usage(7, 3)))
+        assert await turn_tokens(store, "r1") == (17, 17)
+        await store.close()
+
+
+async def test_a_write_that_fails_half_way_leaves_nothing_behind(store):
+    """The turn's row goes in, then the run's totals cannot be updated: the turn must go too."""
+    await start_run(store, "r1", thread="t1")
+    await start_run(store, "r2", thread="t2")
+    await store._db.execute("CREATE TRIGGER refuse BEFORE UPDATE OF prompt_tokens ON runs WHEN NEW.id = 'r2'"
+                            " BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    await store._db.commit()
+    outcomes = await asyncio.gather(
+        store.record(TurnFinished("r1", agent="planner", round=0, text="kept", usage=Usage(4, 1))),
+        store.record(TurnFinished("r2", agent="planner", round=0, text="lost", usage=Usage(9, 1))),
+        store.record(Notice("r1", "also kept")),
+        return_exceptions=True,
+    )
+    assert outcomes[0] is None and isinstance(outcomes[1], StoreError) and outcomes[2] is None
+    assert await turn_tokens(store, "r2") == (0, 0) and (await store.run("r2")).turns == []
+    assert await turn_tokens(store, "r1") == (4, 4) and len((await store.run("r1")).notes) == 1
+
+
+@pytest.mark.parametrize("header", [False, True], ids=["damaged pages", "damaged header"])
+async def test_a_damaged_database_is_a_store_error_not_a_traceback(tmp_path, header):
+    path = tmp_path / "db.sqlite3"
+    store = await Store.open(path)
+    for i in range(40):
+        await start_run(store, f"r{i}", thread=f"t{i}", task="a task worth a page " * 50)
+        await store.record(TurnFinished(f"r{i}", agent="planner", round=0, text="plan " * 400))
+    await store.close()
+    damage(path, header=header)
+    with pytest.raises(StoreError) as caught:
+        store = await Store.open(path)
+        try:
+            await store.mark_interrupted()
+            await store.runs(100)
+            for i in range(40):
+                await store.run(f"r{i}")
+        finally:
+            await store.close()
+    message = str(caught.value)
+    assert "damaged" in message or "not an SQLite database" in message, message
+    assert str(path) in message and "\n" not in message
+
+
+async def test_a_read_only_folder_says_what_to_do(tmp_path):
+    folder = tmp_path / "store"
+    store = await Store.open(folder / "db.sqlite3")
+    await start_run(store)
+    await store.close()
+    with read_only(folder):
+        with pytest.raises(StoreError, match=r"could not open .*db.sqlite3: its folder .*store is read-only; make the "
+                                             r"folder writable, or set storage.path elsewhere"):
+            store = await Store.open(folder / "db.sqlite3")
+            await store.close()
+    with read_only(tmp_path):
+        with pytest.raises(StoreError, match="read-only"):
+            await Store.open(tmp_path / "new" / "db.sqlite3")

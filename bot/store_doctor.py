@@ -1,0 +1,23 @@
+"""What ``codegen-chat doctor`` says about the store: it opens, reads back whole, and takes writes."""
+
+from __future__ import annotations
+
+from bot.config import Config, Secrets
+from bot.doctor_types import CheckResult
+from bot.store import Store
+from bot.store_errors import StoreError
+
+
+async def store_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
+    del secrets  # the store needs none
+    path = config.db_path()
+    try:
+        store = await Store.open(path)
+        try:
+            await store.check()
+        finally:
+            await store.close()
+    except StoreError as error:
+        problem, _, fix = str(error).partition("; ")
+        return [CheckResult("store", False, problem, fix)]
+    return [CheckResult("store", True, f"{path} opens, reads back whole and takes writes")]

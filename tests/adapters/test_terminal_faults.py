@@ -1,0 +1,139 @@
+"""The terminal when storage fails: a full disk mid-run, a damaged database, a read-only folder, an
+``--out`` that cannot be a folder. Each ends with one line and a clean exit, never a traceback or a hang,
+and never with a pass the store could not record."""
+
+import asyncio
+import io
+import os
+import sys
+
+import pytest
+
+from adapters.terminal import TerminalRun, run_in_terminal
+from bot.checkin import FolderPublisher
+from bot.llm import OpenAIChatModel
+from bot.service import Service
+from bot.store import Store
+from tests.adapters.test_terminal import ROOT, cli, script_team, write_config
+from tests.bot.disks import damage, read_only, small_disk
+from tests.conftest import with_changes
+from tests.fakes.team_script import ScriptedSandbox
+
+
+class FillingSandbox(ScriptedSandbox):
+    """Runs the tests, and the disk fills up while they run (after Plan, Code, Review and the Tester's turn)."""
+
+    def __init__(self, disk, store):
+        super().__init__()
+        self.disk, self.store = disk, store
+
+    async def run(self, job):
+        await self.disk.fill(self.store)
+        return await super().run(job)
+
+
+async def test_a_disk_filling_up_mid_run_ends_it_with_an_error_not_a_pass(model_server, config, secrets, tmp_path):
+    script_team(model_server)
+    with small_disk(tmp_path) as disk:
+        db = disk.folder / "db.sqlite3"
+        store = await Store.open(db)
+        config = with_changes(config, storage={"path": str(db)})
+        service = Service(config, store, OpenAIChatModel(config, secrets), FillingSandbox(disk, store))
+        out = io.StringIO()
+        status = await run_in_terminal(service, TerminalRun("find all intf keys", [], str(tmp_path / "out"), None),
+                                       FolderPublisher, 10_000, "session-1", out=out)
+        text = out.getvalue()
+        assert status == 1
+        assert f"ERROR — could not save the run to {db}: the disk is full; free some space" in text
+        assert "PASSED" not in text and text.count("could not save the run") == 1
+        assert not model_server.calls("checkin")  # the run ended there: nothing published as if recorded
+        await disk.free(store)
+        await store.close()
+        store = await Store.open(db)  # what was saved reads back whole: every turn in the run's totals
+        record = (await store.runs())[0]
+        full = await store.run(record.id)
+        assert [t.agent for t in full.turns][:2] == ["planner", "programmer"]
+        assert sum(t.usage.prompt_tokens for t in full.turns) == full.summary.usage.prompt_tokens
+        assert full.summary.status in ("running", "error")  # "running" becomes "interrupted" at the next start
+        await store.close()
+
+
+def corrupt_config(tmp_path, base_url, *, header=False, extra=""):
+    config = write_config(tmp_path, base_url, extra)
+    db = tmp_path / "db.sqlite3"
+
+    async def fill():
+        store = await Store.open(db)
+        for i in range(40):
+            conversation = await store.conversation("terminal", f"t{i}")
+            await store.create_run(f"r{i}", conversation, "a task worth a page " * 50, "ann", [])
+        await store.close()
+
+    return config, db, fill
+
+
+@pytest.mark.parametrize("header", [False, True], ids=["damaged pages", "damaged header"])
+async def test_every_command_on_a_damaged_database_ends_with_one_line(model_server, tmp_path, header):
+    config, db, fill = corrupt_config(tmp_path, model_server.base_url, extra="[slack]\nenabled = true\n")
+    await fill()
+    damage(db, header=header)
+    for args in (["history"], ["history", "r3"], ["run", "task"], ["serve"]):
+        code, out, err = await cli(tmp_path, *args, config=config)  # a hang fails here, at cli()'s timeout
+        assert code == 1 and "Traceback" not in err + out, (args, err)
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and str(db) in lines[0], (args, err)
+        assert "damaged" in lines[0] or "not an SQLite database" in lines[0], (args, err)
+    code, out, err = await cli(tmp_path, "doctor", config=config)
+    assert code == 1 and "[FAIL] store: could not" in out and "fix: " in out and "Traceback" not in err
+    assert model_server.requests == [] or all(r.path.endswith("/models") for r in model_server.requests)
+
+
+async def test_a_read_only_store_folder_says_what_to_do(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    store = await Store.open(tmp_path / "db.sqlite3")
+    await store.close()
+    with read_only(tmp_path):
+        for args in (["history"], ["run", "task"]):
+            code, out, err = await cli(tmp_path, *args, config=config)
+            assert code == 1 and "Traceback" not in err, err
+            assert f"its folder {tmp_path} is read-only; make the folder writable, or set storage.path elsewhere" in err
+
+
+async def test_an_out_that_cannot_be_a_folder_is_refused_before_the_run(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    (tmp_path / "taken").write_text("a file")
+    for out_dir, words in (("taken", "--out taken: it is a file, not a folder; name a folder"),
+                           ("taken/sub", "--out taken/sub: taken is a file, not a folder")):
+        code, _, err = await cli(tmp_path, "run", "task", "--out", out_dir, config=config)
+        assert code == 2 and words in err and "Traceback" not in err, err
+    assert model_server.requests == []
+
+
+async def test_a_store_that_fails_when_the_run_is_recorded_is_one_line(model_server, tmp_path):
+    """The run cannot even be created: the command says so and exits, the model is never called."""
+    config = write_config(tmp_path, model_server.base_url)
+    store = await Store.open(tmp_path / "db.sqlite3")
+    await store._db.execute("CREATE TRIGGER no_runs BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'no'); END")
+    await store._db.commit()
+    await store.close()
+    code, out, err = await cli(tmp_path, "run", "task", config=config)
+    assert code == 1 and "could not save the run to" in err and "Traceback" not in err
+    assert model_server.requests == []
+
+
+def test_the_process_exits_when_the_store_fails_at_start(tmp_path):
+    """aiosqlite's thread kept the process alive after a failed start; run to the end, not to a timeout."""
+    db = tmp_path / "db.sqlite3"
+    db.write_bytes(b"garbage" * 1000)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{db}"\n')
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
+
+    async def history():
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.cli", "history", env=env,
+                                                    stderr=asyncio.subprocess.PIPE)
+        _, err = await proc.communicate()
+        return proc.returncode, err.decode()
+
+    code, err = asyncio.run(asyncio.wait_for(history(), 60))
+    assert code == 1 and "not an SQLite database" in err
