@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import http.client
 
 import docker
+import urllib3.exceptions
 from docker.errors import DockerException
+from requests.exceptions import RequestException
 
 from agents.errors import SandboxError
 from bot.config import SandboxConfig
 
 API_TIMEOUT_S = 30.0  # plain API calls; streams are bounded by the run's own kill, not this
+# What talking to an engine that went away (stopped, restarted, connection cut) raises, from each layer.
+ENGINE_ERRORS = (DockerException, RequestException, urllib3.exceptions.HTTPError, http.client.HTTPException,
+                 OSError)
 
 
 def open_client(config: SandboxConfig, timeout_s: float = API_TIMEOUT_S) -> docker.DockerClient:
@@ -41,3 +47,9 @@ async def open_checked(config: SandboxConfig, timeout_s: float = API_TIMEOUT_S) 
 def short_error(error: BaseException) -> str:
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
     return text[:200]
+
+
+def engine_failed(error: BaseException, during: str = "the test run") -> SandboxError:
+    """The one sentence for an engine that failed or went away mid-way."""
+    return SandboxError(f"the Docker engine failed during {during} ({short_error(error)}); "
+                        "`codegen-chat doctor` checks the engine")

@@ -12,7 +12,7 @@ from pathlib import Path
 from agents.errors import SandboxError
 from agents.types import FileSet, TestJob, TestReport
 from bot.config import Config, SandboxConfig, Secrets
-from bot.sandbox.client import open_checked
+from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked
 from bot.sandbox.folder import read_folder, shown
 from bot.sandbox.images import build_offline, prepare_online
 from bot.sandbox.languages import languages, use_offline, with_offline
@@ -81,6 +81,9 @@ async def build_command(args: argparse.Namespace, config: Config, secrets: Secre
                 await asyncio.to_thread(prepare_online, client, name, language, _log)
     except SandboxError as error:
         print(f"codegen-chat: {error}", file=sys.stderr)
+        return 2
+    except ENGINE_ERRORS as error:
+        print(f"codegen-chat: {engine_failed(error, 'the build')}", file=sys.stderr)
         return 2
     return 0
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import docker
+
 from agents.errors import SandboxError
-from bot.config import Config, Secrets
+from bot.config import Config, SandboxConfig, Secrets
 from bot.doctor_types import CheckResult
-from bot.sandbox.client import open_checked
+from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked
 from bot.sandbox.images import image_present
 from bot.sandbox.languages import image_for, languages, use_offline
 
@@ -26,17 +28,24 @@ async def sandbox_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
         return [CheckResult("docker", False, str(error),
                             fix="start dockerd (or Docker Desktop), or point [sandbox] docker_host at an engine")]
     try:
-        version = await asyncio.to_thread(client.version)
-        results = [CheckResult("docker", True, f"engine {version.get('Version', '?')} reachable")]
-        offline = use_offline(sandbox)
-        build = "codegen-chat sandbox build" + (" --offline" if offline else "")
-        hint = "" if offline else " (or with --offline and use_offline_images = true, without a registry)"
-        for name, language in sorted(languages(sandbox).items()):
-            image = image_for(language, sandbox)
-            present = await asyncio.to_thread(image_present, client, image)
-            detail = f"{image} {'present' if present else 'missing'}"
-            results.append(CheckResult(f"sandbox image: {name}", present, detail,
-                                       fix=f"{build} --language {name}{hint}", required=False))
-        return results
+        return await _engine_and_images(client, sandbox)
+    except ENGINE_ERRORS as error:
+        return [CheckResult("docker", False, str(engine_failed(error, "the checks")),
+                            fix="start dockerd (or Docker Desktop), or point [sandbox] docker_host at an engine")]
     finally:
         await asyncio.to_thread(client.close)
+
+
+async def _engine_and_images(client: docker.DockerClient, sandbox: SandboxConfig) -> list[CheckResult]:
+    version = await asyncio.to_thread(client.version)
+    results = [CheckResult("docker", True, f"engine {version.get('Version', '?')} reachable")]
+    offline = use_offline(sandbox)
+    build = "codegen-chat sandbox build" + (" --offline" if offline else "")
+    hint = "" if offline else " (or with --offline and use_offline_images = true, without a registry)"
+    for name, language in sorted(languages(sandbox).items()):
+        image = image_for(language, sandbox)
+        present = await asyncio.to_thread(image_present, client, image)
+        detail = f"{image} {'present' if present else 'missing'}"
+        results.append(CheckResult(f"sandbox image: {name}", present, detail,
+                                   fix=f"{build} --language {name}{hint}", required=False))
+    return results

@@ -24,6 +24,8 @@ KEEPER = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; don
 # The keeper runs as a user of its own, so the commands (another user) can neither kill it nor be kept
 # alive by it: `kill -9 -1` as the command user stops everything the team's code left running.
 KEEPER_UID = 65533
+# Beyond the time its steps may take, how long a container may live: staging, reading reports, a busy engine.
+DEADLINE_GRACE_S = 20.0
 
 
 def labels(language: str) -> dict[str, str]:
@@ -31,6 +33,16 @@ def labels(language: str) -> dict[str, str]:
     pid, started = processes.this_process()
     return {LABEL: "1", LABEL_HOST: socket.gethostname(), LABEL_PID: pid, LABEL_STARTED: started,
             LABEL_LANGUAGE: language}
+
+
+def watchdog(seconds: float) -> list[str]:
+    """Run as the keeper's user: at the deadline, kill the keeper, and so stop the whole container.
+
+    Started in the container when a job begins, it needs nothing from the bot: if the bot dies mid-test
+    (kill -9, SIGTERM, a crash), a spinning test still ends by its deadline. ``kill -1`` reaches every
+    process of the keeper's user but init, which exits with its child; the container then stops.
+    """
+    return ["sh", "-c", f"sleep {max(int(seconds + 0.999), 1)}; kill -KILL -1"]
 
 
 def keeper_user(config: SandboxConfig) -> str:

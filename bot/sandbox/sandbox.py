@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -20,9 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import docker
-from docker.errors import DockerException
 from docker.models.containers import Container
-from requests.exceptions import RequestException
 
 from agents.errors import SandboxError
 from agents.types import TestJob, TestReport, TestStatus
@@ -30,8 +29,9 @@ from bot.config import LanguageConfig, SandboxConfig
 from bot.sandbox import containers, reports, setup_network
 from bot.sandbox.authority import Authority, quoted
 from bot.sandbox.authority.table import authority_for
-from bot.sandbox.client import open_checked, short_error
+from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
+from bot.sandbox.hardening import DEADLINE_GRACE_S
 from bot.sandbox.languages import image_for, languages
 from bot.sandbox.output import SplitOutput
 from bot.sandbox.pool import WarmPool
@@ -44,6 +44,7 @@ REPORT_LIMIT = 4_000_000  # bytes of a runner's structured report read back
 # Run as the command user: stops whatever the team's code left running (the keeper is another user).
 STOP_LEFTOVERS = "kill -9 -1 2>/dev/null; "
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class DockerSandbox:
@@ -60,6 +61,7 @@ class DockerSandbox:
         self._closed = False
         self._pool = WarmPool(config.warm_pool_size, self._start_for, self._remove) if config.warm_pool else None
         self._threads = ThreadPoolExecutor(max_workers=2 * config.concurrency + 8, thread_name_prefix="sandbox")
+        self._holding: set[_Held] = set()  # what the runs under way hold in Docker
         self.active = 0  # containers running a job now (observable by tests and benchmarks)
         self.peak_active = 0
 
@@ -77,14 +79,19 @@ class DockerSandbox:
                 return
             if self._client is None:
                 self._client = await open_checked(self._config)
-            await self._call(containers.reap_orphans, self._client)
+            try:
+                await self._call(containers.reap_orphans, self._client)
+            except ENGINE_ERRORS as error:
+                raise engine_failed(error, "the start") from None
             self._started = True
 
     async def close(self) -> None:
-        """Remove the idle warm containers, close our client. Final."""
+        """Remove the idle warm containers and whatever runs still hold, close our client. Final."""
         self._closed = True
         if self._pool is not None:
             await self._pool.close()
+        # Runs still going lose their containers now rather than leave them behind.
+        await asyncio.gather(*(self._let_go(held) for held in list(self._holding)), return_exceptions=True)
         if self._owns_client and self._client is not None:
             await self._call(self._client.close)
         self._threads.shutdown(wait=False)
@@ -112,11 +119,11 @@ class DockerSandbox:
         self.active += 1
         self.peak_active = max(self.peak_active, self.active)
         held = _Held()
+        self._holding.add(held)
         try:
             return await self._run(job, language, limit_s, held)
-        except (DockerException, RequestException) as error:
-            raise SandboxError(f"the Docker engine failed during the test run ({short_error(error)}); "
-                               "`codegen-chat doctor` checks the engine") from None
+        except ENGINE_ERRORS as error:
+            raise engine_failed(error) from None
         finally:
             # Shielded: a cancelled run still removes its container before the cancellation completes.
             # Awaited, so that when a run returns its container is gone.
@@ -124,13 +131,23 @@ class DockerSandbox:
 
     async def _release(self, held: _Held) -> None:
         try:
+            if not self._closed:  # else close() removed them
+                await self._let_go(held)
+        finally:
+            self._holding.discard(held)
+            self.active -= 1
+            self._slots.release()
+
+    async def _let_go(self, held: _Held) -> None:
+        """Remove a run's containers and setup network. An engine that went away cannot: the container's
+        own deadline stops it, and the next start reaps it."""
+        try:
             for container in held.containers:
                 await self._remove(container)
             if held.egress is not None:
                 await self._call(setup_network.close, self._client_(), held.egress)
-        finally:
-            self.active -= 1
-            self._slots.release()
+        except (*ENGINE_ERRORS, SandboxError) as error:
+            log.warning("could not remove a sandbox container: %s", short_error(error))
 
     async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float, held: _Held) -> TestReport:
         user = [path for path in job.authoritative if path in job.files]
@@ -145,6 +162,9 @@ class DockerSandbox:
                 held.egress = await self._open_egress()
             container = await self._start(job.language, language, held.egress.name if held.egress else None)
         held.containers.append(container)
+        # Enforced inside the container too: it stops by itself at the deadline even if this process dies.
+        deadline = limit_s + (self._config.setup_timeout_s if setup else 0.0) + DEADLINE_GRACE_S
+        await self._call(containers.start_watchdog, self._client_(), container, self._config, deadline)
         if authority is None:
             return await self._run_one_pass(container, job, language, setup, held, limit_s)
         return await self._run_user_first(container, job, language, setup, held, limit_s, authority, user)
@@ -314,7 +334,10 @@ class DockerSandbox:
         Own threads, not asyncio's default pool: every running test holds one for its output, and a
         shared pool of (cpus + 4) threads would run out and stall the rest of the bot.
         """
-        return asyncio.get_running_loop().run_in_executor(self._threads, functools.partial(function, *args))
+        try:
+            return asyncio.get_running_loop().run_in_executor(self._threads, functools.partial(function, *args))
+        except RuntimeError:  # the threads are shut down: close() came while a run was under way
+            raise SandboxError("the sandbox was closed while the tests were running") from None
 
     def _client_(self) -> docker.DockerClient:
         if self._client is None:
@@ -322,7 +345,7 @@ class DockerSandbox:
         return self._client
 
 
-@dataclass
+@dataclass(eq=False)
 class _Held:
     """What one run holds in Docker, released when the run ends however it ends."""
 
