@@ -20,6 +20,7 @@ import pytest
 from bot.config import Config, Secrets, StorageConfig
 from bot.sandbox.hardening import DEADLINE_GRACE_S, KEEPER, LABEL_PID, labels
 from tests.docker_support import TEST_CONFIG
+from tests.sandbox.test_lifecycle import _dead_pid
 
 pytestmark = pytest.mark.docker
 
@@ -66,14 +67,15 @@ async def test_a_spinning_test_stops_by_its_deadline_after_the_bot_dies(docker_c
     try:
         await wait_for(lambda: spinning(docker_client, bot.pid), "the test spinning in its container")
         bot.send_signal(how)
-        bot.wait()
+        await asyncio.to_thread(bot.wait)
         killed = time.monotonic()
         [container] = containers_of(docker_client, bot.pid)  # the bot died before it could remove it
         deadline = TIMEOUT_S + DEADLINE_GRACE_S
         await wait_for(lambda: (container.reload(), container.status)[1] == "exited",
                        "the container stopping by itself", tries=int((deadline + 60) / 0.5), every_s=0.5)
         print(f"container stopped {time.monotonic() - killed:.1f}s after the bot died (deadline {deadline:.0f}s)")
-        assert sandbox_run(tmp_path, "quick", host).wait() == 0  # the next start, on the same host, reaps it
+        next_start = sandbox_run(tmp_path, "quick", host)  # the next start, on the same host, reaps it
+        assert await asyncio.to_thread(next_start.wait) == 0
         assert containers_of(docker_client, bot.pid) == []
     finally:
         bot.kill()
@@ -85,10 +87,8 @@ async def test_run_and_serve_reap_leftovers_when_they_start(docker_client, tmp_p
     """Not only when a run reaches its tests: at once, when the service is built."""
     from bot.app import open_store, running_service
 
-    dead = subprocess.Popen(["true"])
-    dead.wait()
     orphan = docker_client.containers.run(TEST_CONFIG.base_image, KEEPER, detach=True, network_mode="none",
-                                          labels={**labels("python"), LABEL_PID: str(dead.pid)})
+                                          labels={**labels("python"), LABEL_PID: _dead_pid()})
     config = Config(sandbox=TEST_CONFIG, storage=StorageConfig(path=str(tmp_path / "db.sqlite3")))
     store = await open_store(config)
     try:

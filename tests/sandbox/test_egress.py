@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import ipaddress
 import json
+import os
 import socket
 import threading
 
@@ -18,7 +19,7 @@ import pytest
 from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
 from bot.sandbox.egress_proxy import refusal, serve
-from bot.sandbox.hardening import LABEL
+from bot.sandbox.hardening import LABEL, LABEL_PID
 from bot.sandbox.languages import DEFAULT_LANGUAGES
 from tests.sandbox.conftest import configured
 
@@ -197,8 +198,8 @@ async def test_setup_reaches_the_proxy_and_nothing_else(docker_client):
     assert seen["not-allowed"].startswith("HTTP/1.1 403")
     assert seen["allowed-name-private-address"].startswith("HTTP/1.1 403")
     assert seen["raw-ip"].startswith("HTTP/1.1 403")
-    left = docker_client.networks.list(filters={"label": f"{LABEL}=1"})
-    assert [n.name for n in left if n.name.startswith("codegen-setup-")] == []  # network and proxy gone
+    mine = docker_client.networks.list(filters={"label": [f"{LABEL}=1", f"{LABEL_PID}={os.getpid()}"]})
+    assert mine == []  # the setup's network and proxy are gone
 
 
 BACKEND = r'''
