@@ -38,10 +38,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     _never_fail_on_output()
     secrets = Secrets.from_env()
-    install_log_redaction(secrets.values())
     redact = Redactor(secrets.values())
     try:
         config = load_config(find_config_path(args.config))
+        secrets = secrets.for_config(config)
+        redact = Redactor(secrets.values())
+        install_log_redaction(secrets.values())
         return asyncio.run(args.handler(args, config, secrets))
     except CodegenError as error:
         print(f"codegen-chat: {inert(redact(str(error)))}", file=sys.stderr)

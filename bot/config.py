@@ -13,11 +13,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from agents.errors import CodegenError
 from agents.manager import Budget
 from agents.types import Role
+from bot.redact import url_secrets
 from bot.settings import Checked, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
 
 CONFIG_ENV = "CODEGEN_CONFIG"
@@ -284,15 +285,27 @@ class Secrets:
     slack_app_token: str = ""
     slack_signing_secret: str = ""
     discord_token: str = ""
+    # Endpoint URLs from the config that may carry credentials (llm.base_url): not read from the
+    # environment, but masked like the rest (see ``for_config``).
+    config_endpoints: tuple[str, ...] = field(default=(), metadata={"internal": True})
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Secrets:
         env = os.environ if env is None else env
-        return cls(**{name: env.get(name.upper(), "").strip() for name in cls.__dataclass_fields__})
+        names = [f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")]
+        values: dict[str, Any] = {name: env.get(name.upper(), "").strip() for name in names}
+        return cls(**values)
+
+    def for_config(self, config: Config) -> Secrets:
+        """The same secrets, also masking credentials written into the config's endpoint URLs."""
+        return dataclasses.replace(self, config_endpoints=tuple(u for u in (config.llm.base_url,) if u))
 
     def values(self) -> list[str]:
-        """Every secret that is set, for scrubbing text before it leaves the process."""
-        return [v for k, v in vars(self).items() if v and k != "openai_base_url"]
+        """Every secret that is set, for scrubbing text before it leaves the process: the tokens, and what
+        credentials in ``OPENAI_BASE_URL`` or a configured endpoint URL reveal (``bot.redact.url_secrets``)."""
+        tokens = [getattr(self, f.name) for f in dataclasses.fields(self)
+                  if not f.metadata.get("internal") and f.name != "openai_base_url" and getattr(self, f.name)]
+        return tokens + [s for url in (self.openai_base_url, *self.config_endpoints) for s in url_secrets(url)]
 
     def require(self, *names: str) -> None:
         for name in names:

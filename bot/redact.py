@@ -1,12 +1,25 @@
-"""Keeps secrets out of text that leaves the process: log lines, chat replies, error messages."""
+"""Keeps secrets out of text that leaves the process: log lines, chat replies, error messages, published files.
+
+Two kinds are masked: the secrets this process was given (tokens from the environment, and what can
+be derived from credentials in an endpoint URL), and credentials written into any URL in the text
+(``https://user:password@host``, ``?api_key=...``), whoever wrote them: an HTTP library logging the
+request line, a model quoting a connection string.
+"""
 
 from __future__ import annotations
 
+import base64
 import logging
+import re
 from collections.abc import Iterable
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 MASK = "[redacted]"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
+
+_URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@\[\]]+@")
+_SECRET_PARAMS = r"(?:api[-_]?key|key|access[-_]?token|token|secret|client[-_]?secret|password|passwd|pwd|sig|signature|auth)"
+_URL_SECRET_PARAM = re.compile(rf"(?i)(?P<name>[?&]{_SECRET_PARAMS}=)[^&\s#\"'<>]+")
 
 
 class Redactor:
@@ -18,7 +31,34 @@ class Redactor:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
+        if "://" in text:
+            text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+        if "=" in text:
+            text = _URL_SECRET_PARAM.sub(lambda m: f"{m['name']}{MASK}", text)
         return text
+
+
+def url_secrets(url: str) -> list[str]:
+    """What credentials in an endpoint URL reveal, in every form they may be sent or logged: the password
+    (as written and decoded), ``user:password``, its Basic-auth encoding, and secret query values."""
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url.strip())
+        password = parts.password or ""
+        user = parts.username or ""
+        query = parse_qsl(parts.query)
+    except ValueError:
+        return []
+    found: list[str] = []
+    if password:
+        plain = f"{unquote(user)}:{unquote(password)}"
+        found += [password, unquote(password), f"{user}:{password}", plain,
+                  base64.b64encode(plain.encode()).decode()]
+    elif user:  # a token given as the user name (https://TOKEN@host)
+        found += [user, unquote(user)]
+    found += [value for name, value in query if re.fullmatch(_SECRET_PARAMS, name, re.IGNORECASE)]
+    return found
 
 
 class RedactingFilter(logging.Filter):

@@ -1,9 +1,16 @@
-"""Secrets are masked in log lines, tracebacks included."""
+"""Secrets are masked in log lines (tracebacks included) and wherever credentials sit in a URL."""
 
+import asyncio
+import base64
 import io
 import logging
+import os
+import sys
 
-from bot.redact import Redactor, install_log_redaction
+import pytest
+
+from bot.config import Config, LLMConfig, Secrets
+from bot.redact import Redactor, install_log_redaction, url_secrets
 
 SECRET = "sk-live-0123456789abcdef"
 
@@ -30,3 +37,69 @@ def test_log_lines_and_tracebacks_are_masked():
     text = stream.getvalue()
     assert SECRET not in text
     assert "calling with [redacted]" in text and "RuntimeError: server said: bad key [redacted]" in text
+
+
+# -- credentials written into URLs --------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, shown", [
+    ("POST http://alice:s3cr3t-pa55@127.0.0.1:8080/v1/chat", "POST http://[redacted]@127.0.0.1:8080/v1/chat"),
+    ("https://bob:p%40ss%3Aword@api.example.com/v1", "https://[redacted]@api.example.com/v1"),
+    ("wss://u:verysecret@[::1]:9000/ws", "wss://[redacted]@[::1]:9000/ws"),
+    ("git clone https://ghp_abcdefghijklmnop@github.com/x/y", "git clone https://[redacted]@github.com/x/y"),
+    ("GET https://h.example/v1/models?api-key=abc123456&x=1", "GET https://h.example/v1/models?api-key=[redacted]&x=1"),
+    ("https://h/blob?sv=2020&sig=Zm9vYmFyYmF6&se=1", "https://h/blob?sv=2020&sig=[redacted]&se=1"),
+    ("redis://:onlypassword@cache:6379/0", "redis://[redacted]@cache:6379/0"),
+])
+def test_credentials_in_any_url_are_masked(text, shown):
+    assert Redactor(())(text) == shown
+
+
+@pytest.mark.parametrize("text", [
+    "mail alice@example.com", "https://example.com/a@b", "ssh host:path", "see https://docs.example.com/x?page=2",
+    "user@host: 3 files", "key = value",
+])
+def test_text_without_credentials_is_left_alone(text):
+    assert Redactor(())(text) == text
+
+
+def test_an_endpoint_urls_credentials_are_masked_in_every_form_they_travel_in():
+    url = "http://alice:p%40ss-w0rd!@gateway.internal:4000/v1?api_key=qwerty123456"
+    secrets = Secrets(openai_base_url=url)
+    masked = Redactor(secrets.values())
+    basic = base64.b64encode(b"alice:p@ss-w0rd!").decode()
+    for leaked in ("p%40ss-w0rd!", "p@ss-w0rd!", f"Authorization: Basic {basic}", "qwerty123456", "alice:p@ss-w0rd!"):
+        assert "ss-w0rd" not in masked(leaked) and "qwerty" not in masked(leaked) and basic not in masked(leaked)
+    assert "gateway.internal" in masked(url)  # where it goes is not a secret
+    assert url_secrets("http://host:8080/v1") == [] and url_secrets("not a url") == []
+
+
+def test_the_configs_endpoint_is_masked_too():
+    config = Config(llm=LLMConfig(base_url="https://svc:cfg-s3cret-99@llm.example/v1"))
+    secrets = Secrets(openai_api_key="sk-test-0123456789").for_config(config)
+    assert "cfg-s3cret-99" in secrets.values() and Redactor(secrets.values())("token cfg-s3cret-99") == "token [redacted]"
+    assert Secrets.from_env({"CONFIG_ENDPOINTS": "x"}).config_endpoints == ()  # never read from the environment
+
+
+async def test_a_debug_run_never_logs_endpoint_credentials(model_server, tmp_path):
+    """A whole run at DEBUG through the real openai/httpx clients: the request lines they log carry the URL."""
+    from tests.adapters.test_terminal import ROOT, script_team, write_config
+
+    password, token = "s3cr3t-pa55word", "cfgtok-987654321"
+    with_creds = model_server.base_url.replace("http://", f"http://alice:{password}@")
+    config = write_config(tmp_path, model_server.base_url.replace("http://", f"http://{token}@"))
+    cases = {"OPENAI_BASE_URL": (with_creds, tmp_path / "env.toml"), "llm.base_url": ("", config)}
+    (tmp_path / "env.toml").write_text(config.read_text().replace(f"{token}@", "").replace(
+        f'base_url = "{model_server.base_url}"', ""))
+    for case, (env_url, config_path) in cases.items():
+        script_team(model_server)
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-test-0123456789abcdef",
+               "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config_path), "CODEGEN_LOG_LEVEL": "DEBUG",
+               "NO_COLOR": "1", **({"OPENAI_BASE_URL": env_url} if env_url else {})}
+        for args in (["run", "find all intf keys", "--out", f"out-{len(case)}"], ["doctor"]):
+            proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.cli", *args, cwd=tmp_path, env=env,
+                                                        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await asyncio.wait_for(proc.communicate(), 120)
+            text = out.decode() + err.decode()
+            assert "HTTP Request: POST http://[redacted]@127.0.0.1" in text or args == ["doctor"], (case, text[-2000:])
+            assert password not in text and token not in text and "alice" not in text, (case, args)
+    assert len(model_server.calls("planner")) == 2  # both runs really reached the model through the URL
