@@ -158,15 +158,25 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
     chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments)
     handle = await service.submit(chat, renderer, fallback, run_id=run_id)
     out.write(f"Run {run_id} started. Ctrl-C stops it.\n")
+    interrupted = False
     try:
         finished = await handle.wait()
-    except asyncio.CancelledError:
+    except asyncio.CancelledError:  # Ctrl-C
+        interrupted = True
         handle.cancel()
         finished = await _settle(handle)
     if finished.files and not (finished.checkin and finished.checkin.kind == "folder"):
         await _save(fallback, finished, request.task)
     out.write(renderer.summary(finished, out_dir) + "\n")
-    return 0 if finished.status is RunStatus.PASSED else (130 if finished.status is RunStatus.STOPPED else 1)
+    return exit_status(finished, interrupted)
+
+
+def exit_status(finished: RunFinished, interrupted: bool) -> int:
+    """0 only for a pass; 130 (the shell's code for Ctrl-C) only for Ctrl-C; 1 for every other ending,
+    a run its budget stopped included."""
+    if finished.status is RunStatus.PASSED:
+        return 0
+    return 130 if interrupted else 1
 
 
 async def _settle(handle: RunHandle) -> RunFinished:

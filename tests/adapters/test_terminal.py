@@ -81,6 +81,17 @@ async def test_a_failing_run_exits_non_zero_and_still_saves_its_files(model_serv
     assert (tmp_path / "out" / "intf.py").exists()
 
 
+async def test_a_run_its_budget_stopped_exits_1_not_the_ctrl_c_code(model_server, config, secrets, store, tmp_path):
+    config = with_changes(config, budget={"max_rounds": 1})
+    script_team(model_server, optimizer=[s.CHANGES, s.CHANGES])
+    service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox())
+    out = io.StringIO()
+    status = await run_in_terminal(service, TerminalRun("find all intf keys", [], str(tmp_path / "out"), None),
+                                   FolderPublisher, 10_000, "session-1", out=out)
+    assert "STOPPED — " in out.getvalue() and "no tested code yet" in out.getvalue()
+    assert status == 1
+
+
 async def test_cli_run_end_to_end_with_history_and_continue(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url)
     script_team(model_server)
