@@ -17,6 +17,7 @@ from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
 from bot.attachments import to_attachment
 from bot.chat.words import agent_title
+from bot.checkin.masking import MaskingPublisher
 from bot.inert import inert
 from bot.local_files import read_regular_file
 from bot.redact import Redactor
@@ -166,7 +167,7 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
         handle.cancel()
         finished = await _settle(handle)
     if finished.files and not (finished.checkin and finished.checkin.kind == "folder"):
-        await _save(fallback, finished, request.task)
+        await _save(MaskingPublisher(fallback, redact or Redactor(())), finished, request.task)
     out.write(renderer.summary(finished, out_dir) + "\n")
     return exit_status(finished, interrupted)
 

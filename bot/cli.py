@@ -38,11 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     _never_fail_on_output()
     secrets = Secrets.from_env()
-    redact = Redactor(secrets.values())
+    redact = Redactor(secrets.values(), urls=True)  # for the one error line
     try:
         config = load_config(find_config_path(args.config))
         secrets = secrets.for_config(config)
-        redact = Redactor(secrets.values())
+        redact = Redactor(secrets.values(), urls=True)
         install_log_redaction(secrets.values())
         return asyncio.run(args.handler(args, config, secrets))
     except CodegenError as error:

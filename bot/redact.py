@@ -1,9 +1,10 @@
 """Keeps secrets out of text that leaves the process: log lines, chat replies, error messages, published files.
 
-Two kinds are masked: the secrets this process was given (tokens from the environment, and what can
-be derived from credentials in an endpoint URL), and credentials written into any URL in the text
-(``https://user:password@host``, ``?api_key=...``), whoever wrote them: an HTTP library logging the
-request line, a model quoting a connection string.
+Everywhere, the secrets this process was given are masked: tokens from the environment, and what
+credentials in an endpoint URL reveal (``url_secrets``). In what the bot says about its own work (log
+records, error lines) credentials written into any URL are masked as well (``urls=True``:
+``https://user:password@host``, ``?api_key=...``), since an HTTP library logs whole request URLs; model
+output keeps its example URLs (a ``postgres://user:password@localhost`` in generated code is code).
 """
 
 from __future__ import annotations
@@ -23,19 +24,24 @@ _URL_SECRET_PARAM = re.compile(rf"(?i)(?P<name>[?&]{_SECRET_PARAMS}=)[^&\s#\"'<>
 
 
 class Redactor:
-    def __init__(self, secrets: Iterable[str]) -> None:
+    def __init__(self, secrets: Iterable[str], *, urls: bool = False) -> None:
         # Longest first, so a secret that contains another is masked whole.
         self._secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+        self._urls = urls
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
-        if "://" in text:
-            text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
-        if "=" in text:
-            text = _URL_SECRET_PARAM.sub(lambda m: f"{m['name']}{MASK}", text)
-        return text
+        return _without_url_credentials(text) if self._urls else text
+
+
+def _without_url_credentials(text: str) -> str:
+    if "://" in text:
+        text = _URL_USERINFO.sub(lambda m: f"{m['scheme']}{MASK}@", text)
+    if "=" in text:
+        text = _URL_SECRET_PARAM.sub(lambda m: f"{m['name']}{MASK}", text)
+    return text
 
 
 def url_secrets(url: str) -> list[str]:
@@ -83,6 +89,6 @@ class RedactingFilter(logging.Filter):
 
 def install_log_redaction(secrets: Iterable[str]) -> None:
     """Mask ``secrets`` in every handler of the root logger (call after logging is configured)."""
-    redacting = RedactingFilter(Redactor(secrets))
+    redacting = RedactingFilter(Redactor(secrets, urls=True))
     for handler in logging.getLogger().handlers:
         handler.addFilter(redacting)

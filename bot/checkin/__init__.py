@@ -1,6 +1,7 @@
 """The check-in: the run's result published as a GitHub Gist, or saved elsewhere when GitHub cannot be used.
 
     publisher_for(config, secrets, index) -> (fallback -> Publisher), one Gist publisher per process
+    ├── MaskingPublisher  secrets masked in everything published, whichever publisher takes it
     ├── GistPublisher     a Gist per conversation, revised by follow-ups (GistIndex remembers which)
     ├── FallbackPublisher the Gist, else the fallback with a note saying why
     └── FolderPublisher   the terminal's fallback: a local folder
@@ -13,12 +14,14 @@ from bot.checkin.fallback import FallbackPublisher
 from bot.checkin.folder import FolderPublisher
 from bot.checkin.gist import GistPublisher
 from bot.checkin.index import GistIndex, MemoryGistIndex
+from bot.checkin.masking import MaskingPublisher
 
 __all__ = [
     "FallbackPublisher",
     "FolderPublisher",
     "GistIndex",
     "GistPublisher",
+    "MaskingPublisher",
     "MemoryGistIndex",
     "checkin_checks",
     "publisher_for",

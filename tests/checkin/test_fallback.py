@@ -53,7 +53,9 @@ async def test_on_failure_the_fallback_result_carries_the_reason() -> None:
 async def test_without_a_token_the_fallback_is_used_alone(tmp_path: Path) -> None:
     folder = FolderPublisher(tmp_path)
 
-    assert publisher_for(Config(), Secrets(), MemoryGistIndex())(folder) is folder
+    result = await publisher_for(Config(), Secrets(), MemoryGistIndex())(folder).publish(publication())
+
+    assert result.kind == "folder" and (tmp_path / "adder.py").exists()
 
 
 async def test_with_a_token_runs_publish_gists_and_fall_back(github: FakeGitHub, tmp_path: Path) -> None:
@@ -72,6 +74,6 @@ async def test_with_a_token_runs_publish_gists_and_fall_back(github: FakeGitHub,
 def test_every_run_shares_one_gist_publisher(tmp_path: Path) -> None:
     """GitHub asks for one token's writes to go one after another: one publisher (and its lock) per process."""
     wrap = publisher_for(Config(), Secrets(github_token=TOKEN), MemoryGistIndex())
-    first, second = wrap(FolderPublisher(tmp_path / "a")), wrap(FolderPublisher(tmp_path / "b"))
+    first, second = wrap(FolderPublisher(tmp_path / "a"))._inner, wrap(FolderPublisher(tmp_path / "b"))._inner
     assert isinstance(first, FallbackPublisher) and isinstance(second, FallbackPublisher)
     assert first._primary is second._primary and first._fallback is not second._fallback
