@@ -45,6 +45,7 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0  # 0 until priced (``bot.usage``), or when no price is configured
+    estimated: bool = False  # counted from characters: the server reported no usage (for any part of a sum)
 
     @property
     def total_tokens(self) -> int:
@@ -55,7 +56,14 @@ class Usage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.cost_usd + other.cost_usd,
+            (self.estimated and self.total_tokens > 0) or (other.estimated and other.total_tokens > 0),
         )
+
+    def tokens_text(self) -> str:
+        """"1,200 in / 340 out", or "~1,200 in / ~340 out (estimated)" when a server gave no counts."""
+        mark = "~" if self.estimated else ""
+        text = f"{mark}{self.prompt_tokens:,} in / {mark}{self.completion_tokens:,} out"
+        return f"{text} (estimated)" if self.estimated else text
 
 
 @dataclass(frozen=True)

@@ -3,25 +3,39 @@
 Retries are ours rather than the SDK's so that they honour ``Retry-After`` fully, happen only
 before the first token (a retry after text was shown would repeat it), and end in one clear
 sentence. Bad credentials and unknown models are never retried.
+
+A reply is read defensively, because local servers and gateways answer in surprising ways:
+- silence is timed by content: ``llm.request_timeout_s`` passes without a token and the call fails,
+  whatever keep-alive comments or empty chunks a busy server sends meanwhile;
+- a reply is bounded while it streams: past ``max_tokens`` worth of characters (or
+  ``MAX_REPLY_CHARS``) it is cut and the stream closed, so a server that never stops costs nothing;
+- ``max_tokens`` is clamped to what the model's context leaves after the prompt, where the endpoint
+  says how large that is (``bot.model_context``);
+- an empty reply, a cut one (``finish_reason: length``) and a prompt longer than the context are
+  named as what they are, with the prompt's size (``PromptTooLong``, ``EmptyReply``, ``ReplyCut``);
+- an HTML page, a plain JSON completion (taken as the reply), invalid server-sent events or a chunk
+  without ``choices`` each become one sentence naming the endpoint and what it returned.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import random
 import urllib.parse
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
-from typing import cast
+from typing import Any, cast
 
 import openai
 from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
-from agents.errors import ModelError
+from agents.errors import EmptyReply, ModelError, PromptTooLong, ReplyCut
 from agents.types import Message, Usage
 from bot.config import Config, Secrets
+from bot.model_context import context_from_models, context_from_props, read_context_error
 from bot.redact import Redactor
 from bot.retry_after import retry_after_seconds
 
@@ -31,6 +45,11 @@ AGENT_HEADER = "X-Codegen-Agent"
 NO_KEY_PLACEHOLDER = "not-needed"  # local servers (Ollama, llama.cpp) take any key
 MAX_RETRY_AFTER_S = 300.0  # a Retry-After beyond this is a service outage, not a rate limit
 CHARS_PER_TOKEN = 4  # rough estimate, for servers that report no usage
+PROMPT_CHARS_PER_TOKEN = 3.0  # a cautious estimate of a prompt's size (code has short tokens) until a server says
+MAX_CHARS_PER_TOKEN = 32  # a reply longer than max_tokens * this has ignored max_tokens (no tokenizer averages more): cut
+MAX_REPLY_CHARS = 1_000_000  # no reply is longer, whatever max_tokens says
+MIN_REPLY_TOKENS = 64  # a prompt that leaves less room than this in the context does not fit
+DISCOVERY_TIMEOUT_S = 5.0
 
 
 class _Transient(Exception):
@@ -39,6 +58,10 @@ class _Transient(Exception):
     def __init__(self, reason: str, retry_after: float | None) -> None:
         super().__init__(reason)
         self.retry_after = retry_after
+
+
+class _ContextLearned(Exception):
+    """A context error told the window's size: the same request, clamped to it, is worth one more try."""
 
 
 class OpenAIChatModel:
@@ -58,6 +81,9 @@ class OpenAIChatModel:
             timeout=config.llm.request_timeout_s,
             max_retries=0,
         )
+        self._contexts: dict[str, int] = {}  # model -> context window in tokens, where known
+        self._asked: set[str] = set()  # models whose window the endpoint was asked about
+        self._chars_per_token: dict[str, float] = {}  # measured from a server's own count of a prompt
 
     def model_name(self, role: str) -> str:
         return self._config.agent(role).model
@@ -65,7 +91,9 @@ class OpenAIChatModel:
     async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
         """Text deltas of the reply, then one ``Usage``. Closing early closes the HTTP stream."""
         retries = self._config.llm.max_retries
-        for attempt in range(retries + 1):
+        learned = False
+        attempt = 0
+        while True:
             started = False
             try:
                 async with aclosing(self._stream_once(role, messages)) as pieces:  # closed with us
@@ -73,6 +101,11 @@ class OpenAIChatModel:
                         started = started or isinstance(piece, str)
                         yield piece
                 return
+            except _ContextLearned:
+                if learned:
+                    raise ModelError(f"The model endpoint {self.where} kept refusing the {role}'s request "
+                                     "for its length, even within the context it reported.") from None
+                learned = True  # once: the next request is clamped to the window the error gave
             except _Transient as failure:
                 if started:
                     raise ModelError(f"The model stopped mid-reply for the {role}: {failure}.") from None
@@ -82,41 +115,148 @@ class OpenAIChatModel:
                     ) from None
                 delay = self._delay(attempt, failure.retry_after)
                 log.warning("model call for %s failed (%s); retry %d in %.1fs", role, failure, attempt + 1, delay)
+                attempt += 1
                 await self._sleep(delay)
 
     async def _stream_once(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
         settings = self._config.agent(role)
+        model = settings.model
         payload = [{"role": m.role, "content": m.content} for m in messages]
-        usage: Usage | None = None
-        chars = 0
+        prompt_tokens = self._prompt_tokens(model, payload)
+        context = await self.context_window(model)
+        max_tokens = self._reply_room(role, model, settings.max_tokens, prompt_tokens, context)
+        reply = _Reply(self._redact, self.where, role, min(MAX_REPLY_CHARS, max_tokens * MAX_CHARS_PER_TOKEN))
         try:
             response = await self.client.chat.completions.create(
-                model=settings.model, messages=cast("list[ChatCompletionMessageParam]", payload),
-                temperature=settings.temperature, max_tokens=settings.max_tokens,
+                model=model, messages=cast("list[ChatCompletionMessageParam]", payload),
+                temperature=settings.temperature, max_tokens=max_tokens,
                 stream=True, stream_options={"include_usage": True},
                 extra_headers={AGENT_HEADER: role},
             )
             async with response:
-                async for chunk in response:
-                    if chunk.usage:
-                        usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-                    for choice in chunk.choices:
-                        if choice.delta and choice.delta.content:
-                            chars += len(choice.delta.content)
-                            yield choice.delta.content
+                kind = response.response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if kind == "application/json":  # the server ignored stream=true: take the whole completion
+                    for piece in reply.from_completion(await _read_capped(response.response)):
+                        yield piece
+                else:
+                    async for piece in reply.from_stream(response, self._config.llm.request_timeout_s):
+                        yield piece
         except openai.APIError as error:
-            raise self._translate(error, role, settings.model) from None
-        yield usage or _estimate(payload, chars)
+            raise self._translate(error, role, model, prompt_tokens, payload) from None
+        if reply.finish == "length" or reply.cut:
+            if not reply.chars:
+                raise self._too_long(role, model, prompt_tokens, context)
+            raise ReplyCut(reply.cut or (
+                f"The {role}'s reply reached its limit of {max_tokens:,} tokens before it ended "
+                f"(the prompt was about {prompt_tokens:,} tokens{_of_context(context)})."),
+                reply.usage or _estimate(payload, reply.chars), context)
+        if not reply.chars:
+            raise await self._why_empty(role, model, payload, prompt_tokens, context, kind)
+        yield reply.usage or _estimate(payload, reply.chars)
 
-    def _translate(self, error: openai.APIError, role: str, model: str) -> Exception:
+    # -- the context window -------------------------------------------------------------------
+
+    async def context_window(self, model: str) -> int | None:
+        """The model's context window in tokens, where the endpoint says (asked once per model)."""
+        if model not in self._contexts and model not in self._asked:
+            self._asked.add(model)
+            found = await self._discover_context(model)
+            if found:
+                self._contexts[model] = found
+        return self._contexts.get(model)
+
+    async def _discover_context(self, model: str) -> int | None:
+        """From the models listing, else llama.cpp's /props; nothing when neither says (or answers)."""
+        for url in (self._url("models"), self._url("/props")):
+            try:
+                async with asyncio.timeout(DISCOVERY_TIMEOUT_S):
+                    body = await self.client.get(url, cast_to=object)  # the parsed JSON
+            except (openai.APIError, ValueError, TypeError, TimeoutError):
+                continue
+            if isinstance(body, dict):
+                found = context_from_models(body, model) if url.endswith("models") else context_from_props(body)
+                if found:
+                    return found
+        return None
+
+    def _url(self, path: str) -> str:
+        """``models`` under the API's base URL; ``/props`` at the server's root (llama.cpp serves it there)."""
+        base = str(self.client.base_url)
+        if not path.startswith("/"):
+            return base.rstrip("/") + "/" + path
+        parts = urllib.parse.urlsplit(base)
+        root = parts.path.rstrip("/").removesuffix("/v1")
+        return urllib.parse.urlunsplit(parts._replace(path=root + path))
+
+    def _prompt_tokens(self, model: str, payload: list[dict[str, str]]) -> int:
+        chars = sum(len(m["content"]) for m in payload)
+        return int(chars / self._chars_per_token.get(model, PROMPT_CHARS_PER_TOKEN)) + 4 * len(payload)
+
+    def _reply_room(self, role: str, model: str, wanted: int, prompt_tokens: int, context: int | None) -> int:
+        """``max_tokens`` for this request: the configured one, or what the context leaves after the prompt."""
+        if context is None:
+            return wanted
+        room = context - prompt_tokens
+        if room < MIN_REPLY_TOKENS:
+            raise self._too_long(role, model, prompt_tokens, context)
+        return min(wanted, room)
+
+    def _too_long(self, role: str, model: str, prompt_tokens: int, context: int | None) -> PromptTooLong:
+        return PromptTooLong(
+            f"The {role}'s prompt (about {prompt_tokens:,} tokens) does not fit the context of {model} at "
+            f"{self.where}{_of_context(context, ' ({:,} tokens)')}.", prompt_tokens, context)
+
+    async def _why_empty(self, role: str, model: str, payload: list[dict[str, str]], prompt_tokens: int,
+                         context: int | None, kind: str) -> ModelError:
+        """Why an answer held no text. Some servers (llama-cpp-python) answer a prompt longer than the
+        context with HTTP 200 and an empty stream; asked again without streaming they say so, with numbers."""
+        if kind and kind not in ("text/event-stream", "application/json"):
+            return ModelError(
+                f"The model endpoint {self.where} answered with {_kind_of(kind)} ({kind}), not an "
+                "OpenAI-compatible stream: check llm.base_url or OPENAI_BASE_URL (it usually ends in /v1).")
+        try:
+            await self.client.chat.completions.create(
+                model=model, messages=cast("list[ChatCompletionMessageParam]", payload), max_tokens=1,
+                stream=False, extra_headers={AGENT_HEADER: role},
+            )
+        except openai.APIStatusError as error:
+            told = read_context_error(_server_message(error))
+            if told:
+                self._learn(model, told.limit, told.prompt, payload)
+                return self._too_long(role, model, told.prompt or prompt_tokens, told.limit or context)
+        except openai.APIError:
+            pass
+        return EmptyReply(
+            f"The model at {self.where} sent an empty reply for the {role} (HTTP 200, no text; "
+            f"the prompt was about {prompt_tokens:,} tokens{_of_context(context)}).", prompt_tokens, context)
+
+    def _learn(self, model: str, limit: int | None, prompt: int | None, payload: list[dict[str, str]]) -> None:
+        if limit:
+            self._contexts[model] = limit
+        if prompt:
+            chars = sum(len(m["content"]) for m in payload)
+            self._chars_per_token[model] = max(1.0, chars / max(1, prompt - 4 * len(payload)))
+
+    # -- failures -----------------------------------------------------------------------------
+
+    def _translate(self, error: openai.APIError, role: str, model: str, prompt_tokens: int,
+                   payload: list[dict[str, str]]) -> Exception:
         """A transient failure to retry, or a ``ModelError`` a person can act on."""
         where = self.where
         if isinstance(error, openai.APITimeoutError):
             return _Transient(f"no answer within {self._config.llm.request_timeout_s:g}s", None)
         if isinstance(error, openai.APIConnectionError):
             return _Transient(f"cannot connect to {where}", None)
+        detail = self._redact(_server_message(error) if isinstance(error, openai.APIStatusError) else str(error))
+        told = read_context_error(detail)
+        if told is not None and (not isinstance(error, openai.APIStatusError) or error.status_code in (400, 413, 422)):
+            self._learn(model, told.limit, told.prompt, payload)
+            prompt = told.prompt or prompt_tokens
+            if told.limit and prompt + MIN_REPLY_TOKENS <= told.limit:
+                return _ContextLearned()  # the prompt fits: only max_tokens was too large for the window
+            return self._too_long(role, model, prompt, told.limit or self._contexts.get(model))
         if not isinstance(error, openai.APIStatusError):
-            return _Transient(self._redact(str(error)) or type(error).__name__, None)
+            return _Transient(detail or type(error).__name__, None)
         status = error.status_code
         if status in (408, 409, 429) or status >= 500:
             return _Transient(f"HTTP {status}", retry_after_seconds(error.response.headers))
@@ -129,7 +269,6 @@ class OpenAIChatModel:
                 f"The model {model!r} (used by the {role}) was not found at {where}: "
                 f"check agents.{role}.model or agents.default.model in the config."
             )
-        detail = self._redact(_server_message(error))
         return ModelError(f"The model endpoint refused the {role}'s request (HTTP {status}): {detail}")
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
@@ -146,6 +285,100 @@ class OpenAIChatModel:
         await self.client.close()
 
 
+class _Reply:
+    """One reply as it arrives: its text's length, how it finished, its usage, and the size cap."""
+
+    def __init__(self, redact: Redactor, where: str, role: str, cap: int) -> None:
+        self._redact, self._where, self._role, self._cap = redact, where, role, cap
+        self.chars = 0
+        self.finish: str | None = None
+        self.usage: Usage | None = None
+        self.cut = ""  # why the reply was cut short here, when it was
+
+    async def from_stream(self, response: AsyncIterator[ChatCompletionChunk], silence_s: float) -> AsyncIterator[str]:
+        """Text deltas; fails after ``silence_s`` without a token (keep-alives and empty chunks do not count)."""
+        chunks = aiter(response)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + silence_s
+        while not self.cut:
+            try:
+                async with asyncio.timeout_at(deadline):
+                    chunk = await anext(chunks)
+            except StopAsyncIteration:
+                return
+            except TimeoutError:
+                raise _Transient(f"no answer within {silence_s:g}s", None) from None
+            except json.JSONDecodeError as error:
+                raise ModelError(f"The model endpoint {self._where} sent a stream that is not valid server-sent "
+                                 f"events (a data line is not JSON: {error.msg}).") from None
+            for text in self._read(chunk):
+                deadline = loop.time() + silence_s
+                yield text
+
+    def from_completion(self, body: bytes) -> list[str]:
+        """The text of a whole (non-streamed) completion, the one piece of this reply."""
+        try:
+            data = json.loads(body)
+            choice = data["choices"][0]
+            text = choice["message"]["content"] or ""
+        except (ValueError, KeyError, IndexError, TypeError):
+            shown = self._redact(body[:120].decode("utf-8", "replace"))
+            raise ModelError(f"The model endpoint {self._where} answered with JSON that is not a chat completion: "
+                             f"{shown!r}.") from None
+        self.finish = choice.get("finish_reason")
+        usage = data.get("usage") or {}
+        if isinstance(usage.get("prompt_tokens"), int) and isinstance(usage.get("completion_tokens"), int):
+            self.usage = Usage(usage["prompt_tokens"], usage["completion_tokens"])
+        return [piece for piece in [self._within_cap(str(text))] if piece]
+
+    def _read(self, chunk: ChatCompletionChunk) -> list[str]:
+        if chunk.usage:
+            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+        choices = getattr(chunk, "choices", None)
+        if choices is None:
+            if chunk.usage:
+                return []
+            raise ModelError(f"The model endpoint {self._where} sent a stream chunk without 'choices' "
+                             "(not an OpenAI-compatible chat stream).")
+        pieces = []
+        for choice in choices:
+            self.finish = getattr(choice, "finish_reason", None) or self.finish
+            delta = getattr(choice, "delta", None)
+            content = getattr(delta, "content", None) if delta else None
+            if content:
+                piece = self._within_cap(content)
+                if piece:
+                    pieces.append(piece)
+        return pieces
+
+    def _within_cap(self, text: str) -> str:
+        room = self._cap - self.chars
+        if len(text) > room:
+            text = text[:max(0, room)]
+            self.cut = (f"The {self._role}'s reply passed {self._cap:,} characters, more than its max_tokens "
+                        "allows, and was cut there.")
+        self.chars += len(text)
+        return text
+
+
+async def _read_capped(response: Any) -> bytes:
+    """A whole response body (the openai client's HTTP response), read up to a bound."""
+    body = bytearray()
+    async for part in response.aiter_bytes():
+        body += part
+        if len(body) > MAX_REPLY_CHARS * 2:
+            break
+    return bytes(body)
+
+
+def _kind_of(content_type: str) -> str:
+    return {"text/html": "an HTML page", "text/plain": "plain text"}.get(content_type, "something else")
+
+
+def _of_context(context: int | None, template: str = "; the model's context holds {:,}") -> str:
+    return template.format(context) if context else ""
+
+
 def _without_credentials(url: str) -> str:
     """The URL as a person may see it: a ``user:password@`` part (some gateways take one) removed."""
     parts = urllib.parse.urlsplit(url)
@@ -155,7 +388,7 @@ def _without_credentials(url: str) -> str:
 
 
 def _server_message(error: openai.APIStatusError) -> str:
-    body = error.body
+    body: Any = error.body
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
@@ -167,4 +400,4 @@ def _server_message(error: openai.APIStatusError) -> str:
 
 def _estimate(payload: list[dict[str, str]], completion_chars: int) -> Usage:
     prompt_chars = sum(len(m["content"]) for m in payload)
-    return Usage(prompt_chars // CHARS_PER_TOKEN, completion_chars // CHARS_PER_TOKEN)
+    return Usage(prompt_chars // CHARS_PER_TOKEN, completion_chars // CHARS_PER_TOKEN, estimated=True)

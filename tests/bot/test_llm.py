@@ -1,13 +1,14 @@
 """The OpenAI-compatible client against the scripted server, through the real ``openai`` library."""
 
 import asyncio
+import dataclasses
 
 import pytest
 
 from agents.errors import ModelError
 from agents.types import Message, Usage
 from bot.config import AgentSettings, Secrets
-from bot.llm import OpenAIChatModel
+from bot.llm import MAX_CHARS_PER_TOKEN, OpenAIChatModel
 from tests.conftest import with_changes
 from tests.fakes.openai_server import Reply, error
 
@@ -138,7 +139,8 @@ async def test_a_local_server_needs_no_api_key(model_server, config):
 async def test_a_server_without_usage_gets_an_estimate(model_server, config, secrets):
     model_server.script("planner", Reply("x" * 40, omit_usage=True))
     text, usage = await collect(OpenAIChatModel(config, secrets))
-    assert usage == Usage(len("You plan.Write a parser.") // 4, 10)
+    assert usage == Usage(len("You plan.Write a parser.") // 4, 10, estimated=True)
+    assert usage.tokens_text() == "~6 in / ~10 out (estimated)"
 
 
 async def test_credentials_in_the_endpoint_url_never_reach_a_message(model_server, config, secrets):
@@ -146,3 +148,128 @@ async def test_credentials_in_the_endpoint_url_never_reach_a_message(model_serve
     with pytest.raises(ModelError) as caught:
         await collect(OpenAIChatModel(config, secrets, sleep=SleepLog()))
     assert "hunter2" not in str(caught.value) and "cannot connect to http://127.0.0.1:9/v1" in str(caught.value)
+
+
+# -- replies that are not what they seem -------------------------------------------------------------
+
+from agents.errors import EmptyReply, PromptTooLong, ReplyCut  # noqa: E402
+from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+
+
+async def partial(model, role="planner", messages=MESSAGES):
+    """The text that arrived before the stream failed, and the failure."""
+    text = []
+    with pytest.raises(Exception) as caught:
+        async for piece in model.stream(role, messages):
+            if isinstance(piece, str):
+                text.append(piece)
+    return "".join(text), caught.value
+
+
+async def test_keep_alive_comments_do_not_count_as_an_answer(model_server, config, secrets):
+    config = with_changes(config, llm={"request_timeout_s": 0.4})
+    model_server.script("planner", Reply("The first part, then pings only.", chunk=5, stall_after=10, keepalive_s=0.05))
+    text, error = await partial(OpenAIChatModel(config, secrets))
+    assert isinstance(error, ModelError) and "stopped mid-reply for the planner: no answer within 0.4s" in str(error)
+    assert text == "The first part, then pings only."[:10]
+
+
+async def test_a_busy_server_pinging_before_any_text_is_retried(model_server, config, secrets):
+    config = with_changes(config, llm={"request_timeout_s": 0.4})
+    model_server.script("planner", Reply("never", stall_after=0, keepalive_s=0.05), Reply("second try"))
+    text, _ = await collect(OpenAIChatModel(config, secrets, sleep=SleepLog()))
+    assert text == "second try" and len(model_server.requests) == 2
+
+
+async def test_a_reply_cut_at_max_tokens_is_named_after_its_text(model_server, config, secrets):
+    model_server.script("planner", Reply("A plan that goes on and", finish="length"))
+    text, error = await partial(OpenAIChatModel(config, secrets))
+    assert text == "A plan that goes on and"
+    assert isinstance(error, ReplyCut) and "reached its limit of 4,096 tokens before it ended" in str(error)
+    assert "the prompt was about" in str(error)
+
+
+@pytest.mark.parametrize("max_tokens", [10, 50])
+async def test_a_reply_that_never_ends_is_cut_at_its_size_cap_and_the_stream_closed(model_server, config, secrets,
+                                                                                   max_tokens):
+    config = dataclasses.replace(config, agents={"default": AgentSettings(max_tokens=max_tokens)})
+    model_server.script("planner", Reply("all work and no play " * 50, chunk=64, endless=True))
+    text, error = await partial(OpenAIChatModel(config, secrets))
+    assert isinstance(error, ReplyCut) and "was cut there" in str(error)
+    assert len(text) == max_tokens * MAX_CHARS_PER_TOKEN
+    assert await model_server.hung_up(within=5) == 1
+
+
+@pytest.mark.parametrize("raw, content_type, words", [
+    (b"<html><body>Welcome to nginx!</body></html>", "text/html", "answered with an HTML page (text/html)"),
+    (b"Not here", "text/plain", "answered with plain text (text/plain)"),
+    (b"data: {not json\n\n", "text/event-stream", "not valid server-sent events"),
+    (b'data: {"id": "x", "object": "chat.completion.chunk", "created": 0, "model": "m"}\n\ndata: [DONE]\n\n',
+     "text/event-stream", "a stream chunk without 'choices'"),
+    (b'{"status": "ok"}', "application/json", "answered with JSON that is not a chat completion"),
+])
+async def test_a_malformed_answer_is_one_sentence_naming_the_endpoint(model_server, config, secrets, raw,
+                                                                      content_type, words):
+    model_server.script("planner", Reply(raw=raw, content_type=content_type))
+    _, error = await partial(OpenAIChatModel(config, secrets))
+    assert isinstance(error, ModelError) and words in str(error) and model_server.base_url in str(error)
+    assert str(error).count(". ") <= 1 and "\n" not in str(error)
+
+
+async def test_a_plain_json_completion_to_a_streamed_request_is_taken_as_the_reply(model_server, config, secrets):
+    model_server.script("planner", Reply("The whole plan at once.", ignore_stream=True, usage=(30, 6)))
+    text, usage = await collect(OpenAIChatModel(config, secrets))
+    assert text == "The whole plan at once." and usage == Usage(30, 6)
+
+
+async def test_an_empty_reply_is_named_with_the_prompts_size(model_server, config, secrets):
+    model_server.script("planner", Reply(""), Reply(""))  # the second answers the diagnosis
+    _, error = await partial(OpenAIChatModel(config, secrets))
+    assert isinstance(error, EmptyReply) and "sent an empty reply for the planner" in str(error)
+    assert "the prompt was about" in str(error)
+
+
+async def with_server(config, **options):
+    server = FakeOpenAI(**options)
+    await server.__aenter__()
+    return server, with_changes(config, llm={"base_url": server.base_url})
+
+
+@pytest.mark.parametrize("overflow", ["openai", "llama-cpp-python"])
+async def test_a_prompt_longer_than_the_context_is_named_as_such_with_the_numbers(config, secrets, overflow):
+    server, config = await with_server(config, models=("gpt-4o-mini",), context=50, overflow=overflow)
+    try:
+        server.script("planner", Reply("never sent"))
+        long = [Message("system", "You plan."), Message("user", "word " * 200)]
+        _, error = await partial(OpenAIChatModel(config, secrets), messages=long)
+    finally:
+        await server.__aexit__()
+    assert isinstance(error, PromptTooLong) and error.context == 50
+    assert "prompt (about 25" in str(error) and "does not fit the context of gpt-4o-mini" in str(error)
+    assert "(50 tokens)" in str(error)
+
+
+@pytest.mark.parametrize("advertise", ["models", "props"])
+async def test_max_tokens_is_clamped_to_the_context_the_endpoint_reports(config, secrets, advertise):
+    server, config = await with_server(config, models=("gpt-4o-mini",), context=2048, advertise=advertise)
+    try:
+        server.script("planner", Reply("ok"))
+        model = OpenAIChatModel(config, secrets)
+        text, _ = await collect(model)
+        assert await model.context_window("gpt-4o-mini") == 2048
+    finally:
+        await server.__aexit__()
+    sent = server.calls("planner")[0].body["max_tokens"]
+    assert text == "ok" and 1900 < sent < 2048  # the configured 4,096 cannot fit
+
+
+async def test_a_context_error_that_leaves_room_for_a_reply_is_retried_within_the_window(config, secrets):
+    server, config = await with_server(config, models=("gpt-4o-mini",), context=1000)  # says so only when refusing
+    try:
+        server.script("planner", Reply("fits now"))
+        text, _ = await collect(OpenAIChatModel(config, secrets))
+    finally:
+        await server.__aexit__()
+    first, second = server.calls("planner")
+    assert first.body["max_tokens"] == 4096 and second.body["max_tokens"] <= 1000 - 6
+    assert text == "fits now"
