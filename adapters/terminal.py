@@ -12,7 +12,17 @@ from pathlib import Path
 from typing import TextIO
 
 from agents.errors import UserInputError
-from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
+from agents.events import (
+    CheckedIn,
+    Event,
+    Notice,
+    RunFinished,
+    TestReported,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+    Waiting,
+)
 from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
 from bot.attachments import to_attachment
@@ -68,6 +78,8 @@ class Renderer:
             self._line("\n", Styled("1", "Checked in:"), f" {event.result.location}{note}")
         elif isinstance(event, Notice):
             self._line(Styled("33", f"! {event.text}"))
+        elif isinstance(event, Waiting):
+            self._line(Styled("2", f"   … waiting for the model ({event.seconds:.0f} s)"))
         elif isinstance(event, RunFinished):
             self.finished = event
         self._out.flush()
@@ -76,9 +88,7 @@ class Renderer:
         if event.files:
             listed = ", ".join(f"{p} ({c.count(chr(10))} lines)" for p, c in event.files.items())
             self._line(Styled("36", f"   files: {listed}"))
-        usage = event.usage
-        self._line(Styled("2", f"   [{usage.prompt_tokens:,} in / {usage.completion_tokens:,} out tokens, "
-                               f"{event.duration_s:.1f}s]"))
+        self._line(Styled("2", f"   [{event.usage.tokens_text()} tokens, {event.duration_s:.1f}s]"))
 
     def _report(self, event: TestReported) -> None:
         report = event.report
@@ -93,7 +103,7 @@ class Renderer:
         if event.report and not event.report.ok and event.status is not RunStatus.PASSED:
             lines.append(self._text("Failing output:\n" + _indent(event.report.output(2000))))
         cost = f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""
-        lines.append(self._text(f"Tokens: {event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out{cost}"))
+        lines.append(self._text(f"Tokens: {event.usage.tokens_text()}{cost}"))
         if event.checkin:
             lines.append(self._text(f"Checked in: {event.checkin.location}"))
         if out_dir and (event.files or event.tests) and not (event.checkin and event.checkin.kind == "folder"):

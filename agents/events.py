@@ -30,6 +30,15 @@ class TextDelta(Event):
 
 
 @dataclass(frozen=True)
+class Waiting(Event):
+    """The model has sent nothing for a while during a turn (a busy or slow server): how long, in seconds.
+    Repeats while the silence lasts; renderers show it so a person knows the bot is waiting, not stuck."""
+
+    agent: str
+    seconds: float
+
+
+@dataclass(frozen=True)
 class TurnFinished(Event):
     agent: str
     round: int

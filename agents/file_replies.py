@@ -111,6 +111,14 @@ def parse_files(text: str, context: FileContext | None = None) -> FileReply:
     return FileReply(FileSet(files), tuple(notices))
 
 
+def without_open_block(text: str) -> str:
+    """A reply cut short, without the code block the cut left open (that file is incomplete)."""
+    parts = segments(text)
+    if parts and isinstance(parts[-1], Block) and not parts[-1].closed:
+        parts = parts[:-1]
+    return "".join(p if isinstance(p, str) else p.source for p in parts)
+
+
 # -- blocks and their names -----------------------------------------------------------------------
 
 

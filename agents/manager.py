@@ -25,10 +25,19 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from agents import language as languages
-from agents.errors import AgentReplyError, BudgetExhausted, CheckInError, RunFailed
+from agents.errors import (
+    AgentReplyError,
+    BudgetExhausted,
+    CheckInError,
+    EmptyReply,
+    ModelError,
+    PromptTooLong,
+    ReplyCut,
+    RunFailed,
+)
 from agents.events import (
     CheckedIn,
     Event,
@@ -39,8 +48,10 @@ from agents.events import (
     TextDelta,
     TurnFinished,
     TurnStarted,
+    Waiting,
     WorkSaved,
 )
+from agents.file_replies import without_open_block
 from agents.handoff import Emit, events_of
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
@@ -58,6 +69,7 @@ from agents.replies import (
     parse_triage,
 )
 from agents.test_health import unrunnable_tests
+from agents.trimming import trimmed
 from agents.types import (
     CheckInResult,
     FileSet,
@@ -74,6 +86,10 @@ from agents.types import (
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
+CHARS_PER_TOKEN = 4  # to count a reply's tokens as they arrive (servers report usage only at the end)
+PROMPT_CHARS_PER_TOKEN = 3  # a cautious size of a prompt, when trimming it for a model's context
+CUT_NOTE = ("Your previous answer to this was cut off because it was too long. Answer again, shorter: "
+            "no explanations, and only what is asked for, complete.")
 FOLLOW_UP_TESTS = "The user asked for a change (the task above); update the tests to match it."
 INTERNAL_ERROR = "an internal error ended the run; the details are in the bot's log"
 
@@ -90,6 +106,8 @@ class Budget:
 class TeamSettings:
     budget: Budget = field(default_factory=Budget)
     publish_failed: bool = True  # check in the best attempt of a run whose tests failed
+    wait_notice_s: float = 5.0  # silence from the model before the run says it is waiting
+    wait_repeat_s: float = 10.0  # and how often it says so again while the silence lasts
 
 
 @dataclass
@@ -116,6 +134,7 @@ class _Run:
     tested: tuple[FileSet, FileSet] | None = None  # (code, generated tests) as the last test run saw them
     unbudgeted: bool = False  # set while the best attempt is checked in after the budget ran out
     reply_notes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per role: what its last reply lost
+    written: dict[str, int] = field(default_factory=dict)  # path -> when last written (a counter): newest is highest
 
 
 class Manager:
@@ -163,14 +182,14 @@ class Manager:
             if run.tests_only:  # the code stands; only a wrong test is rewritten
                 run.tests_only = False
             else:
-                run.files = run.files.merged(await self._code(run))
+                run.files = run.files.merged(self._stamped(run, await self._code(run)))
                 run.language = languages.detect(run.files, run.language)
                 await run.emit(self._saved(run))
                 run.review = await self._review(run)
                 if not run.review.approved:
                     continue
             if run.tests_stale:
-                run.tests = run.tests.merged(await self._write_tests(run))
+                run.tests = run.tests.merged(self._stamped(run, await self._write_tests(run)))
                 run.tests_stale = False
                 await run.emit(self._saved(run))
             run.report = await self._test(run)
@@ -191,53 +210,53 @@ class Manager:
     async def _plan(self, run: _Run) -> None:
         """Ask the Planner for a (new) plan; the run takes its plan and language."""
         previous, run.plan = run.plan, ""
-        messages = self._prompts.render(
-            Role.PLANNER, task=run.request.task, attachments=run.request.attachments,
+        prompt = dict(
+            task=run.request.task, attachments=run.request.attachments,
             prior_tasks=run.request.prior.tasks if run.request.prior else (),
             files=run.files.as_dict(), user_tests=list(run.user_tests),
             previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
         )
-        run.plan, hint = await self._turn(run, Role.PLANNER, messages, parse_plan)
+        run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan)
         run.language = languages.detect(run.files, hint or run.language)
 
     async def _code(self, run: _Run) -> FileSet:
         """The files the Programmer wrote (never a test file)."""
         failing = run.report if run.report and not run.report.ok else None
-        messages = self._prompts.render(
-            Role.PROGRAMMER, task=run.request.task, plan=run.plan, language=run.language,
+        prompt = dict(
+            task=run.request.task, plan=run.plan, language=run.language,
             files=run.files.as_dict(), tests=self._all_tests(run).as_dict(),
             review_notes=run.review.notes if run.review and not run.review.approved else "",
             report=failing, triage_reason=run.triage.reason if failing and run.triage else "",
             reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
         )
         context = self._file_context(run, writes_tests=False)
-        reply = await self._turn(run, Role.PROGRAMMER, messages, lambda text: parse_files(text, context))
+        reply = await self._turn(run, Role.PROGRAMMER, prompt, lambda text: parse_files(text, context))
         await self._note(run, Role.PROGRAMMER, reply.notices)
         return reply.files.without(self._all_tests(run))  # tests are not the Programmer's
 
     async def _review(self, run: _Run) -> Review:
         previous = run.review.notes if run.review and not run.review.approved else ""
-        messages = self._prompts.render(
-            Role.OPTIMIZER, task=run.request.task, plan=run.plan, files=run.files.as_dict(),
+        prompt = dict(
+            task=run.request.task, plan=run.plan, files=run.files.as_dict(),
             previous_review=previous,
         )
         again = bool(run.review and not run.review.approved and run.review.notice)
-        review = await self._turn(run, Role.OPTIMIZER, messages, lambda text: parse_review(text, again))
+        review = await self._turn(run, Role.OPTIMIZER, prompt, lambda text: parse_review(text, again))
         await self._note(run, Role.OPTIMIZER, (review.notice,) if review.notice else ())
         return review
 
     async def _write_tests(self, run: _Run) -> FileSet:
         """The test files the Tester wrote (never the code or the user's tests)."""
         fixing = bool(run.tests)
-        messages = self._prompts.render(
-            Role.TESTER, task=run.request.task, plan=run.plan, language=run.language,
+        prompt = dict(
+            task=run.request.task, plan=run.plan, language=run.language,
             files=run.files.as_dict(), user_tests=list(run.user_tests), tests=run.tests.as_dict(),
             report=run.report if fixing else None,
             triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
             reply_notes=run.reply_notes.get(Role.TESTER, ()),
         )
         context = self._file_context(run, writes_tests=True)
-        reply = await self._turn(run, Role.TESTER, messages, lambda text: parse_files(text, context))
+        reply = await self._turn(run, Role.TESTER, prompt, lambda text: parse_files(text, context))
         await self._note(run, Role.TESTER, reply.notices)
         return reply.files.without([*run.files, *run.user_tests])
 
@@ -258,12 +277,12 @@ class Manager:
         """Who acts on failing tests: the decision the model made, as far as the workflow allows it."""
         can_fix_tests = bool(run.tests)
         can_replan = run.replans < self._settings.budget.max_replans
-        messages = self._prompts.render(
-            Role.MANAGER, task=run.request.task, plan=run.plan, files=run.files.as_dict(),
+        prompt = dict(
+            task=run.request.task, plan=run.plan, files=run.files.as_dict(),
             tests=self._all_tests(run).as_dict(), report=run.report,
             can_fix_tests=can_fix_tests, can_replan=can_replan,
         )
-        triage = await self._turn(run, Role.MANAGER, messages, parse_triage)
+        triage = await self._turn(run, Role.MANAGER, prompt, parse_triage)
         await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())
         return self._allowed(triage, can_fix_tests, can_replan)
 
@@ -287,13 +306,13 @@ class Manager:
         known, so no budget stops it, and a Check-In agent that fails costs only its README (the
         publisher then writes a plain one)."""
         run.unbudgeted = True
-        messages = self._prompts.render(
-            Role.CHECKIN, task=run.request.task, language=run.language, files=list(run.files),
+        prompt = dict(
+            task=run.request.task, language=run.language, files=list(run.files),
             tests=list(self._all_tests(run)), status=str(status), report=run.report, plan=run.plan,
         )
         readme = ""
         try:
-            readme = await self._turn(run, Role.CHECKIN, messages, parse_readme)
+            readme = await self._turn(run, Role.CHECKIN, prompt, parse_readme)
         except RunFailed as error:
             await run.emit(Notice(run.request.run_id, f"The Check-In agent failed ({error}); publishing with a plain README."))
         publication = Publication(
@@ -320,39 +339,91 @@ class Manager:
 
     # -- one agent's turn ---------------------------------------------------------------------
 
-    async def _turn(self, run: _Run, role: Role, messages: list[Message], parse: Callable[[str], T]) -> T:
-        """Stream one reply and return what ``parse`` reads in it; an unreadable reply gets a single
-        format reminder showing the model its own reply in the expected form, then the run fails."""
+    async def _turn(self, run: _Run, role: Role, prompt: dict[str, Any], parse: Callable[[str], T]) -> T:
+        """Stream one reply and return what ``parse`` reads in it. One more try is allowed: after an
+        unreadable reply, with a reminder showing the model its own reply in the expected form; after a
+        prompt too long for the model, an empty reply or a cut one, with the prompt trimmed. Then the run fails."""
+        messages = self._prompts.render(role, **prompt)
         for attempt in (1, 2):
+            last = attempt == 2
             self._check_budget(run)
             await run.emit(TurnStarted(run.request.run_id, agent=role, round=run.round))
-            started, parts, usage = self._clock(), [], Usage()
-            async with aclosing(self._model.stream(role, messages)) as stream:
-                while (piece := await self._next_piece(run, role, stream)) is not None:
-                    if isinstance(piece, Usage):
-                        usage = piece
-                    else:
-                        parts.append(piece)
-                        await run.emit(TextDelta(run.request.run_id, agent=role, text=piece))
-            text = "".join(parts)
+            started = self._clock()
+            text, usage, trouble = await self._reply(run, role, messages)
             run.usage = run.usage + usage
-            failure: ReplyFormatError | None = None
-            try:
-                value = parse(text)
-            except ReplyFormatError as error:
-                failure = error
-            files = value.files if failure is None and isinstance(value, FileReply) else FileSet()
+            value, failure = self._read(text, trouble, last, parse)
             await run.emit(TurnFinished(
-                run.request.run_id, agent=role, round=run.round, text=text, files=files, usage=usage,
+                run.request.run_id, agent=role, round=run.round, text=text, usage=usage,
+                files=value.files if failure is None and isinstance(value, FileReply) else FileSet(),
                 duration_s=self._clock() - started, model=self._model.model_name(role),
             ))
+            if trouble is not None and not (last and isinstance(trouble, ReplyCut) and failure is None):
+                if last:
+                    raise ModelError(f"{trouble} Trimming the prompt and trying once more did not help.")
+                await run.emit(Notice(run.request.run_id, f"{trouble} Trimming the prompt and trying once more."))
+                messages = self._shorter(run, role, prompt, messages, trouble)
+                continue
+            if trouble is not None:
+                await run.emit(Notice(run.request.run_id, f"{trouble} The team goes on with what arrived."))
             if failure is None:
-                return value
-            if attempt == 2:
+                return value  # type: ignore[return-value]  # parsed whenever there was no failure
+            if last:
                 raise AgentReplyError(f"The {role} replied twice in a form the team cannot read ({failure}).")
             await run.emit(Notice(run.request.run_id, f"The {role}'s reply could not be read ({failure}); asking again."))
             messages = [*messages, Message("assistant", text), Message("user", _reminder(failure))]
         raise AssertionError("unreachable")
+
+    async def _reply(self, run: _Run, role: Role, messages: list[Message]) -> tuple[str, Usage, ModelError | None]:
+        """The model's reply streamed to the run's sink: its text, its usage, and what went wrong with it
+        when it was no whole reply (too long a prompt, nothing at all, cut short). The token budget is
+        checked as tokens arrive, so a reply that would spend more than is left is stopped."""
+        parts: list[str] = []
+        usage = Usage()
+        prompt_tokens = sum(len(m.content) for m in messages) // CHARS_PER_TOKEN
+        try:
+            async with aclosing(self._model.stream(role, messages)) as stream:
+                while (piece := await self._next_piece(run, role, stream)) is not None:
+                    if isinstance(piece, Usage):
+                        usage = piece
+                        continue
+                    parts.append(piece)
+                    await run.emit(TextDelta(run.request.run_id, agent=role, text=piece))
+                    self._check_tokens(run, role, prompt_tokens, sum(map(len, parts)))
+        except (PromptTooLong, EmptyReply) as trouble:
+            return "".join(parts), Usage(), trouble
+        except ReplyCut as cut:
+            return "".join(parts), cut.usage, cut
+        except BudgetExhausted:
+            spent = Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True)
+            run.usage = run.usage + spent
+            await run.emit(TurnFinished(run.request.run_id, agent=role, round=run.round, text="".join(parts),
+                                        usage=spent, model=self._model.model_name(role)))
+            raise
+        return "".join(parts), usage, None
+
+    @staticmethod
+    def _read(text: str, trouble: ModelError | None, last: bool,
+              parse: Callable[[str], T]) -> tuple[T | None, ReplyFormatError | None]:
+        """What ``parse`` reads in a reply that is worth reading: a whole one, or a cut one on the last try
+        (without a code block the cut left open)."""
+        if trouble is not None and not (last and isinstance(trouble, ReplyCut)):
+            return None, None
+        try:
+            return parse(without_open_block(text) if trouble else text), None
+        except ReplyFormatError as error:
+            return None, error
+
+    def _shorter(self, run: _Run, role: Role, prompt: dict[str, Any], messages: list[Message],
+                 trouble: ModelError) -> list[Message]:
+        """The prompt again, trimmed to about half of what the model holds (or half its size when unknown)."""
+        size = sum(len(m.content) for m in messages)
+        window = getattr(trouble, "context", None)
+        budget = int(window * PROMPT_CHARS_PER_TOKEN * 0.5) if window else size // 2
+        shorter = self._prompts.render(role, **trimmed(prompt, run.written, budget))
+        if isinstance(trouble, ReplyCut):
+            system, user = shorter
+            shorter = [system, Message("user", user.content + "\n\n" + CUT_NOTE)]
+        return shorter
 
     async def _note(self, run: _Run, role: Role, notices: tuple[str, ...]) -> None:
         """Tell the user how a reply was read, and keep it for the role's next prompt."""
@@ -382,15 +453,40 @@ class Manager:
         return run
 
     async def _next_piece(self, run: _Run, role: Role, stream: AsyncIterator[str | Usage]) -> str | Usage | None:
-        """The stream's next piece within the time budget. The deadline covers only this wait: a
-        timeout scope around a ``yield`` would also cut whatever the consumer does with the event."""
+        """The stream's next piece within the time budget, telling the run's sink while the model is
+        silent. The deadline covers only this wait: a timeout scope around a ``yield`` would also cut
+        whatever the consumer does with the event."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        left = self._time_left(run)
+        deadline = None if left is None else began + left
+        notice_at = began + self._settings.wait_notice_s
+        pending = asyncio.ensure_future(anext(stream))
         try:
-            async with asyncio.timeout(self._time_left(run)):
-                return await anext(stream)
+            while True:
+                until = notice_at if deadline is None else min(notice_at, deadline)
+                done, _ = await asyncio.wait({pending}, timeout=max(0.0, until - loop.time()))
+                if done:
+                    return pending.result()
+                now = loop.time()
+                if deadline is not None and now >= deadline:
+                    raise BudgetExhausted(f"the time budget ran out during the {role}'s turn")
+                if now >= notice_at:
+                    await run.emit(Waiting(run.request.run_id, agent=role, seconds=round(now - began)))
+                    notice_at = now + self._settings.wait_repeat_s
         except StopAsyncIteration:
             return None
-        except TimeoutError:
-            raise BudgetExhausted(f"the time budget ran out during the {role}'s turn") from None
+        finally:
+            if not pending.done():
+                pending.cancel()
+                await asyncio.wait({pending})
+
+    def _check_tokens(self, run: _Run, role: Role, prompt_tokens: int, reply_chars: int) -> None:
+        """Stop a reply as soon as the run's tokens, this reply's included, reach the budget."""
+        budget = self._settings.budget.max_tokens
+        spent = run.usage.total_tokens + prompt_tokens + reply_chars // CHARS_PER_TOKEN
+        if not run.unbudgeted and spent >= budget:
+            raise BudgetExhausted(f"the token budget ran out during the {role}'s reply (about {spent:,} of {budget:,})")
 
     def _time_left(self, run: _Run) -> float | None:
         if run.unbudgeted:
@@ -413,6 +509,15 @@ class Manager:
             raise BudgetExhausted(f"the token budget ran out ({run.usage.total_tokens:,} of {budget.max_tokens:,})")
         if self._clock() - run.started >= budget.max_wall_s:
             raise BudgetExhausted(f"the time budget ran out ({budget.max_wall_s:.0f}s)")
+
+    @staticmethod
+    def _stamped(run: _Run, written: FileSet) -> FileSet:
+        """``written``, noting that these files are now the newest (trimming keeps the newest whole)."""
+        newest = max(run.written.values(), default=0)
+        for path in written:
+            newest += 1
+            run.written[path] = newest
+        return written
 
     @staticmethod
     def _all_tests(run: _Run) -> FileSet:

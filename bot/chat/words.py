@@ -78,7 +78,7 @@ def final_summary(event: RunFinished) -> str:
     lines = [f"{STATUS_WORDS.get(event.status, event.status)}: {reason}."]
     if event.report:
         lines.append(report_line(event.report))
-    usage = f"Tokens: {event.usage.prompt_tokens:,} in / {event.usage.completion_tokens:,} out"
+    usage = f"Tokens: {event.usage.tokens_text()}"
     lines.append(usage + (f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""))
     if event.checkin:
         lines.append(f"Result: {event.checkin.location}" + (f" ({event.checkin.note})" if event.checkin.note else ""))

@@ -226,3 +226,21 @@ async def test_a_huge_attachment_is_refused_without_reading_it_all(model_server,
     assert code == 2 and "big.py is 1,001 bytes; attachments are limited to 1,000 bytes" in err
     code, _, err = await cli(tmp_path, "run", "task", "--file", str(tmp_path), config=config)
     assert code == 2 and "is a folder" in err
+
+
+async def test_waiting_for_the_model_and_estimated_counts_are_shown_as_such():
+    from adapters.terminal import Renderer
+    from agents.events import RunFinished, TurnFinished, TurnStarted, Waiting
+    from agents.types import RunStatus, Usage
+
+    out = io.StringIO()
+    renderer = Renderer(out, color=False)
+    await renderer(TurnStarted("r1", agent="planner", round=0))
+    await renderer(Waiting("r1", agent="planner", seconds=5))
+    await renderer(TurnFinished("r1", agent="planner", round=0, text="plan", usage=Usage(1200, 34, estimated=True)))
+    shown = out.getvalue()
+    assert "… waiting for the model (5 s)" in shown and "[~1,200 in / ~34 out (estimated) tokens" in shown
+    final = RunFinished("r1", status=RunStatus.PASSED, reason="ok", usage=Usage(10, 2) + Usage(1200, 34, estimated=True))
+    assert "Tokens: ~1,210 in / ~36 out (estimated)" in renderer.summary(final, None)
+    exact = RunFinished("r1", status=RunStatus.PASSED, reason="ok", usage=Usage(10, 2))
+    assert "Tokens: 10 in / 2 out\n" in renderer.summary(exact, None) + "\n"

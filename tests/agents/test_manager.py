@@ -368,3 +368,98 @@ async def test_a_pass_with_no_test_run_is_not_a_pass():
     events, *_ = await run_team(script, sandbox=ScriptedSandbox(lambda job: next(reports)))
     assert turns(events).count("tester") == 2 and events[-1].status is RunStatus.PASSED
     assert [e.report.passed for e in events if isinstance(e, TestReported)] == [0, 2]
+
+
+# -- replies that are not whole: too long a prompt, nothing, cut short; silence; the token budget ---------
+
+from agents.errors import EmptyReply, PromptTooLong  # noqa: E402
+from agents.events import Waiting  # noqa: E402
+from tests.fakes.team_script import Cut  # noqa: E402
+
+
+@pytest.mark.parametrize("trouble", [
+    PromptTooLong("The programmer's prompt (about 3,000 tokens) does not fit the context of m (2,048 tokens).", 3000, 2048),
+    EmptyReply("The model sent an empty reply for the programmer (HTTP 200, no text; the prompt was about 900 tokens).",
+               900),
+])
+async def test_a_prompt_the_model_cannot_take_is_trimmed_and_tried_once_more(trouble):
+    old = "def helper():\n" + "    x = 1\n" * 2000  # written long ago: the first to go
+    prior = PriorWork(tasks=("t",), plan=s.PLAN, files=FileSet({"helper.py": old, "intf.py": "x = 1\n"}), language="python")
+    script = {**s.happy_path(), "programmer": [trouble, s.CODE]}
+    events, model, *_ = await run_team(script, request=RunRequest(task="now recurse", run_id="r2", prior=prior))
+    assert events[-1].status is RunStatus.PASSED
+    first, second = [messages for role, messages in model.calls if role == "programmer"]
+    assert "    x = 1\n" * 100 in first[1].content and "    x = 1\n" * 100 not in second[1].content
+    assert "[2001 lines, unchanged; not shown to fit the model's context" in second[1].content
+    assert any(str(trouble) in e.text and "Trimming the prompt" in e.text for e in events if isinstance(e, Notice))
+
+
+async def test_a_prompt_too_long_twice_ends_the_run_naming_it():
+    trouble = PromptTooLong("The planner's prompt (about 9,000 tokens) does not fit the context of m (2,048 tokens).",
+                            9000, 2048)
+    events, *_ = await run_team({**s.happy_path(), "planner": [trouble, trouble]})
+    final = events[-1]
+    assert final.status is RunStatus.ERROR and "does not fit the context" in final.reason
+    assert "the plan was empty" not in final.reason and "internal error" not in final.reason
+
+
+async def test_a_cut_reply_is_asked_again_shorter_and_a_second_cut_goes_on_with_what_arrived():
+    cut_plan = s.PLAN + "\n3. And then, at great length"
+    script = {**s.happy_path(), "planner": [Cut(cut_plan), Cut(cut_plan)]}
+    events, model, *_ = await run_team(script)
+    assert events[-1].status is RunStatus.PASSED
+    second = [messages for role, messages in model.calls if role == "planner"][1]
+    assert second[-1].content.endswith("Answer again, shorter: no explanations, and only what is asked for, complete.")
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert any("The team goes on with what arrived" in n for n in notices)
+
+
+async def test_a_cut_file_reply_keeps_only_its_whole_files():
+    cut = s.CODE + "\n```python path=extra.py\ndef unfinished(\n"
+    events, model, sandbox, _ = await run_team({**s.happy_path(), "programmer": [Cut(cut), Cut(cut)]})
+    assert set(sandbox.jobs[0].files) == {"intf.py", "test_intf.py"}  # extra.py was cut open: not saved
+    assert events[-1].status is RunStatus.PASSED
+
+
+class SilentUntilTold:
+    """A model that says nothing until the test lets it speak (after the run said it was waiting)."""
+
+    def __init__(self):
+        self.speak = asyncio.Event()
+        self.inner = ScriptedModel(s.happy_path())
+
+    def model_name(self, role):
+        return "silent"
+
+    async def stream(self, role, messages):
+        if role == "planner":
+            await self.speak.wait()
+        async for piece in self.inner.stream(role, messages):
+            yield piece
+
+
+async def test_silence_from_the_model_is_shown_as_waiting_until_it_speaks():
+    model = SilentUntilTold()
+    manager = Manager(model, ScriptedSandbox(), RecordingPublisher(),
+                      settings=TeamSettings(wait_notice_s=0.01, wait_repeat_s=0.01))
+    events = []
+    async for event in manager.run(RunRequest(task="t", run_id="r1")):
+        events.append(event)
+        if isinstance(event, Waiting) and sum(isinstance(e, Waiting) for e in events) == 2:
+            model.speak.set()
+    waiting = [e for e in events if isinstance(e, Waiting)]
+    assert len(waiting) >= 2 and {e.agent for e in waiting} == {"planner"}
+    first_text = next(i for i, e in enumerate(events) if isinstance(e, TextDelta))
+    assert all(events.index(w) < first_text for w in waiting) and events[-1].status is RunStatus.PASSED
+
+
+async def test_the_token_budget_stops_a_reply_as_it_arrives():
+    endless_plan = "1. Keep planning.\n" * 50_000  # about 225,000 tokens: the stream must not be read to its end
+    model = ScriptedModel({**s.happy_path(), "planner": [endless_plan]}, chunk=100)
+    manager = Manager(model, ScriptedSandbox(), RecordingPublisher(), settings=TeamSettings(budget=Budget(max_tokens=5000)))
+    events = [e async for e in manager.run(RunRequest(task="t", run_id="r1"))]
+    final = events[-1]
+    assert final.status is RunStatus.STOPPED and "token budget ran out during the planner's reply" in final.reason
+    assert model.chunks_sent < 250  # ~20,000 characters of 900,000
+    finished = [e for e in events if isinstance(e, TurnFinished)]
+    assert finished[-1].usage.estimated and final.usage.total_tokens >= 5000

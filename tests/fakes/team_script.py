@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
+from agents.errors import ReplyCut
 from agents.types import Message, TestJob, TestReport, TestStatus, Usage
 
 PLAN = "1. Write intf.py with find_intf(obj) walking dicts and lists.\n2. Test nested cases.\nLANGUAGE: python"
@@ -59,13 +62,22 @@ def happy_path() -> dict[str, list[str]]:
     return {"planner": [PLAN], "programmer": [CODE], "optimizer": [APPROVE], "tester": [TESTS], "checkin": [README]}
 
 
-class ScriptedModel:
-    """An in-process ChatModel answering each role from its script (instant unless ``delay`` is set)."""
+@dataclass(frozen=True)
+class Cut:
+    """A scripted reply that stops at its token limit: the text, then ``ReplyCut``."""
 
-    def __init__(self, script: dict[str, list[str]] | None = None, delay: float = 0.0, chunk: int = 64) -> None:
-        self.queues: dict[str, deque[str]] = defaultdict(deque, {k: deque(v) for k, v in (script or {}).items()})
+    text: str
+
+
+class ScriptedModel:
+    """An in-process ChatModel answering each role from its script (instant unless ``delay`` is set).
+    A script item is a reply's text, a ``Cut`` reply, or an exception the call raises before any text."""
+
+    def __init__(self, script: dict[str, list[Any]] | None = None, delay: float = 0.0, chunk: int = 64) -> None:
+        self.queues: dict[str, deque[Any]] = defaultdict(deque, {k: deque(v) for k, v in (script or {}).items()})
         self.delay, self.chunk = delay, chunk
         self.calls: list[tuple[str, list[Message]]] = []  # (role, messages) per call, in order
+        self.chunks_sent = 0
 
     @property
     def prompts(self) -> list[tuple[str, int]]:
@@ -84,9 +96,15 @@ class ScriptedModel:
         self.calls.append((role, list(messages)))
         if self.delay:
             await asyncio.sleep(self.delay)
-        text = self.queues[role].popleft() if self.queues[role] else _fallback(role)
+        item = self.queues[role].popleft() if self.queues[role] else _fallback(role)
+        if isinstance(item, Exception):
+            raise item
+        text = item.text if isinstance(item, Cut) else item
         for start in range(0, len(text), self.chunk):
+            self.chunks_sent += 1
             yield text[start:start + self.chunk]
+        if isinstance(item, Cut):
+            raise ReplyCut(f"The {role}'s reply reached its limit before it ended.", Usage(prompt_chars // 4, len(text) // 4))
         yield Usage(prompt_chars // 4, len(text) // 4)
 
 
