@@ -8,9 +8,12 @@ from bot.config import Config, Secrets
 from bot.doctor_types import CheckResult, DoctorCheck
 from bot.llm import OpenAIChatModel
 
+SHOWN_MODELS = 12  # of a long model listing, how many a failed check names
+PROMPT_ROOM = 512  # tokens a prompt needs at the least, beside the reply, in a model's context
+
 
 async def model_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
-    """The endpoint answers, and every model the roles use exists there."""
+    """The endpoint answers, every model the roles use exists there, and their replies fit their context."""
     results = [CheckResult("config", True, f"read from {config.source}")]
     if not (secrets.openai_api_key or config.llm.base_url or secrets.openai_base_url):
         return [*results, CheckResult("model endpoint", False, "OPENAI_API_KEY is not set",
@@ -18,19 +21,46 @@ async def model_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
     model = OpenAIChatModel(config, secrets)
     where = model.where
     try:
-        available = set(await model.list_models())
-    except openai.AuthenticationError:
-        return [*results, CheckResult("model endpoint", False, f"{where} rejected the API key", "check OPENAI_API_KEY")]
-    except openai.APIError as error:
-        return [*results, CheckResult("model endpoint", False, f"{where} did not answer: {type(error).__name__}",
-                                      "check OPENAI_BASE_URL / llm.base_url and that the server runs")]
+        try:
+            offered = await model.list_models()
+        except openai.AuthenticationError:
+            return [*results, CheckResult("model endpoint", False, f"{where} rejected the API key", "check OPENAI_API_KEY")]
+        except openai.APIError as error:
+            return [*results, CheckResult("model endpoint", False, f"{where} did not answer: {type(error).__name__}",
+                                          "check OPENAI_BASE_URL / llm.base_url and that the server runs")]
+        results.append(CheckResult("model endpoint", True, f"{where} answers ({len(offered)} models)"))
+        for name in sorted({config.agent(role).model for role in _roles()}):
+            results.append(_offered(name, offered))
+            if name in offered:
+                results.extend(await _fits(config, model, name))
     finally:
         await model.close()
-    results.append(CheckResult("model endpoint", True, f"{where} answers ({len(available)} models)"))
-    for name in sorted({config.agent(role).model for role in _roles()}):
-        ok = name in available
-        results.append(CheckResult(f"model {name}", ok, "available" if ok else "not offered by the endpoint",
-                                   "" if ok else "set agents.default.model (or a role's model) to one the endpoint lists"))
+    return results
+
+
+def _offered(name: str, offered: list[str]) -> CheckResult:
+    if name in offered:
+        return CheckResult(f"model {name}", True, "available")
+    listed = ", ".join(sorted(offered)[:SHOWN_MODELS]) + (", ..." if len(offered) > SHOWN_MODELS else "")
+    return CheckResult(f"model {name}", False,
+                       f"not offered by the endpoint (it offers: {listed or 'no models'})",
+                       "set agents.default.model (or a role's model) to one the endpoint offers")
+
+
+async def _fits(config: Config, model: OpenAIChatModel, name: str) -> list[CheckResult]:
+    """A warning for each configured max_tokens that cannot fit the model's context beside a prompt."""
+    context = await model.context_window(name)
+    if context is None:
+        return []
+    results = []
+    for wanted in sorted({config.agent(r).max_tokens for r in _roles() if config.agent(r).model == name}):
+        roles = [r for r in _roles() if config.agent(r).model == name and config.agent(r).max_tokens == wanted]
+        if wanted + PROMPT_ROOM > context:
+            results.append(CheckResult(
+                f"max_tokens of {', '.join(roles)}", False,
+                f"{wanted:,} cannot fit: {name} holds {context:,} tokens in all, prompt and reply; "
+                "replies are clamped to what each prompt leaves",
+                f"set max_tokens under [agents.default] (or the role) to about {context // 2:,}", required=False))
     return results
 
 
