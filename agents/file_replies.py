@@ -197,10 +197,10 @@ def _obvious(blocks: list[_Read], context: FileContext, notices: list[str]) -> l
     """Names for a reply whose blocks name no file: the one block that is the file, named by the context."""
     config = [_Read(name, b.body, "") for b in blocks for pattern, name in _CONFIG_BY_CONTENT if pattern.search(b.body)]
     source = [(b.body, b.language) for b in blocks if _is_source(b.body, b.language, context)]
-    if context.writes_tests:
-        existing = {c.strip() for c in context.code.values()}
+    if context.writes_tests:  # tests, else new code, else (a weak model's echo of the code) anything: the
+        existing = {c.strip() for c in context.code.values()}  # test run then says no test ran, and why
         tests = [(b, lang) for b, lang in source if file_names.is_test_code(b, lang)]
-        candidates = tests or [(b, lang) for b, lang in source if b.strip() not in existing]
+        candidates = tests or [(b, lang) for b, lang in source if b.strip() not in existing] or source
     else:
         candidates = [(b, lang) for b, lang in source if not file_names.is_test_code(b, lang)]
     if not candidates:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -16,6 +17,15 @@ EXTENSIONS = {
     ".go": "go", ".rs": "rust", ".java": "java", ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp",
     ".hpp": "cpp", ".cxx": "cpp", ".sh": "bash", ".bash": "bash",
 }
+
+
+DEFAULT = "python"  # what the Planner is told to choose when the task names no language
+
+
+def known(name: str, task: str = "") -> bool:
+    """Whether a language name is one the team knows, or one the task itself names (a configured one)."""
+    language = normalise(name)
+    return language in set(EXTENSIONS.values()) or (bool(language) and language in task.lower())
 
 
 def normalise(name: str) -> str:
@@ -53,3 +63,18 @@ def looks_like_test(path: str) -> bool:
     if stem.lower().startswith(TEST_PREFIXES) or stem.lower().endswith(TEST_SUFFIXES):
         return True
     return name.endswith((".java", ".kt")) and stem.endswith(("Test", "Tests"))
+
+
+_NAMED = [  # how a task names a language, most specific first ("TypeScript" before "Script", "C++" before "C")
+    ("typescript", r"typescript|\bts\b"), ("javascript", r"javascript|node\.?js|\bjs\b"), ("python", r"python"),
+    ("rust", r"\brust\b"), ("go", r"\bgolang\b|\bin go\b|\bgo (?:function|program|package|module)"),
+    ("java", r"\bjava\b"), ("cpp", r"c\+\+|\bcpp\b"), ("c", r"\bin c\b|\bc (?:function|program)"),
+    ("bash", r"\bbash\b|shell script"),
+]
+
+
+def named_in(text: str) -> str:
+    """The language a task's words name ("a Go function", "in TypeScript"), '' when none."""
+    lowered = text.lower()
+    found = [(match.start(), name) for name, pattern in _NAMED if (match := re.search(pattern, lowered))]
+    return min(found)[1] if found else ""

@@ -68,7 +68,7 @@ from agents.replies import (
     parse_review,
     parse_triage,
 )
-from agents.test_health import unrunnable_tests
+from agents.test_health import nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
 from agents.types import (
     CheckInResult,
@@ -127,6 +127,7 @@ class _Run:
     triage: Triage | None = None
     tests_stale: bool = True
     tests_only: bool = False  # next round rewrites tests without touching the code
+    tests_missing: bool = False  # the Tester was asked for tests and none could be saved
     round: int = 0
     replans: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -189,11 +190,13 @@ class Manager:
                 if not run.review.approved:
                     continue
             if run.tests_stale:
-                run.tests = run.tests.merged(self._stamped(run, await self._write_tests(run)))
-                run.tests_stale = False
+                written = await self._write_tests(run)
+                run.tests = run.tests.merged(self._stamped(run, written))
+                run.tests_stale, run.tests_missing = False, not run.tests
                 await run.emit(self._saved(run))
             run.report = await self._test(run)
-            unrunnable = unrunnable_tests(run.report, run.language, run.tests)
+            unrunnable = (unrunnable_tests(run.report, run.language, run.tests) if run.tests
+                          else nothing_ran(run.report, run.language) if run.tests_missing else "")
             if run.report.ok and not unrunnable:
                 break
             self._ensure_round_left(run)  # no triage for a round that cannot happen
@@ -217,7 +220,10 @@ class Manager:
             previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
         )
         run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan)
-        run.language = languages.detect(run.files, hint or run.language)
+        if hint and not languages.known(hint, run.request.task):
+            hint = ""  # "LANGUAGE: English" from a small model is no language to test in
+        run.language = (languages.detect(run.files, hint or run.language) or languages.named_in(run.request.task)
+                        or languages.DEFAULT)
 
     async def _code(self, run: _Run) -> FileSet:
         """The files the Programmer wrote (never a test file)."""
@@ -230,7 +236,7 @@ class Manager:
             reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
         )
         context = self._file_context(run, writes_tests=False)
-        reply = await self._turn(run, Role.PROGRAMMER, prompt, lambda text: parse_files(text, context))
+        reply = await self._turn(run, Role.PROGRAMMER, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.PROGRAMMER, reply.notices)
         return reply.files.without(self._all_tests(run))  # tests are not the Programmer's
 
@@ -256,7 +262,7 @@ class Manager:
             reply_notes=run.reply_notes.get(Role.TESTER, ()),
         )
         context = self._file_context(run, writes_tests=True)
-        reply = await self._turn(run, Role.TESTER, prompt, lambda text: parse_files(text, context))
+        reply = await self._turn(run, Role.TESTER, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.TESTER, reply.notices)
         return reply.files.without([*run.files, *run.user_tests])
 
@@ -339,10 +345,13 @@ class Manager:
 
     # -- one agent's turn ---------------------------------------------------------------------
 
-    async def _turn(self, run: _Run, role: Role, prompt: dict[str, Any], parse: Callable[[str], T]) -> T:
+    async def _turn(self, run: _Run, role: Role, prompt: dict[str, Any], parse: Callable[[str], T],
+                    unreadable: Callable[[ReplyFormatError], T] | None = None) -> T:
         """Stream one reply and return what ``parse`` reads in it. One more try is allowed: after an
         unreadable reply, with a reminder showing the model its own reply in the expected form; after a
-        prompt too long for the model, an empty reply or a cut one, with the prompt trimmed. Then the run fails."""
+        prompt too long for the model, an empty reply or a cut one, with the prompt trimmed. Then the run
+        fails, except that a reply still unreadable becomes ``unreadable(error)`` where the workflow can go
+        on without it (files: the tests then show what is missing)."""
         messages = self._prompts.render(role, **prompt)
         for attempt in (1, 2):
             last = attempt == 2
@@ -367,6 +376,10 @@ class Manager:
                 await run.emit(Notice(run.request.run_id, f"{trouble} The team goes on with what arrived."))
             if failure is None:
                 return value  # type: ignore[return-value]  # parsed whenever there was no failure
+            if last and unreadable is not None:
+                await run.emit(Notice(run.request.run_id, f"The {role}'s reply could not be read again ({failure}); "
+                                                          "the team goes on without it and the tests will show it."))
+                return unreadable(failure)
             if last:
                 raise AgentReplyError(f"The {role} replied twice in a form the team cannot read ({failure}).")
             await run.emit(Notice(run.request.run_id, f"The {role}'s reply could not be read ({failure}); asking again."))
@@ -532,6 +545,10 @@ class Manager:
             user_tests=run.user_tests,
             report=run.report, usage=run.usage, checkin=run.checkin, language=run.language, plan=run.plan,
         )
+
+
+def _nothing_saved(failure: ReplyFormatError) -> FileReply:
+    return FileReply(FileSet(), (f"Nothing was saved from your last reply: {failure}.",))
 
 
 def _reminder(failure: ReplyFormatError) -> str:

@@ -60,9 +60,8 @@ def unrunnable_tests(report: TestReport, language: str, team_tests: Iterable[str
     if not tests or report.status is TestStatus.TIMEOUT:
         return ""
     output = report.stdout + "\n" + report.stderr
-    if _nothing_ran(report, output):
-        how = HOW_TESTS_ARE_FOUND.get(language, "")
-        return "no test ran" + (f" ({how})" if how else "") + _evidence(output, _NOTHING_RAN)
+    if why := nothing_ran(report, language):
+        return why
     if report.ok:
         return ""
     places = {_relative(m.group("path")) for pattern in _ERROR_AT for m in pattern.finditer(output)}
@@ -71,12 +70,17 @@ def unrunnable_tests(report: TestReport, language: str, team_tests: Iterable[str
     return ""
 
 
-def _nothing_ran(report: TestReport, output: str) -> bool:
-    if report.passed or report.failed:
-        return False
+def nothing_ran(report: TestReport, language: str) -> str:
+    """"no test ran (how that language's runner finds tests): <its words>", or "" when some test ran."""
+    output = report.stdout + "\n" + report.stderr
+    if report.passed or report.failed or report.status is TestStatus.TIMEOUT:
+        return ""
     counted_zero = report.passed == 0 and report.failed == 0
     rust = _RUST_ZERO.findall(output)
-    return bool(_NOTHING_RAN.search(output)) or (counted_zero and (not rust or all(n == "0" for n in rust)))
+    if not (_NOTHING_RAN.search(output) or (counted_zero and (not rust or all(n == "0" for n in rust)))):
+        return ""
+    how = HOW_TESTS_ARE_FOUND.get(language, "")
+    return "no test ran" + (f" ({how})" if how else "") + _evidence(output, _NOTHING_RAN)
 
 
 def _relative(path: str) -> str:

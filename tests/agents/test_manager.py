@@ -89,13 +89,21 @@ async def test_an_unreadable_reply_gets_one_format_reminder():
     assert events[-1].status is RunStatus.PASSED
 
 
-async def test_a_reply_unreadable_twice_ends_the_run_with_a_clear_error():
-    script = {**s.happy_path(), "programmer": ["no code here", "still no code"]}
-    events, *_ = await run_team(script)
+async def test_code_unreadable_twice_goes_on_without_it_and_the_tests_show_what_is_missing():
+    script = {**s.happy_path(), "programmer": ["no code here", "still no code", s.CODE], "manager": [s.FIX_CODE]}
+    events, model, sandbox, _ = await run_team(script)
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert any("programmer's reply could not be read again (no fenced code block" in n for n in notices)
+    assert "intf.py" not in sandbox.jobs[0].files and sandbox.jobs[1].files["intf.py"]  # tested without, then with
+    assert events[-1].status is RunStatus.PASSED
+    assert "Nothing was saved from your last reply" in model.user_prompt("programmer", 2)
+
+
+async def test_an_empty_plan_twice_ends_the_run_with_a_clear_error():
+    events, *_ = await run_team({**s.happy_path(), "planner": ["", "  "]})
     final = events[-1]
     assert final.status is RunStatus.ERROR
-    assert "programmer replied twice in a form the team cannot read" in final.reason
-    assert "no fenced code block" in final.reason
+    assert "planner replied twice in a form the team cannot read (the plan was empty)" in final.reason
 
 
 async def test_round_budget_ends_failed_with_the_failing_output_and_publishes_the_best_attempt():
@@ -463,3 +471,28 @@ async def test_the_token_budget_stops_a_reply_as_it_arrives():
     assert model.chunks_sent < 250  # ~20,000 characters of 900,000
     finished = [e for e in events if isinstance(e, TurnFinished)]
     assert finished[-1].usage.estimated and final.usage.total_tokens >= 5000
+
+
+async def test_tests_that_never_arrive_go_back_to_the_tester_as_no_test_ran():
+    echo = "```python\n" + s.CODE.split("```python path=intf.py\n")[1]  # a weak Tester repeats the code
+    reports = iter([TestReport(TestStatus.FAILED, 5, 0.1, None, None, "no tests ran in 0.01s"),
+                    TestReport(TestStatus.FAILED, 5, 0.1, None, None, "no tests ran in 0.01s"),
+                    TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed in 0.01s")])
+    script = {**s.happy_path(), "tester": [echo, "I would test it.", "Still prose.", s.TESTS]}
+    events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(lambda job: next(reports)))
+    assert "test_intf.py" in sandbox.jobs[0].files  # the echo, saved where the tests go: the run says no test ran
+    assert "test_intf.py" in sandbox.jobs[1].files  # the prose replies saved nothing; the earlier file stands
+    assert turns(events).count("manager") == 0 and events[-1].status is RunStatus.PASSED
+    assert "The tests could not run: no test ran (pytest runs functions named test_*" in model.user_prompt("tester", 1)
+
+
+@pytest.mark.parametrize("plan, task, language", [
+    ("Write the function.", "Write a Go function that reverses a string", "go"),
+    ("Write it.\nLANGUAGE: English", "reverse a string", "python"),
+    ("Write it.\nLANGUAGE: rust", "reverse a string", "rust"),
+    ("Steps.", "reverse a string", "python"),
+])
+async def test_the_language_is_the_plans_else_the_tasks_else_python(plan, task, language):
+    events, _, sandbox, _ = await run_team({**s.happy_path(), "planner": [plan]},
+                                           request=RunRequest(task=task, run_id="r1"))
+    assert sandbox.jobs[0].language == language

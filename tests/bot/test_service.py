@@ -178,10 +178,14 @@ async def test_a_429_then_success_completes_the_run(model_server, config, secret
     assert finished.status is RunStatus.PASSED and len(model_server.calls("planner")) == 2
 
 
-async def test_garbage_from_the_model_twice_is_a_clear_error(model_server, config, secrets, store, tmp_path):
-    script_team(model_server, programmer=["I'd rather not.", "Still no."])
-    finished = await (await make_service(config, secrets, store).submit(request(), Sink(), FolderPublisher(tmp_path))).wait()
-    assert finished.status is RunStatus.ERROR and "programmer replied twice" in finished.reason
+async def test_garbage_from_the_model_twice_goes_on_to_the_tests_which_show_it(model_server, config, secrets, store,
+                                                                                tmp_path):
+    script_team(model_server, programmer=["I'd rather not.", "Still no.", s.CODE], manager=[s.FIX_CODE],
+                optimizer=[s.APPROVE, s.APPROVE])
+    sink = Sink()
+    finished = await (await make_service(config, secrets, store).submit(request(), sink, FolderPublisher(tmp_path))).wait()
+    assert finished.status is RunStatus.PASSED and len(model_server.calls("programmer")) == 3
+    assert any("could not be read again" in e.text for e in sink.events if isinstance(e, Notice))
 
 
 async def test_a_wrong_generated_test_is_fixed_in_the_full_loop(model_server, config, secrets, store, tmp_path):
