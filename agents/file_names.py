@@ -145,3 +145,29 @@ def test_name(code: str, language: str, module: str, mentioned: Sequence[str], t
         root, ext = posixpath.splitext(name)
         name = f"{root}_more{ext}"
     return name
+
+
+def test_skeleton(language: str, module: str, code: str, mentioned: Sequence[str] = ()) -> str:
+    """A test file's first lines for the code under test, in the form its runner finds, as an example for a
+    Tester whose tests did not run ("" for languages without one here)."""
+    names = sorted(n for n in defined_names(code) if not n.startswith("_"))[:3]
+    if not names or not module:
+        return ""
+    path = test_name("", language, module, mentioned, ())
+    stem = posixpath.splitext(posixpath.basename(module))[0]
+    if language == "python":
+        package = posixpath.splitext(module)[0].replace("/", ".")
+        body = f"from {package} import {', '.join(names)}\n\n\n" + "\n\n\n".join(
+            f"def test_{n.lower()}():\n    assert {n}(...) == ..." for n in names)
+    elif language == "go":
+        declared = re.search(r"^package\s+(\w+)", code, re.M)
+        body = f"package {declared.group(1) if declared else 'main'}\n\nimport \"testing\"\n\n" + "\n\n".join(
+            f"func Test{n[:1].upper()}{n[1:]}(t *testing.T) {{\n\tif got := {n}(...); got != ... {{\n"
+            f"\t\tt.Fatalf(\"got %v\", got)\n\t}}\n}}" for n in names)
+    elif language == "javascript":
+        body = ("const test = require('node:test');\nconst assert = require('node:assert');\n"
+                f"const {{ {', '.join(names)} }} = require('./{stem}');\n\n" + "\n\n".join(
+                    f"test('{n}', () => {{\n  assert.strictEqual({n}(...), ...);\n}});" for n in names))
+    else:
+        return ""
+    return f"```{language} path={path}\n{body}\n```"

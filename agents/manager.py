@@ -27,6 +27,7 @@ from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from agents import file_names
 from agents import language as languages
 from agents.errors import (
     AgentReplyError,
@@ -294,9 +295,15 @@ class Manager:
 
     async def _send_back_to_tester(self, run: _Run, why: str) -> Triage:
         """Tests that could not run say nothing about the code: the Tester fixes them, no triage needed."""
-        await run.emit(Notice(run.request.run_id, f"The generated tests could not run ({why.splitlines()[0]}); "
-                                                  "the Tester fixes them."))
-        return Triage(Action.FIX_TESTS, f"The tests could not run: {why}")
+        await run.emit(Notice(run.request.run_id, f"The generated tests could not run "
+                                                  f"({why.splitlines()[0].rstrip(':')}); the Tester fixes them."))
+        example = ""
+        if why.startswith("no test ran"):
+            module = next((p for p in run.files if file_names.language_of(p) == run.language), "")
+            mentioned = file_names.mentioned_files(f"{run.request.task}\n{run.plan}")
+            skeleton = file_names.test_skeleton(run.language, module, run.files.get(module, ""), mentioned)
+            example = f"\n\nA test file the runner finds starts like this:\n\n{skeleton}" if skeleton else ""
+        return Triage(Action.FIX_TESTS, f"The tests could not run: {why}{example}")
 
     @staticmethod
     def _allowed(triage: Triage, can_fix_tests: bool, can_replan: bool) -> Triage:

@@ -483,7 +483,10 @@ async def test_tests_that_never_arrive_go_back_to_the_tester_as_no_test_ran():
     assert "test_intf.py" in sandbox.jobs[0].files  # the echo, saved where the tests go: the run says no test ran
     assert "test_intf.py" in sandbox.jobs[1].files  # the prose replies saved nothing; the earlier file stands
     assert turns(events).count("manager") == 0 and events[-1].status is RunStatus.PASSED
-    assert "The tests could not run: no test ran (pytest runs functions named test_*" in model.user_prompt("tester", 1)
+    retry = model.user_prompt("tester", 1)
+    assert "The tests could not run: no test ran (pytest runs functions named test_*" in retry
+    assert "A test file the runner finds starts like this:\n\n```python path=test_intf.py\nfrom intf import find_intf\n" \
+           "\ndef test_find_intf():\n    assert find_intf(...) == ...\n```" in retry
 
 
 @pytest.mark.parametrize("plan, task, language", [
