@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.replies import FileContext, parse_files, parse_review, parse_triage
+from agents.replies import FileContext, parse_files, parse_plan, parse_review, parse_triage
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = tomllib.loads((CORPUS / "cases.toml").read_text())["case"]
@@ -39,6 +39,16 @@ def test_the_verdict_of_each_review_is_read(case):
 @pytest.mark.parametrize("case", [c for c in CASES if c["kind"] == "triage"], ids=case_id)
 def test_the_decision_of_each_triage_is_read(case):
     assert parse_triage(reply(case)).action == case["action"]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c["kind"] == "plan"], ids=case_id)
+def test_each_plan_is_taken_with_its_language_line(case):
+    plan, language = parse_plan(reply(case))
+    assert plan and language == case["language_line"]
+
+
+def test_the_corpus_holds_replies_recorded_from_a_real_small_model():
+    assert sum(c["source"] == "smollm2" for c in CASES) >= 5
 
 
 def test_every_reply_in_the_corpus_is_used_by_a_case():
