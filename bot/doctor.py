@@ -70,18 +70,10 @@ def _roles() -> list[str]:
     return [r.value for r in Role]
 
 
-def all_checks() -> list[DoctorCheck]:
-    from bot.checkin import checkin_checks
-    from bot.sandbox import sandbox_checks
-    from bot.serve import chat_checks
-    from bot.store_doctor import store_checks
-
-    return [model_checks, store_checks, sandbox_checks, checkin_checks, chat_checks]
-
-
-async def run_doctor(config: Config, secrets: Secrets, checks: list[DoctorCheck] | None = None) -> int:
+async def run_doctor(config: Config, secrets: Secrets, checks: list[DoctorCheck]) -> int:
+    """Print each check's results and the fix for what failed; 1 when a required check failed."""
     failed = 0
-    for check in checks or all_checks():
+    for check in checks:
         for result in await check(config, secrets):
             mark = "ok " if result.ok else ("FAIL" if result.required else "warn")
             print(f"[{mark:<4}] {result.name}: {result.detail}")

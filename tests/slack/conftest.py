@@ -16,7 +16,7 @@ import pytest
 
 import adapters.slack
 from agents.protocols import Sandbox
-from bot.app import publisher_factory
+from app.build import publisher_factory
 from bot.config import Config, Secrets
 from bot.llm import OpenAIChatModel
 from bot.redact import Redactor

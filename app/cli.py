@@ -1,5 +1,4 @@
-"""The ``codegen-chat`` command. As the program's entry point it is the one place that wires
-adapters to the core; everything below it imports downwards only.
+"""The ``codegen-chat`` command.
 
     codegen-chat run "TASK" [--file PATH]... [--out DIR] [--continue RUN_ID]
     codegen-chat history [RUN_ID] [--limit N]
@@ -17,11 +16,21 @@ import os
 import sys
 from collections.abc import Sequence
 
+from adapters.terminal import PLATFORM, TerminalRun, run_in_terminal
+from adapters.terminal_history import print_run, print_runs
 from agents.errors import CodegenError, UserInputError
+from app import serve
+from app.build import open_store, running_service
+from bot.checkin import FolderPublisher, checkin_checks
 from bot.config import Config, ConfigError, Secrets, find_config_path, load_config
+from bot.doctor import model_checks, run_doctor
 from bot.inert import inert
 from bot.redact import Redactor, install_log_redaction
+from bot.sandbox import sandbox_checks
+from bot.sandbox.commands import register as register_sandbox
+from bot.service import new_run_id
 from bot.settings import Range, number_argument
+from bot.store_doctor import store_checks
 
 log = logging.getLogger("codegen")
 
@@ -84,24 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="check the config, the model endpoint, Docker and tokens")
     doctor.set_defaults(handler=_doctor)
 
-    _register_optional(commands)
+    register_sandbox(commands)
+    serve.register(commands)
     return parser
 
 
-def _register_optional(commands: argparse._SubParsersAction) -> None:
-    from bot.sandbox.commands import register as register_sandbox
-    from bot.serve import register as register_serve
-
-    register_sandbox(commands)
-    register_serve(commands)
-
-
 async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
-    from adapters.terminal import PLATFORM, TerminalRun, run_in_terminal
-    from bot.app import open_store, running_service
-    from bot.checkin import FolderPublisher
-    from bot.service import new_run_id
-
     store = await open_store(config)
     try:
         thread_key = f"session-{new_run_id()}"
@@ -122,9 +119,6 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
 
 
 async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
-    from adapters.terminal_history import print_run, print_runs
-    from bot.app import open_store
-
     redact = Redactor(secrets.values())
     store = await open_store(config)
     try:
@@ -142,9 +136,8 @@ async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -
 
 
 async def _doctor(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
-    from bot.doctor import run_doctor
-
-    return await run_doctor(config, secrets)
+    return await run_doctor(config, secrets, [model_checks, store_checks, sandbox_checks, checkin_checks,
+                                              serve.chat_checks])
 
 
 if __name__ == "__main__":

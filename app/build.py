@@ -1,4 +1,4 @@
-"""Builds the real parts from the config: store, model, sandbox, publishers, service."""
+"""Builds the real parts from the config and the environment: store, model, sandbox, publishers, service."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from contextlib import asynccontextmanager
 from agents.errors import SandboxError
 from agents.protocols import Sandbox
 from agents.types import TestJob, TestReport
+from bot.checkin import publisher_for
 from bot.config import Config, ConfigError, Secrets
 from bot.llm import OpenAIChatModel
 from bot.redact import Redactor
+from bot.sandbox import DockerSandbox
 from bot.service import PublisherFactory, Service
 from bot.store import Store
 
@@ -53,14 +55,10 @@ class DisabledSandbox:
 def build_sandbox(config: Config) -> Sandbox:
     if not config.sandbox.enabled:
         return DisabledSandbox()
-    from bot.sandbox import DockerSandbox
-
     return DockerSandbox(config.sandbox)
 
 
 def publisher_factory(config: Config, secrets: Secrets, store: Store) -> PublisherFactory:
-    from bot.checkin import publisher_for
-
     return publisher_for(config, secrets, store)
 
 

@@ -1,0 +1,8 @@
+"""The composition root: the ``codegen-chat`` commands, which build the real parts from the config and wire
+the platform adapters to the core. Nothing imports this package; it imports everything it wires, at the
+top of each module, so the import graph shows who depends on whom.
+
+    cli      the command line: run, history, doctor, sandbox, serve
+    serve    the chat platforms on one service
+    build    store, model, sandbox, publishers and the service, from the config and the environment
+"""

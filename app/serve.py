@@ -1,0 +1,67 @@
+"""``codegen-chat serve``: the enabled chat platforms (Slack, Discord) on one service until stopped.
+
+Each platform package offers ``async def serve(service, config, secrets)`` (runs until cancelled) and
+``async def doctor_checks(config, secrets)``; ``PLATFORMS`` lists them by their config section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+from types import ModuleType
+
+import adapters.discord
+import adapters.slack
+from agents.errors import UserInputError
+from app.build import open_store, running_service
+from bot.config import Config, Secrets
+from bot.doctor_types import CheckResult
+
+log = logging.getLogger(__name__)
+
+PLATFORMS: dict[str, ModuleType] = {"slack": adapters.slack, "discord": adapters.discord}
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    serve = commands.add_parser("serve", help="run the Slack and/or Discord bot until stopped")
+    serve.set_defaults(handler=_serve)
+
+
+def enabled_platforms(config: Config) -> list[str]:
+    return [name for name in PLATFORMS if getattr(config, name).enabled]
+
+
+async def _serve(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    names = enabled_platforms(config)
+    if not names:
+        raise UserInputError("No chat adapter is enabled: set enabled = true under [slack] or [discord] in the config.")
+    store = await open_store(config)
+    try:
+        async with running_service(config, secrets, store) as service:
+            log.warning("serving %s", ", ".join(names))
+            await _serve_together([PLATFORMS[name] for name in names], service, config, secrets)
+    finally:
+        await store.close()
+    return 0
+
+
+async def _serve_together(platforms: list[ModuleType], *args: object) -> None:
+    """Every platform until cancelled; one that cannot go on (a refused token) stops the others too, and its
+    reason is the command's."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            for platform in platforms:
+                group.create_task(platform.serve(*args))
+    except ExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+
+
+async def chat_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
+    """Each enabled platform's own checks (tokens, scopes)."""
+    results: list[CheckResult] = []
+    for name in enabled_platforms(config):
+        results.extend(await PLATFORMS[name].doctor_checks(config, secrets))
+    if not results:
+        results.append(CheckResult("chat adapters", True, "none enabled (terminal only)", required=False))
+    return results
