@@ -36,7 +36,7 @@ async def cli(tmp_path: Path, *args: str, config: Path | None = None, key: str =
     if config:
         env["CODEGEN_CONFIG"] = str(config)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "app.cli", *args, cwd=tmp_path, env=env,
+        sys.executable, "-m", "bot.entry.cli", *args, cwd=tmp_path, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     if pids is not None:
@@ -170,7 +170,7 @@ async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_pat
     model_server.script("planner", Reply("Thinking very hard about this...", chunk=4, stall_after=8))
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
            "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "app.cli", "run", "task", cwd=tmp_path, env=env,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", "run", "task", cwd=tmp_path, env=env,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     while not model_server.requests:
         await asyncio.sleep(0.05)
@@ -191,7 +191,7 @@ async def test_a_killed_run_is_marked_interrupted_at_the_next_start(model_server
     model_server.script("programmer", Reply("Writing the code now...", chunk=4, stall_after=8))
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
            "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "app.cli", "run", "task", cwd=tmp_path, env=env,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", "run", "task", cwd=tmp_path, env=env,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     while not model_server.calls("programmer"):
         await asyncio.sleep(0.05)

@@ -130,7 +130,7 @@ def test_the_process_exits_when_the_store_fails_at_start(tmp_path):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
 
     async def history():
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "app.cli", "history", env=env,
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", "history", env=env,
                                                     stderr=asyncio.subprocess.PIPE)
         _, err = await proc.communicate()
         return proc.returncode, err.decode()

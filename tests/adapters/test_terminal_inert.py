@@ -135,7 +135,7 @@ asyncio.run(main())
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
     for args in (["history"], ["history", "r1"], ["history", "r2" + payload.replace("\x00", "")]):
-        done = subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=tmp_path, env=env, capture_output=True)
+        done = subprocess.run([sys.executable, "-m", "bot.entry.cli", *args], cwd=tmp_path, env=env, capture_output=True)
         shown = done.stdout.decode("utf-8", "surrogateescape") + done.stderr.decode("utf-8", "surrogateescape")
         assert_inert(shown)
         assert "Traceback" not in shown and b"\x9b" not in done.stdout + done.stderr

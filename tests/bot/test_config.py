@@ -247,7 +247,7 @@ def test_other_toml_mistakes_keep_tomllibs_words(tmp_path):
 ])
 def test_command_line_numbers_are_checked_like_config_numbers(tmp_path, args, words):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=tmp_path, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "bot.entry.cli", *args], cwd=tmp_path, env=env, capture_output=True,
                           text=True)
     assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from adapters.discord import CodegenBot, endpoints, make_bot
-from app.build import publisher_factory
+from bot.entry.build import publisher_factory
 from bot.llm import OpenAIChatModel
 from bot.redact import Redactor
 from bot.service import Service

@@ -16,8 +16,8 @@ import pytest
 
 import adapters.slack
 from agents.protocols import Sandbox
-from app.build import publisher_factory
 from bot.config import Config, Secrets
+from bot.entry.build import publisher_factory
 from bot.llm import OpenAIChatModel
 from bot.redact import Redactor
 from bot.service import Service

@@ -14,9 +14,9 @@ from types import ModuleType
 import adapters.discord
 import adapters.slack
 from agents.errors import UserInputError
-from app.build import open_store, running_service
 from bot.config import Config, Secrets
 from bot.doctor_types import CheckResult
+from bot.entry.build import open_store, running_service
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from adapters.terminal import PLATFORM, TerminalRun, run_in_terminal
 from adapters.terminal_history import print_run, print_runs
 from agents.errors import CodegenError, UserInputError
-from app import serve
-from app.build import open_store, running_service
 from bot.checkin import FolderPublisher, checkin_checks
 from bot.config import Config, ConfigError, Secrets, find_config_path, load_config
 from bot.doctor import model_checks, run_doctor
+from bot.entry import serve
+from bot.entry.build import open_store, running_service
 from bot.inert import inert
 from bot.redact import Redactor, install_log_redaction
 from bot.sandbox import sandbox_checks
