@@ -4,6 +4,7 @@ and the renderer in-process for the full loop."""
 import asyncio
 import io
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -163,6 +164,10 @@ async def test_doctor_reports_the_endpoint_and_models(model_server, tmp_path):
     assert code == 1
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_path):
     from tests.fakes.openai_server import Reply
 
@@ -170,8 +175,10 @@ async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_pat
     model_server.script("planner", Reply("Thinking very hard about this...", chunk=4, stall_after=8))
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
            "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
+    # Ctrl-C as in a terminal, even when this suite itself was started in the background (SIGINT ignored).
     proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", "run", "task", cwd=tmp_path, env=env,
-                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                preexec_fn=_default_sigint)
     while not model_server.requests:
         await asyncio.sleep(0.05)
     await asyncio.sleep(0.3)
