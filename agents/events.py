@@ -15,6 +15,7 @@ class Event:
 @dataclass(frozen=True)
 class RunStarted(Event):
     task: str
+    follow_up: int = 0  # how many requests came before this one in its conversation (0: the first)
 
 
 @dataclass(frozen=True)

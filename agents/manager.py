@@ -163,7 +163,7 @@ class Manager:
 
     async def _execute(self, request: RunRequest, emit: Emit) -> None:
         run = self._start(request, emit)
-        await emit(RunStarted(request.run_id, task=request.task))
+        await emit(RunStarted(request.run_id, task=request.task, follow_up=len(request.prior.tasks) if request.prior else 0))
         try:
             finished = await self._work(run)
         except BudgetExhausted as why:

@@ -1,9 +1,11 @@
-"""The one rule for code too long to read inline in a chat message: it becomes an attached file.
+"""Code blocks in chat: too long to read inline, a block becomes an attached file; inline, it is captioned
+with the file it holds.
 
 A code block whose body is longer than the platform's limit is taken out of the text and replaced by a
 line naming the file that is attached instead. The file is the turn's own file when the block names one
 (``python path=src/app.py``), else a snippet named after the block's language. Names are flat (chat
-platforms have no folders) and distinct within the turn.
+platforms have no folders) and distinct within the turn. A block that stays names its file in a caption
+above it, and keeps only its language after the fence (chat platforms show anything more as code).
 """
 
 from __future__ import annotations
@@ -53,3 +55,17 @@ def extension(language: str) -> str:
     name = normalise(language)
     known = next((ext.lstrip(".") for ext, lang in EXTENSIONS.items() if lang == name), None)
     return known or OTHER_EXTENSIONS.get(name, "txt")
+
+
+def captioned(markdown: str) -> str:
+    """``markdown`` with each code block that names its file captioned with it: ``📄 `app.py```` above a
+    fence that keeps only the language."""
+    out: list[str] = []
+    for segment in segments(markdown):
+        if isinstance(segment, str) or not segment.fence.path:
+            out.append(segment if isinstance(segment, str) else segment.source)
+            continue
+        fence = segment.fence
+        _, _, rest = segment.source.partition("\n")
+        out.append(f"📄 `{fence.path}`\n{fence.indent}{fence.marker}{fence.language}\n{rest}")
+    return "".join(out)

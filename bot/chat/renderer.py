@@ -9,15 +9,19 @@ The thread, top to bottom:
 
 - the status message, posted as soon as the run is accepted: it carries the Stop control for as long as
   the run can be stopped, and says at the end how the run ended;
-- one message per agent turn, headed with the agent's name and round, edited while the text streams (at
-  most once per ``update_interval_s``, whole lines only, so a secret split across two deltas is never
-  shown half-masked), then replaced by the finished text: code blocks longer than
-  ``max_inline_code_chars`` go to the thread as files (``bot.chat.long_code``), and text longer than
+- one message per agent turn, headed with the agent's name, the follow-up it belongs to and its round,
+  edited while the text streams (at most once per ``update_interval_s``, whole lines only, so a secret
+  split across two deltas is never shown half-masked; "waiting for the model" while it is silent), then
+  replaced by the finished text: lines meant for the workflow become a badge by the name
+  (``bot.chat.badges``), code blocks longer than ``max_inline_code_chars`` go to the thread as files and
+  the rest are captioned with their file (``bot.chat.long_code``), and text longer than
   ``max_message_chars`` continues in further messages without breaking a code block (``bot.chat.split``).
-  Nothing is posted and then deleted;
-- test results, notices (queued, a retry, a check-in that fell back) and, when no Gist takes them, the
-  run's files (the renderer is also the run's fallback publisher);
-- the final summary: the status and why, the test result, tokens and cost, where the result is.
+  The Check-In's turn is two lines and the link, not the README again. Nothing is posted and then deleted;
+- test results (the failing tests and the end of the output, on whole lines: ``bot.chat.failures``),
+  notices (queued, a retry, a check-in that fell back) and, when no Gist takes them, the run's files (the
+  renderer is also the run's fallback publisher);
+- the final summary: the status and why, the test result, where the result is, tokens and cost, and one
+  line per agent with its tokens, cost and time.
 
 One task per run drains a queue of events, so a slow or rate-limited platform never holds up the team, and
 files the fallback publisher attaches land in order with the turns around them. A call the platform
@@ -35,9 +39,21 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from agents.errors import CheckInError
-from agents.events import Event, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
-from agents.types import CheckInResult, Publication
-from bot.chat.long_code import inline_or_attach
+from agents.events import (
+    CheckedIn,
+    Event,
+    Notice,
+    RunFinished,
+    RunStarted,
+    TestReported,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+    Waiting,
+)
+from agents.types import CheckInResult, Publication, Usage
+from bot.chat.badges import read_turn, readme_summary
+from bot.chat.long_code import captioned, inline_or_attach
 from bot.chat.split import split_message, whole_lines
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.chat.words import (
@@ -65,10 +81,24 @@ class _Turn:
     """The message of the turn being written, and what has streamed into it."""
 
     message_id: str
+    agent: str
     header: str  # in the platform's markup
     text: str = ""  # Markdown, as streamed
     dirty: bool = False
     drawn_at: float = 0.0
+    waiting_s: float = 0.0  # how long the model has been silent, while it is
+
+    @property
+    def footer(self) -> str:
+        return f"_waiting for the model ({self.waiting_s:.0f} s)…_" if self.waiting_s else WRITING
+
+
+@dataclass
+class _Shown:
+    """A message the renderer may add to later (the Check-In's, once the link is known)."""
+
+    message_id: str
+    text: str
 
 
 @dataclass
@@ -90,6 +120,9 @@ class RunRenderer:
         self._task: asyncio.Task[None] | None = None
         self._turn: _Turn | None = None
         self._status_id = ""
+        self._follow_up = 0
+        self._by_agent: dict[str, tuple[Usage, float]] = {}  # tokens, cost and seconds per agent, for the summary
+        self._checkin: _Shown | None = None
         self.run_id = ""
         self.finished: RunFinished | None = None
 
@@ -161,17 +194,24 @@ class RunRenderer:
         return max(0.0, turn.drawn_at + self._style.update_interval_s - time.monotonic())
 
     async def _draw(self, event: Event) -> None:
-        if isinstance(event, TurnStarted):
+        if isinstance(event, RunStarted):
+            self._follow_up = event.follow_up  # named in every header, so no round shows twice in a thread
+        elif isinstance(event, TurnStarted):
             await self._start_turn(event)
         elif isinstance(event, TextDelta) and self._turn is not None:
             self._turn.text += event.text
-            self._turn.dirty = True
+            self._turn.dirty, self._turn.waiting_s = True, 0.0
             if self._until_due() == 0.0:
                 await self._redraw_turn()
+        elif isinstance(event, Waiting) and self._turn is not None:
+            self._turn.waiting_s, self._turn.dirty = event.seconds, True
+            await self._redraw_turn()
         elif isinstance(event, TurnFinished):
             await self._finish_turn(event)
         elif isinstance(event, TestReported):
-            await self._post(report_text(event))
+            await self._post(report_text(event, self._follow_up))
+        elif isinstance(event, CheckedIn):
+            await self._link_checkin(event.result)
         elif isinstance(event, Notice):
             await self._post(notice_text(event.text))
         elif isinstance(event, RunFinished):
@@ -181,9 +221,9 @@ class RunRenderer:
 
     async def _start_turn(self, event: TurnStarted) -> None:
         await self._cut_short()  # a turn that never finished keeps what it showed
-        header = self._show(turn_header(event.agent, event.round))
+        header = self._show(turn_header(event.agent, event.round, self._follow_up))
         message_id = await self._thread.post(f"{header}\n{WRITING}")
-        self._turn = _Turn(message_id, header, drawn_at=time.monotonic())
+        self._turn = _Turn(message_id, event.agent, header, drawn_at=time.monotonic())
 
     async def _redraw_turn(self) -> None:
         turn = self._turn
@@ -191,21 +231,30 @@ class RunRenderer:
             return
         turn.dirty, turn.drawn_at = False, time.monotonic()
         shown = whole_lines(turn.text)
-        if shown.strip():
-            await self._thread.edit(turn.message_id, f"{turn.header}\n{self._tail(turn, shown)}\n{WRITING}")
+        body = self._tail(turn, shown) + "\n" if shown.strip() else ""
+        if body or turn.waiting_s:
+            await self._thread.edit(turn.message_id, f"{turn.header}\n{body}{self._show(turn.footer)}")
 
     async def _finish_turn(self, event: TurnFinished) -> None:
         turn, self._turn = self._turn, None
-        header = turn.header if turn else self._show(turn_header(event.agent, event.round))
-        inlined = inline_or_attach(event.text, self._style.max_inline_code_chars, event.files)
-        pieces = self._pieces(inlined.text.strip() or NO_TEXT, header)
+        usage, seconds = self._by_agent.get(event.agent, (Usage(), 0.0))
+        self._by_agent[event.agent] = (usage + event.usage, seconds + event.duration_s)
+        reading = read_turn(event.agent, event.text)
+        header = self._show(turn_header(event.agent, event.round, self._follow_up, reading.badge))
+        inlined = inline_or_attach(reading.text, self._style.max_inline_code_chars, event.files)
+        body = readme_summary(event.text) if event.agent == "checkin" else captioned(inlined.text)
+        pieces = self._pieces(body.strip() or NO_TEXT, header)
         pieces[0] = f"{header}\n{pieces[0]}"
         if turn is not None:
             await self._thread.edit(turn.message_id, pieces[0])
+            first = turn.message_id
         else:
-            await self._thread.post(pieces[0])
+            first = await self._thread.post(pieces[0])
         for piece in pieces[1:]:
             await self._thread.post(piece)
+        if event.agent == "checkin":
+            self._checkin = _Shown(first, pieces[0])
+            return  # its README goes with the files, wherever they are published
         if inlined.files:
             names = ", ".join(f"`{name}`" for name in inlined.files)
             await self._upload(inlined.files, f"📎 {agent_title(event.agent)}: {names}")
@@ -223,13 +272,20 @@ class RunRenderer:
         pieces = self._pieces(markdown, turn.header, reserve=len(ELLIPSIS) + 1)
         return f"{ELLIPSIS}\n{pieces[-1]}" if len(pieces) > 1 else pieces[0]
 
+    async def _link_checkin(self, result: CheckInResult) -> None:
+        """The Check-In's message says where the work went, once that is known."""
+        shown = self._checkin
+        if shown is not None:
+            where = f"🔗 {result.location}" + (f" ({result.note})" if result.note else "")
+            await self._thread.edit(shown.message_id, f"{shown.text}\n{self._show(where)}")
+
     # -- the rest of the run ------------------------------------------------------------------
 
     async def _finish_run(self, event: RunFinished) -> None:
         self.finished = event
         await self._cut_short()
         await self._guarded(self._thread.edit, self._status_id, self._show(closing_status(event)))
-        await self._post(final_text(event))
+        await self._post(final_text(event, self._by_agent))
 
     async def _attach(self, job: _Attach) -> None:
         # A stopped run cancels ``job.result`` (its publisher stops waiting), before or during the upload;

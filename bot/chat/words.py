@@ -4,9 +4,12 @@ platform's markup formatter turns it into what that platform shows."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from agents.events import RunFinished, TestReported
 from agents.fences import inert
-from agents.types import Publication, RunStatus, TestReport
+from agents.types import Publication, RunStatus, TestReport, Usage
+from bot.chat.failures import failure_excerpt
 from bot.checkin.files import README_NAME, gist_layout
 from bot.checkin.readme import compose_readme
 
@@ -30,9 +33,12 @@ def agent_title(agent: str) -> str:
     return AGENT_TITLES.get(agent, agent.title())
 
 
-def turn_header(agent: str, round_: int) -> str:
-    """The first line of a turn's message. Round 0 is the planning before the first round of code."""
-    return f"**{agent_title(agent)}**" + (f" · round {round_}" if round_ else "")
+def turn_header(agent: str, round_: int, follow_up: int = 0, badge: str = "") -> str:
+    """The first line of a turn's message: the agent, the follow-up it belongs to (the first request in a
+    thread is none), the round (0 is the planning before the first round of code), and its decision."""
+    where = [f"follow-up {follow_up}"] if follow_up else []
+    where += [f"round {round_}"] if round_ else []
+    return f"**{agent_title(agent)}**" + "".join(f" · {part}" for part in where) + (f" — {badge}" if badge else "")
 
 
 def opening_status(run_id: str, follows: str | None = None) -> str:
@@ -55,17 +61,22 @@ def notice_text(text: str) -> str:
     return f"ℹ️ {text}"
 
 
-def report_text(event: TestReported) -> str:
-    """A test run as the thread shows it: the result, and the output when it failed."""
+def report_text(event: TestReported, follow_up: int = 0) -> str:
+    """A test run as the thread shows it: the result, then the failures and the end of the output."""
     report = event.report
-    text = f"🧪 **Tests** ({event.language}): {report.summary()} in {report.duration_s:.1f}s"
+    where = "".join(f" · {part}" for part in ([f"follow-up {follow_up}"] if follow_up else []) + [f"round {event.round}"])
+    text = f"🧪 **Tests** ({event.language}){where}: {report.summary()} in {report.duration_s:.1f}s"
     if not report.ok:  # output nobody controls: it must not close the block it is shown in
-        text += f"\n```\n{inert(report.output(FAILING_OUTPUT_CHARS))}\n```"
+        text += f"\n```\n{inert(failure_excerpt(report, FAILING_OUTPUT_CHARS))}\n```"
     return text
 
 
-def final_text(event: RunFinished) -> str:
-    return f"{status_word(event.status, emoji=True)} {final_summary(event)}".strip()
+def final_text(event: RunFinished, by_agent: Mapping[str, tuple[Usage, float]] = {}) -> str:
+    """The run's last message: the summary, then tokens, cost and time per agent."""
+    lines = [f"{status_word(event.status, emoji=True)} {final_summary(event)}".strip()]
+    lines += [f"· {agent_title(agent)}: {usage.tokens_text()}" + (f", ${usage.cost_usd:.4f}" if usage.cost_usd else "")
+              + f" · {seconds:.1f}s" for agent, (usage, seconds) in by_agent.items()]
+    return "\n".join(lines)
 
 
 def report_line(report: TestReport) -> str:

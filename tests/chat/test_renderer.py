@@ -8,9 +8,9 @@ import re
 import pytest
 
 from agents.errors import CheckInError
-from agents.events import Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
+from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TextDelta, TurnFinished, TurnStarted, Waiting
 from agents.fences import FENCE_LINE
-from agents.types import FileSet, Publication, RunStatus, TestReport, TestStatus, Usage
+from agents.types import CheckInResult, FileSet, Publication, RunStatus, TestReport, TestStatus, Usage
 from bot.chat.renderer import WRITING, RunRenderer
 from bot.redact import Redactor
 from tests.fakes.chat_thread import RecordingThread, platform
@@ -46,7 +46,7 @@ async def test_the_status_message_carries_stop_until_the_run_ends_and_then_says_
     status = thread.messages[0]
     assert thread.calls[0] == "post"
     assert status.text == "✅ Run `r1` finished: Passed." and status.stop == ""
-    assert thread.texts()[1] == "**Planner**\n1. Plan.\nLANGUAGE: python"
+    assert thread.texts()[1] == "**Planner** — language: python\n1. Plan."
     assert thread.texts()[-1].startswith("✅ Passed: tests passed and the review approved.")
     assert renderer.finished is not None
 
@@ -116,7 +116,8 @@ async def test_failing_test_output_cannot_close_its_block_or_reach_markup():
     report = TestReport(TestStatus.FAILED, 1, 0.2, 0, 1, stdout=output)
     thread, _ = await draw([TestReported(RUN, round=1, language="python", report=report), finished(RunStatus.FAILED)])
     shown = thread.texts()[1]
-    assert shown.startswith("🧪 **Tests** (python): 0 passed, 1 failed in 0.2s\n```\n") and shown.endswith("\n```")
+    assert shown.startswith("🧪 **Tests** (python) · round 1: 0 passed, 1 failed in 0.2s\n```\n")
+    assert shown.endswith("\n```")
     assert len(re.findall(r"^```", shown, re.M)) == 2 and "**not bold**" in shown
 
 
@@ -173,3 +174,86 @@ async def test_a_failing_platform_call_is_logged_and_the_drawing_goes_on(caplog)
 
     thread, renderer = await draw([*turn("planner", "plan\n", 0), finished()], thread=Flaky())
     assert thread.texts()[-1].startswith("✅ Passed") and "drawing run r1" in caplog.text
+
+
+CONTROL_LINE = re.compile(r"^\W*(?:VERDICT|DECISION|LANGUAGE)\W*[:=]", re.I | re.M)
+
+
+@pytest.mark.parametrize("agent, text, badge, prose", [
+    ("optimizer", "Looks right.\nVERDICT: APPROVE", "✅ approves", "Looks right."),
+    ("optimizer", "- find_intf does not recurse into dict values.\n- Add a test.\n**Verdict:** changes",
+     "✍️ asks for changes: find_intf does not recurse into dict values.", "find_intf does not recurse"),
+    ("manager", "The code stops at the first level.\nDECISION: fix_code", "🔧 fix the code", "stops at the first level"),
+    ("manager", "test_lists expects one match.\nDECISION: fix_tests", "🧪 fix the tests", "expects one match"),
+    ("manager", "The approach cannot work.\n**DECISION**: replan", "🗺️ re-plan", "cannot work"),
+    ("planner", "1. Walk the tree.\n2. Collect.\nLANGUAGE: Python", "language: Python", "1. Walk the tree."),
+])
+async def test_lines_meant_for_the_workflow_become_a_badge_and_are_not_shown_raw(agent, text, badge, prose):
+    thread, _ = await draw([*turn(agent, text), finished()])
+    shown = thread.texts()[1]
+    assert shown.splitlines()[0].endswith(f" — {badge}") and prose in shown
+    assert not CONTROL_LINE.search(shown)
+
+
+async def test_code_blocks_are_captioned_with_their_file_and_keep_only_the_language():
+    text = "Here it is.\n```python path=src/intf.py\ndef f():\n    return 1\n```\n```js:index.js\nx()\n```\n"
+    thread, _ = await draw([*turn("programmer", text, files={"src/intf.py": "def f():\n    return 1\n"}), finished()])
+    shown = thread.texts()[1]
+    assert "📄 `src/intf.py`\n```python\ndef f():" in shown and "📄 `index.js`\n```js\nx()" in shown
+    assert "path=" not in shown
+
+
+async def test_the_check_in_shows_two_lines_and_then_the_link_not_the_readme_again():
+    readme = ("# find_intf\n\nFinds every `intf` key at any depth.\n\n## Usage\n\n```python\nfind_intf(data)\n```\n"
+              + "more\n" * 50)
+    events = [*turn("checkin", readme), CheckedIn(RUN, result=CheckInResult("https://gist.example/abc", "gist")), finished()]
+    thread, _ = await draw(events)
+    checkin = thread.messages[1]
+    assert checkin.text == ("**Check-In** · round 1\nfind_intf\nFinds every `intf` key at any depth.\n"
+                            "🔗 https://gist.example/abc")
+    assert "Usage" not in checkin.text and "more" not in checkin.text
+
+
+async def test_a_follow_up_is_named_in_every_header_so_rounds_never_repeat_in_a_thread():
+    thread = RecordingThread()
+    renderer = RunRenderer(thread, platform(), Redactor(()))
+    await renderer.open(RUN)
+    report = TestReport(TestStatus.PASSED, 0, 0.1, 2, 0)
+    for event in [RunStarted(RUN, task="now make it async", follow_up=2), *turn("planner", "plan\n", 0),
+                  *turn("programmer", "code\n", 1),
+                  TestReported(RUN, round=1, language="python", report=report), finished()]:
+        await renderer(event)
+    await renderer.done()
+    headers = [text.splitlines()[0] for text in thread.texts()[1:4]]
+    assert headers == ["**Planner** · follow-up 2", "**Programmer** · follow-up 2 · round 1",
+                       "🧪 **Tests** (python) · follow-up 2 · round 1: 2 passed, 0 failed in 0.1s"]
+
+
+async def test_a_silent_model_shows_as_waiting_and_writing_resumes_when_text_arrives():
+    thread = RecordingThread()
+    renderer = RunRenderer(thread, platform(), Redactor(()))
+    await renderer.open(RUN)
+    for event in [TurnStarted(RUN, agent="programmer", round=1), Waiting(RUN, agent="programmer", seconds=12.4),
+                  TextDelta(RUN, agent="programmer", text="Here.\n"), finished(RunStatus.STOPPED, reason="stopped")]:
+        await renderer(event)
+    await renderer.done()
+    edits = thread.messages[1].edits
+    assert edits[0] == "**Programmer** · round 1\n_waiting for the model (12 s)…_"
+    assert edits[1] == f"**Programmer** · round 1\nHere.\n{WRITING}"
+
+
+async def test_tokens_cost_and_time_per_agent_are_in_the_final_summary_not_on_every_turn():
+    events = [TurnStarted(RUN, agent="planner", round=0),
+              TurnFinished(RUN, agent="planner", round=0, text="plan", usage=Usage(100, 20, 0.001), duration_s=1.5),
+              TurnStarted(RUN, agent="programmer", round=1),
+              TurnFinished(RUN, agent="programmer", round=1, text="code", usage=Usage(300, 200, 0.003), duration_s=4.0),
+              TurnStarted(RUN, agent="programmer", round=2),
+              TurnFinished(RUN, agent="programmer", round=2, text="code", usage=Usage(300, 100, 0.002), duration_s=2.0),
+              finished(usage=Usage(700, 320, 0.006))]
+    thread, _ = await draw(events)
+    assert not any("tokens" in text or " in /" in text for text in thread.texts()[1:-1])
+    assert thread.texts()[-1].splitlines()[-3:] == [
+        "Tokens: 700 in / 320 out (about $0.0060)",
+        "· Planner: 100 in / 20 out, $0.0010 · 1.5s",
+        "· Programmer: 600 in / 300 out, $0.0050 · 6.0s",
+    ]

@@ -3,6 +3,8 @@ and live edits held to the configured pace."""
 
 from __future__ import annotations
 
+import itertools
+
 from agents.types import TestReport, TestStatus
 from bot.chat.renderer import WRITING
 from tests.discord.conftest import eventually, fences_balanced, final_message, script_team, thread_of
@@ -62,9 +64,11 @@ async def test_a_streaming_turn_is_edited_live(start_bot, discord_api, model_ser
     programmer = turn_messages(discord_api.channel_messages(thread), "**Programmer**")[0]
     edits = [c.json["content"] for c in discord_api.calls_to("PATCH", f"/messages/{programmer.id}")]
     assert len(edits) > 2 and edits[-1] == programmer.content
-    # Each edit shows more of the same text (a code block still open is closed for display).
-    assert all(programmer.content.startswith(edit.removesuffix(f"\n{WRITING}").removesuffix("\n```"))
-               for edit in edits[1:])
+    # While it streams, each edit shows more of the same text (a code block still open is closed for display);
+    # the last one is the finished turn, its code captioned with the file.
+    live = [edit.removesuffix(f"\n{WRITING}").removesuffix("\n```") for edit in edits[:-1]]
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(live))
+    assert "📄 `intf.py`\n```python\ndef find_intf(obj):" in edits[-1]
 
 
 async def test_edits_wait_for_the_interval(start_bot, discord_api, model_server):

@@ -38,7 +38,7 @@ from tests.fakes.slack_api import (
 from tests.fakes.team_script import ScriptedSandbox
 
 FINAL_WORDS = ("✅ Passed:", "❌ Failed:", "⏹️ Stopped:", "⚠️ Error:")
-TURN_HEADER = re.compile(r"^\*([^*]+)\*(?: · round \d+)?$")
+TURN_HEADER = re.compile(r"^\*([^*]+)\*(?: · follow-up \d+)?(?: · round \d+)?(?: — .+)?$")
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ async def test_a_429_on_chat_update_is_retried_after_retry_after_and_the_run_lan
     thread = await finished(slack, "C1", message.ts)
     assert headers(thread) == TURNS
     planner = next(m for m in thread if m.text.startswith("*Planner*"))
-    assert "LANGUAGE: python" in planner.text and "_writing…_" not in planner.text  # its last edit landed
+    assert planner.text.startswith("*Planner* — language: python") and "_writing…_" not in planner.text  # last edit landed
     assert len(slack.called("chat.update")) > 2  # the two refused edits were sent again
 
 

@@ -35,8 +35,8 @@ async def test_a_mention_runs_the_team_in_the_thread_and_ends_with_the_gist_link
     assert "Tests: 2 passed, 0 failed" in rest[-1].text
     programmer = next(m for m in thread if m.text.startswith("*Programmer*"))
     assert "def find_intf(obj):" in programmer.text and "```python" not in programmer.text  # Slack's fences
-    assert any(m.text.startswith("🧪 *Tests* (python): 2 passed, 0 failed in 0.1s") for m in thread)
-    assert [m.text.split("\n")[0] for m in thread if m.text.startswith("*Planner*")] == ["*Planner*"]
+    assert any(m.text.startswith("🧪 *Tests* (python) · round 1: 2 passed, 0 failed in 0.1s") for m in thread)
+    assert [m.text.split("\n")[0] for m in thread if m.text.startswith("*Planner*")] == ["*Planner* — language: python"]
     assert "*Programmer* · round 1" in [m.text.split("\n")[0] for m in thread]
     assert [c.agent for c in model_server.requests] == ["planner", "programmer", "optimizer", "tester", "checkin"]
 
@@ -48,7 +48,7 @@ async def test_every_turn_is_edited_live_and_ends_with_its_whole_text(slack, mod
     thread = await finished(slack, "C1", message.ts)
     planner = next(m for m in thread if m.text.startswith("*Planner*"))
     assert planner.edits, "the Planner's reply was never edited"
-    assert "_writing…_" not in planner.edits[-1] and "LANGUAGE: python" in planner.edits[-1]
+    assert "_writing…_" not in planner.edits[-1] and planner.edits[-1].startswith("*Planner* — language: python")
     assert all(len(m.text) <= slack_config.slack.max_message_chars for m in thread)
 
 
@@ -78,6 +78,8 @@ async def test_a_reply_in_the_thread_continues_the_same_conversation(slack, mode
     thread = await finished(slack, "C1", first.ts, count=2)
 
     assert headers(thread) == TURNS * 2
+    tops = [m.text.split("\n")[0] for m in thread]
+    assert "*Programmer* · round 1" in tops and "*Programmer* · follow-up 1 · round 1" in tops  # no round shown twice
     planner_prompt = model_server.calls("planner")[1].body["messages"][1]["content"]
     assert "find all intf keys" in planner_prompt and "now make it async" in planner_prompt
 

@@ -1,0 +1,66 @@
+"""A turn as a person reads it: the lines an agent writes for the workflow (``VERDICT: APPROVE``,
+``DECISION: fix_code``, ``LANGUAGE: python``) become a short badge beside the agent's name, read by the
+same parsers the workflow uses (``agents.replies``), and the Check-In's README, already in the Gist, is
+told in two lines."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agents.replies import Action, ReplyFormatError, parse_plan, parse_review, parse_triage
+
+BADGE_NOTE_CHARS = 80  # of the first note in "asks for changes: ..."
+SUMMARY_LINE_CHARS = 200
+TRIAGE_BADGES = {Action.FIX_CODE: "🔧 fix the code", Action.FIX_TESTS: "🧪 fix the tests", Action.REPLAN: "🗺️ re-plan"}
+# The Planner's language line, as ``agents.replies.parse_plan`` finds it.
+_LANGUAGE_LINE = re.compile(r"^[\s>*_#-]*language[\s*_]*[:=][\s*_`]*[\w+#]+[^\n]*\n?", re.I | re.M)
+_HEADING_MARKS = re.compile(r"^\s*#+\s*|\s*#+\s*$")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a finished turn shows: a badge for its decision (may be empty) and its prose."""
+
+    badge: str
+    text: str
+
+
+def read_turn(agent: str, text: str) -> Reading:
+    try:
+        if agent == "optimizer":
+            review = parse_review(text)
+            badge = "✅ approves" if review.approved else f"✍️ asks for changes: {first_words(review.notes)}"
+            return Reading(badge.rstrip(": "), review.notes)
+        if agent == "manager":
+            triage = parse_triage(text)
+            return Reading(TRIAGE_BADGES[triage.action], triage.reason)
+        if agent == "planner":
+            _, language = parse_plan(text)
+            return Reading(f"language: {language}" if language else "", _LANGUAGE_LINE.sub("", text))
+    except ReplyFormatError:
+        pass  # unreadable: shown as written (the workflow asks again and says so)
+    return Reading("", text)
+
+
+def first_words(text: str, limit: int = BADGE_NOTE_CHARS) -> str:
+    """The first line of ``text`` that says something, cut at a word within ``limit`` characters."""
+    line = next((_HEADING_MARKS.sub("", raw).strip(" -*") for raw in text.splitlines() if raw.strip(" -*#")), "")
+    return cut_at_word(line, limit)
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, cut at a word boundary with an ellipsis when it is longer."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:.-") + "…"
+
+
+def readme_summary(readme: str) -> str:
+    """Two lines for the Check-In's turn: the README's title and its first sentence of prose."""
+    lines = [line.strip() for line in readme.splitlines() if line.strip() and not line.strip().startswith("```")]
+    title = next((_HEADING_MARKS.sub("", line) for line in lines), "")
+    prose = next((line for line in lines[1:] if not line.startswith(("#", "|", ">"))), "")
+    return "\n".join(cut_at_word(line, SUMMARY_LINE_CHARS) for line in (title, prose) if line)

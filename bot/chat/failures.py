@@ -1,0 +1,79 @@
+"""The part of a failing test run's output a thread shows: the failing tests' names and their assertion
+lines first, then the end of the output, cut at line boundaries, saying how much was left out.
+
+The lines that name a failure are recognised for the runners the sandbox knows (pytest, go test,
+node --test and other TAP, cargo test, JUnit); whatever the runner, the end of the output follows, where
+the summary and the last error usually are.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.types import TestReport
+
+LONGEST_LINE = 240  # a longer line shows its start and an ellipsis
+KEY_SHARE = 0.6  # of the room, at most, for the lines naming failures; the rest is the output's end
+_KEY = re.compile(
+    r"^(?:FAILED |ERROR )"  # pytest's short summary
+    r"|^E\s{2,}\S"  # pytest's assertion detail
+    r"|^_{3,} \S.* _{3,}$"  # pytest's header of one failing test
+    r"|^\s*--- FAIL: "  # go test
+    r"|^\s*\S+_test\.go:\d+: "  # go test: t.Errorf lines
+    r"|^\s*not ok \d+"  # TAP: node --test, bash and C/C++ here
+    r"|^test \S+ \.\.\. FAILED"  # cargo test
+    r"|panicked at|assertion `?\w* ?`?(?:failed|left == right)|^\s*(?:left|right): "  # Rust assertions
+    r"|^\d+\) \w|^\s*(?:java\.lang\.)?AssertionError|expected:<"  # JUnit
+    r"|^\s*(?:error|expected|actual|operator):\s"  # TAP diagnostics
+    r"|AssertionError|Assertion failed",
+)
+
+
+def failure_excerpt(report: TestReport, limit: int) -> str:
+    """At most ``limit`` characters of whole lines: the lines naming failures first, then the end of the
+    output (without those lines again), between them one line saying how many lines were left out."""
+    lines = [_shortened(line) for line in (report.stdout + ("\n" + report.stderr if report.stderr else "")).splitlines()]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if _size(lines) <= limit:
+        return "\n".join(lines)
+    room = limit - len(_gap(len(lines))) - 1
+    keys = _fitting([i for i, line in enumerate(lines) if _KEY.search(line)], lines, int(room * KEY_SHARE))
+    tail = _tail(lines, room - _size([lines[i] for i in keys]), skip=set(keys))
+    hidden = len(lines) - len(keys) - len(tail)
+    return "\n".join([*(lines[i] for i in keys), _gap(hidden), *(lines[i] for i in tail)])
+
+
+def _fitting(indexes: list[int], lines: list[str], room: int) -> list[int]:
+    kept, used = [], 0
+    for index in indexes:
+        used += len(lines[index]) + 1
+        if used > room:
+            break
+        kept.append(index)
+    return kept
+
+
+def _tail(lines: list[str], room: int, skip: set[int]) -> list[int]:
+    """The last lines that fit in ``room``, leaving out the ones in ``skip`` (shown already)."""
+    kept: list[int] = []
+    for index in range(len(lines) - 1, -1, -1):
+        if index in skip:
+            continue
+        room -= len(lines[index]) + 1
+        if room < 0:
+            break
+        kept.append(index)
+    return kept[::-1]
+
+
+def _gap(count: int) -> str:
+    return f"[… {count:,} more line{'s' if count != 1 else ''} not shown; the end of the output:]"
+
+
+def _shortened(line: str) -> str:
+    return line if len(line) <= LONGEST_LINE else line[: LONGEST_LINE - 1] + "…"
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line) + 1 for line in lines)
