@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from agents.errors import UserInputError
+from agents.errors import CheckInError, UserInputError
 from agents.events import (
     CheckedIn,
     Event,
@@ -27,6 +27,7 @@ from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
 from bot.attachments import to_attachment
 from bot.chat.words import agent_title
+from bot.checkin.folder import folder_problem
 from bot.checkin.masking import MaskingPublisher
 from bot.inert import inert
 from bot.local_files import read_regular_file
@@ -97,7 +98,8 @@ class Renderer:
         if not report.ok:
             self._line(Styled("2", _indent(report.output(2000))))
 
-    def summary(self, event: RunFinished, out_dir: Path | None) -> str:
+    def summary(self, event: RunFinished, out_dir: Path | None, saved: str = "") -> str:
+        """The last lines of a run; ``saved`` says what saving the files to ``out_dir`` could not do."""
         color = {RunStatus.PASSED: "32", RunStatus.FAILED: "31", RunStatus.ERROR: "31"}.get(event.status, "33")
         lines = [self._text("\n", Styled(color, f"Run {event.run_id}: {event.status.upper()}"), f" — {event.reason}")]
         if event.report and not event.report.ok and event.status is not RunStatus.PASSED:
@@ -105,9 +107,10 @@ class Renderer:
         cost = f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""
         lines.append(self._text(f"Tokens: {event.usage.tokens_text()}{cost}"))
         if event.checkin:
-            lines.append(self._text(f"Checked in: {event.checkin.location}"))
+            note = f" ({event.checkin.note})" if event.checkin.note else ""
+            lines.append(self._text(f"Checked in: {event.checkin.location}{note}"))
         if out_dir and (event.files or event.tests) and not (event.checkin and event.checkin.kind == "folder"):
-            lines.append(self._text(f"Files: {out_dir}"))
+            lines.append(self._text(f"Files: {out_dir}" + (f" ({saved})" if saved else "")))
         return "\n".join(lines)
 
     def _line(self, *parts: Part) -> None:
@@ -140,12 +143,9 @@ async def read_attachments(paths: list[str], max_bytes: int) -> tuple[Attachment
 
 def check_out_dir(path: Path) -> None:
     """Refuse, before any model is called, an ``--out`` that could never hold the files."""
-    existing = next(p for p in (path, *path.parents) if p.exists() or p.is_symlink())
-    if not existing.is_dir():
-        where = "it is" if existing == path else f"{existing} is"
-        raise UserInputError(f"--out {path}: {where} a file, not a folder; name a folder (it is made if missing).")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UserInputError(f"--out {path}: {existing} cannot be written; name a folder you may write to.")
+    problem = folder_problem(path)
+    if problem:
+        raise UserInputError(f"--out {path}: {problem}; name another folder (it is made if missing).")
 
 
 @dataclass(frozen=True)
@@ -176,9 +176,10 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
         interrupted = True
         handle.cancel()
         finished = await _settle(handle)
+    saved = ""
     if finished.files and not (finished.checkin and finished.checkin.kind == "folder"):
-        await _save(MaskingPublisher(fallback, redact or Redactor(())), finished, request.task)
-    out.write(renderer.summary(finished, out_dir) + "\n")
+        saved = await _save(MaskingPublisher(fallback, redact or Redactor(())), finished, request.task)
+    out.write(renderer.summary(finished, out_dir, saved) + "\n")
     return exit_status(finished, interrupted)
 
 
@@ -199,9 +200,14 @@ async def _settle(handle: RunHandle) -> RunFinished:
         return stopped(handle.run_id)
 
 
-async def _save(publisher: Publisher, finished: RunFinished, task: str) -> None:
-    """The final files land in the output folder even when they were checked in elsewhere."""
-    await publisher.publish(Publication(
-        run_id=finished.run_id, conversation_key="", task=task, status=finished.status,
-        files=finished.files.merged(finished.tests), readme="", report=finished.report,
-    ))
+async def _save(publisher: Publisher, finished: RunFinished, task: str) -> str:
+    """The final files land in the output folder even when they were checked in elsewhere. Returns what
+    the summary should add: the files that could not be written and why, or why none could be."""
+    try:
+        result = await publisher.publish(Publication(
+            run_id=finished.run_id, conversation_key="", task=task, status=finished.status,
+            files=finished.files.merged(finished.tests), readme="", report=finished.report,
+        ))
+    except CheckInError as error:
+        return str(error)
+    return result.note

@@ -102,8 +102,11 @@ async def test_a_read_only_store_folder_says_what_to_do(model_server, tmp_path):
 async def test_an_out_that_cannot_be_a_folder_is_refused_before_the_run(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url)
     (tmp_path / "taken").write_text("a file")
-    for out_dir, words in (("taken", "--out taken: it is a file, not a folder; name a folder"),
-                           ("taken/sub", "--out taken/sub: taken is a file, not a folder")):
+    (tmp_path / "repo" / ".git").mkdir(parents=True)
+    for out_dir, words in (("taken", f"--out taken: {tmp_path / 'taken'} is a file, not a folder; name another"),
+                           ("taken/sub", f"--out taken/sub: {tmp_path / 'taken'} is a file, not a folder"),
+                           ("repo/.git/hooks", "--out repo/.git/hooks: it is inside '.git', a folder tools on this "
+                                               "machine act on; choose another folder")):
         code, _, err = await cli(tmp_path, "run", "task", "--out", out_dir, config=config)
         assert code == 2 and words in err and "Traceback" not in err, err
     assert model_server.requests == []
@@ -137,3 +140,28 @@ def test_the_process_exits_when_the_store_fails_at_start(tmp_path):
 
     code, err = asyncio.run(asyncio.wait_for(history(), 60))
     assert code == 1 and "not an SQLite database" in err
+
+
+class OutDirTakenSandbox(ScriptedSandbox):
+    """While the tests run, something puts a file where the output folder was to be made."""
+
+    def __init__(self, out_dir):
+        super().__init__()
+        self.out_dir = out_dir
+
+    async def run(self, job):
+        self.out_dir.write_text("in the way\n")
+        return await super().run(job)
+
+
+async def test_the_summary_prints_even_when_no_file_could_be_saved(model_server, config, secrets, store, tmp_path):
+    script_team(model_server)
+    out_dir = tmp_path / "out"
+    service = Service(config, store, OpenAIChatModel(config, secrets), OutDirTakenSandbox(out_dir))
+    out = io.StringIO()
+    status = await run_in_terminal(service, TerminalRun("find all intf keys", [], str(out_dir), None),
+                                   FolderPublisher, 10_000, "session-1", out=out)
+    text = out.getvalue()
+    assert status == 0 and "PASSED — " in text  # the run itself passed; saving is reported, not fatal
+    assert f"Files: {out_dir} (Could not write the files to {out_dir}: {out_dir} is a file, not a folder)" in text
+    assert "Tokens: " in text
