@@ -67,9 +67,9 @@ async def running_service(config: Config, secrets: Secrets, store: Store) -> Asy
     """The service with its real model and sandbox, closed on the way out (idle warm containers go too)."""
     model, sandbox = build_model(config, secrets), build_sandbox(config)
     try:
-        start = getattr(sandbox, "start", None)
-        if start is not None:  # connects, and removes what a crashed earlier process left running
-            await start()
+        ready = getattr(sandbox, "ready", None)
+        if ready is not None:  # engine and images, checked before any model call; leftovers removed
+            await ready()
         yield Service(config, store, model, sandbox, publisher_factory(config, secrets, store),
                       redact=Redactor(secrets.values()))
     finally:

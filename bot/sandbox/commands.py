@@ -9,12 +9,14 @@ import json
 import sys
 from pathlib import Path
 
+import docker
+
 from agents.errors import SandboxError
 from agents.types import FileSet, TestJob, TestReport
-from bot.config import Config, SandboxConfig, Secrets
+from bot.config import Config, LanguageConfig, SandboxConfig, Secrets
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked
 from bot.sandbox.folder import read_folder, shown
-from bot.sandbox.images import build_offline, prepare_online
+from bot.sandbox.images import RegistryUnreachable, build_offline, prepare_online
 from bot.sandbox.languages import languages, use_offline, with_offline
 from bot.sandbox.sandbox import DockerSandbox
 from bot.settings import argument_for
@@ -73,12 +75,16 @@ async def build_command(args: argparse.Namespace, config: Config, secrets: Secre
     try:
         client = await open_checked(sandbox_config, BUILD_TIMEOUT_S)
         if use_offline(sandbox_config):
-            spent = await asyncio.to_thread(build_offline, client, sandbox_config, chosen, _log)
-            for image, seconds in spent.items():
-                _log(f"built {image} in {seconds:.1f}s")
+            await _build_offline(client, sandbox_config, chosen)
         else:
-            for name, language in chosen:
-                await asyncio.to_thread(prepare_online, client, name, language, _log)
+            for index, (name, language) in enumerate(chosen):
+                try:
+                    await asyncio.to_thread(prepare_online, client, name, language, _log)
+                except RegistryUnreachable as error:
+                    _log(f"{error}: building the offline images from Debian packages instead (used "
+                         "automatically when the registry's are missing)")
+                    await _build_offline(client, with_offline(sandbox_config), chosen[index:])
+                    break
     except SandboxError as error:
         print(f"codegen-chat: {error}", file=sys.stderr)
         return 2
@@ -86,6 +92,13 @@ async def build_command(args: argparse.Namespace, config: Config, secrets: Secre
         print(f"codegen-chat: {engine_failed(error, 'the build')}", file=sys.stderr)
         return 2
     return 0
+
+
+async def _build_offline(client: docker.DockerClient, config: SandboxConfig,
+                         chosen: list[tuple[str, LanguageConfig]]) -> None:
+    spent = await asyncio.to_thread(build_offline, client, config, chosen, _log)
+    for image, seconds in spent.items():
+        _log(f"built {image} in {seconds:.1f}s")
 
 
 def read_dir(root: Path, max_bytes: int) -> FileSet:

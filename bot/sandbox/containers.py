@@ -27,8 +27,7 @@ def start_container(client: docker.DockerClient, config: SandboxConfig, name: st
     try:
         container = client.containers.create(**options)
     except ImageNotFound:
-        raise SandboxError(f"the {name} image {image} is not present: run `codegen-chat sandbox build`"
-                           " (add --offline on a machine without a registry)") from None
+        raise SandboxError(f"the {name} image {image} is not present: run `codegen-chat sandbox build`") from None
     except APIError as error:
         raise SandboxError(f"Docker refused to create the {name} sandbox: {error.explanation}") from None
     try:

@@ -10,8 +10,8 @@ from agents.errors import SandboxError
 from bot.config import Config, SandboxConfig, Secrets
 from bot.doctor_types import CheckResult
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked
-from bot.sandbox.images import image_present
-from bot.sandbox.languages import image_for, languages, use_offline
+from bot.sandbox.images import present_image
+from bot.sandbox.languages import image_candidates, languages
 
 DOCTOR_TIMEOUT_S = 10.0
 
@@ -39,13 +39,9 @@ async def sandbox_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
 async def _engine_and_images(client: docker.DockerClient, sandbox: SandboxConfig) -> list[CheckResult]:
     version = await asyncio.to_thread(client.version)
     results = [CheckResult("docker", True, f"engine {version.get('Version', '?')} reachable")]
-    offline = use_offline(sandbox)
-    build = "codegen-chat sandbox build" + (" --offline" if offline else "")
-    hint = "" if offline else " (or with --offline and use_offline_images = true, without a registry)"
     for name, language in sorted(languages(sandbox).items()):
-        image = image_for(language, sandbox)
-        present = await asyncio.to_thread(image_present, client, image)
-        detail = f"{image} {'present' if present else 'missing'}"
-        results.append(CheckResult(f"sandbox image: {name}", present, detail,
-                                   fix=f"{build} --language {name}{hint}", required=False))
+        image = await asyncio.to_thread(present_image, client, language, sandbox)
+        detail = f"{image} present" if image else f"missing ({' or '.join(image_candidates(language, sandbox))})"
+        results.append(CheckResult(f"sandbox image: {name}", image is not None, detail,
+                                   fix=f"codegen-chat sandbox build --language {name}", required=False))
     return results

@@ -20,12 +20,21 @@ from docker.errors import APIError, BuildError, ImageNotFound
 
 from agents.errors import SandboxError
 from bot.config import LanguageConfig, SandboxConfig
-from bot.sandbox.languages import image_for, prepared_tag
+from bot.sandbox.languages import image_candidates, image_for, prepared_tag
 
 BASE_PACKAGES = ("python3", "python3-pytest", "python3-pip", "ca-certificates")
 IMAGE_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8")
 
 Log = Callable[[str], None]
+
+
+# How a pull reads when no registry answers (no DNS, no route, a firewall), as opposed to a wrong name.
+_UNREACHABLE = ("dial tcp", "no such host", "lookup ", "connection refused", "network is unreachable",
+                "i/o timeout", "client.timeout", "tls handshake timeout", "server misbehaving")
+
+
+class RegistryUnreachable(SandboxError):
+    """No image registry answered: the offline images are the way."""
 
 
 def image_present(client: docker.DockerClient, name: str) -> bool:
@@ -34,6 +43,17 @@ def image_present(client: docker.DockerClient, name: str) -> bool:
         return True
     except ImageNotFound:
         return False
+
+
+def present_image(client: docker.DockerClient, language: LanguageConfig, config: SandboxConfig) -> str | None:
+    """The first of the language's images (registry's, then offline) that this engine has, or None."""
+    return next((image for image in image_candidates(language, config) if image_present(client, image)), None)
+
+
+def missing_image(name: str, language: LanguageConfig, config: SandboxConfig) -> SandboxError:
+    wanted = " or ".join(image_candidates(language, config))
+    return SandboxError(f"no {name} sandbox image is present ({wanted}): run `codegen-chat sandbox build` "
+                        "(it builds the images from Debian packages when no registry answers)")
 
 
 def build_offline(client: docker.DockerClient, config: SandboxConfig,
@@ -100,7 +120,10 @@ def prepare_online(client: docker.DockerClient, name: str, language: LanguageCon
         try:
             client.images.pull(language.image)
         except APIError as error:
-            raise SandboxError(f"{name}: cannot pull {language.image} ({error.explanation}): check the "
+            why = str(error.explanation or error)
+            if any(sign in why.lower() for sign in _UNREACHABLE):
+                raise RegistryUnreachable(f"{name}: no registry answered for {language.image} ({why})") from None
+            raise SandboxError(f"{name}: cannot pull {language.image} ({why}): check the image name and the "
                                "registry, or build offline with `codegen-chat sandbox build --offline`") from None
     if not language.image_prepare:
         log(f"{name}: {language.image} ready")

@@ -154,10 +154,17 @@ def use_offline(config: SandboxConfig) -> bool:
 
 
 def image_for(language: LanguageConfig, config: SandboxConfig) -> str:
-    """The image a run uses: offline when asked for, else the configured one (prepared when it says so)."""
+    """The image a run prefers: offline when asked for, else the configured one (prepared when it says so)."""
+    return image_candidates(language, config)[0]
+
+
+def image_candidates(language: LanguageConfig, config: SandboxConfig) -> list[str]:
+    """The images a run may use, best first: the registry's (prepared when it says so), then the offline
+    one; only the offline one when asked for (``use_offline_images``, ``CODEGEN_SANDBOX_OFFLINE=1``)."""
+    registry = prepared_tag(language) if language.image_prepare else language.image
     if use_offline(config) and language.offline_image:
-        return language.offline_image
-    return prepared_tag(language) if language.image_prepare else language.image
+        return [language.offline_image]
+    return [image for image in (registry, language.offline_image) if image]
 
 
 def prepared_tag(language: LanguageConfig) -> str:

@@ -15,7 +15,7 @@ import functools
 import logging
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -32,7 +32,8 @@ from bot.sandbox.authority.table import authority_for
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
 from bot.sandbox.hardening import DEADLINE_GRACE_S
-from bot.sandbox.languages import image_for, languages
+from bot.sandbox.images import missing_image, present_image
+from bot.sandbox.languages import languages
 from bot.sandbox.output import SplitOutput
 from bot.sandbox.pool import WarmPool
 from bot.sandbox.reports import StepResult
@@ -62,6 +63,7 @@ class DockerSandbox:
         self._pool = WarmPool(config.warm_pool_size, self._start_for, self._remove) if config.warm_pool else None
         self._threads = ThreadPoolExecutor(max_workers=2 * config.concurrency + 8, thread_name_prefix="sandbox")
         self._holding: set[_Held] = set()  # what the runs under way hold in Docker
+        self._images: dict[str, str] = {}  # language -> the image found for it on this engine
         self.active = 0  # containers running a job now (observable by tests and benchmarks)
         self.peak_active = 0
 
@@ -84,6 +86,29 @@ class DockerSandbox:
             except ENGINE_ERRORS as error:
                 raise engine_failed(error, "the start") from None
             self._started = True
+
+    async def ready(self) -> None:
+        """Before a run's first model call: the engine answers (leftovers reaped), and sandbox images are
+        present. None at all is an error that says how to build them; some missing is a warning."""
+        await self.start()
+        missing = await self.missing_images()
+        if len(missing) == len(self._languages):
+            raise SandboxError("no sandbox image is present: run `codegen-chat sandbox build` first (it builds "
+                               "the images from Debian packages when no registry answers)")
+        if missing:
+            log.warning("no sandbox image for %s: runs in those languages fail until `codegen-chat sandbox "
+                        "build` makes them", ", ".join(missing))
+
+    async def missing_images(self, names: Iterable[str] | None = None) -> list[str]:
+        """The languages (all configured ones by default) for which this engine has no image."""
+        await self.start()
+        missing = []
+        for name in sorted(names if names is not None else self._languages):
+            try:
+                await self._image(name, self._language(name))
+            except SandboxError:
+                missing.append(name)
+        return missing
 
     async def close(self) -> None:
         """Remove the idle warm containers and whatever runs still hold, close our client. Final."""
@@ -293,7 +318,7 @@ class DockerSandbox:
 
     async def _open_egress(self) -> setup_network.SetupNetwork:
         """The setup's internal network and its proxy, removed again if the run is cancelled meanwhile."""
-        image = image_for(self._language("python"), self._config)  # python3 runs the proxy
+        image = await self._image("python", self._language("python"))  # python3 runs the proxy
         opening = asyncio.ensure_future(self._call(_open_with_proxy, self._client_(), self._config, image))
         try:
             return await asyncio.shield(opening)
@@ -303,7 +328,7 @@ class DockerSandbox:
             raise
 
     async def _start(self, name: str, language: LanguageConfig, network: str | None) -> Container:
-        image = image_for(language, self._config)
+        image = await self._image(name, language)
         starting = asyncio.ensure_future(self._call(
             containers.start_container, self._client_(), self._config, name, language, image, network))
         try:
@@ -316,6 +341,15 @@ class DockerSandbox:
 
     async def _start_for(self, name: str) -> Container:
         return await self._start(name, self._language(name), network=None)
+
+    async def _image(self, name: str, language: LanguageConfig) -> str:
+        """The language's image on this engine: the registry's when present, else the offline one."""
+        if name not in self._images:
+            image = await self._call(present_image, self._client_(), language, self._config)
+            if image is None:
+                raise missing_image(name, language, self._config)
+            self._images[name] = image
+        return self._images[name]
 
     async def _remove(self, container: Container) -> None:
         await self._call(containers.remove, container)

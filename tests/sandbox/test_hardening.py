@@ -15,7 +15,15 @@ from agents.types import FileSet, TestJob
 from bot.config import ConfigError, LanguageConfig, SandboxConfig, load_config
 from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, staged
 from bot.sandbox.hardening import LABEL, LABEL_PID, MB, container_options
-from bot.sandbox.languages import DEFAULT_LANGUAGES, OFFLINE_ENV, REPORT_FORMATS, image_for, languages, prepared_tag
+from bot.sandbox.languages import (
+    DEFAULT_LANGUAGES,
+    OFFLINE_ENV,
+    REPORT_FORMATS,
+    image_candidates,
+    image_for,
+    languages,
+    prepared_tag,
+)
 from bot.sandbox.output import CappedOutput, SplitOutput
 from bot.sandbox.sandbox import DockerSandbox, _needs_setup
 
@@ -137,8 +145,11 @@ def test_image_choice(monkeypatch):
     assert image_for(go, SandboxConfig()) == "golang:1.23"
     assert image_for(go, SandboxConfig(use_offline_images=True)) == go.offline_image
     assert image_for(PYTHON, SandboxConfig()) == prepared_tag(PYTHON)  # official image + pytest
+    # Without a switch, the registry's image first and the offline one second: whichever is present is used.
+    assert image_candidates(go, SandboxConfig()) == ["golang:1.23", go.offline_image]
     monkeypatch.setenv(OFFLINE_ENV, "1")
     assert image_for(go, SandboxConfig()) == go.offline_image
+    assert image_candidates(go, SandboxConfig()) == [go.offline_image]  # the switch still forces it
 
 
 def test_every_default_language_is_complete():
