@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import os
+import socket
 
 import pytest
 
@@ -24,3 +26,12 @@ async def sandbox(docker_client, sandbox_config):
 
 def configured(**changes) -> SandboxConfig:
     return dataclasses.replace(TEST_CONFIG, **changes)
+
+
+@pytest.fixture
+def own_host(monkeypatch) -> str:
+    """This process as a host of its own: other checkouts on the same engine reap their own host's orphans,
+    so theirs never race with the orphans a test leaves on purpose."""
+    name = f"codegen-test-{os.getpid()}"
+    monkeypatch.setattr(socket, "gethostname", lambda: name)
+    return name

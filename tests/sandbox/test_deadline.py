@@ -83,7 +83,7 @@ async def test_a_spinning_test_stops_by_its_deadline_after_the_bot_dies(docker_c
             container.remove(force=True)
 
 
-async def test_run_and_serve_reap_leftovers_when_they_start(docker_client, tmp_path):
+async def test_run_and_serve_reap_leftovers_when_they_start(docker_client, tmp_path, own_host):
     """Not only when a run reaches its tests: at once, when the service is built."""
     from bot.entry.build import open_store, running_service
 

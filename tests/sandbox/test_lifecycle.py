@@ -74,7 +74,7 @@ def _dead_pid() -> str:
     return str(child.pid)
 
 
-async def test_orphans_of_a_dead_process_are_reaped_at_start(docker_client):
+async def test_orphans_of_a_dead_process_are_reaped_at_start(docker_client, own_host):
     image = "codegen-chat-sandbox/base:bookworm"
     orphan = docker_client.containers.run(image, KEEPER, detach=True, network_mode="none",
                                           labels={**labels("python"), LABEL_PID: _dead_pid()})
@@ -94,7 +94,7 @@ async def test_orphans_of_a_dead_process_are_reaped_at_start(docker_client):
         alive.remove(force=True)
 
 
-async def test_setup_networks_of_a_dead_process_are_reaped_at_start(docker_client):
+async def test_setup_networks_of_a_dead_process_are_reaped_at_start(docker_client, own_host):
     dead = docker_client.networks.create("codegen-setup-orphan-test", internal=True,
                                          labels={**labels("setup"), LABEL_PID: _dead_pid()})
     alive = docker_client.networks.create("codegen-setup-alive-test", internal=True,
