@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -93,13 +94,21 @@ def kill(container: Container) -> None:
         container.kill()
 
 
+REMOVAL_WAIT_S = 60.0  # a container full of processes (a fork bomb) can take a while to go
+
+
 def remove(container: Container) -> None:
+    """Remove the container; when a removal is already under way (409), wait until it is gone."""
     with contextlib.suppress(NotFound):
         try:
             container.remove(force=True, v=True)
         except APIError as error:
-            if error.status_code != 409:  # 409: removal already under way
+            if error.status_code != 409:
                 raise
+            deadline = time.monotonic() + REMOVAL_WAIT_S
+            while time.monotonic() < deadline:
+                container.reload()  # NotFound once it is gone
+                time.sleep(0.2)
 
 
 def reap_orphans(client: docker.DockerClient) -> int:
