@@ -18,7 +18,15 @@ from docker.models.containers import Container
 from agents.errors import SandboxError
 from bot.config import LanguageConfig, SandboxConfig
 from bot.sandbox import setup_network
-from bot.sandbox.hardening import LABEL, LABEL_HOST, container_options, keeper_user, owner_gone, watchdog
+from bot.sandbox.hardening import (
+    LABEL,
+    LABEL_HOST,
+    container_options,
+    judged_here,
+    keeper_user,
+    owner_gone,
+    watchdog,
+)
 from bot.sandbox.output import SplitOutput
 
 
@@ -111,6 +119,11 @@ def remove(container: Container) -> None:
                 time.sleep(0.2)
 
 
+def _orphan(labels: dict[str, str], state: str) -> bool:
+    # A container of another pid namespace's bot is left to it, unless it has stopped: then it serves no one.
+    return owner_gone(labels) or (not judged_here(labels) and state in ("exited", "dead"))
+
+
 def reap_orphans(client: docker.DockerClient) -> int:
     """Remove sandbox containers (and then setup networks) this host started from a process that no
     longer lives."""
@@ -118,7 +131,7 @@ def reap_orphans(client: docker.DockerClient) -> int:
     # sparse: no inspect per container, which would race with other runs removing theirs.
     found = client.containers.list(all=True, sparse=True,
                                    filters={"label": [f"{LABEL}=1", f"{LABEL_HOST}={host}"]})
-    orphans = [c for c in found if owner_gone(c.attrs.get("Labels") or {})]
+    orphans = [c for c in found if _orphan(c.attrs.get("Labels") or {}, str(c.attrs.get("State", "")))]
     for container in orphans:
         remove(container)
     return len(orphans) + setup_network.reap_orphan_networks(client)

@@ -5,6 +5,7 @@ Pure functions of the config, so the hardening can be read (and unit tested) in 
 
 from __future__ import annotations
 
+import os
 import socket
 from typing import Any
 
@@ -17,6 +18,9 @@ LABEL = "codegen-chat.sandbox"  # every container we start carries it: cleanup f
 LABEL_HOST = "codegen-chat.host"
 LABEL_PID = "codegen-chat.pid"
 LABEL_STARTED = "codegen-chat.started"  # with the pid, tells a restarted bot from the one that died
+# Which pid namespace (on which boot) the pid belongs to: a bot in a container with host networking has
+# the host's name but its own pids, and only a process that sees the same pids can tell if the owner lives.
+LABEL_PIDNS = "codegen-chat.pidns"
 LABEL_LANGUAGE = "codegen-chat.language"
 MB = 1024 * 1024
 # The container's first process only keeps it alive; tests run beside it with `docker exec`.
@@ -32,7 +36,16 @@ def labels(language: str) -> dict[str, str]:
     """Who started the container, so a later start of the bot can reap what a crash left behind."""
     pid, started = processes.this_process()
     return {LABEL: "1", LABEL_HOST: socket.gethostname(), LABEL_PID: pid, LABEL_STARTED: started,
-            LABEL_LANGUAGE: language}
+            LABEL_PIDNS: pid_namespace(), LABEL_LANGUAGE: language}
+
+
+def pid_namespace() -> str:
+    """This process's pid namespace on this boot ('' where /proc cannot tell)."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
+            return f"{boot.read().strip()}/{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return ""
 
 
 def watchdog(seconds: float) -> list[str]:
@@ -101,5 +114,13 @@ def _tmpfs(config: SandboxConfig, language: LanguageConfig) -> dict[str, str]:
 
 
 def owner_gone(labels: dict[str, str]) -> bool:
-    """Whether the process that started a labelled container or network has ended."""
+    """Whether the process that started a labelled container or network has ended. Only a process in the
+    owner's pid namespace can tell: for any other, the owner is taken to live."""
+    if not judged_here(labels):
+        return False
     return processes.gone(labels.get(LABEL_PID, ""), labels.get(LABEL_STARTED, ""))
+
+
+def judged_here(labels: dict[str, str]) -> bool:
+    """Whether this process sees the owner's pids (labels from before the namespace was recorded: yes)."""
+    return labels.get(LABEL_PIDNS, pid_namespace()) == pid_namespace()

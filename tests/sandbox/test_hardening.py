@@ -14,7 +14,7 @@ from agents.errors import SandboxError
 from agents.types import FileSet, TestJob
 from bot.config import ConfigError, LanguageConfig, SandboxConfig, load_config
 from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, staged
-from bot.sandbox.hardening import LABEL, LABEL_PID, MB, container_options
+from bot.sandbox.hardening import LABEL, LABEL_PID, LABEL_PIDNS, MB, container_options, owner_gone, pid_namespace
 from bot.sandbox.languages import (
     DEFAULT_LANGUAGES,
     OFFLINE_ENV,
@@ -75,6 +75,15 @@ def test_no_host_environment_reaches_the_container(monkeypatch):
 def test_containers_are_labelled_with_their_owner():
     labels = options()["labels"]
     assert labels[LABEL] == "1" and labels[LABEL_PID] == str(os.getpid())
+    assert labels[LABEL_PIDNS] == pid_namespace() and pid_namespace()
+
+
+def test_only_a_process_that_sees_the_owners_pids_judges_it_gone():
+    dead = {**options()["labels"], LABEL_PID: "999999999"}
+    assert owner_gone(dead)
+    assert owner_gone({k: v for k, v in dead.items() if k != LABEL_PIDNS})  # labelled before namespaces were
+    # A bot in a container with host networking: the host's name, pids of its own. Its pid means nothing here.
+    assert not owner_gone({**dead, LABEL_PIDNS: "another-boot-or-namespace/4026532999"})
 
 
 def test_capped_output_keeps_head_and_tail_within_the_limit():

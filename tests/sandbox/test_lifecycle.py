@@ -14,7 +14,7 @@ import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
-from bot.sandbox.hardening import KEEPER, LABEL, LABEL_HOST, LABEL_PID, LABEL_STARTED, labels
+from bot.sandbox.hardening import KEEPER, LABEL, LABEL_HOST, LABEL_PID, LABEL_PIDNS, LABEL_STARTED, labels
 from tests.docker_support import TEST_CONFIG, our_containers
 from tests.sandbox.conftest import configured
 
@@ -92,6 +92,26 @@ async def test_orphans_of_a_dead_process_are_reaped_at_start(docker_client, own_
         assert alive.id in remaining  # a living process's containers are not ours to reap
     finally:
         alive.remove(force=True)
+
+
+async def test_another_pid_namespaces_containers_are_left_alone_unless_stopped(docker_client, own_host):
+    """A bot in a container with host networking shares the host name but not the pids: its running
+    containers are not ours to judge; a stopped one serves no one and goes."""
+    image = "codegen-chat-sandbox/base:bookworm"
+    foreign = {**labels("python"), LABEL_PID: _dead_pid(), LABEL_PIDNS: "elsewhere/4026532999"}
+    running = docker_client.containers.run(image, KEEPER, detach=True, network_mode="none", labels=foreign)
+    stopped = docker_client.containers.run(image, ["true"], detach=True, network_mode="none", labels=foreign)
+    try:
+        stopped.wait()
+        async with DockerSandbox(TEST_CONFIG, client=docker_client):
+            pass
+        remaining = {c.id for c in docker_client.containers.list(all=True, sparse=True,
+                                                                 filters={"label": f"{LABEL}=1"})}
+        assert running.id in remaining and stopped.id not in remaining
+    finally:
+        running.remove(force=True)
+        with contextlib.suppress(docker.errors.NotFound):
+            stopped.remove(force=True)
 
 
 async def test_setup_networks_of_a_dead_process_are_reaped_at_start(docker_client, own_host):
