@@ -18,8 +18,9 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
-from agents.events import Event, RunFinished
+from agents.events import Event, RunFinished, TurnStarted
 from agents.types import RunStatus
+from bot.logs import tag_logs
 from bot.store_errors import StoreError
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,8 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
     try:
         async for raw in events:
             event = stamp(raw)
+            if isinstance(event, TurnStarted):
+                tag_logs(agent=event.agent)  # what is logged until the next turn is this agent's
             if isinstance(event, RunFinished):
                 last = event  # the outcome is decided: a Stop pressed now must not overwrite it
                 last = await asyncio.shield(finish(event, sinks))

@@ -28,6 +28,7 @@ from bot.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.config import Config
+from bot.logs import tag_logs
 from bot.redact import Redactor
 from bot.runner import INTERNAL_ERROR_REASON, EventSink, deliver, drive, stopped
 from bot.store import Store, conversation_key
@@ -251,6 +252,7 @@ class Service:
     async def _run(self, request: ChatRequest, run_id: str, conversation: int, waiter: _Waiter,
                    sink: EventSink, fallback: Publisher) -> RunFinished:
         sinks: Sequence[EventSink] = (self._store.record, sink)
+        tag_logs(run_id=run_id, platform=request.platform, thread=request.thread_key)  # this run's task only
         driving = False
         try:
             await self._admit(waiter, sinks)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
-import os
 import sys
 from collections.abc import Sequence
 
@@ -25,6 +24,7 @@ from bot.doctor import model_checks, run_doctor
 from bot.entry import serve
 from bot.entry.build import open_store, running_service
 from bot.inert import inert
+from bot.logs import configure_logging
 from bot.redact import Redactor, install_log_redaction
 from bot.sandbox import sandbox_checks
 from bot.sandbox.commands import register as register_sandbox
@@ -41,14 +41,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    logging.basicConfig(
-        level=os.environ.get("CODEGEN_LOG_LEVEL", "WARNING").upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
     _never_fail_on_output()
     secrets = Secrets.from_env()
     redact = Redactor(secrets.values(), urls=True)  # for the one error line
     try:
+        configure_logging(secrets.values())
         config = load_config(find_config_path(args.config))
         secrets = secrets.for_config(config)
         redact = Redactor(secrets.values(), urls=True)

@@ -31,9 +31,9 @@ def write_config(tmp_path: Path, base_url: str, extra: str = "") -> Path:
 
 
 async def cli(tmp_path: Path, *args: str, config: Path | None = None, key: str = "sk-test-0123456789abcdef",
-              pids: list[int] | None = None):
+              pids: list[int] | None = None, env_extra: dict[str, str] | None = None):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": key, "NO_COLOR": "1",
-           "PYTHONPATH": str(ROOT)}
+           "PYTHONPATH": str(ROOT), **(env_extra or {})}
     if config:
         env["CODEGEN_CONFIG"] = str(config)
     proc = await asyncio.create_subprocess_exec(
