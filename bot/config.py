@@ -116,6 +116,16 @@ class LimitsConfig(Checked, section="limits"):
 
 
 @dataclass(frozen=True)
+class RuntimeConfig(Checked, section="runtime"):
+    """How the bot process lives: its health endpoints, its shutdown, what it does after a restart."""
+
+    health_host: str = "127.0.0.1"  # the health endpoints' own server, when no Slack HTTP server carries them
+    health_port: Annotated[int, Range(0, 65_535)] = 8080  # 0: no server of its own
+    shutdown_grace_s: Annotated[float, Range(0, HOUR_S, low_open=True)] = 20.0  # runs get this long to stop
+    resume_interrupted: bool = False  # at start, continue the runs a stopped or crashed bot left unfinished
+
+
+@dataclass(frozen=True)
 class CheckinConfig(Checked, section="checkin"):
     """Publishing the result as a GitHub Gist (``GITHUB_TOKEN``), or the fallback when GitHub is not set up."""
 
@@ -251,6 +261,7 @@ class Config(Checked):
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     slack: SlackConfig = field(default_factory=SlackConfig)
     discord: DiscordConfig = field(default_factory=DiscordConfig)
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     source: str = field(default="(built-in defaults)", metadata={"internal": True})
 
     def agent(self, role: str) -> ResolvedAgentSettings:

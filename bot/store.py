@@ -12,6 +12,7 @@ that cannot be recorded ends with status error (``bot.runner``), and reads fail 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import re
@@ -87,6 +88,10 @@ CREATE TABLE IF NOT EXISTS notes (
 );
 CREATE TABLE IF NOT EXISTS seen_events (
     key TEXT PRIMARY KEY,
+    at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS write_probe (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
     at REAL NOT NULL
 );
 """
@@ -177,6 +182,13 @@ class Store:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+    async def check_writable(self, timeout_s: float) -> None:
+        """Raise ``sqlite3.Error`` unless the database takes a write now (not read-only, locked or failing).
+
+        On a connection of its own, so a failed probe never rolls back what a run is writing.
+        """
+        await asyncio.to_thread(_write_probe, self.path, timeout_s)
 
     # -- conversations and runs ---------------------------------------------------------------
 
@@ -447,6 +459,11 @@ def _storable(value: Any) -> Any:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _write_probe(path: Path, timeout_s: float) -> None:
+    with contextlib.closing(sqlite3.connect(path, timeout=timeout_s, isolation_level=None)) as db:
+        db.execute("INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)", (time.time(),))
 
 
 def conversation_key(platform: str, thread_key: str) -> str:

@@ -11,6 +11,7 @@ from agents.protocols import Sandbox
 from agents.types import TestJob, TestReport
 from bot.checkin import publisher_for
 from bot.config import Config, ConfigError, Secrets
+from bot.health import ModelWatch
 from bot.llm import OpenAIChatModel
 from bot.redact import Redactor
 from bot.sandbox import DockerSandbox
@@ -63,14 +64,17 @@ def publisher_factory(config: Config, secrets: Secrets, store: Store) -> Publish
 
 
 @asynccontextmanager
-async def running_service(config: Config, secrets: Secrets, store: Store) -> AsyncIterator[Service]:
-    """The service with its real model and sandbox, closed on the way out (idle warm containers go too)."""
+async def running_service(config: Config, secrets: Secrets, store: Store,
+                          watch: ModelWatch | None = None) -> AsyncIterator[Service]:
+    """The service with its real model and sandbox, closed on the way out (idle warm containers go too).
+    With ``watch``, the model's answers are noted for the health endpoints."""
     model, sandbox = build_model(config, secrets), build_sandbox(config)
     try:
         ready = getattr(sandbox, "ready", None)
         if ready is not None:  # engine and images, checked before any model call; leftovers removed
             await ready()
-        yield Service(config, store, model, sandbox, publisher_factory(config, secrets, store),
+        team_model = watch.watch(model) if watch else model
+        yield Service(config, store, team_model, sandbox, publisher_factory(config, secrets, store),
                       redact=Redactor(secrets.values()))
     finally:
         close = getattr(sandbox, "close", None)

@@ -5,6 +5,7 @@
     codegen-chat doctor
     codegen-chat sandbox run|build ...
     codegen-chat serve
+    codegen-chat health [--alive]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from bot.config import Config, ConfigError, Secrets, find_config_path, load_conf
 from bot.doctor import model_checks, run_doctor
 from bot.entry import serve
 from bot.entry.build import open_store, running_service
+from bot.health import register as register_health
 from bot.inert import inert
 from bot.logs import configure_logging
 from bot.redact import Redactor, install_log_redaction
@@ -92,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_sandbox(commands)
     serve.register(commands)
+    register_health(commands)
     return parser
 
 

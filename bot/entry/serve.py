@@ -17,6 +17,8 @@ from agents.errors import UserInputError
 from bot.config import Config, Secrets
 from bot.doctor_types import CheckResult
 from bot.entry.build import open_store, running_service
+from bot.health import Health, ModelWatch
+from bot.health_http import start_health_server
 
 log = logging.getLogger(__name__)
 
@@ -37,10 +39,19 @@ async def _serve(args: argparse.Namespace, config: Config, secrets: Secrets) -> 
     if not names:
         raise UserInputError("No chat adapter is enabled: set enabled = true under [slack] or [discord] in the config.")
     store = await open_store(config)
+    watch = ModelWatch()
+    health = Health(store, config.sandbox, watch)
+    runtime = config.runtime
     try:
-        async with running_service(config, secrets, store) as service:
-            log.warning("serving %s", ", ".join(names))
-            await _serve_together([PLATFORMS[name] for name in names], service, config, secrets)
+        health_server = await start_health_server(health, runtime.health_host, runtime.health_port) \
+            if runtime.health_port else None
+        try:
+            async with running_service(config, secrets, store, watch) as service:
+                log.warning("serving %s", ", ".join(names))
+                await _serve_together([PLATFORMS[name] for name in names], service, config, secrets)
+        finally:
+            if health_server:
+                await health_server.cleanup()
     finally:
         await store.close()
     return 0

@@ -1,0 +1,189 @@
+"""Is the bot alive, and can it take work? ``/healthz`` and ``/readyz`` for supervisors and load balancers.
+
+``/healthz`` answers 200 while the process's event loop runs. ``/readyz`` answers 200 when every part the
+bot needs answers, else 503; its JSON body names each part and what is wrong with it:
+
+    store    the database takes a write now (a probe of its own, bounded by PROBE_TIMEOUT_S)
+    docker   the sandbox's engine answers a ping (at most once per DOCKER_EVERY_S; in a worker thread)
+    <chat>   each chat adapter says whether it is connected (Slack, Discord, ...)
+    model    the endpoint's last answer in a real run. A probe never calls the model, and a failure there
+             is shown but does not make the bot unready: a bot taken out of rotation would get no run
+             to show the endpoint is back.
+
+The checks here are framework-free (``Health.readiness``); ``bot.health_http`` serves them over HTTP.
+``codegen-chat health`` asks a running bot (a container's HEALTHCHECK runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import time
+import urllib.error
+import urllib.request
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from agents.errors import ModelError
+from agents.protocols import ChatModel
+from agents.types import Message, Usage
+from bot.config import Config, ConfigError, SandboxConfig, Secrets
+from bot.store import Store
+
+log = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 3.0
+DOCKER_EVERY_S = 5.0  # a probe storm pings the engine no more often than this
+
+
+@dataclass(frozen=True)
+class Part:
+    ok: bool
+    detail: str
+    required: bool = True
+
+
+@dataclass(frozen=True)
+class Readiness:
+    ready: bool
+    parts: dict[str, Part]
+
+    def as_json(self) -> dict[str, Any]:
+        return {"ready": self.ready, "parts": {name: asdict(part) for name, part in self.parts.items()}}
+
+
+class ModelWatch:
+    """The model endpoint's last answer, as the runs' own calls saw it."""
+
+    def __init__(self) -> None:
+        self.last: Part | None = None
+
+    def watch(self, model: ChatModel) -> ChatModel:
+        return _WatchedModel(model, self)
+
+    def answered(self) -> None:
+        self.last = Part(True, f"answered at {_now()}", required=False)
+
+    def failed(self, error: ModelError) -> None:
+        self.last = Part(False, f"failed at {_now()}: {error}", required=False)
+
+    def part(self) -> Part:
+        return self.last or Part(True, "not called yet", required=False)
+
+
+class _WatchedModel:
+    """A ``ChatModel`` that notes how each call went and is otherwise the model itself."""
+
+    def __init__(self, model: ChatModel, watch: ModelWatch) -> None:
+        self._model, self._watch = model, watch
+
+    def model_name(self, role: str) -> str:
+        return self._model.model_name(role)
+
+    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
+        try:
+            async with aclosing(self._model.stream(role, messages)) as pieces:
+                async for piece in pieces:
+                    yield piece
+        except ModelError as error:
+            self._watch.failed(error)
+            raise
+        self._watch.answered()
+
+
+class Health:
+    """What ``/readyz`` reports. Adapters call ``connected`` as their connection comes and goes."""
+
+    def __init__(self, store: Store, sandbox: SandboxConfig | None, model: ModelWatch) -> None:
+        self._store, self._sandbox, self._model = store, sandbox, model
+        self._chat: dict[str, Part] = {}
+        self._docker: tuple[float, Part] | None = None
+
+    def connected(self, adapter: str, ok: bool, detail: str = "") -> None:
+        self._chat[adapter] = Part(ok, detail or ("connected" if ok else "not connected"))
+
+    async def readiness(self) -> Readiness:
+        store, docker = await asyncio.gather(self._store_part(), self._docker_part())
+        parts = {"store": store, "docker": docker, **self._chat, "model": self._model.part()}
+        return Readiness(all(p.ok for p in parts.values() if p.required), parts)
+
+    async def _store_part(self) -> Part:
+        try:
+            await asyncio.wait_for(self._store.check_writable(PROBE_TIMEOUT_S), PROBE_TIMEOUT_S + 1)
+        except TimeoutError:
+            return Part(False, f"the database took no write within {PROBE_TIMEOUT_S:g}s")
+        except Exception as error:
+            return Part(False, f"the database takes no write: {error}")
+        return Part(True, "writable")
+
+    async def _docker_part(self) -> Part:
+        if self._sandbox is None or not self._sandbox.enabled:
+            return Part(True, "the sandbox is disabled", required=False)
+        if self._docker and time.monotonic() - self._docker[0] < DOCKER_EVERY_S:
+            return self._docker[1]
+        part = await _ping_docker(self._sandbox)
+        self._docker = (time.monotonic(), part)
+        return part
+
+
+async def _ping_docker(config: SandboxConfig) -> Part:
+    from bot.sandbox.client import open_checked  # the docker library loads only when a probe asks
+
+    try:
+        client = await asyncio.wait_for(open_checked(config, PROBE_TIMEOUT_S), PROBE_TIMEOUT_S + 1)
+    except TimeoutError:
+        return Part(False, f"the Docker engine did not answer within {PROBE_TIMEOUT_S:g}s")
+    except Exception as error:
+        return Part(False, str(error))
+    await asyncio.to_thread(client.close)
+    return Part(True, "the engine answers")
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# -- `codegen-chat health`: the probe a container's HEALTHCHECK runs ------------------------------
+
+def register(commands: argparse._SubParsersAction) -> None:
+    health = commands.add_parser("health", help="ask the running bot whether it is ready (exit 0) or not (1)")
+    health.add_argument("--alive", action="store_true", help="only whether it is alive (/healthz)")
+    health.set_defaults(handler=_health_command)
+
+
+def health_url(config: Config, path: str = "/readyz") -> str:
+    """Where this config's bot serves its health endpoints."""
+    runtime = config.runtime
+    if not runtime.health_port:
+        raise ConfigError("runtime.health_port is 0: this bot serves no health endpoints of its own")
+    return f"http://{_reachable(runtime.health_host)}:{runtime.health_port}{path}"
+
+
+def _reachable(host: str) -> str:
+    """A listening address as a client on the same machine dials it (any address: loopback)."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+async def _health_command(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    url = health_url(config, "/healthz" if args.alive else "/readyz")
+    status, body = await asyncio.to_thread(_get, url)
+    print(body if body else f"{url}: {status}")
+    return 0 if status == 200 else 1
+
+
+def _get(url: str) -> tuple[int | str, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S * 2) as response:
+            return response.status, response.read(64_000).decode("utf-8", "replace")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(64_000).decode("utf-8", "replace")
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        return "no answer", f"{url}: no answer ({reason}); is the bot running?"

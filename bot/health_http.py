@@ -1,0 +1,42 @@
+"""``/healthz`` and ``/readyz`` over HTTP (aiohttp): on any aiohttp application (Slack's HTTP server in
+HTTP mode), or on a small server of their own. What they report is ``bot.health``'s."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+
+from bot.config import ConfigError
+from bot.health import Health
+
+log = logging.getLogger(__name__)
+
+
+def health_routes(health: Health) -> list[web.RouteDef]:
+    """``GET /healthz`` and ``GET /readyz``, to add to any aiohttp application."""
+
+    async def alive(_: web.Request) -> web.Response:
+        return web.json_response({"alive": True})
+
+    async def ready(_: web.Request) -> web.Response:
+        readiness = await health.readiness()
+        return web.json_response(readiness.as_json(), status=200 if readiness.ready else 503)
+
+    return [web.get("/healthz", alive), web.get("/readyz", ready)]
+
+
+async def start_health_server(health: Health, host: str, port: int) -> web.AppRunner:
+    """The endpoints on a small server of their own; ``cleanup()`` the returned runner to stop it."""
+    app = web.Application()
+    app.add_routes(health_routes(health))
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as error:
+        await runner.cleanup()
+        raise ConfigError(f"runtime.health_port: cannot listen on {host}:{port} ({error.strerror or error}): "
+                          "pick a free port, or 0 for no health server of its own") from None
+    log.info("health endpoints on http://%s:%d/healthz and /readyz", host, port)
+    return runner
