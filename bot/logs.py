@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, Iterable, Iterator, Mapping, Sequence
+from contextlib import aclosing, contextmanager, suppress
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from types import MappingProxyType
 
+from agents.protocols import ChatModel
+from agents.types import Message, Usage
 from bot.config import ConfigError
 from bot.redact import install_log_redaction
 
@@ -55,7 +57,8 @@ def log_context(**fields: str) -> Iterator[None]:
     try:
         yield
     finally:
-        _context.reset(token)
+        with suppress(ValueError):  # an async generator closed from another task: its context is gone anyway
+            _context.reset(token)
 
 
 def tag_logs(**fields: str) -> None:
@@ -102,3 +105,20 @@ class JsonFormatter(logging.Formatter):
         if record.exc_text:
             line["exception"] = record.exc_text
         return json.dumps(line, ensure_ascii=False)
+
+
+class AgentTaggedModel:
+    """A ``ChatModel`` whose calls log with the calling agent's name: the Manager's work runs in a task of
+    its own, so the agent is tagged where the model is called rather than where events are read."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+
+    def model_name(self, role: str) -> str:
+        return self._model.model_name(role)
+
+    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
+        with log_context(agent=role):
+            async with aclosing(self._model.stream(role, messages)) as pieces:
+                async for piece in pieces:
+                    yield piece

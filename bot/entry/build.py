@@ -7,12 +7,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from agents.errors import SandboxError
-from agents.protocols import Sandbox
+from agents.protocols import ChatModel, Sandbox
 from agents.types import TestJob, TestReport
 from bot.checkin import publisher_for
 from bot.config import Config, ConfigError, Secrets
 from bot.health import ModelWatch
 from bot.llm import OpenAIChatModel
+from bot.logs import AgentTaggedModel
 from bot.redact import Redactor
 from bot.sandbox import DockerSandbox
 from bot.service import PublisherFactory, Service
@@ -73,7 +74,8 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
         ready = getattr(sandbox, "ready", None)
         if ready is not None:  # engine and images, checked before any model call; leftovers removed
             await ready()
-        team_model = watch.watch(model) if watch else model
+        tagged: ChatModel = AgentTaggedModel(model)
+        team_model = watch.watch(tagged) if watch else tagged
         yield Service(config, store, team_model, sandbox, publisher_factory(config, secrets, store),
                       redact=Redactor(secrets.values()))
     finally:
