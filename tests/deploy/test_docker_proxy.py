@@ -135,7 +135,7 @@ def test_an_exec_asking_for_privileges_is_refused(through, docker_client):
     try:
         container.start()
         assert through.api.exec_create(container.id, ["id"], user="65534:65534")["Id"]  # what the sandbox does
-        for options in ({"privileged": True, "user": "65534:65534"}, {"user": "root"}, {"user": "0"}):
+        for options in ({"privileged": True, "user": "65534:65534"}, {"user": "root"}, {"user": "0"}, {"user": "0:0"}):
             with pytest.raises(APIError) as refused:
                 through.api.exec_create(container.id, ["id"], **options)
             assert refused.value.status_code == 403
@@ -149,12 +149,14 @@ def test_an_exec_asking_for_privileges_is_refused(through, docker_client):
     lambda c: c.images.build(fileobj=__import__("io").BytesIO(b"FROM scratch\n"), tag="x"),
     lambda c: c.images.list(),
     lambda c: c.volumes.list(),
-    lambda c: c.networks.create("codegen-proxy-test"),
+    lambda c: c.networks.create("codegen-proxy-test"),  # a network that reaches out
+    lambda c: c.networks.create("codegen-proxy-test", driver="macvlan", internal=True),  # onto the host's LAN
     lambda c: c.api.get_archive("anything", "/etc/passwd"),
     lambda c: c.api.put_archive("anything", "/", b""),
     lambda c: c.api.update_container("anything", mem_limit="1g"),
     lambda c: c.api.commit("anything"),
-], ids=["info", "pull", "build", "images", "volumes", "networks", "copy-out", "copy-in", "update", "commit"])
+], ids=["info", "pull", "build", "images", "volumes", "open-network", "macvlan", "copy-out", "copy-in", "update",
+        "commit"])
 def test_every_other_call_is_refused(through, call):
     with pytest.raises(APIError) as refused:
         call(through)
