@@ -26,7 +26,7 @@ from agents.events import (
 from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
 from bot.attachments import to_attachment
-from bot.chat.words import agent_title
+from bot.chat.words import agent_title, ended_by_the_bot
 from bot.checkin.folder import folder_problem
 from bot.checkin.masking import MaskingPublisher
 from bot.inert import inert
@@ -111,6 +111,8 @@ class Renderer:
             lines.append(self._text(f"Checked in: {event.checkin.location}{note}"))
         if out_dir and (event.files or event.tests) and not (event.checkin and event.checkin.kind == "folder"):
             lines.append(self._text(f"Files: {out_dir}" + (f" ({saved})" if saved else "")))
+        if ended_by_the_bot(event):
+            lines.append(self._text(f'Continue it from where it stopped: codegen-chat run --continue {event.run_id} "carry on"'))
         return "\n".join(lines)
 
     def _line(self, *parts: Part) -> None:
@@ -172,10 +174,10 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
     interrupted = False
     try:
         finished = await handle.wait()
-    except asyncio.CancelledError:  # Ctrl-C
+    except asyncio.CancelledError:  # stopped by Ctrl-C or SIGTERM/SIGHUP: the renderer saw how it ended
         interrupted = True
         handle.cancel()
-        finished = await _settle(handle)
+        finished = renderer.finished or await _settle(handle)
     saved = ""
     if finished.files and not (finished.checkin and finished.checkin.kind == "folder"):
         saved = await _save(MaskingPublisher(fallback, redact or Redactor(())), finished, request.task)

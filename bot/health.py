@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import logging
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -36,6 +37,7 @@ from bot.store import Store
 log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 3.0
+Connected = Callable[[], bool | Awaitable[bool]]  # whether a chat adapter's connection is up now
 DOCKER_EVERY_S = 5.0  # a probe storm pings the engine no more often than this
 
 
@@ -95,20 +97,41 @@ class _WatchedModel:
 
 
 class Health:
-    """What ``/readyz`` reports. Adapters call ``connected`` as their connection comes and goes."""
+    """What ``/readyz`` reports. ``expect`` names the chat adapters that must connect; each one, once
+    connected, registers how to tell whether it still is (``connection``)."""
 
-    def __init__(self, store: Store, sandbox: SandboxConfig | None, model: ModelWatch) -> None:
-        self._store, self._sandbox, self._model = store, sandbox, model
-        self._chat: dict[str, Part] = {}
+    def __init__(self, store: Store, sandbox: SandboxConfig | None, model: ModelWatch | None = None) -> None:
+        self._store, self._sandbox = store, sandbox
+        self.model = model or ModelWatch()
+        self._chat: dict[str, Connected | None] = {}
         self._docker: tuple[float, Part] | None = None
 
-    def connected(self, adapter: str, ok: bool, detail: str = "") -> None:
-        self._chat[adapter] = Part(ok, detail or ("connected" if ok else "not connected"))
+    def expect(self, *adapters: str) -> None:
+        for name in adapters:
+            self._chat.setdefault(name, None)
+
+    def connection(self, adapter: str, connected: Connected) -> None:
+        self._chat[adapter] = connected
 
     async def readiness(self) -> Readiness:
-        store, docker = await asyncio.gather(self._store_part(), self._docker_part())
-        parts = {"store": store, "docker": docker, **self._chat, "model": self._model.part()}
+        store, docker, chat = await asyncio.gather(self._store_part(), self._docker_part(), self._chat_parts())
+        parts = {"store": store, "docker": docker, **chat, "model": self.model.part()}
         return Readiness(all(p.ok for p in parts.values() if p.required), parts)
+
+    async def _chat_parts(self) -> dict[str, Part]:
+        parts = {}
+        for name, connected in self._chat.items():
+            if connected is None:
+                parts[name] = Part(False, "not connected yet")
+                continue
+            try:
+                answer = connected()
+                ok = bool(await answer if inspect.isawaitable(answer) else answer)
+            except Exception as error:  # a client in a state it cannot tell about is not usable now
+                log.debug("%s connection check failed: %s", name, error)
+                ok = False
+            parts[name] = Part(ok, "connected" if ok else "disconnected")
+        return parts
 
     async def _store_part(self) -> Part:
         try:
@@ -154,8 +177,15 @@ def register(commands: argparse._SubParsersAction) -> None:
     health.set_defaults(handler=_health_command)
 
 
+def on_slack_server(config: Config) -> bool:
+    """Slack's HTTP mode has a server anyway: the endpoints go there, one port to expose."""
+    return config.slack.enabled and config.slack.mode == "http"
+
+
 def health_url(config: Config, path: str = "/readyz") -> str:
-    """Where this config's bot serves its health endpoints."""
+    """Where this config's bot serves its health endpoints: Slack's HTTP server in HTTP mode, else its own."""
+    if on_slack_server(config):
+        return f"http://{_reachable(config.slack.http_host)}:{config.slack.http_port}{path}"
     runtime = config.runtime
     if not runtime.health_port:
         raise ConfigError("runtime.health_port is 0: this bot serves no health endpoints of its own")

@@ -39,12 +39,14 @@ def unchanged(event: E) -> E:
     return event
 
 STOPPED_REASON = "stopped on request"
+SHUTDOWN_REASON = "the bot was shut down"  # SIGTERM, SIGHUP or Ctrl-C stopped the process running it
 INTERNAL_ERROR_REASON = "an internal error ended the run; the details are in the bot's log"
 
 
 async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[EventSink],
-                stamp: Stamp = unchanged) -> RunFinished:
-    """Consume a run's events, fanning each out to ``sinks``; returns the final event as the sinks saw it."""
+                stamp: Stamp = unchanged, stop_reason: Callable[[], str] = lambda: STOPPED_REASON) -> RunFinished:
+    """Consume a run's events, fanning each out to ``sinks``; returns the final event as the sinks saw it.
+    A cancelled run ends stopped, with ``stop_reason()`` as the reason (a Stop, or the bot shutting down)."""
     last: RunFinished | None = None
     try:
         async for raw in events:
@@ -58,8 +60,8 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
                 await deliver(event, sinks)
     except asyncio.CancelledError:
         if last is None:
-            last = stamp(stopped(run_id))
-            await asyncio.shield(finish(last, sinks))
+            last = stamp(stopped(run_id, stop_reason()))
+            last = await asyncio.shield(finish(last, sinks))
         raise
     except StoreError as error:
         log.error("run %s ended: %s", run_id, error)
@@ -77,8 +79,8 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
     return last
 
 
-def stopped(run_id: str) -> RunFinished:
-    return RunFinished(run_id, status=RunStatus.STOPPED, reason=STOPPED_REASON)
+def stopped(run_id: str, reason: str = STOPPED_REASON) -> RunFinished:
+    return RunFinished(run_id, status=RunStatus.STOPPED, reason=reason)
 
 
 async def deliver(event: Event, sinks: Sequence[EventSink]) -> None:

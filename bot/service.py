@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets as random_tokens
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from agents.errors import UserInputError
@@ -28,10 +28,11 @@ from bot.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.config import Config
+from bot.health import Connected, Health
 from bot.logs import tag_logs
 from bot.redact import Redactor
-from bot.runner import INTERNAL_ERROR_REASON, EventSink, deliver, drive, stopped
-from bot.store import Store, conversation_key
+from bot.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
+from bot.store import INTERRUPTED_REASON, Interrupted, Store, conversation_key
 from bot.usage import RunUsage
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,7 @@ class _Waiter:
     user_id: str
     thread: str
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    stop_reason: str = STOPPED_REASON  # why the run ends if it is cancelled: a Stop, or the bot shutting down
 
 
 class Service:
@@ -108,6 +110,7 @@ class Service:
         publisher_for: PublisherFactory = lambda fallback: fallback,
         prompts: PromptBook | None = None,
         redact: Redactor | None = None,
+        health: Health | None = None,
     ) -> None:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
         self._publisher_for = publisher_for
@@ -117,6 +120,8 @@ class Service:
         self._running: list[_Waiter] = []
         self._handles: dict[str, RunHandle] = {}
         self._drawn: dict[str, tuple[str, RunRenderer]] = {}  # run id -> (platform, its renderer) until drawn
+        self._closing = ""  # why no new work is taken: the bot is shutting down
+        self.health = health
 
     # -- what adapters call -------------------------------------------------------------------
 
@@ -126,6 +131,7 @@ class Service:
         if not arrival.addressed and not (arrival.text.strip() and arrival.thread_key and
                                           await self._store.has_conversation(platform.name, arrival.thread_key)):
             return IGNORED  # chatter, or a follow-up the platform delivered without its text
+        self._refuse_while_closing()  # before it is remembered as taken: after the restart it can be sent again
         # One key per message: a platform's retries of an event, and the two events one mention can
         # produce, must start one run. The store remembers keys across restarts.
         if not await self._store.first_sighting(f"{platform.name}:{arrival.key}"):
@@ -140,6 +146,7 @@ class Service:
 
     def check(self, request: ChatRequest) -> None:
         """Raise ``UserInputError`` with a clear sentence when the request cannot be taken."""
+        self._refuse_while_closing()
         limits = self._config.input
         text = request.text.strip()
         if not text:
@@ -202,6 +209,7 @@ class Service:
             raise
         self._drawn[run_id] = (platform.name, renderer)
         renderer.when_done(lambda: self._drawn.pop(run_id, None))
+        await self._store.set_status_message(run_id, renderer.status_message_id)
         return handle
 
     async def stop_all(self, platform: str, grace_s: float) -> None:
@@ -213,13 +221,69 @@ class Service:
             log.warning("%s: stopping %d run(s)", platform, len(drawn))
             await asyncio.wait([asyncio.ensure_future(renderer.done()) for _, renderer in drawn], timeout=grace_s)
 
-    def cancel(self, run_id: str) -> bool:
-        """Stop a run (queued or running). False when no such run is under way in this process."""
+    def cancel(self, run_id: str, reason: str = STOPPED_REASON) -> bool:
+        """Stop a run (queued or running) with ``reason``. False when no such run is under way in this process."""
         handle = self._handles.get(run_id)
         if handle is None:
             return False
+        for waiter in [*self._running, *self._waiting]:
+            if waiter.run_id == run_id:
+                waiter.stop_reason = reason
         handle.cancel()
         return True
+
+    async def shutdown(self, reason: str, grace_s: float) -> None:
+        """Take no more work, stop every run (queued or running) with ``reason``, and wait up to ``grace_s``
+        for each to end: its final event recorded, its container removed, its thread told (the renderer
+        says a run stopped this way can be continued by replying)."""
+        self._closing = reason
+        runs = list(self._handles.values())
+        renderers = [renderer for _, renderer in self._drawn.values()]
+        for handle in runs:
+            self.cancel(handle.run_id, reason)
+        if runs:
+            log.warning("stopping %d run(s): %s", len(runs), reason)
+            ending = [handle.task for handle in runs] + [asyncio.ensure_future(r.done()) for r in renderers]
+            await asyncio.wait(ending, timeout=grace_s)
+
+    async def online(self, platform: ChatPlatform, open_thread: ThreadOpener,
+                     connected: Connected = lambda: True) -> None:
+        """An adapter has connected. Its connection counts for readiness (``connected`` says whether it
+        still is); each run an earlier process left unfinished in its threads is ended there as
+        interrupted, with the Stop control gone and a line saying a reply continues it, and, with
+        ``[runtime] resume_interrupted``, continued at once from its saved files."""
+        if self.health is not None:
+            self.health.connection(platform.name, connected)
+        for run in await self._store.untold_interrupted(platform.name):
+            try:
+                thread = await open_thread(run.thread_key)
+                await self._tell_interrupted(run, thread, platform)
+            except Exception:  # the thread may be gone; the run stays interrupted in the store either way
+                log.exception("could not tell thread %s that run %s was interrupted", run.thread_key, run.id)
+                await self._store.told_interrupted(run.id)
+                continue
+            await self._store.told_interrupted(run.id)
+            if self._config.runtime.resume_interrupted:
+                await self._resume(run, thread, platform)
+
+    async def _tell_interrupted(self, run: Interrupted, thread: ChatThread, platform: ChatPlatform) -> None:
+        renderer = RunRenderer(thread, platform, self._redact)
+        await renderer.reopen(run.id, run.status_message)
+        await renderer(RunFinished(run.id, status=RunStatus.INTERRUPTED, reason=INTERRUPTED_REASON, usage=run.usage))
+        await renderer.done()
+
+    async def _resume(self, run: Interrupted, thread: ChatThread, platform: ChatPlatform) -> None:
+        request = ChatRequest(platform.name, run.thread_key, run.user_id, f"{RESUMED_PREFIX} {run.task}")
+        try:
+            await self.start(request, thread, platform)
+        except UserInputError as error:
+            log.warning("could not resume run %s: %s", run.id, error)
+        else:
+            log.warning("resumed interrupted run %s in %s", run.id, run.thread_key)
+
+    def _refuse_while_closing(self) -> None:
+        if self._closing:
+            raise UserInputError("The bot is restarting and takes no new work right now; send this again in a minute.")
 
     def stop(self, run_id: str, place: Place, platform: ChatPlatform) -> str | None:
         """Stop a run for the person who pressed its Stop control; None once it is stopping, else a
@@ -264,10 +328,11 @@ class Service:
             run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments,
                                      prior=prior, conversation_key=waiter.thread)
             driving = True
-            return await drive(run_id, manager.run(run_request), sinks, RunUsage(self._config.prices))
+            return await drive(run_id, manager.run(run_request), sinks, RunUsage(self._config.prices),
+                               stop_reason=lambda: waiter.stop_reason)
         except asyncio.CancelledError:
             if not driving:  # stopped while queued or starting: nobody else will say so
-                await asyncio.shield(deliver(stopped(run_id), sinks))
+                await asyncio.shield(deliver(stopped(run_id, waiter.stop_reason), sinks))
             raise
         except Exception:  # before the team started (the store failing, say); drive() covers the rest
             log.exception("run %s could not start", run_id)
@@ -310,6 +375,10 @@ class Service:
             self._running.remove(waiter)
         for other in self._waiting:
             other.ready.set()
+
+
+RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved files.)"
+ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again
 
 
 def _queue_text(position: int) -> str:

@@ -118,6 +118,18 @@ class RunSummary:
 
 
 @dataclass(frozen=True)
+class Interrupted:
+    """A run a stopped or crashed process left unfinished, whose thread has not been told yet."""
+
+    id: str
+    thread_key: str
+    user_id: str
+    task: str
+    status_message: str
+    usage: Usage
+
+
+@dataclass(frozen=True)
 class TurnRecord:
     agent: str
     round: int
@@ -223,6 +235,24 @@ class Store:
                     (RunStatus.INTERRUPTED, INTERRUPTED_REASON, time.time(), run_id),
                 )
         return len(stale)
+
+    async def set_status_message(self, run_id: str, message_id: str) -> None:
+        async with self._transaction("write to"):
+            await self._execute("UPDATE runs SET status_message = ? WHERE id = ?", (message_id, run_id))
+
+    async def untold_interrupted(self, platform: str) -> list[Interrupted]:
+        """The interrupted runs of ``platform`` whose threads have not been told, oldest first."""
+        rows = await self._all(
+            "SELECT r.*, c.thread_key FROM runs r JOIN conversations c ON c.id = r.conversation_id"
+            " WHERE c.platform = ? AND r.status = ? AND r.told_interrupted = 0 ORDER BY r.rowid",
+            platform, RunStatus.INTERRUPTED,
+        )
+        return [Interrupted(r["id"], r["thread_key"], r["user_id"], r["task"], r["status_message"],
+                            Usage(r["prompt_tokens"], r["completion_tokens"], r["cost_usd"])) for r in rows]
+
+    async def told_interrupted(self, run_id: str) -> None:
+        async with self._transaction("write to"):
+            await self._execute("UPDATE runs SET told_interrupted = 1 WHERE id = ?", (run_id,))
 
     async def prior_work(self, conversation_id: int, before_run: str) -> PriorWork | None:
         """What earlier runs of the conversation left: their tasks and the latest files, for a follow-up."""
@@ -428,7 +458,11 @@ class Store:
 
 
 # Columns added after the first release: a database made before them gets them at open.
-ADDED_COLUMNS = {("runs", "user_tests"): "TEXT NOT NULL DEFAULT '{}'"}
+ADDED_COLUMNS = {
+    ("runs", "user_tests"): "TEXT NOT NULL DEFAULT '{}'",
+    ("runs", "status_message"): "TEXT NOT NULL DEFAULT ''",  # the chat message with the run's Stop control
+    ("runs", "told_interrupted"): "INTEGER NOT NULL DEFAULT 0",  # its thread was told it was interrupted
+}
 
 
 def _why_no_folder(path: Path, error: OSError) -> str:

@@ -21,7 +21,7 @@ from discord import app_commands
 from adapters.discord.endpoints import PORTAL, endpoints
 from adapters.discord.handlers import INTERNAL_ERROR, Context, context_of, on_code, on_message, on_stop
 from adapters.discord.platform import PLATFORM, platform
-from adapters.discord.thread import StopButton
+from adapters.discord.thread import DiscordThread, StopButton
 from bot.config import Config, ConfigError, DiscordConfig, Secrets
 from bot.redact import Redactor
 from bot.service import Service
@@ -39,10 +39,26 @@ class CodegenBot(discord.Client):
         self.tree = app_commands.CommandTree(self)
         self.tree.add_command(code_command())
         self.tree.on_error = _command_failed  # type: ignore[method-assign]
+        self._online = False
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(StopButton)
         await sync_commands(self.tree, self.codegen.config.sync_guilds)
+
+    async def on_ready(self) -> None:
+        """Connected (also after a reconnect): the core learns how to reach this bot's threads again."""
+        if not self._online:
+            self._online = True
+            await self.codegen.service.online(self.codegen.platform, self.thread_of, self.connected)
+
+    def connected(self) -> bool:
+        return self.is_ready() and not self.is_closed()
+
+    async def thread_of(self, thread_key: str) -> DiscordThread:
+        channel = self.get_channel(int(thread_key)) or await self.fetch_channel(int(thread_key))
+        if not isinstance(channel, discord.Thread):
+            raise LookupError(f"channel {thread_key} is not a thread")
+        return DiscordThread(channel)
 
     async def stop_pressed(self, interaction: discord.Interaction, run_id: str) -> None:
         await on_stop(self.codegen, interaction, run_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -17,8 +18,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.doctor import token_checks
 from adapters.slack.handlers import SlackBot
 from adapters.slack.http import serve_http
+from adapters.slack.thread import SlackThread
 from bot.config import Config, ConfigError, Secrets, SlackConfig
 from bot.doctor_types import CheckResult
+from bot.health import Connected
 from bot.service import Service
 
 log = logging.getLogger(__name__)
@@ -33,12 +36,19 @@ async def serve(service: Service, config: Config, secrets: Secrets) -> None:
         await _check_bot_token(client, settings)
         bot = SlackBot(service, config, client, session)
         app = build_app(bot, client, secrets.slack_signing_secret, http=settings.mode == "http")
+        async def open_thread(thread_key: str) -> SlackThread:
+            channel, _, thread_ts = thread_key.partition(":")
+            return SlackThread(client, channel, thread_ts)
+
+        async def online(connected: Connected) -> None:
+            await service.online(bot.platform, open_thread, connected)
+
         try:
             if settings.mode == "http":
                 log.warning("slack: HTTP mode on %s:%d%s", settings.http_host, settings.http_port, settings.http_path)
-                await serve_http(app, settings)
+                await serve_http(app, settings, service.health, listening=lambda: online(lambda: True))
             else:
-                await _serve_socket(app, secrets.slack_app_token)
+                await _serve_socket(app, secrets.slack_app_token, online)
         finally:
             await bot.shutdown()  # its threads say the runs stopped, while the session is still open
 
@@ -85,7 +95,7 @@ async def _check_bot_token(client: AsyncWebClient, settings: SlackConfig) -> Non
                           "and the network") from None
 
 
-async def _serve_socket(app: AsyncApp, app_token: str) -> None:
+async def _serve_socket(app: AsyncApp, app_token: str, online: Callable[[Connected], Awaitable[None]]) -> None:
     # The SDK retries a refused connection forever (right for a network blip, not for a bad token),
     # so the token is tried once first; asking for a websocket URL opens no connection.
     try:
@@ -97,6 +107,7 @@ async def _serve_socket(app: AsyncApp, app_token: str) -> None:
     await handler.connect_async()
     log.warning("slack: connected over Socket Mode")
     try:
+        await online(handler.client.is_connected)  # the SDK reconnects by itself; this says if it is now
         await asyncio.Event().wait()
     finally:
         await handler.close_async()

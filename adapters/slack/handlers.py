@@ -20,6 +20,7 @@ from adapters.slack.platform import PLATFORM, platform
 from adapters.slack.thread import STOP_ACTION, SlackThread
 from agents.errors import UserInputError
 from bot.access import Place
+from bot.chat.thread import ChatPlatform
 from bot.config import Config
 from bot.service import Service
 
@@ -34,6 +35,10 @@ class SlackBot:
         self._service, self._config = service, config
         self._client, self._downloads = client, downloads
         self._platform = platform(config.slack)
+
+    @property
+    def platform(self) -> ChatPlatform:
+        return self._platform
 
     def register(self, app: AsyncApp) -> None:
         app.event("app_mention")(self.on_event)

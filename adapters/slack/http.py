@@ -4,37 +4,47 @@ request's signature (a bad or stale one is answered 401) before any handler sees
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 
 from bot.config import SlackConfig
+from bot.health import Health
+from bot.health_http import health_routes
 
 MAX_BODY_BYTES = 1024 * 1024  # Slack's event payloads are far smaller
 
 
-def events_app(app: AsyncApp, path: str) -> web.Application:
-    """An aiohttp application that hands ``POST path`` to bolt (events, interactivity, url_verification)."""
+def events_app(app: AsyncApp, path: str, health: Health | None = None) -> web.Application:
+    """An aiohttp application that hands ``POST path`` to bolt (events, interactivity, url_verification),
+    and serves the bot's ``/healthz`` and ``/readyz`` (one port to expose)."""
 
     async def dispatch(request: web.Request) -> web.Response:
         return await to_aiohttp_response(await app.async_dispatch(await to_bolt_request(request)))
 
-    async def health(_: web.Request) -> web.Response:
+    async def alive(_: web.Request) -> web.Response:
         return web.Response(text="ok")
 
     web_app = web.Application(client_max_size=MAX_BODY_BYTES)
     web_app.router.add_post(path, dispatch)
-    web_app.router.add_get("/healthz", health)
+    if health is not None:
+        web_app.add_routes(health_routes(health))
+    else:
+        web_app.router.add_get("/healthz", alive)
     return web_app
 
 
-async def serve_http(app: AsyncApp, settings: SlackConfig) -> None:
-    """Serve until cancelled."""
-    runner = web.AppRunner(events_app(app, settings.http_path), access_log=None)
+async def serve_http(app: AsyncApp, settings: SlackConfig, health: Health | None = None,
+                     listening: Callable[[], Awaitable[None]] | None = None) -> None:
+    """Serve until cancelled; ``listening`` is called once the port takes requests."""
+    runner = web.AppRunner(events_app(app, settings.http_path, health), access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, settings.http_host, settings.http_port).start()
+        if listening is not None:
+            await listening()
         await asyncio.Event().wait()
     finally:
         await runner.cleanup()

@@ -134,6 +134,16 @@ class RunRenderer:
         self._status_id = await self._thread.post(self._show(opening_status(run_id, follows)), stop=run_id)
         self._task = asyncio.create_task(self._draw_all(), name=f"render-{run_id}")
 
+    async def reopen(self, run_id: str, status_message_id: str) -> None:
+        """Draw in a thread whose status message an earlier process posted (to end a run it left unfinished)."""
+        self.run_id, self._status_id = run_id, status_message_id
+        self._task = asyncio.create_task(self._draw_all(), name=f"render-{run_id}")
+
+    @property
+    def status_message_id(self) -> str:
+        """The status message (the one with the Stop control), once ``open`` posted it."""
+        return self._status_id
+
     async def __call__(self, event: Event) -> None:
         """The run's event sink: never waits, so the team goes on while the platform is written to."""
         self._queue.put_nowait(event)
@@ -284,7 +294,8 @@ class RunRenderer:
     async def _finish_run(self, event: RunFinished) -> None:
         self.finished = event
         await self._cut_short()
-        await self._guarded(self._thread.edit, self._status_id, self._show(closing_status(event)))
+        if self._status_id:  # a run from before a restart may not know it
+            await self._guarded(self._thread.edit, self._status_id, self._show(closing_status(event)))
         await self._post(final_text(event, self._by_agent))
 
     async def _attach(self, job: _Attach) -> None:

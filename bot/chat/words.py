@@ -12,6 +12,7 @@ from agents.types import Publication, RunStatus, TestReport, Usage
 from bot.chat.failures import failure_excerpt
 from bot.checkin.files import README_NAME, gist_layout
 from bot.checkin.readme import compose_readme
+from bot.runner import SHUTDOWN_REASON
 
 AGENT_TITLES = {
     "planner": "Planner", "programmer": "Programmer", "optimizer": "Optimizer (review)",
@@ -83,10 +84,14 @@ def report_line(report: TestReport) -> str:
     return f"Tests: {report.summary()} ({report.duration_s:.1f}s)"
 
 
+CONTINUE_HINT = "Reply in this thread to continue from where it stopped."
+
+
 def final_summary(event: RunFinished) -> str:
     """The last message of a run: status, why, the test result, tokens and cost, where the result is."""
     reason = event.reason.rstrip(".")  # some reasons are whole sentences already; one full stop either way
-    lines = [f"{STATUS_WORDS.get(event.status, event.status)}: {reason}."]
+    lines = [f"{STATUS_WORDS.get(event.status, event.status)}: {reason}." + (
+        f" {CONTINUE_HINT}" if ended_by_the_bot(event) else "")]
     if event.report:
         lines.append(report_line(event.report))
     usage = f"Tokens: {event.usage.tokens_text()}"
@@ -94,6 +99,12 @@ def final_summary(event: RunFinished) -> str:
     if event.checkin:
         lines.append(f"Result: {event.checkin.location}" + (f" ({event.checkin.note})" if event.checkin.note else ""))
     return "\n".join(lines)
+
+
+def ended_by_the_bot(event: RunFinished) -> bool:
+    """The run ended because the bot went away (shut down, or died), not because of the work or a person."""
+    return event.status is RunStatus.INTERRUPTED or (event.status is RunStatus.STOPPED and
+                                                     event.reason == SHUTDOWN_REASON)
 
 
 def attached_files(publication: Publication) -> dict[str, str]:

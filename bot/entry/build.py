@@ -11,7 +11,7 @@ from agents.protocols import ChatModel, Sandbox
 from agents.types import TestJob, TestReport
 from bot.checkin import publisher_for
 from bot.config import Config, ConfigError, Secrets
-from bot.health import ModelWatch
+from bot.health import Health
 from bot.llm import OpenAIChatModel
 from bot.logs import AgentTaggedModel
 from bot.redact import Redactor
@@ -66,20 +66,21 @@ def publisher_factory(config: Config, secrets: Secrets, store: Store) -> Publish
 
 @asynccontextmanager
 async def running_service(config: Config, secrets: Secrets, store: Store,
-                          watch: ModelWatch | None = None) -> AsyncIterator[Service]:
+                          health: Health | None = None) -> AsyncIterator[Service]:
     """The service with its real model and sandbox, closed on the way out (idle warm containers go too).
-    With ``watch``, the model's answers are noted for the health endpoints."""
+    With ``health``, the model's answers are noted for the health endpoints and adapters report there."""
     model, sandbox = build_model(config, secrets), build_sandbox(config)
     try:
         ready = getattr(sandbox, "ready", None)
         if ready is not None:  # engine and images, checked before any model call; leftovers removed
             await ready()
         tagged: ChatModel = AgentTaggedModel(model)
-        team_model = watch.watch(tagged) if watch else tagged
+        team_model = health.model.watch(tagged) if health else tagged
         yield Service(config, store, team_model, sandbox, publisher_factory(config, secrets, store),
-                      redact=Redactor(secrets.values()))
+                      redact=Redactor(secrets.values()), health=health)
     finally:
         close = getattr(sandbox, "close", None)
         if close is not None:
             await close()
         await model.close()
+

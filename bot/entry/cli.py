@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -26,8 +27,10 @@ from bot.entry import serve
 from bot.entry.build import open_store, running_service
 from bot.health import register as register_health
 from bot.inert import inert
+from bot.lifecycle import signals_handled, until_shutdown
 from bot.logs import configure_logging
 from bot.redact import Redactor, install_log_redaction
+from bot.runner import SHUTDOWN_REASON, STOPPED_REASON
 from bot.sandbox import sandbox_checks
 from bot.sandbox.commands import register as register_sandbox
 from bot.service import new_run_id
@@ -111,9 +114,19 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             thread_key = where[1]
         request = TerminalRun(args.task, args.file, args.out, args.continue_run)
 
-        async with running_service(config, secrets, store) as service:
-            return await run_in_terminal(service, request, FolderPublisher, config.input.max_attachment_bytes,
-                                         thread_key, redact=Redactor(secrets.values()))
+        with signals_handled(config.runtime.shutdown_grace_s) as shutdown:
+            async with running_service(config, secrets, store) as service:
+                async def wind_down(signal_: signal.Signals) -> None:
+                    # Ctrl-C is the person at the terminal stopping their run; SIGTERM/SIGHUP, the machine's.
+                    reason = STOPPED_REASON if signal_ is signal.SIGINT else SHUTDOWN_REASON
+                    await service.shutdown(reason, config.runtime.shutdown_grace_s)
+
+                work = run_in_terminal(service, request, FolderPublisher, config.input.max_attachment_bytes,
+                                       thread_key, redact=Redactor(secrets.values()))
+                status = await until_shutdown(shutdown, work, wind_down, ends_by_itself=True)
+            if shutdown.signal in (signal.SIGTERM, signal.SIGHUP):
+                return 0  # shut down as asked; the run is saved as stopped and `--continue` picks it up
+            return 130 if status is None else status
     finally:
         await store.close()
 

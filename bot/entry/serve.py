@@ -1,7 +1,10 @@
 """``codegen-chat serve``: the enabled chat platforms (Slack, Discord) on one service until stopped.
 
-Each platform package offers ``async def serve(service, config, secrets)`` (runs until cancelled) and
-``async def doctor_checks(config, secrets)``; ``PLATFORMS`` lists them by their config section.
+Each platform package offers ``async def serve(service, config, secrets)`` (runs until cancelled; once
+connected it calls ``service.online``) and ``async def doctor_checks(config, secrets)``; ``PLATFORMS``
+lists them by their config section. It stops the way every entry point does (``bot.lifecycle``): on
+SIGTERM, SIGHUP or Ctrl-C the runs are stopped and their threads told, then the platforms are cancelled,
+which closes their connections.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from agents.errors import UserInputError
 from bot.config import Config, Secrets
 from bot.doctor_types import CheckResult
 from bot.entry.build import open_store, running_service
-from bot.health import Health, ModelWatch
+from bot.health import Health, on_slack_server
 from bot.health_http import start_health_server
+from bot.lifecycle import signals_handled, until_shutdown
+from bot.runner import SHUTDOWN_REASON
 
 log = logging.getLogger(__name__)
 
@@ -38,22 +43,28 @@ async def _serve(args: argparse.Namespace, config: Config, secrets: Secrets) -> 
     names = enabled_platforms(config)
     if not names:
         raise UserInputError("No chat adapter is enabled: set enabled = true under [slack] or [discord] in the config.")
-    store = await open_store(config)
-    watch = ModelWatch()
-    health = Health(store, config.sandbox, watch)
     runtime = config.runtime
-    try:
-        health_server = await start_health_server(health, runtime.health_host, runtime.health_port) \
-            if runtime.health_port else None
+    with signals_handled(runtime.shutdown_grace_s) as shutdown:
+        store = await open_store(config)
+        health = Health(store, config.sandbox)
+        health.expect(*names)
         try:
-            async with running_service(config, secrets, store, watch) as service:
-                log.warning("serving %s", ", ".join(names))
-                await _serve_together([PLATFORMS[name] for name in names], service, config, secrets)
+            health_server = await start_health_server(health, runtime.health_host, runtime.health_port) \
+                if runtime.health_port and not on_slack_server(config) else None
+            try:
+                async with running_service(config, secrets, store, health) as service:
+                    log.warning("serving %s", ", ".join(names))
+                    platforms = _serve_together([PLATFORMS[name] for name in names], service, config, secrets)
+
+                    async def wind_down(_: object) -> None:
+                        await service.shutdown(SHUTDOWN_REASON, runtime.shutdown_grace_s)
+
+                    await until_shutdown(shutdown, platforms, wind_down)
+            finally:
+                if health_server:
+                    await health_server.cleanup()
         finally:
-            if health_server:
-                await health_server.cleanup()
-    finally:
-        await store.close()
+            await store.close()
     return 0
 
 

@@ -212,3 +212,46 @@ async def test_the_health_command_exits_0_when_ready_and_1_when_not(store, tmp_p
         await runner.cleanup()
     code, out, err = await cli(tmp_path, "health", config=config)
     assert code == 1 and "no answer" in out and "is the bot running?" in out and "Traceback" not in out + err
+
+
+# -- chat adapters: expected, connected, dropped -----------------------------------------------------
+
+async def test_an_expected_adapter_keeps_the_bot_unready_until_it_connects_and_while_it_is_down(store):
+    health = Health(store, no_sandbox())
+    health.expect("slack", "discord")
+    async with endpoints(health) as session:
+        status, body = await probe(session)
+        assert status == 503 and body["parts"]["slack"] == {"ok": False, "detail": "not connected yet",
+                                                             "required": True}
+        up = {"slack": True}
+
+        async def discord_connected() -> bool:  # a client that can only tell asynchronously
+            return True
+
+        health.connection("slack", lambda: up["slack"])
+        health.connection("discord", discord_connected)
+        assert (await probe(session))[0] == 200
+        up["slack"] = False  # the connection dropped
+        status, body = await probe(session)
+        assert status == 503 and body["parts"]["slack"]["detail"] == "disconnected"
+        assert body["parts"]["discord"]["ok"] is True
+
+        def broken() -> bool:
+            raise RuntimeError("client in a bad state")
+
+        health.connection("slack", broken)
+        status, body = await probe(session)
+        assert status == 503 and body["parts"]["slack"]["ok"] is False
+
+
+def test_the_health_command_asks_slack_s_server_in_http_mode_and_its_own_otherwise(config):
+    from bot.health import health_url
+    from tests.conftest import with_changes
+
+    assert health_url(config) == "http://127.0.0.1:8080/readyz"
+    assert health_url(with_changes(config, runtime={"health_host": "0.0.0.0", "health_port": 9100}),
+                      "/healthz") == "http://127.0.0.1:9100/healthz"
+    slack = with_changes(config, slack={"enabled": True, "mode": "http", "http_port": 3300})
+    assert health_url(slack) == "http://127.0.0.1:3300/readyz"
+    with pytest.raises(ConfigError, match="health_port is 0"):
+        health_url(with_changes(config, runtime={"health_port": 0}))
