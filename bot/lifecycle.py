@@ -10,6 +10,11 @@ It is bounded: ``[runtime] shutdown_grace_s`` after the signal, a watchdog ends 
 still running (what it leaves, a container or a run still marked running, the next start cleans up and
 shows as interrupted). A second signal ends it at once. The handlers are plain ``signal`` handlers, not
 the event loop's, so both still work when the loop is stuck.
+
+An entry point uses it as ``serve`` does: ``with signals_handled(grace) as shutdown:`` around its work,
+and ``until_shutdown(shutdown, work, wind_down)`` where ``wind_down`` is ``service.shutdown(reason,
+grace)``. A server library that installs signal handlers of its own (uvicorn does, in ``Server.serve``)
+must be told not to, so this stays the one place that decides how the process stops.
 """
 
 from __future__ import annotations
