@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -38,7 +39,8 @@ def image(docker_client) -> str:
     if not os.path.exists(SOCKET):
         pytest.fail(f"the image tests hand the bot the host's engine at {SOCKET}, which is missing")
     built = subprocess.run(["bash", str(ROOT / "deploy" / "build-image.sh"), "--offline", "--tag", IMAGE],
-                           cwd=ROOT, capture_output=True, text=True, timeout=1200)
+                           cwd=ROOT, capture_output=True, text=True, timeout=1200,
+                           env={**os.environ, "PYTHON": sys.executable})  # this Python's pip makes the wheels
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     return IMAGE
 
