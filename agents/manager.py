@@ -331,7 +331,7 @@ class Manager:
         publication = Publication(
             run_id=run.request.run_id, conversation_key=run.request.conversation_key,
             task=run.request.task, status=status, files=run.files.merged(self._all_tests(run)),
-            readme=readme, report=run.report,
+            readme=readme, report=run.report, earlier_tasks=run.request.prior.tasks if run.request.prior else (),
         )
         try:
             result = await self._publisher.publish(publication)

@@ -207,6 +207,7 @@ class Publication:
     files: FileSet
     readme: str
     report: TestReport | None
+    earlier_tasks: tuple[str, ...] = ()  # the conversation's requests before this one, oldest first
 
 
 @dataclass(frozen=True)

@@ -218,6 +218,8 @@ class SlackConfig(Checked, section="slack"):
     upload_files_over_chars: Annotated[int, Range(1, 10_000_000)] = 2500  # a longer file goes as a file snippet
     max_rate_limit_retries: Retries = 5  # a 429 is retried after its Retry-After this many times per call
     request_timeout_s: Seconds = 30.0  # one Web API call
+    # "full": a message per agent turn; "compact": the status message, the files and the result only
+    thread_detail: Annotated[str, OneOf("full", "compact")] = "full"
 
 
 DISCORD_MESSAGE_LIMIT = 2000  # characters Discord accepts in one message
@@ -243,6 +245,8 @@ class DiscordConfig(Checked, section="discord"):
     inline_code_max_chars: Annotated[int, Range(0, 1_000_000)] = 1500  # longer code becomes a file when its turn ends
     max_attachment_bytes: Annotated[int, Range(0, 1_000_000_000)] = 256_000
     thread_archive_minutes: Annotated[int, OneOf(60, 1440, 4320, 10080)] = 1440
+    # "full": a message per agent turn; "compact": the status message, the files and the result only
+    thread_detail: Annotated[str, OneOf("full", "compact")] = "full"
 
 
 RoleName = Annotated[str, OneOf("default", *(r.value for r in Role), noun="a role")]

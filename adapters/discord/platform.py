@@ -17,7 +17,7 @@ def platform(config: DiscordConfig) -> ChatPlatform:
     return ChatPlatform(
         PLATFORM, DiscordMarkup(),
         ThreadStyle(max_message_chars=config.max_message_chars, update_interval_s=config.update_interval_s,
-                    max_inline_code_chars=config.inline_code_max_chars),
+                    max_inline_code_chars=config.inline_code_max_chars, detail=config.thread_detail),
         AccessRules.of("discord", servers=config.allowed_guilds, channels=config.allowed_channels,
                        roles=config.allowed_roles, direct_messages=False),
     )

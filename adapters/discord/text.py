@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import re
 
+from bot.chat.badges import cut_at_word
+
 THREAD_NAME_LIMIT = 100  # Discord's limit on a channel or thread name
 DEFAULT_THREAD_NAME = "codegen run"
 
 
 def thread_name(task: str) -> str:
-    """The task's first line, cut to what Discord allows."""
+    """The task's first line, cut at a word to what Discord allows."""
     first = next((line.strip() for line in task.splitlines() if line.strip()), "")
     first = re.sub(r"<@[!&]?\d+>", "", first).strip()  # mentions read badly in a thread list
-    if len(first) > THREAD_NAME_LIMIT:
-        first = first[: THREAD_NAME_LIMIT - 1].rstrip() + "…"
-    return first or DEFAULT_THREAD_NAME
+    return cut_at_word(first, THREAD_NAME_LIMIT) or DEFAULT_THREAD_NAME
 
 
 def without_mention(text: str, user_id: int, role_id: int | None = None) -> str:

@@ -12,6 +12,7 @@ from typing import Any, Protocol, cast
 import discord
 
 from agents.errors import CheckInError
+from bot.chat.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +47,17 @@ class DiscordThread:
     def __init__(self, channel: discord.Thread) -> None:
         self._channel = channel
 
-    async def post(self, text: str, stop: str = "") -> str:
+    async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:
         message = await self._channel.send(text, view=_stop_view(stop) or discord.utils.MISSING)
         return str(message.id)
 
-    async def edit(self, message_id: str, text: str, stop: str = "") -> None:
+    async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
         await self._channel.get_partial_message(int(message_id)).edit(content=text, view=_stop_view(stop))
+
+    async def working(self, text: str) -> None:
+        """Discord's typing indicator: it shows for ten seconds, or until the bot's next message."""
+        if text:
+            await self._channel.typing()
 
     async def upload(self, files: Mapping[str, str], comment: str) -> str:
         """The files attached in as many messages as Discord's limit needs; the link to the first."""

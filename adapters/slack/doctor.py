@@ -13,9 +13,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import SlackConfig
 from bot.doctor_types import CheckResult
 
-# The bot token scopes of deploy/slack-manifest.yml (a test keeps the two the same).
+# The bot token scopes of deploy/slack-manifest.yml (a test keeps the two the same): the bot needs these,
 BOT_SCOPES = ("app_mentions:read", "channels:history", "chat:write", "files:read", "files:write",
               "groups:history", "im:history", "mpim:history")
+# and uses this one where it is granted: the status message as a streamed plan (Agents & AI Apps).
+AGENT_SCOPES = ("assistant:write",)
 MANIFEST = "deploy/slack-manifest.yml"
 _UNREACHABLE = (SlackClientError, aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
@@ -49,7 +51,17 @@ async def _bot_token(settings: SlackConfig, client: AsyncWebClient) -> list[Chec
         "all granted" if not missing else f"missing: {', '.join(missing)}",
         f"add them under OAuth & Permissions (or create the app from {MANIFEST}) and reinstall the app",
     )
-    return [CheckResult("slack bot token", True, who), scopes]
+    return [CheckResult("slack bot token", True, who), scopes, _agent_features(granted)]
+
+
+def _agent_features(granted: set[str]) -> CheckResult:
+    missing = [scope for scope in AGENT_SCOPES if scope not in granted]
+    return CheckResult(
+        "slack agent features", not missing,
+        "the status message streams a plan of the run's steps" if not missing
+        else f"missing: {', '.join(missing)}; the status message is a plain message kept current instead",
+        f"turn on Agents & AI Apps in the app's settings (or create it from {MANIFEST}) and reinstall", required=False,
+    )
 
 
 async def _app_token(client: AsyncWebClient | None) -> CheckResult:

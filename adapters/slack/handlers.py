@@ -17,7 +17,7 @@ from adapters.slack.files import read_shared_files
 from adapters.slack.markup import escape
 from adapters.slack.messages import Incoming, arrival_of, incoming
 from adapters.slack.platform import PLATFORM, platform
-from adapters.slack.thread import STOP_ACTION, SlackThread
+from adapters.slack.thread import STOP_ACTION, SlackFeatures, SlackThread
 from agents.errors import UserInputError
 from bot.access import Place
 from bot.chat.thread import ChatPlatform
@@ -35,6 +35,7 @@ class SlackBot:
         self._service, self._config = service, config
         self._client, self._downloads = client, downloads
         self._platform = platform(config.slack)
+        self._features = SlackFeatures()  # the agent features, until the workspace says no
 
     @property
     def platform(self) -> ChatPlatform:
@@ -50,7 +51,8 @@ class SlackBot:
         bot_user = context.bot_user_id or ""
         if message is None or message.user == bot_user:
             return
-        thread = self._thread(message)
+        thread = SlackThread(self._client, message.channel, message.thread_ts, self._features, message.user,
+                             context.team_id or "")
         try:
             await self._take(message, thread, bot_user, event.get("type") == "app_mention")
         except UserInputError as error:
@@ -88,6 +90,3 @@ class SlackBot:
     async def shutdown(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
         """Stop this bot's runs and give their threads a moment to say so."""
         await self._service.stop_all(PLATFORM, grace_s)
-
-    def _thread(self, message: Incoming) -> SlackThread:
-        return SlackThread(self._client, message.channel, message.thread_ts)

@@ -69,3 +69,11 @@ def captioned(markdown: str) -> str:
         _, _, rest = segment.source.partition("\n")
         out.append(f"📄 `{fence.path}`\n{fence.indent}{fence.marker}{fence.language}\n{rest}")
     return "".join(out)
+
+
+def flat_files(files: Mapping[str, str]) -> dict[str, str]:
+    """``files`` (path -> content) under flat, distinct names, as a chat platform attaches them."""
+    named: dict[str, str] = {}
+    for path, content in files.items():
+        named[unique_name(flat_name(path), set(map(str.lower, named)))] = content
+    return named

@@ -1,14 +1,18 @@
 """The run renderer: what a run looks like in a chat thread, the same on every platform.
 
-    a run's events ──> RunRenderer ──> ChatThread   post, edit, upload: the platform's API (one adapter each)
+    a run's events ──> RunRenderer ──> ChatThread   post, edit, upload, working: the platform's API
     (its sink, and                     Markup       Markdown -> the platform's dialect
-     its fallback                      ThreadStyle  message size, edit pace, longest inline code
+     its fallback                      ThreadStyle  message size, edit pace, longest inline code, detail
      publisher)
 
 The thread, top to bottom:
 
-- the status message, posted as soon as the run is accepted: it carries the Stop control for as long as
-  the run can be stopped, and says at the end how the run ended;
+- the status message (``bot.chat.status``), posted as soon as the run is accepted: where the run is, a
+  line per step (``bot.chat.progress``: plan, code, review, tests of each round with their counts,
+  triage, fix, check-in), kept current at the edit pace; it carries the Stop control for as long as the
+  run can be stopped and says at the end how the run ended. A platform that draws progress itself gets
+  the steps as data too (Slack's plan display). Who is at work also goes to the platform's passing
+  status (``ChatThread.working``: Slack's thread status, Discord's typing);
 - one message per agent turn, headed with the agent's name, the follow-up it belongs to and its round,
   edited while the text streams (at most once per ``update_interval_s``, whole lines only, so a secret
   split across two deltas is never shown half-masked; "waiting for the model" while it is silent), then
@@ -22,6 +26,9 @@ The thread, top to bottom:
   renderer is also the run's fallback publisher);
 - the final summary: the status and why, the test result, where the result is, tokens and cost, and one
   line per agent with its tokens, cost and time.
+
+``detail = "compact"`` keeps the status message (each turn is a line of it), each turn's files as
+attachments, the run's files and the final summary: no message per turn, test run or notice.
 
 One task per run drains a queue of events, so a slow or rate-limited platform never holds up the team, and
 files the fallback publisher attaches land in order with the turns around them. A call the platform
@@ -53,18 +60,18 @@ from agents.events import (
 )
 from agents.types import CheckInResult, Publication, Usage
 from bot.chat.badges import read_turn, readme_summary
-from bot.chat.long_code import captioned, inline_or_attach
+from bot.chat.long_code import captioned, flat_files, inline_or_attach
 from bot.chat.split import split_message, whole_lines
-from bot.chat.thread import ChatPlatform, ChatThread
+from bot.chat.status import StatusMessage
+from bot.chat.thread import COMPACT, ChatPlatform, ChatThread
 from bot.chat.words import (
     agent_title,
     attached_files,
-    closing_status,
     final_text,
     notice_text,
-    opening_status,
     report_text,
     turn_header,
+    working_text,
 )
 
 log = logging.getLogger(__name__)
@@ -118,8 +125,9 @@ class RunRenderer:
         self._redact = redact
         self._queue: asyncio.Queue[Event | _Attach] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
+        self._compact = platform.style.detail == COMPACT
         self._turn: _Turn | None = None
-        self._status_id = ""
+        self._status: StatusMessage | None = None
         self._follow_up = 0
         self._by_agent: dict[str, tuple[Usage, float]] = {}  # tokens, cost and seconds per agent, for the summary
         self._checkin: _Shown | None = None
@@ -129,20 +137,24 @@ class RunRenderer:
     # -- what the service calls ---------------------------------------------------------------
 
     async def open(self, run_id: str, follows: str | None = None) -> None:
-        """Post the status message with the Stop control, then draw the run's events as they come."""
+        """Post the status message with the Stop control, then draw the run's events as they come.
+        ``follows``: the run this one waits for in the same thread, if any."""
         self.run_id = run_id
-        self._status_id = await self._thread.post(self._show(opening_status(run_id, follows)), stop=run_id)
+        self._status = StatusMessage(self._thread, run_id, follows, self._show, self._redact, self._style.update_interval_s)
+        await self._status.post()
         self._task = asyncio.create_task(self._draw_all(), name=f"render-{run_id}")
 
     async def reopen(self, run_id: str, status_message_id: str) -> None:
         """Draw in a thread whose status message an earlier process posted (to end a run it left unfinished)."""
-        self.run_id, self._status_id = run_id, status_message_id
+        self.run_id = run_id
+        self._status = StatusMessage(self._thread, run_id, None, self._show, self._redact, self._style.update_interval_s)
+        self._status.message_id = status_message_id
         self._task = asyncio.create_task(self._draw_all(), name=f"render-{run_id}")
 
     @property
     def status_message_id(self) -> str:
         """The status message (the one with the Stop control), once ``open`` posted it."""
-        return self._status_id
+        return self._status.message_id if self._status is not None else ""
 
     async def __call__(self, event: Event) -> None:
         """The run's event sink: never waits, so the team goes on while the platform is written to."""
@@ -176,6 +188,7 @@ class RunRenderer:
                 done, _ = await asyncio.wait({getter}, timeout=self._until_due())
                 if not done:  # the stream paused: show what has arrived
                     await self._guarded(self._redraw_turn)
+                    await self._guarded(self._redraw_status)
                     continue
                 item, getter = getter.result(), None
                 if isinstance(item, _Attach):
@@ -198,39 +211,55 @@ class RunRenderer:
             log.exception("drawing run %s in its thread failed", self.run_id)
 
     def _until_due(self) -> float | None:
+        waits = [self._status.due_in() if self._status else None, self._turn_due_in()]
+        return min((w for w in waits if w is not None), default=None)
+
+    def _turn_due_in(self) -> float | None:
         turn = self._turn
         if turn is None or not turn.dirty:
             return None
         return max(0.0, turn.drawn_at + self._style.update_interval_s - time.monotonic())
 
     async def _draw(self, event: Event) -> None:
+        if self._status is not None:
+            self._status.observe(event)
         if isinstance(event, RunStarted):
             self._follow_up = event.follow_up  # named in every header, so no round shows twice in a thread
         elif isinstance(event, TurnStarted):
+            await self._guarded(self._thread.working, self._show(working_text(event.agent)))
             await self._start_turn(event)
         elif isinstance(event, TextDelta) and self._turn is not None:
             self._turn.text += event.text
             self._turn.dirty, self._turn.waiting_s = True, 0.0
-            if self._until_due() == 0.0:
+            if self._turn_due_in() == 0.0:
                 await self._redraw_turn()
-        elif isinstance(event, Waiting) and self._turn is not None:
-            self._turn.waiting_s, self._turn.dirty = event.seconds, True
-            await self._redraw_turn()
+        elif isinstance(event, Waiting):
+            await self._guarded(self._thread.working, self._show(working_text(event.agent, event.seconds)))
+            if self._turn is not None:
+                self._turn.waiting_s, self._turn.dirty = event.seconds, True
+                await self._redraw_turn()
         elif isinstance(event, TurnFinished):
             await self._finish_turn(event)
-        elif isinstance(event, TestReported):
+        elif isinstance(event, TestReported) and not self._compact:  # compact: the status message has the counts
             await self._post(report_text(event, self._follow_up))
         elif isinstance(event, CheckedIn):
             await self._link_checkin(event.result)
-        elif isinstance(event, Notice):
+        elif isinstance(event, Notice) and not self._compact:  # compact: the status message shows the latest
             await self._post(notice_text(event.text))
         elif isinstance(event, RunFinished):
             await self._finish_run(event)
+        await self._redraw_status()
+
+    async def _redraw_status(self) -> None:
+        if self._status is not None and self._status.message_id:  # a run from before a restart may not know it
+            await self._status.redraw(now=self.finished is not None)
 
     # -- turns --------------------------------------------------------------------------------
 
     async def _start_turn(self, event: TurnStarted) -> None:
         await self._cut_short()  # a turn that never finished keeps what it showed
+        if self._compact:
+            return  # the status message shows who is at work
         header = self._show(turn_header(event.agent, event.round, self._follow_up))
         message_id = await self._thread.post(f"{header}\n{WRITING}")
         self._turn = _Turn(message_id, event.agent, header, drawn_at=time.monotonic())
@@ -249,6 +278,13 @@ class RunRenderer:
         turn, self._turn = self._turn, None
         usage, seconds = self._by_agent.get(event.agent, (Usage(), 0.0))
         self._by_agent[event.agent] = (usage + event.usage, seconds + event.duration_s)
+        await self._guarded(self._thread.working, "")
+        if self._compact:  # the turn is a line of the status message; its files come as files
+            if event.files:
+                files = flat_files(event.files)
+                title = turn_header(event.agent, event.round, self._follow_up).replace("**", "")
+                await self._upload(files, f"📎 {title}: " + ", ".join(f"`{name}`" for name in files))
+            return
         reading = read_turn(event.agent, event.text)
         header = self._show(turn_header(event.agent, event.round, self._follow_up, reading.badge))
         inlined = inline_or_attach(reading.text, self._style.max_inline_code_chars, event.files)
@@ -271,7 +307,7 @@ class RunRenderer:
 
     async def _cut_short(self) -> None:
         turn, self._turn = self._turn, None
-        if turn is None:
+        if turn is None or self._compact:
             return
         shown = whole_lines(turn.text)
         body = self._tail(turn, shown) + "\n" if shown.strip() else ""
@@ -283,7 +319,7 @@ class RunRenderer:
         return f"{ELLIPSIS}\n{pieces[-1]}" if len(pieces) > 1 else pieces[0]
 
     async def _link_checkin(self, result: CheckInResult) -> None:
-        """The Check-In's message says where the work went, once that is known."""
+        """The Check-In's message says where the work went, once that is known (compact: the status does)."""
         shown = self._checkin
         if shown is not None:
             where = f"🔗 {result.location}" + (f" ({result.note})" if result.note else "")
@@ -294,8 +330,8 @@ class RunRenderer:
     async def _finish_run(self, event: RunFinished) -> None:
         self.finished = event
         await self._cut_short()
-        if self._status_id:  # a run from before a restart may not know it
-            await self._guarded(self._thread.edit, self._status_id, self._show(closing_status(event)))
+        await self._guarded(self._thread.working, "")
+        await self._guarded(self._redraw_status)  # the Stop control goes, whatever happens after
         await self._post(final_text(event, self._by_agent))
 
     async def _attach(self, job: _Attach) -> None:

@@ -1,6 +1,6 @@
 """What a chat platform gives the run renderer: a thread to write in and the markup it shows.
 
-A platform adapter implements ``ChatThread`` (three calls into its API) and ``Markup`` (Markdown into its
+A platform adapter implements ``ChatThread`` (four calls into its API) and ``Markup`` (Markdown into its
 dialect), and describes itself with a ``ChatPlatform``; everything else about how a run looks in a
 thread is the renderer's (``bot.chat.renderer``).
 """
@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bot.access import AccessRules
+from bot.chat.progress import Progress
+
+FULL, COMPACT = "full", "compact"
 
 
 class ChatThread(Protocol):
@@ -22,18 +25,26 @@ class ChatThread(Protocol):
     on with the run, except for ``upload``, which says why in a ``CheckInError``.
     """
 
-    async def post(self, text: str, stop: str = "") -> str:
+    async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:
         """Post a message at the end of the thread; ``stop`` (a run id) puts the Stop control on it.
-        Returns the message's id, for ``edit``."""
+        Returns the message's id, for ``edit``. ``progress`` comes with the run's status message: the same
+        as ``text``, as steps, for a platform that draws them itself (Slack's plan display); the others
+        show ``text``."""
         ...
 
-    async def edit(self, message_id: str, text: str, stop: str = "") -> None:
-        """Replace a message's text. The Stop control stays only while ``stop`` names the run."""
+    async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
+        """Replace a message's text (and progress). The Stop control stays only while ``stop`` names the run."""
         ...
 
     async def upload(self, files: Mapping[str, str], comment: str) -> str:
         """Attach text files (name -> content) to the thread, with ``comment`` on the first message that
         carries them; returns a link to them. ``agents.errors.CheckInError`` when the platform refuses."""
+        ...
+
+    async def working(self, text: str) -> None:
+        """Say who is at work right now ("Programmer is writing…") where the platform shows such a passing
+        status apart from the messages (Slack's thread status, Discord's typing); empty text clears it.
+        A platform without one does nothing: the status message says it too."""
         ...
 
 
@@ -52,12 +63,14 @@ class Markup(Protocol):
 
 @dataclass(frozen=True)
 class ThreadStyle:
-    """How a platform wants a run drawn: its message size, how often a message may be edited, and how
-    long a code block may be before it goes to the thread as a file instead."""
+    """How a platform wants a run drawn: its message size, how often a message may be edited, how long a
+    code block may be before it goes to the thread as a file instead, and how much a thread shows:
+    ``full`` (a message per turn) or ``compact`` (the status message, the files, the result)."""
 
     max_message_chars: int
     update_interval_s: float
     max_inline_code_chars: int
+    detail: str = FULL
 
 
 @dataclass(frozen=True)

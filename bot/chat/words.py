@@ -42,16 +42,11 @@ def turn_header(agent: str, round_: int, follow_up: int = 0, badge: str = "") ->
     return f"**{agent_title(agent)}**" + "".join(f" · {part}" for part in where) + (f" — {badge}" if badge else "")
 
 
-def opening_status(run_id: str, follows: str | None = None) -> str:
-    """The status message of a run just accepted (it carries the Stop control)."""
-    if follows:
-        return f"Got it: this follows run `{follows}` in this thread (run `{run_id}`)."
-    return f"On it: the team is starting (run `{run_id}`)."
-
-
-def closing_status(event: RunFinished) -> str:
-    """The status message once the run is over (the Stop control gone)."""
-    return f"{status_word(event.status, emoji=True)} Run `{event.run_id}` finished: {status_word(event.status)}."
+def working_text(agent: str, waiting_s: float = 0.0) -> str:
+    """Who is at work right now, for a platform's passing status."""
+    if waiting_s:
+        return f"{agent_title(agent)} is waiting for the model ({waiting_s:.0f} s)…"
+    return f"{agent_title(agent)} is writing…"
 
 
 def status_word(status: RunStatus, emoji: bool = False) -> str:

@@ -34,8 +34,9 @@ _WHY = {
 
 
 def description(publication: Publication) -> str:
-    """One line naming the task and the status, e.g. ``[FAILING TESTS] Parse CSV (3 passed, 1 failed)``."""
-    task = _first_line(publication.task, MAX_DESCRIPTION_TASK_CHARS)
+    """One line naming the conversation and its latest status, e.g. ``[FAILING TESTS] Parse CSV (3 passed,
+    1 failed)``: the first request names it, whatever later follow-ups asked."""
+    task = title(publication)
     result = f" ({publication.report.summary()})" if publication.report else ""
     label = _NOT_PASSED.get(publication.status)
     return f"[{label}] {task}{result}" if label else f"{task}: passed{result}"
@@ -46,7 +47,8 @@ def compose_readme(
 ) -> str:
     """The agent's README (or a generated one), a status banner when not passed, and notes on the files."""
     body = publication.readme.strip() or _generated(publication)
-    parts = [_banner(publication), body, _renamed_section(renamed), _skipped_section(skipped)]
+    parts = [_banner(publication), body, _history_section(publication), _renamed_section(renamed),
+             _skipped_section(skipped)]
     return "\n\n".join(p for p in parts if p) + "\n"
 
 
@@ -88,6 +90,22 @@ def _renamed_section(renamed: Mapping[str, str]) -> str:
 def _skipped_section(skipped: Iterable[Skipped]) -> str:
     items = "\n".join(f"- `{s.path}`: {s.reason}" for s in skipped)
     return f"## Files not included\n\n{items}" if items else ""
+
+
+def title(publication: Publication) -> str:
+    """The conversation's title: the first line of its first request, without a closing full stop (the
+    description goes on after it)."""
+    first = publication.earlier_tasks[0] if publication.earlier_tasks else publication.task
+    return _first_line(first, MAX_DESCRIPTION_TASK_CHARS).rstrip(" .:;,!?") or "(no task)"
+
+
+def _history_section(publication: Publication) -> str:
+    """Every request of the conversation, oldest first, when a follow-up made it more than one."""
+    if not publication.earlier_tasks:
+        return ""
+    requests = [*publication.earlier_tasks, publication.task]
+    lines = [f"{number}. {_first_line(task, MAX_DESCRIPTION_TASK_CHARS)}" for number, task in enumerate(requests, 1)]
+    return "## History\n\n" + "\n".join(lines) + f"\n\nThis revision answers request {len(requests)}."
 
 
 def _first_line(text: str, limit: int) -> str:

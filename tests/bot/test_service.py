@@ -420,3 +420,15 @@ async def test_stopping_a_platform_stops_its_runs_and_their_threads_say_so(model
     await service.stop_all("chat", grace_s=10)
     assert thread.texts()[-1].startswith("⏹️ Stopped: stopped on request.") and thread.messages[0].stop == ""
     assert (await store.run(handle.run_id)).summary.status == "stopped"
+
+
+async def test_a_follow_ups_publication_knows_the_conversations_earlier_requests(model_server, config, secrets, store):
+    from tests.fakes.publishers import RecordingPublisher
+
+    recorder = RecordingPublisher()
+    service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox(), lambda fallback: recorder)
+    for text in ("find all intf keys.", "now make it async", "add a CLI"):
+        script_team(model_server)
+        await (await service.submit(request(text), Sink(), FolderPublisher("unused"))).wait()
+    assert [p.earlier_tasks for p in recorder.publications] == [
+        (), ("find all intf keys.",), ("find all intf keys.", "now make it async")]

@@ -45,7 +45,7 @@ async def test_the_status_message_carries_stop_until_the_run_ends_and_then_says_
     thread, renderer = await draw([*turn("planner", "1. Plan.\nLANGUAGE: python", 0), finished(usage=Usage(10, 5))])
     status = thread.messages[0]
     assert thread.calls[0] == "post"
-    assert status.text == "✅ Run `r1` finished: Passed." and status.stop == ""
+    assert status.text == "✅ **Passed** · run `r1`\n✅ Plan — language: python" and status.stop == ""
     assert thread.texts()[1] == "**Planner** — language: python\n1. Plan."
     assert thread.texts()[-1].startswith("✅ Passed: tests passed and the review approved.")
     assert renderer.finished is not None
@@ -257,3 +257,82 @@ async def test_tokens_cost_and_time_per_agent_are_in_the_final_summary_not_on_ev
         "· Planner: 100 in / 20 out, $0.0010 · 1.5s",
         "· Programmer: 600 in / 300 out, $0.0050 · 6.0s",
     ]
+
+
+def report_of(passed: int, failed: int) -> TestReport:
+    status = TestStatus.PASSED if not failed else TestStatus.FAILED
+    return TestReport(status, int(bool(failed)), 0.2, passed, failed, stdout="FAILED test_a.py::test_x" if failed else "")
+
+
+def a_run_with_a_fix() -> list:
+    """Plan, code, review, tests failing, triage, fix, review, tests passing, check-in: a whole run."""
+    return [RunStarted(RUN, task="find all intf keys"), *turn("planner", "Plan.\nLANGUAGE: python", 0),
+            *turn("programmer", "```python path=intf.py\nx = 1\n```", 1, files={"intf.py": "x = 1\n"}),
+            *turn("optimizer", "Fine.\nVERDICT: APPROVE", 1),
+            *turn("tester", "```python path=test_intf.py\ndef test_x(): pass\n```", 1, files={"test_intf.py": "t\n"}),
+            TestReported(RUN, round=1, language="python", report=report_of(1, 1)),
+            *turn("manager", "Off by one.\nDECISION: fix_code", 1),
+            *turn("programmer", "```python path=intf.py\nx = 2\n```", 2, files={"intf.py": "x = 2\n"}),
+            *turn("optimizer", "Good.\nVERDICT: APPROVE", 2),
+            TestReported(RUN, round=2, language="python", report=report_of(2, 0)),
+            *turn("checkin", "# intf\n\nFinds keys.\n", 2),
+            CheckedIn(RUN, result=CheckInResult("https://gist.example/abc", "gist"))]
+
+
+async def test_the_status_message_shows_where_the_run_is_at_every_step_and_carries_stop_until_the_end():
+    thread = RecordingThread()
+    renderer = RunRenderer(thread, platform(), Redactor(()))
+    await renderer.open(RUN)
+    status = thread.messages[0]
+    seen: list[tuple[str, str]] = [(status.text, status.stop)]
+    for event in a_run_with_a_fix():
+        await renderer(event)
+        await asyncio.sleep(0.01)  # let the renderer draw it, as the team would go on meanwhile
+        seen.append((status.text, status.stop))
+    await renderer(finished(usage=Usage(10, 5)))
+    await renderer.done()
+    assert all(stop == RUN for _, stop in seen) and status.stop == ""  # Stop exactly while the run can stop
+    assert status.text.splitlines() == [
+        "✅ **Passed** · run `r1`", "✅ Plan — language: python", "✅ Code · round 1", "✅ Review · round 1 — approves",
+        "❌ Tests · round 1 — 1 passed, 1 failed", "✅ Triage · round 1 — fix the code", "✅ Fix · round 2",
+        "✅ Review · round 2 — approves", "✅ Tests · round 2 — 2 passed, 0 failed",
+        "✅ Check-in — https://gist.example/abc"]
+    assert any("⏳ Tests · round 1 — running the tests" in text for text, _ in seen)
+    assert status.progress is not None and [s.key for s in status.progress.steps][:3] == ["plan-0", "code-1", "review-1"]
+
+
+async def test_who_is_at_work_goes_to_the_platforms_passing_status_and_is_cleared_at_the_end():
+    events = [TurnStarted(RUN, agent="programmer", round=1), Waiting(RUN, agent="programmer", seconds=9),
+              TurnFinished(RUN, agent="programmer", round=1, text="x\n"), finished()]
+    thread, _ = await draw(events)
+    assert thread.statuses[:3] == ["Programmer is writing…", "Programmer is waiting for the model (9 s)…", ""]
+    assert thread.statuses[-1] == ""
+
+
+async def test_a_stopped_run_marks_its_unfinished_step_and_the_stop_control_goes():
+    thread, _ = await draw([TurnStarted(RUN, agent="tester", round=1), finished(RunStatus.STOPPED, reason="stopped")])
+    assert thread.messages[0].text.splitlines() == ["⏹️ **Stopped** · run `r1`", "❌ Tests · round 1"]
+    assert thread.messages[0].stop == ""
+
+
+async def test_compact_mode_is_the_status_message_the_files_and_the_result_only():
+    thread, _ = await draw([*a_run_with_a_fix(), finished()], detail="compact")
+    uploads = [m for m in thread.messages if m.files]
+    assert len(thread.messages) == 1 + len(uploads) + 1  # status, attachments, result
+    assert [m.text for m in uploads] == ["📎 Programmer · round 1: `intf.py`", "📎 Tester · round 1: `test_intf.py`",
+                                         "📎 Programmer · round 2: `intf.py`"]
+    assert uploads[-1].files == {"intf.py": "x = 2\n"}
+    assert thread.texts()[-1].startswith("✅ Passed") and "❌ Tests · round 1" in thread.texts()[0]
+    assert "delete" not in thread.calls
+
+
+async def test_a_queued_run_says_so_in_its_status_message():
+    thread = RecordingThread()
+    renderer = RunRenderer(thread, platform(detail="compact"), Redactor(()))
+    await renderer.open(RUN, follows="r0")
+    assert thread.messages[0].text == "⏳ **Waiting for run `r0`** in this thread · run `r1`"
+    await renderer(Notice(RUN, "Queued: 1 run is ahead of this one."))
+    await renderer(TurnStarted(RUN, agent="planner", round=0))
+    await renderer(finished(RunStatus.STOPPED, reason="stopped"))
+    await renderer.done()
+    assert any("ℹ️ Queued: 1 run is ahead of this one." in text for text in thread.messages[0].edits)

@@ -38,11 +38,11 @@ async def test_public_when_configured(github: FakeGitHub, checkin_config: Checki
 async def test_a_follow_up_revises_the_same_gist(
     github: FakeGitHub, publisher: GistPublisher, index: MemoryGistIndex
 ) -> None:
-    first = await publisher.publish(publication())
-    follow_up = publication(
+    first = await publisher.publish(publication(task="Write a function that adds two numbers."))
+    follow_up = dataclasses.replace(publication(
         {"adder.py": "async def add(a, b):\n    return a + b\n", "test_async_adder.py": "def test_it():\n    pass\n"},
         task="now make it async", run_id="run-2",
-    )
+    ), earlier_tasks=("Write a function that adds two numbers.",))
 
     second = await publisher.publish(follow_up)
 
@@ -55,7 +55,9 @@ async def test_a_follow_up_revises_the_same_gist(
     # The revision is the current project: the renamed test file is gone, the new code is in.
     assert set(gist.files) == {"adder.py", "test_async_adder.py", "README.md"}
     assert gist.files["adder.py"].startswith("async def")
-    assert gist.description.startswith("now make it async")
+    # The title stays the conversation's (its first request, one full stop at most); the README tells the history.
+    assert gist.description == "Write a function that adds two numbers: passed (1 passed, 0 failed)"
+    assert "## History\n\n1. Write a function that adds two numbers.\n2. now make it async" in gist.files["README.md"]
 
 
 async def test_another_conversation_gets_its_own_gist(github: FakeGitHub, publisher: GistPublisher) -> None:
@@ -178,3 +180,9 @@ async def test_a_store_that_cannot_remember_does_not_fail_the_check_in(
 
     assert result.kind == "gist"
     assert len(github.gists) == 1
+
+
+async def test_the_title_never_doubles_its_punctuation(github: FakeGitHub, publisher: GistPublisher) -> None:
+    for number, task in enumerate(["Split on hyphens.", "Split on hyphens!", "Split on hyphens:", "Split on hyphens ..."]):
+        await publisher.publish(publication(task=task, conversation_key=f"slack:C{number}:1", run_id=f"run-{number}"))
+    assert {gist.description for gist in github.gists.values()} == {"Split on hyphens: passed (1 passed, 0 failed)"}

@@ -30,7 +30,7 @@ async def test_code_defers_opens_a_thread_and_every_turn_lands_in_it_in_order(
     messages = discord_api.channel_messages(thread)
     control, *turns = messages
     assert control.payload["components"] == []  # the Stop button is gone once the run is over
-    assert control.content.endswith("finished: Passed.")
+    assert control.content.startswith("✅ **Passed** · run `") and "✅ Tests · round 1 — 2 passed, 0 failed" in control.content
     headers = [m.content.split("\n", 1)[0] for m in turns]
     assert headers == [
         "**Planner** — language: python", "**Programmer** · round 1", "**Optimizer (review)** · round 1 — ✅ approves",

@@ -80,3 +80,17 @@ async def test_edits_wait_for_the_interval(start_bot, discord_api, model_server)
     for header in ("**Planner**", "**Programmer**", "**Tester**"):
         message = turn_messages(discord_api.channel_messages(thread), header)[0]
         assert len(discord_api.calls_to("PATCH", f"/messages/{message.id}")) == 1  # "…", then the whole turn
+
+
+async def test_compact_threads_hold_the_status_the_files_and_the_result_only(start_bot, discord_api, model_server):
+    script_team(model_server)
+    await start_bot(thread_detail="compact")
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    final = await eventually(lambda: final_message(discord_api, thread), "the final message")
+    status, *attachments, last = discord_api.channel_messages(thread)
+    assert last is final and all(m.files for m in attachments)
+    assert [m.content.split(":")[0] for m in attachments] == [
+        "📎 Programmer · round 1", "📎 Tester · round 1", f"📎 Files of run `{status.content.split('`')[1]}` (passed)"]
+    assert "✅ Review · round 1 — approves" in status.content and status.payload["components"] == []
+    assert discord_api.calls_to("DELETE", "/messages/") == []

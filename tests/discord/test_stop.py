@@ -32,7 +32,7 @@ async def test_stop_cancels_the_run(start_bot, discord_api, model_server, store)
     assert [c.json["type"] for c in discord_api.calls_to("POST", f"/interactions/{press['id']}/")] == [6]
     assert final.content.startswith("⏹️ Stopped: stopped on request.")
     assert discord_api.messages[control].payload["components"] == []
-    assert discord_api.messages[control].content.endswith("finished: Stopped.")
+    assert discord_api.messages[control].content.startswith("⏹️ **Stopped** · run `")
     assert (await store.runs())[0].status == RunStatus.STOPPED
     await eventually(lambda: model_server.disconnects == 1, "the model call closed")
     assert len(model_server.requests) == 1  # nobody after the Planner was asked

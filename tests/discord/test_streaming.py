@@ -23,3 +23,12 @@ async def test_a_secret_split_across_two_deltas_never_shows_in_any_edit(start_bo
     assert len(planner) > 2  # it did stream, in several edits
     assert not any(TOKEN[:8] in d for d in drawn)
     assert any("Log in with [redacted] first." in d for d in planner)
+
+
+async def test_who_is_at_work_shows_as_discords_typing_indicator(start_bot, discord_api, model_server):
+    script_team(model_server)
+    await start_bot()
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    await eventually(lambda: final_message(discord_api, thread), "the final message")
+    assert len(discord_api.calls_to("POST", f"/channels/{thread}/typing")) >= 5  # once per agent's turn at least

@@ -13,7 +13,10 @@ from bot.settings import SettingsError
 
 def test_thread_names_are_the_first_line_within_discords_limit():
     assert thread_name("\n  write a CSV parser  \nwith tests") == "write a CSV parser"
-    assert len(thread_name("x" * 300)) == 100 and thread_name("x" * 300).endswith("…")
+    assert len(thread_name("x" * 300)) <= 100 and thread_name("x" * 300).endswith("…")
+    words = "write a parser for the " + "very " * 30 + "long format"
+    assert thread_name(words).endswith("very…") and len(thread_name(words)) <= 100  # cut at a word
+    assert not thread_name("write a CSV parser, please. " * 5).endswith((" …", ",…", ".…"))
     assert thread_name("<@123> ") == "codegen run"
 
 

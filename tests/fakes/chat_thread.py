@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agents.errors import CheckInError
-from bot.chat.thread import ChatPlatform, ThreadStyle
+from bot.chat.progress import Progress
+from bot.chat.thread import FULL, ChatPlatform, ThreadStyle
 
 
 @dataclass
@@ -17,6 +18,7 @@ class Posted:
     id: str
     text: str
     stop: str = ""
+    progress: Progress | None = None
     edits: list[str] = field(default_factory=list)  # every text an edit gave it, in order
     files: dict[str, str] = field(default_factory=dict)
 
@@ -24,20 +26,21 @@ class Posted:
 class RecordingThread:
     def __init__(self, refuse_uploads: bool = False) -> None:
         self.messages: list[Posted] = []
-        self.calls: list[str] = []  # "post", "edit", "upload", in order
+        self.calls: list[str] = []  # "post", "edit", "upload", "working", in order
+        self.statuses: list[str] = []  # what ``working`` was told, in order
         self.refuse_uploads = refuse_uploads
         self.changed = asyncio.Event()
         self._ids = itertools.count(1)
 
-    async def post(self, text: str, stop: str = "") -> str:
-        message = Posted(str(next(self._ids)), text, stop)
+    async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:
+        message = Posted(str(next(self._ids)), text, stop, progress)
         self.messages.append(message)
         self._record("post")
         return message.id
 
-    async def edit(self, message_id: str, text: str, stop: str = "") -> None:
+    async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
         message = next(m for m in self.messages if m.id == message_id)
-        message.text, message.stop = text, stop
+        message.text, message.stop, message.progress = text, stop, progress
         message.edits.append(text)
         self._record("edit")
 
@@ -48,6 +51,10 @@ class RecordingThread:
         message = Posted(str(next(self._ids)), comment, files=dict(files))
         self.messages.append(message)
         return f"https://chat.example/{message.id}"
+
+    async def working(self, text: str) -> None:
+        self.statuses.append(text)
+        self._record("working")
 
     def texts(self) -> list[str]:
         return [m.text for m in self.messages]
@@ -68,5 +75,6 @@ class PlainMarkup:
 
 
 def platform(max_message_chars: int = 2000, update_interval_s: float = 0.0, max_inline_code_chars: int = 1500,
-             name: str = "test") -> ChatPlatform:
-    return ChatPlatform(name, PlainMarkup(), ThreadStyle(max_message_chars, update_interval_s, max_inline_code_chars))
+             name: str = "test", detail: str = FULL) -> ChatPlatform:
+    return ChatPlatform(name, PlainMarkup(), ThreadStyle(max_message_chars, update_interval_s, max_inline_code_chars,
+                                                         detail))

@@ -8,6 +8,7 @@ REST (under ``/api/v10``)::
     GET|PATCH|DELETE /webhooks/{app}/{token}/messages/@original, POST /webhooks/{app}/{token}   (follow-ups)
     POST /channels/{id}/messages (JSON or multipart with files), PATCH|DELETE /channels/{id}/messages/{id}
     POST /channels/{id}/messages/{id}/threads                                          (thread from a message)
+    POST /channels/{id}/typing                                                         (the typing indicator)
     PUT  /channels/{id}/messages/{id}/reactions/{emoji}/@me
 
 The gateway (``ws://.../gateway``) says HELLO, answers heartbeats, answers IDENTIFY with READY and a
@@ -248,6 +249,7 @@ class FakeDiscord:
             ("PATCH", "channels", "#", "messages", "#"): self._edit_message,
             ("DELETE", "channels", "#", "messages", "#"): self._delete_message,
             ("POST", "channels", "#", "messages", "#", "threads"): self._create_thread,
+            ("POST", "channels", "#", "typing"): self._no_content,  # "codegen is typing…" for ten seconds
         }
         if len(parts) == 7 and parts[4] == "reactions" and method == "PUT":
             return self._no_content

@@ -2,6 +2,11 @@
 bot uses, with Slack's JSON shapes), the files_upload_v2 upload URL, private file downloads, and a
 Socket Mode websocket that delivers event envelopes and records the app's acks.
 
+The agent features speak as Slack does: ``chat.startStream`` / ``appendStream`` / ``stopStream`` build a
+streamed message from chunks (markdown text, task updates shown in a plan, plan titles, blocks), refused
+without the ``assistant:write`` scope or after the stream ended (``message_not_in_streaming_state``);
+``assistant.threads.setStatus`` records each status.
+
 Every Web API call is recorded (``calls``); what the bot posted is kept per thread (``thread``);
 failures are injected on demand (``fail("chat.update", 429, retry_after="1")``).
 """
@@ -27,7 +32,7 @@ BOT_TOKEN = "xoxb-test-0123456789-abcdef"
 APP_TOKEN = "xapp-test-0123456789-abcdef"
 SIGNING_SECRET = "test-signing-secret-0123456789"
 BOT_USER, BOT_ID, TEAM, APP_ID = "UBOT", "BBOT", "T0001", "A0001"
-ALL_SCOPES = ("app_mentions:read", "channels:history", "chat:write", "files:read", "files:write",
+ALL_SCOPES = ("app_mentions:read", "assistant:write", "channels:history", "chat:write", "files:read", "files:write",
               "groups:history", "im:history", "mpim:history")
 LOGIN_PAGE = "<!DOCTYPE html><html><body>Sign in to Slack</body></html>"
 
@@ -53,6 +58,10 @@ class Message:
     files: list[dict[str, Any]] = field(default_factory=list)
     edits: list[str] = field(default_factory=list)  # every text chat.update gave it, in order
     posted_at: float = 0.0
+    streaming: bool = False  # started with chat.startStream and not stopped yet
+    plan_title: str = ""
+    tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> its latest task_update
+    chunks: list[dict[str, Any]] = field(default_factory=list)  # every chunk streamed into it, in order
 
 
 @dataclass
@@ -70,6 +79,7 @@ class FakeSlack:
         self.calls: list[Call] = []
         self.messages: list[Message] = []
         self.ephemeral: list[dict[str, Any]] = []
+        self.statuses: list[tuple[str, str, str]] = []  # assistant.threads.setStatus: channel, thread_ts, status
         self.uploads: list[dict[str, Any]] = []  # completed files: filename, title, content, channel, thread_ts
         self.files: dict[str, dict[str, Any]] = {}  # file id -> file object (shared by people or uploaded)
         self.acks: dict[str, float] = {}  # envelope id -> when the ack arrived
@@ -119,6 +129,11 @@ class FakeSlack:
         headers = {"Retry-After": retry_after} if status == 429 else {}
         body = {"ok": False, "error": "ratelimited" if status == 429 else "fatal_error"}
         self._faults[method].extend(Fault(status, headers, body) for _ in range(times))
+
+    def end_streams(self) -> None:
+        """Every open stream ends, as Slack ends one that has gone on too long."""
+        for message in self.messages:
+            message.streaming = False
 
     def share_file(self, name: str, content: bytes, mimetype: str = "text/plain") -> dict[str, Any]:
         """A file a person shared, as a message event carries it."""
@@ -241,6 +256,43 @@ class FakeSlack:
         message.edits.append(message.text)
         return {"ok": True, "channel": message.channel, "ts": message.ts, "text": message.text}, {}
 
+    def _chat_startStream(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        if "assistant:write" not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": "assistant:write"}, {}
+        channel = str(args.get("channel", ""))
+        if not args.get("thread_ts"):
+            return {"ok": False, "error": "invalid_arguments"}, {}
+        if not channel.startswith("D") and not (args.get("recipient_user_id") and args.get("recipient_team_id")):
+            return {"ok": False, "error": "invalid_arguments"}, {}  # a channel stream is for a person
+        message = Message(channel, self.next_ts(), "", BOT_USER, args.get("thread_ts"), posted_at=time.monotonic(),
+                          streaming=True)
+        self.messages.append(message)
+        _apply_chunks(message, args)
+        return {"ok": True, "channel": channel, "ts": message.ts}, {}
+
+    def _chat_appendStream(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        message = self._find(args["channel"], args["ts"])
+        if message is None or not message.streaming:
+            return {"ok": False, "error": "message_not_in_streaming_state"}, {}
+        _apply_chunks(message, args)
+        return {"ok": True, "channel": message.channel, "ts": message.ts}, {}
+
+    def _chat_stopStream(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        message = self._find(args["channel"], args["ts"])
+        if message is None or not message.streaming:
+            return {"ok": False, "error": "message_not_in_streaming_state"}, {}
+        _apply_chunks(message, args)
+        message.blocks.extend(args.get("blocks") or [])  # rendered at the bottom of the finished message
+        message.streaming = False
+        return {"ok": True, "channel": message.channel, "ts": message.ts,
+                "message": {"text": message.text, "ts": message.ts, "user": BOT_USER}}, {}
+
+    def _assistant_threads_setStatus(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        if not {"assistant:write", "chat:write"} & set(self.scopes):
+            return {"ok": False, "error": "missing_scope", "needed": "chat:write"}, {}
+        self.statuses.append((str(args["channel_id"]), str(args["thread_ts"]), str(args.get("status", ""))))
+        return {"ok": True}, {}
+
     def _chat_postEphemeral(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
         self.ephemeral.append(args)
         return {"ok": True, "message_ts": self.next_ts()}, {}
@@ -303,6 +355,24 @@ class FakeSlack:
     async def _notify(self) -> None:
         async with self._changed:
             self._changed.notify_all()
+
+
+def _apply_chunks(message: Message, args: dict[str, Any]) -> None:
+    """What a streamed message shows after ``chunks`` (and ``markdown_text``) arrive."""
+    chunks = list(args.get("chunks") or [])
+    if args.get("markdown_text"):
+        chunks.insert(0, {"type": "markdown_text", "text": args["markdown_text"]})
+    for chunk in chunks:
+        message.chunks.append(chunk)
+        kind = chunk.get("type")
+        if kind == "markdown_text":
+            message.text += str(chunk.get("text", ""))
+        elif kind == "task_update":
+            message.tasks[str(chunk["id"])] = {**message.tasks.get(str(chunk["id"]), {}), **chunk}
+        elif kind == "plan_update":
+            message.plan_title = str(chunk.get("title", ""))
+        elif kind == "blocks":
+            message.blocks.extend(chunk.get("blocks") or [])
 
 
 # -- payloads, as Slack sends them -------------------------------------------------------------

@@ -67,11 +67,13 @@ class RunningBot:
 
 @pytest.fixture
 async def start_bot(slack: FakeSlack, store: Store, slack_secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
-    """``await start_bot(config, sandbox=None, secrets=None)``: ``adapters.slack.serve`` running, connected."""
+    """``await start_bot(config, sandbox=None, secrets=None, fake=None)``: ``adapters.slack.serve`` running,
+    connected (to ``fake`` when the test made a Slack of its own)."""
     running: list[RunningBot] = []
 
-    async def start(config: Config, sandbox: Sandbox | None = None, secrets: Secrets | None = None) -> RunningBot:
-        secrets = secrets or slack_secrets
+    async def start(config: Config, sandbox: Sandbox | None = None, secrets: Secrets | None = None,
+                    fake: FakeSlack | None = None) -> RunningBot:
+        secrets, fake = secrets or slack_secrets, fake or slack
         model = OpenAIChatModel(config, secrets)
         service = Service(config, store, model, sandbox or ScriptedSandbox(), publisher_factory(config, secrets, store),
                           redact=Redactor(secrets.values()))
@@ -79,7 +81,7 @@ async def start_bot(slack: FakeSlack, store: Store, slack_secrets: Secrets) -> A
         bot = RunningBot(service, model, task)
         running.append(bot)
         if config.slack.mode == "socket":
-            await slack.wait_for(lambda: slack.connections or task.done())
+            await fake.wait_for(lambda: fake.connections or task.done())
         else:
             await wait_listening(config.slack.http_port, task)
         if task.done():

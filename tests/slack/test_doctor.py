@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from adapters.slack import doctor_checks
-from adapters.slack.doctor import BOT_SCOPES
+from adapters.slack.doctor import AGENT_SCOPES, BOT_SCOPES
 from tests.conftest import with_changes
 from tests.fakes.slack_api import FakeSlack
 
@@ -23,7 +23,7 @@ async def test_good_tokens_and_every_scope_pass(slack, slack_config, slack_secre
     results = by_name(await doctor_checks(slack_config, slack_secrets))
     assert all(r.ok for r in results.values()), results
     assert results["slack bot token"].detail == "@codegen in Fake Team"
-    assert set(results) == {"slack bot token", "slack scopes", "slack app token"}
+    assert set(results) == {"slack bot token", "slack scopes", "slack agent features", "slack app token"}
     assert [c.method for c in slack.calls] == ["auth.test", "apps.connections.open"]
 
 
@@ -68,7 +68,8 @@ async def test_slack_down_is_a_clear_failure(slack_config, slack_secrets):
 def test_the_manifest_asks_for_exactly_the_scopes_doctor_checks():
     yaml = pytest.importorskip("yaml", reason="PyYAML (a dev dependency) reads the manifest")
     manifest = yaml.safe_load(MANIFEST.read_text())
-    assert sorted(manifest["oauth_config"]["scopes"]["bot"]) == sorted(BOT_SCOPES)
+    assert sorted(manifest["oauth_config"]["scopes"]["bot"]) == sorted(BOT_SCOPES + AGENT_SCOPES)
+    assert manifest["features"]["assistant_view"]["assistant_description"]  # assistant:write needs it
     settings = manifest["settings"]
     assert settings["socket_mode_enabled"] is True and settings["interactivity"]["is_enabled"] is True
     assert {"app_mention", "message.channels", "message.groups", "message.im"} <= set(
@@ -90,3 +91,14 @@ def test_a_bad_slack_config_names_the_key(tmp_path, section, key):
     path.write_text(f"[slack]\n{lines}\n")
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         load_config(path)
+
+
+async def test_without_the_agent_features_doctor_warns_and_still_passes(slack_config, slack_secrets):
+    from tests.fakes.slack_api import ALL_SCOPES
+
+    async with FakeSlack(scopes=tuple(s for s in ALL_SCOPES if s != "assistant:write")) as narrow:
+        config = with_changes(slack_config, slack={"api_url": narrow.api_url})
+        results = by_name(await doctor_checks(config, slack_secrets))
+    agent = results["slack agent features"]
+    assert not agent.ok and not agent.required and "missing: assistant:write" in agent.detail
+    assert "Agents & AI Apps" in agent.fix and results["slack scopes"].ok

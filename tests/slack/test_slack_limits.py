@@ -61,3 +61,15 @@ async def test_short_files_stay_inline(slack, model_server, slack_config, start_
     await finished(slack, "C1", message.ts)
     assert [u["title"] for u in slack.uploads if u["title"] == "intf.py"] == ["intf.py"]  # only the check-in's
     assert s.CODE.splitlines()[3] in "\n".join(m.text for m in slack.thread("C1", message.ts))
+
+
+async def test_a_compact_thread_holds_the_status_the_files_and_the_result_only(slack, model_server, slack_config,
+                                                                                start_bot):
+    await start_bot(with_changes(slack_config, slack={"thread_detail": "compact"}))
+    script_team(model_server)
+    message, _ = await mention(slack, "find all intf keys")
+    status, *attachments, last = await finished(slack, "C1", message.ts)
+    assert last.text.startswith("✅ Passed:") and all(m.files for m in attachments)
+    assert [m.text.split(":")[0] for m in attachments] == ["📎 Programmer · round 1", "📎 Tester · round 1",
+                                                            "📎 Files of run `" + status.text.split("`")[1] + "` (passed)"]
+    assert "✅ Tests · round 1 — 2 passed, 0 failed" in status.text and not headers([status, *attachments, last])

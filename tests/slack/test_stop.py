@@ -41,7 +41,8 @@ async def test_the_stop_button_cancels_the_run_and_the_thread_says_so(slack, mod
     thread = await finished(slack, "C1", message.ts)
     assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.")
     status = thread[0]
-    assert status.text == f"⏹️ Run `{run_id}` finished: Stopped." and stop_button(status) is None
+    assert status.text == f"⏹️ *Stopped* · run `{run_id}`\n❌ Plan" and stop_button(status) is None
+    assert status.tasks["plan-0"]["status"] == "error"  # the plan display showed the step, until the end
     planner = next(m for m in thread if m.text.startswith("*Planner*"))
     assert planner.text.endswith("_(cut short)_")
     assert bot.service.active_run("slack", f"C1:{message.ts}") is None
@@ -85,7 +86,7 @@ async def test_a_bot_that_is_stopped_says_so_in_its_threads(slack, model_server,
     with contextlib.suppress(asyncio.CancelledError):
         await bot.task
     thread = slack.thread("C1", message.ts)
-    assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.") and thread[0].text.endswith("finished: Stopped.")
+    assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.") and thread[0].text.startswith("⏹️ *Stopped*")
 
 
 async def test_only_the_person_who_started_a_run_can_stop_it(slack, model_server, slack_config, start_bot):

@@ -28,7 +28,7 @@ async def test_a_mention_runs_the_team_in_the_thread_and_ends_with_the_gist_link
         thread = await finished(slack, "C1", message.ts)
 
     status, *rest = thread
-    assert status.text.startswith("✅ Run `") and status.text.endswith("finished: Passed.")
+    assert status.text.startswith("✅ *Passed* · run `") and "✅ Tests · round 1 — 2 passed, 0 failed" in status.text
     assert status.blocks == []  # the Stop button is gone once the run is over
     assert headers(thread) == TURNS
     assert rest[-1].text.startswith("✅ Passed:") and github.html_url in rest[-1].text  # the last reply: the link
@@ -138,7 +138,7 @@ async def test_a_redelivered_event_starts_no_second_run(slack, model_server, sla
     thread = await finished(slack, "C1", message.ts)
     assert len(model_server.calls("planner")) == 1
     assert sum(any(e.get("action_id") == STOP_ACTION for b in m.blocks for e in b.get("elements", []))
-               or "Run `" in m.text for m in thread) == 1
+               or "· run `" in m.text for m in thread) == 1
 
 
 async def test_an_error_reaches_the_thread_as_one_sentence(slack, model_server, slack_config, start_bot):
@@ -181,7 +181,8 @@ async def test_secrets_never_reach_the_thread(slack, model_server, slack_config,
 
 async def test_when_slack_fails_before_the_run_the_thread_gets_one_sentence(slack, model_server, slack_config, start_bot):
     await start_bot(slack_config)
-    slack.fail("chat.postMessage", 500)  # the first reply (the status with the Stop button) is refused
+    slack.fail("chat.startStream", 500)  # the first reply (the status with the Stop button) is refused,
+    slack.fail("chat.postMessage", 500)  # streamed or not
     message, _ = await mention(slack, "find all intf keys")
     thread = await slack.wait_for(lambda: slack.thread("C1", message.ts))
     assert [m.text for m in thread] == ["Something went wrong on the bot's side before the team could start; "

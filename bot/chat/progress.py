@@ -1,0 +1,153 @@
+"""Where a run is, at a glance: the steps the status message at the top of its thread shows and keeps
+current (plan, code, review, tests of each round with their counts, triage, fix, check-in).
+
+``Progress`` is what a platform gets: the steps as data (Slack draws them as tasks in its plan display)
+and ``progress_text`` as Markdown lines (every other platform, and Slack where its workspace or thread
+does not allow the plan display).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished, TurnStarted, Waiting
+from agents.types import RunStatus
+from bot.chat.badges import read_turn
+from bot.chat.words import STATUS_EMOJI, status_word
+
+ACTIVE, DONE, FAILED = "active", "done", "failed"
+STATE_MARKS = {ACTIVE: "⏳", DONE: "✅", FAILED: "❌"}
+
+
+@dataclass(frozen=True)
+class Step:
+    key: str  # stable for the run ("code-2"): a platform that keeps tasks updates them by it
+    title: str  # "Fix · round 2"
+    state: str = ACTIVE
+    detail: str = ""  # "approves", "1 passed, 1 failed", "waiting for the model (12 s)"
+
+
+@dataclass(frozen=True)
+class Progress:
+    run_id: str
+    headline: str  # Markdown: what the run is doing, or how it ended
+    steps: tuple[Step, ...] = ()
+    note: str = ""  # the latest notice (a queue place, a retry), until the next step
+    finished: RunStatus | None = None
+
+
+def progress_text(progress: Progress) -> str:
+    """The status message as Markdown: the headline, a line per step, the latest notice."""
+    lines = [progress.headline]
+    lines += [f"{STATE_MARKS[s.state]} {s.title}" + (f" — {s.detail}" if s.detail else "") for s in progress.steps]
+    return "\n".join(lines + ([f"ℹ️ {progress.note}"] if progress.note else []))
+
+
+@dataclass
+class ProgressTracker:
+    """Reads a run's events into its ``Progress``; ``observe`` says whether the picture changed."""
+
+    run_id: str
+    follows: str | None = None
+    follow_up: int = 0
+    steps: list[Step] = field(default_factory=list)
+    note: str = ""
+    finished: RunFinished | None = None
+
+    def observe(self, event: Event) -> bool:
+        before = self.snapshot()
+        if isinstance(event, RunStarted):
+            self.follow_up = event.follow_up
+        elif isinstance(event, TurnStarted):
+            self._start(_key(event.agent, event.round), _title(event.agent, event.round))
+        elif isinstance(event, TurnFinished):
+            self._finish_turn(event)
+        elif isinstance(event, Waiting):
+            self._set_detail(f"waiting for the model ({event.seconds:.0f} s)")
+        elif isinstance(event, TestReported):
+            key = f"tests-{event.round}"
+            if not self._has(key):
+                self._start(key, f"Tests · round {event.round}")
+            self._end(key, DONE if event.report.ok else FAILED, event.report.summary())
+        elif isinstance(event, CheckedIn):
+            self._end("checkin", DONE, event.result.location)
+        elif isinstance(event, Notice):
+            self.note = event.text
+        elif isinstance(event, RunFinished):
+            self.finished, self.note = event, ""
+            state = DONE if event.status is RunStatus.PASSED else FAILED
+            self.steps = [replace(s, state=state) if s.state == ACTIVE else s for s in self.steps]
+        return self.snapshot() != before
+
+    def snapshot(self) -> Progress:
+        return Progress(self.run_id, self._headline(), tuple(self.steps), self.note,
+                        self.finished.status if self.finished else None)
+
+    def _headline(self) -> str:
+        run = f"run `{self.run_id}`" + (f", follow-up {self.follow_up}" if self.follow_up else "")
+        if self.finished is not None:
+            status = self.finished.status
+            return f"{STATUS_EMOJI.get(status, '')} **{status_word(status)}** · {run}".strip()
+        if not self.steps and self.follows:
+            return f"⏳ **Waiting for run `{self.follows}`** in this thread · {run}"
+        return f"🛠️ **{'Working' if self.steps else 'Starting'}** · {run}"
+
+    def _finish_turn(self, event: TurnFinished) -> None:
+        key = _key(event.agent, event.round)
+        if event.agent == "tester":  # its step ends with the test run it leads to
+            self._set_detail("running the tests", key)
+            return
+        badge = _words(read_turn(event.agent, event.text).badge) if event.agent != "checkin" else "publishing"
+        if event.agent == "checkin":
+            self._set_detail(badge, key)
+        else:
+            self._end(key, DONE, badge)
+
+    def _start(self, key: str, title: str) -> None:
+        self.note = ""
+        if self._has(key):  # the same turn again (a reply asked for once more)
+            self._replace(key, state=ACTIVE, detail="")
+        else:
+            self.steps.append(Step(key, title))
+
+    def _end(self, key: str, state: str, detail: str) -> None:
+        if self._has(key):
+            self._replace(key, state=state, detail=detail)
+
+    def _set_detail(self, detail: str, key: str = "") -> None:
+        key = key or next((s.key for s in reversed(self.steps) if s.state == ACTIVE), "")
+        if key:
+            self._replace(key, detail=detail)
+
+    def _has(self, key: str) -> bool:
+        return any(s.key == key for s in self.steps)
+
+    def _replace(self, key: str, **changes: str) -> None:
+        self.steps = [replace(s, **changes) if s.key == key else s for s in self.steps]
+
+
+def _words(badge: str) -> str:
+    """A badge without its leading emoji: the step's mark says already how it went."""
+    first, _, rest = badge.partition(" ")
+    return rest if rest and not any(ch.isalnum() for ch in first) else badge
+
+
+_KINDS = {"planner": "plan", "programmer": "code", "optimizer": "review", "tester": "tests", "manager": "triage",
+          "checkin": "checkin"}
+
+
+def _key(agent: str, round_: int) -> str:
+    """A step per agent and round (the Check-In's is one): a turn asked for again stays in its step."""
+    kind = _KINDS.get(agent, agent)
+    return kind if kind == "checkin" else f"{kind}-{round_}"
+
+
+def _title(agent: str, round_: int) -> str:
+    kind = _KINDS.get(agent, agent)
+    if kind == "plan":
+        return "Plan" if round_ == 0 else f"Re-plan · round {round_}"
+    if kind == "checkin":
+        return "Check-in"
+    if kind == "code":
+        return f"{'Code' if round_ <= 1 else 'Fix'} · round {round_}"
+    return f"{kind.capitalize()} · round {round_}"
