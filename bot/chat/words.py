@@ -83,16 +83,16 @@ CONTINUE_HINT = "Reply in this thread to continue from where it stopped."
 
 
 def final_summary(event: RunFinished) -> str:
-    """The last message of a run: status, why, the test result, tokens and cost, where the result is."""
+    """The last message of a run: status, why, the test result, where the result is, tokens and cost."""
     reason = event.reason.rstrip(".")  # some reasons are whole sentences already; one full stop either way
     lines = [f"{STATUS_WORDS.get(event.status, event.status)}: {reason}." + (
         f" {CONTINUE_HINT}" if ended_by_the_bot(event) else "")]
     if event.report:
         lines.append(report_line(event.report))
-    usage = f"Tokens: {event.usage.tokens_text()}"
-    lines.append(usage + (f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""))
     if event.checkin:
         lines.append(f"Result: {event.checkin.location}" + (f" ({event.checkin.note})" if event.checkin.note else ""))
+    usage = f"Tokens: {event.usage.tokens_text()}"
+    lines.append(usage + (f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""))
     return "\n".join(lines)
 
 

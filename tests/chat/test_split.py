@@ -54,7 +54,7 @@ def test_final_summary_says_status_tests_tokens_and_link():
     text = final_summary(event)
     assert text.splitlines() == [
         "Passed: tests passed and the review approved.", "Tests: 12 passed, 0 failed (1.2s)",
-        "Tokens: 1,200 in / 340 out (about $0.0123)", "Result: https://gist.github.com/abc",
+        "Result: https://gist.github.com/abc", "Tokens: 1,200 in / 340 out (about $0.0123)",
     ]
 
 
