@@ -66,9 +66,9 @@ async def test_without_the_agent_features_the_status_is_a_message_kept_current_w
         for text in ("find all intf keys", "and again"):
             script_team(model_server, planner=[Reply(s.PLAN, chunk=6, stall_after=12)])
             message, _ = await mention(narrow, text)
-            status = await narrow.wait_for(lambda: next(iter(narrow.thread("C1", message.ts)), None))
+            status = await narrow.wait_for(lambda ts=message.ts: next(iter(narrow.thread("C1", ts)), None))
             # While the Planner writes, the status message shows its step, edited in place, Stop still on it.
-            await eventually(lambda: any("⏳ Plan" in edit for edit in status.edits))
+            await eventually(lambda shown=status: any("⏳ Plan" in edit for edit in shown.edits))
             assert stop_button(status) and not status.tasks
             model_server.release_stalls.set()
             thread = await finished(narrow, "C1", message.ts)
