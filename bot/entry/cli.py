@@ -17,8 +17,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from adapters.terminal import PLATFORM, TerminalRun, run_in_terminal
-from adapters.terminal_history import print_run, print_runs
+from adapters.terminal import PLATFORM, TerminalRun, print_run, print_runs, run_in_terminal
 from agents.errors import CodegenError, UserInputError
 from bot.checkin import FolderPublisher, checkin_checks
 from bot.config import Config, ConfigError, Secrets, find_config_path, load_config

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters.terminal import Renderer
-from adapters.terminal_history import print_run, print_runs
+from adapters.terminal import Renderer, print_run, print_runs
 from agents.events import CheckedIn, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
 from bot.inert import inert

@@ -1,0 +1,108 @@
+"""``codegen-chat run``: a task from the command line run by the service, its events drawn by
+``adapters.terminal.render``, its files saved to a folder, its ending as the exit status."""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from adapters.terminal.render import Renderer
+from agents.errors import CheckInError, UserInputError
+from agents.events import RunFinished
+from agents.protocols import Publisher
+from agents.types import Attachment, Publication, RunStatus
+from bot.attachments import to_attachment
+from bot.checkin.folder import folder_problem
+from bot.checkin.masking import MaskingPublisher
+from bot.local_files import read_regular_file
+from bot.redact import Redactor
+from bot.runner import stopped
+from bot.service import ChatRequest, RunHandle, Service, new_run_id
+
+PLATFORM = "terminal"
+
+
+async def read_attachments(paths: list[str], max_bytes: int) -> tuple[Attachment, ...]:
+    """The ``--file`` arguments as attachments; anything but a readable regular text file within
+    ``max_bytes`` is refused. Files are read in a worker thread, so a slow disk stalls no other run."""
+    attachments = []
+    for name in paths:
+        data = await asyncio.to_thread(read_regular_file, name, max_bytes)
+        attachments.append(to_attachment(Path(name).name, data, max_bytes))
+    return tuple(attachments)
+
+
+def check_out_dir(path: Path) -> None:
+    """Refuse, before any model is called, an ``--out`` that could never hold the files."""
+    problem = folder_problem(path)
+    if problem:
+        raise UserInputError(f"--out {path}: {problem}; name another folder (it is made if missing).")
+
+
+@dataclass(frozen=True)
+class TerminalRun:
+    task: str
+    files: list[str]
+    out_dir: str | None
+    continue_run: str | None
+
+
+async def run_in_terminal(service: Service, request: TerminalRun, folder_publisher: Callable[[Path], Publisher],
+                          max_attachment_bytes: int, thread_key: str, out: TextIO = sys.stdout,
+                          redact: Redactor | None = None) -> int:
+    """Run the team on a task; returns the exit status (0 only when the tests passed)."""
+    attachments = await read_attachments(request.files, max_attachment_bytes)
+    run_id = new_run_id()
+    out_dir = Path(request.out_dir or f"codegen-{run_id}")
+    await asyncio.to_thread(check_out_dir, out_dir)
+    renderer = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ, redact=redact)
+    fallback: Publisher = folder_publisher(out_dir)
+    chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments)
+    handle = await service.submit(chat, renderer, fallback, run_id=run_id)
+    out.write(f"Run {run_id} started. Ctrl-C stops it.\n")
+    interrupted = False
+    try:
+        finished = await handle.wait()
+    except asyncio.CancelledError:  # stopped by Ctrl-C or SIGTERM/SIGHUP: the renderer saw how it ended
+        interrupted = True
+        handle.cancel()
+        finished = renderer.finished or await _settle(handle)
+    saved = ""
+    if finished.files and not (finished.checkin and finished.checkin.kind == "folder"):
+        saved = await _save(MaskingPublisher(fallback, redact or Redactor(())), finished, request.task)
+    out.write(renderer.summary(finished, out_dir, saved) + "\n")
+    return exit_status(finished, interrupted)
+
+
+def exit_status(finished: RunFinished, interrupted: bool) -> int:
+    """0 only for a pass; 130 (the shell's code for Ctrl-C) only for Ctrl-C; 1 for every other ending,
+    a run its budget stopped included."""
+    if finished.status is RunStatus.PASSED:
+        return 0
+    return 130 if interrupted else 1
+
+
+async def _settle(handle: RunHandle) -> RunFinished:
+    try:
+        return await handle.task
+    except asyncio.CancelledError:
+        return stopped(handle.run_id)
+
+
+async def _save(publisher: Publisher, finished: RunFinished, task: str) -> str:
+    """The final files land in the output folder even when they were checked in elsewhere. Returns what
+    the summary should add: the files that could not be written and why, or why none could be."""
+    try:
+        result = await publisher.publish(Publication(
+            run_id=finished.run_id, conversation_key="", task=task, status=finished.status,
+            files=finished.files.merged(finished.tests), readme="", report=finished.report,
+        ))
+    except CheckInError as error:
+        return str(error)
+    return result.note
