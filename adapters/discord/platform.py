@@ -7,20 +7,16 @@ import discord
 
 from adapters.discord.thread import DiscordMarkup
 from bot.access import AccessRules, Place
-from bot.chat.thread import ChatPlatform, ThreadStyle
+from bot.chat.thread import ChatPlatform, thread_style
 from bot.config import DiscordConfig
 
 PLATFORM = "discord"
 
 
 def platform(config: DiscordConfig) -> ChatPlatform:
-    return ChatPlatform(
-        PLATFORM, DiscordMarkup(),
-        ThreadStyle(max_message_chars=config.max_message_chars, update_interval_s=config.update_interval_s,
-                    max_inline_code_chars=config.inline_code_max_chars, detail=config.thread_detail),
-        AccessRules.of("discord", servers=config.allowed_guilds, channels=config.allowed_channels,
-                       roles=config.allowed_roles, direct_messages=False),
-    )
+    access = AccessRules.of("discord", servers=config.allowed_guilds, channels=config.allowed_channels,
+                            roles=config.allowed_roles, direct_messages=False)  # the bot works in servers only
+    return ChatPlatform(PLATFORM, DiscordMarkup(), thread_style(config, config.inline_code_max_chars), access)
 
 
 def interaction_place(interaction: discord.Interaction) -> Place:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from bot.access import AccessRules
 from bot.chat.progress import Progress
@@ -71,6 +71,13 @@ class ThreadStyle:
     update_interval_s: float
     max_inline_code_chars: int
     detail: str = FULL
+
+
+def thread_style(section: Any, max_inline_code_chars: int) -> ThreadStyle:
+    """The style a chat platform's config section asks for: every such section names its message size,
+    edit pace and detail alike (``max_message_chars``, ``update_interval_s``, ``thread_detail``)."""
+    return ThreadStyle(section.max_message_chars, section.update_interval_s, max_inline_code_chars,
+                       section.thread_detail)
 
 
 @dataclass(frozen=True)
