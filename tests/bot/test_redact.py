@@ -83,7 +83,7 @@ def test_the_configs_endpoint_is_masked_too():
 
 async def test_a_debug_run_never_logs_endpoint_credentials(model_server, tmp_path):
     """A whole run at DEBUG through the real openai/httpx clients: the request lines they log carry the URL."""
-    from tests.adapters.test_terminal import ROOT, script_team, write_config
+    from tests.terminal.test_terminal import ROOT, script_team, write_config
 
     password, token = "s3cr3t-pa55word", "cfgtok-987654321"
     with_creds = model_server.base_url.replace("http://", f"http://alice:{password}@")

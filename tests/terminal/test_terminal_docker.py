@@ -4,8 +4,8 @@ container, fail on the Programmer's first (buggy) attempt, and pass after the fi
 import pytest
 
 from bot.sandbox.hardening import LABEL, LABEL_PID
-from tests.adapters.test_terminal import cli, script_team, write_config
 from tests.fakes import team_script as s
+from tests.terminal.test_terminal import cli, script_team, write_config
 
 
 @pytest.mark.docker

@@ -14,10 +14,10 @@ from bot.checkin import FolderPublisher
 from bot.llm import OpenAIChatModel
 from bot.service import Service
 from bot.store import Store
-from tests.adapters.test_terminal import ROOT, cli, script_team, write_config
 from tests.bot.disks import damage, read_only, small_disk
 from tests.conftest import with_changes
 from tests.fakes.team_script import ScriptedSandbox
+from tests.terminal.test_terminal import ROOT, cli, script_team, write_config
 
 
 class FillingSandbox(ScriptedSandbox):

@@ -8,7 +8,7 @@ import pytest
 
 from adapters.terminal import read_attachments
 from agents.errors import UserInputError
-from tests.adapters.test_terminal import cli, write_config
+from tests.terminal.test_terminal import cli, write_config
 
 
 @pytest.fixture
