@@ -17,9 +17,9 @@ from bot.config import ConfigError, SandboxConfig
 from bot.health import Health, ModelWatch
 from bot.health_http import start_health_server
 from bot.llm import OpenAIChatModel
-from tests.terminal.test_terminal import cli, write_config
 from tests.fakes import loopback
 from tests.fakes.openai_server import error
+from tests.terminal.test_terminal import cli, write_config
 
 
 @contextlib.asynccontextmanager

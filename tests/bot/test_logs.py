@@ -9,8 +9,8 @@ import pytest
 
 from bot.config import ConfigError
 from bot.logs import configure_logging, log_context, tag_logs
-from tests.terminal.test_terminal import cli, script_team, write_config
 from tests.fakes.openai_server import error
+from tests.terminal.test_terminal import cli, script_team, write_config
 
 SECRET = "sk-live-0123456789abcdef"
 
