@@ -9,6 +9,7 @@ long, with nothing after it, or at the end of the text. A longer fence may hold 
     Fence.parse      one line: the fence it opens, or None; fence.closed_by(line)
     info_path        the file a block names in its info string (path=, title=, a bare file name)
     inert            text that cannot open or close a block it is put in (test output, model text)
+    fenced           a block that shows a text byte for byte, whatever the text holds
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ _INFO_PATH = re.compile(
     r"|(?:^[\w+#-]*[:\s]+|^)(?P<bare>" + _PATH + r")\s*$"
 )
 _MARKER_RUN = re.compile(r"`{3,}|^[ \t]*~{3,}", re.MULTILINE)
+_BACKTICK_FENCES = re.compile(r"^[ \t]{0,3}(`{3,})", re.MULTILINE)
 ZERO_WIDTH_SPACE = "\u200b"
 
 
@@ -121,3 +123,13 @@ def inert(text: str) -> str:
 def _broken(run: str) -> str:
     marks = run.lstrip(" \t")
     return run[: len(run) - len(marks)] + ZERO_WIDTH_SPACE.join(marks)
+
+
+def fenced(text: str, info: str = "") -> str:
+    """``text`` in a code block that gives it back exactly: the fence is longer than any backtick fence inside
+    (so no line of the text closes it), and a closing newline is added only when the text has none, so blank
+    lines, trailing spaces, tabs and a missing final newline all survive."""
+    longest = max((len(m) for m in _BACKTICK_FENCES.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    ending = "" if text.endswith("\n") or not text else "\n"
+    return f"{fence}{info}\n{text}{ending}{fence}"

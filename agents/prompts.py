@@ -2,16 +2,25 @@
 
 A template has two blocks, ``system`` and ``user``; rendering uses ``StrictUndefined`` so a
 variable a template needs but was not given fails loudly instead of vanishing from the prompt.
+
+What a template is given reaches the model byte for byte: files, the task, test output and replies
+keep their blank lines, trailing spaces, tabs and line endings. Only the template's own text is tidied
+(the blank runs its conditionals leave are collapsed). That works by setting every value a template
+prints aside while the template's text is tidied, and putting it back afterwards.
 """
 
 from __future__ import annotations
 
 import importlib.resources
+import re
+import secrets
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from agents.fences import fenced
 from agents.language import EXTENSIONS
 from agents.types import Message
 
@@ -28,6 +37,40 @@ def lang_of(path: str) -> str:
     return EXTENSIONS.get(path[dot:].lower(), "") if dot >= 0 else ""
 
 
+def file_block(path: str, content: str) -> str:
+    """A file as the team shows it to a model: its language and path on the fence, then the file exactly."""
+    return fenced(content, f"{lang_of(path)} path={path}")
+
+
+class _SetAside:
+    """The values one rendering printed, each replaced by a mark its text cannot contain by chance."""
+
+    def __init__(self) -> None:
+        self.mark = f"\x00{secrets.token_hex(8)}\x00"
+        self._values: list[str] = []
+        self._marked = re.compile(re.escape(self.mark) + r"(\d+)" + re.escape(self.mark))
+
+    def keep(self, value: object) -> str:
+        text = "" if value is None else str(value)
+        # Blank text is the template's own spacing to tidy; text holding a mark is a macro's output, whose
+        # own values are set aside already and whose template text is tidied like the rest.
+        if not text.strip() or self.mark in text:
+            return text
+        self._values.append(text)
+        return f"{self.mark}{len(self._values) - 1}{self.mark}"
+
+    def restore(self, text: str) -> str:
+        return self._marked.sub(lambda match: self._values[int(match.group(1))], text)
+
+
+_rendering: ContextVar[_SetAside | None] = ContextVar("rendering", default=None)
+
+
+def _finalize(value: object) -> object:
+    aside = _rendering.get()
+    return value if aside is None else aside.keep(value)
+
+
 class PromptBook:
     def __init__(self, directory: Path | None = None) -> None:
         self._env = jinja2.Environment(
@@ -37,24 +80,30 @@ class PromptBook:
             lstrip_blocks=True,
             keep_trailing_newline=False,
             autoescape=False,
+            finalize=_finalize,
         )
-        self._env.globals.update(lang_of=lang_of, limit=DEFAULT_OUTPUT_LIMIT)
+        self._env.globals.update(lang_of=lang_of, file_block=file_block, fenced=fenced, limit=DEFAULT_OUTPUT_LIMIT)
         # The shared macros as a global, because blocks rendered one by one skip top-level imports.
         self._env.globals["shared"] = self._env.get_template("_shared.jinja").make_module()
 
     def render(self, role: str, **context: Any) -> list[Message]:
         """The system and user messages for ``role`` with ``context`` filled in."""
         template = self._env.get_template(f"{role}.jinja")
-        ctx = template.new_context(context)
-        system = "".join(template.blocks["system"](ctx)).strip()
-        user = "".join(template.blocks["user"](ctx)).strip()
-        return [Message("system", _squeeze(system)), Message("user", _squeeze(user))]
+        aside = _SetAside()
+        token = _rendering.set(aside)
+        try:
+            ctx = template.new_context(context)
+            system = "".join(template.blocks["system"](ctx)).strip()
+            user = "".join(template.blocks["user"](ctx)).strip()
+        finally:
+            _rendering.reset(token)
+        return [Message("system", aside.restore(_squeeze(system))), Message("user", aside.restore(_squeeze(user)))]
 
 
 def _squeeze(text: str) -> str:
-    """Collapse runs of blank lines the template's conditionals leave behind."""
+    """Collapse runs of blank lines the template's conditionals leave behind (values are set aside)."""
     lines, blank = [], 0
-    for line in text.splitlines():
+    for line in text.split("\n"):
         blank = blank + 1 if not line.strip() else 0
         if blank <= 1:
             lines.append(line)

@@ -486,7 +486,7 @@ async def test_tests_that_never_arrive_go_back_to_the_tester_as_no_test_ran():
     retry = model.user_prompt("tester", 1)
     assert "The tests could not run: no test ran (pytest runs functions named test_*" in retry
     assert "A test file the runner finds starts like this:\n\n```python path=test_intf.py\nfrom intf import find_intf\n" \
-           "\ndef test_find_intf():\n    assert find_intf(...) == ...\n```" in retry
+           "\n\ndef test_find_intf():\n    assert find_intf(...) == ...\n```" in retry
 
 
 @pytest.mark.parametrize("plan, task, language", [

@@ -57,3 +57,64 @@ def test_what_a_reply_lost_is_told_to_its_author_next_time():
     _, user = PromptBook().render(Role.PROGRAMMER, **CONTEXTS[Role.PROGRAMMER])
     assert user.content.rstrip().endswith("- Not saved: file path '../x.py' must stay inside the project.")
     assert "## About your last reply" in user.content
+
+
+# Files as they are on disk: what a model is shown must be exactly that, or its edits and diffs miss.
+AWKWARD_FILES = {
+    "blank_runs.py": "import os\n\n\n\ndef f():\n    return 1\n\n\n",
+    "trailing.py": "x = 1   \ny = 2\t\n",
+    "tabs.go": "package main\n\nfunc main() {\n\tif true {\n\t\treturn\n\t}\n}\n",
+    "no_newline.py": "print('end')",
+    "only_blank_lines.txt": "\n\n\n",
+    "crlf.py": "a = 1\r\n\r\n\r\nb = 2\r\n",
+    "README.md": "Run it:\n\n```sh\npython app.py\n```\n\n\n````\nfour\n````\n",
+    "indented_fence.md": "   ```\nnot a close\n   ```\n",
+}
+
+
+def _blocks_of(role, context):
+    system, user = PromptBook().render(role, **context)
+    return user.content
+
+
+@pytest.mark.parametrize("path, content", AWKWARD_FILES.items())
+@pytest.mark.parametrize("role, key", [(Role.PROGRAMMER, "files"), (Role.PROGRAMMER, "tests"),
+                                       (Role.OPTIMIZER, "files"), (Role.TESTER, "files"), (Role.TESTER, "tests"),
+                                       (Role.MANAGER, "files"), (Role.MANAGER, "tests"), (Role.PLANNER, "files")])
+def test_file_contents_reach_the_prompt_byte_for_byte(role, key, path, content):
+    context = {**CONTEXTS[role], key: {path: content}}
+    user = _blocks_of(role, context)
+    assert content in user
+    # The block around it is closed by a fence no line of the file can close, right after the file's end.
+    fence_line = next(line for line in user.split("\n") if line.endswith(f"path={path}"))
+    fence = fence_line[: len(fence_line) - len(fence_line.lstrip("`"))]
+    ending = "" if content.endswith("\n") else "\n"
+    assert f"{fence_line}\n{content}{ending}{fence}\n" in user + "\n"
+    assert all(not line.startswith(fence) for line in content.split("\n"))
+
+
+@pytest.mark.parametrize("content", AWKWARD_FILES.values())
+def test_attachments_and_the_task_reach_the_planner_unchanged(content):
+    task = "Keep these lines:\n\n\n\n  indented   \n\tand a tab"
+    user = _blocks_of(Role.PLANNER, {**CONTEXTS[Role.PLANNER], "task": task,
+                                     "attachments": (Attachment("given.py", content),)})
+    assert content in user and task in user
+
+
+def test_test_output_is_shown_exactly_in_its_own_block():
+    output = "E   assert 1 == 2\n\n\n```\nE   fake fence in the output   \n"
+    report = TestReport(TestStatus.FAILED, 1, 0.5, 0, 1, output)
+    user = _blocks_of(Role.PROGRAMMER, {**CONTEXTS[Role.PROGRAMMER], "report": report})
+    assert "## Latest test run: 0 passed, 1 failed (exit code 1)\n````text\n" + output + "````" in user
+
+
+def test_the_templates_own_blank_runs_are_still_collapsed():
+    context = {**CONTEXTS[Role.PROGRAMMER], "review_notes": "", "report": None, "triage_reason": "", "reply_notes": ()}
+    user = _blocks_of(Role.PROGRAMMER, context)
+    assert "\n\n\n" not in user
+
+
+def test_a_trimmed_prompt_shows_the_tail_of_the_test_output():
+    report = TestReport(TestStatus.FAILED, 1, 0.5, 0, 1, "early line\n" + "x" * 5000 + "\nlast line")
+    user = _blocks_of(Role.PROGRAMMER, {**CONTEXTS[Role.PROGRAMMER], "report": report, "limit": 100})
+    assert "last line" in user and "early line" not in user and "x" * 200 not in user
