@@ -1,4 +1,5 @@
-"""Code blocks written as a diff instead of a whole file: read back into the whole file when possible.
+"""Diffs: code blocks a model wrote as a diff, read back into whole files; and the changes between two
+versions of the files, written as diffs for a model that saw the earlier version.
 
 Models asked for whole files still answer with a unified diff (```` ```diff ````, ``--- a/x`` and
 ``+++ b/x`` headers, ``@@`` hunks) or with every line prefixed by ``+``. A diff that only adds lines is
@@ -8,7 +9,9 @@ old lines in the file (line numbers in ``@@`` headers are often wrong, so they a
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 _TARGET = re.compile(r"^\+\+\+ (?:[ab]/)?(?P<path>[^\t\n]+?)(?:\t.*)?$", re.M)
@@ -73,3 +76,20 @@ def _hunks(lines: list[str]) -> list[list[str]]:
 def _all_added(lines: list[str]) -> bool:
     """Every line begins with "+" (and not "++", which is code in C-like languages)."""
     return len(lines) >= 2 and all(line.startswith("+") and not line.startswith("++") for line in lines)
+
+
+def changes(before: Mapping[str, str], after: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """What changed from ``before`` to ``after``, per changed file: ``("diff", a unified diff with three lines of
+    context)``, or ``("file", the whole new file)`` where a diff would not be shorter, or ``("removed", "")``."""
+    changed: dict[str, tuple[str, str]] = {}
+    for path, new in after.items():
+        old = before.get(path)
+        if old == new:
+            continue
+        diff = "" if old is None else "\n".join(difflib.unified_diff(
+            old.splitlines(), new.splitlines(), f"a/{path}", f"b/{path}", lineterm="")) + "\n"
+        changed[path] = ("diff", diff) if old is not None and len(diff) < len(new) else ("file", new)
+    for path in before:
+        if path not in after:
+            changed[path] = ("removed", "")
+    return changed

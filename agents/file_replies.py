@@ -233,9 +233,12 @@ def _is_source(body: str, language: str, context: FileContext) -> bool:
 
 
 def _module_under_test(context: FileContext, language: str, mentioned: list[str]) -> str:
+    """The code the tests are for: the code file the task or plan mentions, else the first one; before any code
+    exists (the Programmer writes it while the Tester does), the code file the task or plan names."""
     code = [p for p in context.code if file_names.language_of(p) == language] or list(context.code)
     named = [m for m in mentioned if m in code]
-    return (named or code or [""])[0]
+    planned = [m for m in mentioned if file_names.language_of(m) == language and not languages.looks_like_test(m)]
+    return (named or code or planned or [""])[0]
 
 
 # -- paths ----------------------------------------------------------------------------------------

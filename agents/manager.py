@@ -5,16 +5,28 @@
                                            \\--(fail)--> triage -> Code | fix tests -> Test | re-plan -> ...
     budget exhausted -> best attempt checked in -> finished (failed or stopped, saying why)
 
-Each role sees only what it needs (task, plan, latest files, latest review or test report), so the
-prompt stays the same size however many rounds the run takes. Models decide where judgement is
-needed (review verdict, triage); this code enforces the allowed transitions and the budgets.
+That is the meaning of a run, and ``order = "sequential"`` runs it exactly so, one agent at a time. The
+default, ``"overlapped"``, lets agents whose work does not depend on each other write at the same time,
+which shortens what a person waits for:
+
+    Plan -> Code + Tests (the Tester writes from the plan)  -> Review + (Test -> triage) -> ...
+
+the review and the test run (and its triage) go on together, and both must approve for the run to pass;
+the sandbox starts the round's container while the models write; and no triage is asked for when its
+outcome is forced (only the user's tests exist and no re-plan is left): the code is what must change.
+
+Each role sees only what it needs to decide, and nothing twice: the task, the plan while it has not been
+coded yet, the latest files, the latest review or test report (see ``prompts/``). The prompt stays the
+same size however many rounds the run takes. Models decide where judgement is needed (review verdict,
+triage); this code enforces the allowed transitions and the budgets.
 
 How events reach the consumer: each step is a plain coroutine that awaits the run's sink
 (``run.emit``) for every event it has to tell, and returns what it produced (a plan, files, a
 review, a report, a decision). ``Manager.run`` hands that sink's events to its caller as an async
 iterator (``agents.handoff``). A sink rather than steps that are generators: an async generator
 cannot return a value, so every step's result would have to travel through a side channel, and
-every caller would have to relay its events by hand.
+every caller would have to relay its events by hand. Steps that work at the same time tell their
+events through lanes (``agents.lanes``), so a consumer still sees one turn after another.
 """
 
 from __future__ import annotations
@@ -25,9 +37,10 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, TypeVar
 
-from agents import file_names
+from agents import diffs, file_names
 from agents import language as languages
 from agents.errors import (
     AgentReplyError,
@@ -54,6 +67,7 @@ from agents.events import (
 )
 from agents.file_replies import without_open_block
 from agents.handoff import Emit, events_of
+from agents.lanes import at_once, lane_or
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.replies import (
@@ -103,9 +117,17 @@ class Budget:
     max_replans: int = 1
 
 
+class Order(StrEnum):
+    """How the team's steps follow each other (the module docstring draws both)."""
+
+    OVERLAPPED = "overlapped"  # independent steps at the same time: a shorter wait, the same checks
+    SEQUENTIAL = "sequential"  # one agent at a time, each seeing the step before it
+
+
 @dataclass(frozen=True)
 class TeamSettings:
     budget: Budget = field(default_factory=Budget)
+    order: Order = Order.OVERLAPPED
     publish_failed: bool = True  # check in the best attempt of a run whose tests failed
     wait_notice_s: float = 5.0  # silence from the model before the run says it is waiting
     wait_repeat_s: float = 10.0  # and how often it says so again while the silence lasts
@@ -117,17 +139,19 @@ class _Run:
 
     request: RunRequest
     started: float
-    emit: Emit  # where the run's events go (see the module docstring)
+    sink: Emit  # where the run's events go (see the module docstring); steps use ``emit``
     plan: str = ""
+    plan_seen: set[str] = field(default_factory=set)  # roles that have worked from the current plan
     language: str = ""
     files: FileSet = field(default_factory=FileSet)
     tests: FileSet = field(default_factory=FileSet)  # written by the Tester; the team may fix them
     user_tests: FileSet = field(default_factory=FileSet)  # the user's; authoritative, never edited
     review: Review | None = None
+    reviewed: FileSet | None = None  # the code as the Optimizer last saw it
     report: TestReport | None = None
     triage: Triage | None = None
-    tests_stale: bool = True
-    tests_only: bool = False  # next round rewrites tests without touching the code
+    code_stale: bool = True  # the next round has the Programmer write (new run, a fix, a review's changes)
+    tests_stale: bool = True  # the next round has the Tester write (new run, a wrong test, a follow-up)
     tests_missing: bool = False  # the Tester was asked for tests and none could be saved
     round: int = 0
     replans: int = 0
@@ -137,6 +161,15 @@ class _Run:
     unbudgeted: bool = False  # set while the best attempt is checked in after the budget ran out
     reply_notes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per role: what its last reply lost
     written: dict[str, int] = field(default_factory=dict)  # path -> when last written (a counter): newest is highest
+
+    async def emit(self, event: Event) -> None:
+        await lane_or(self.sink)(event)
+
+    def failure(self) -> tuple[TestReport | None, str]:
+        """The last test run when it failed, and the Manager's reading of it."""
+        if self.report is None or self.report.ok:
+            return None, ""
+        return self.report, self.triage.reason if self.triage else ""
 
 
 class Manager:
@@ -178,38 +211,109 @@ class Manager:
     # -- the workflow ---------------------------------------------------------------------------
 
     async def _work(self, run: _Run) -> RunFinished:
-        await self._plan(run)
-        while True:
-            self._next_round(run)
-            if run.tests_only:  # the code stands; only a wrong test is rewritten
-                run.tests_only = False
-            else:
-                run.files = run.files.merged(self._stamped(run, await self._code(run)))
-                run.language = languages.detect(run.files, run.language)
-                await run.emit(self._saved(run))
-                run.review = await self._review(run)
-                if not run.review.approved:
-                    continue
-            if run.tests_stale:
-                written = await self._write_tests(run)
-                run.tests = run.tests.merged(self._stamped(run, written))
-                run.tests_stale, run.tests_missing = False, not run.tests
-                await run.emit(self._saved(run))
-            run.report = await self._test(run)
-            unrunnable = (unrunnable_tests(run.report, run.language, run.tests) if run.tests
-                          else nothing_ran(run.report, run.language) if run.tests_missing else "")
-            if run.report.ok and not unrunnable:
-                break
-            self._ensure_round_left(run)  # no triage for a round that cannot happen
-            run.triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(run)
-            if run.triage.action is Action.FIX_TESTS:
-                run.tests_stale = run.tests_only = True
-            elif run.triage.action is Action.REPLAN:
-                run.replans += 1
-                run.tests_stale = True  # tests written for the abandoned plan must not decide the outcome
-                await self._plan(run)
+        await at_once(run.sink, self._plan(run), self._start_sandbox())  # a sandbox that cannot start ends it now
+        overlapped = self._settings.order is Order.OVERLAPPED
+        while not await (self._overlapped_round(run) if overlapped else self._sequential_round(run)):
+            pass
         run.checkin = await self._check_in(run, RunStatus.PASSED)
         return self._finished(run, RunStatus.PASSED, "tests passed and the review approved")
+
+    async def _sequential_round(self, run: _Run) -> bool:
+        """One agent at a time: code, review (changes go straight back), tests, triage. True once passed."""
+        self._next_round(run)
+        if run.code_stale:
+            await self._code_step(run)
+            run.review = await self._review(run, *run.failure())
+            if not run.review.approved:
+                run.code_stale = True
+                return False
+        if run.tests_stale:
+            await self._tests_step(run)
+        return await self._act_on(run, await self._test_and_triage(run, forced_triage=True))
+
+    async def _overlapped_round(self, run: _Run) -> bool:
+        """The Programmer and the Tester write at the same time, then the review runs while the tests run and
+        a failure is triaged. The same checks as a sequential round: it passes only when the tests pass and
+        the review approves. True once passed."""
+        self._next_round(run)
+        self._prepare_sandbox(run)
+        coding = run.code_stale
+        await at_once(run.sink, *([self._code_step(run)] if coding else []),
+                      *([self._tests_step(run)] if run.tests_stale else []))
+        if not coding:  # the code stands as reviewed; only the tests changed
+            return await self._act_on(run, await self._test_and_triage(run, forced_triage=False))
+        review, decision = await at_once(run.sink, self._review(run, *run.failure()),
+                                         self._test_and_triage(run, forced_triage=False))
+        run.review = review
+        passed = await self._act_on(run, decision)
+        run.code_stale = run.code_stale or not review.approved
+        return passed and review.approved
+
+    async def _test_and_triage(self, run: _Run, forced_triage: bool) -> Triage | None:
+        """Run the tests; None when they passed, else who acts on the failure (a test that could not run goes
+        back to the Tester without triage; ``forced_triage`` asks the Manager even when only one answer is
+        allowed). No triage is asked for a round that cannot happen."""
+        run.report = await self._test(run)
+        unrunnable = (unrunnable_tests(run.report, run.language, run.tests) if run.tests
+                      else nothing_ran(run.report, run.language) if run.tests_missing else "")
+        if run.report.ok and not unrunnable:
+            return None
+        if run.round >= self._settings.budget.max_rounds:
+            return Triage(Action.FIX_CODE, "")  # _act_on ends the run: the rounds are used up
+        run.triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
+            run, forced_triage)
+        return run.triage
+
+    async def _act_on(self, run: _Run, decision: Triage | None) -> bool:
+        """Set the next round's work after the tests; True when they passed."""
+        if decision is None:
+            return True
+        self._ensure_round_left(run)
+        if decision.action is Action.FIX_TESTS:
+            run.tests_stale = True
+            run.code_stale = False
+        elif decision.action is Action.REPLAN:
+            run.replans += 1
+            run.tests_stale = run.code_stale = True  # tests written for the abandoned plan must not decide
+            await self._plan(run)
+        else:
+            run.code_stale = True
+        return False
+
+    async def _code_step(self, run: _Run) -> None:
+        """The Programmer's turn, its files kept (and saved for a follow-up) as soon as it ends. A test file is the
+        Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first."""
+        written = await self._code(run)
+        written = written.without(p for p in written if p in run.tests and languages.looks_like_test(p))
+        run.tests = run.tests.without(written)
+        run.files = run.files.merged(self._stamped(run, written))
+        run.language = languages.detect(run.files, run.language)
+        run.code_stale = False
+        await run.emit(self._saved(run))
+
+    async def _tests_step(self, run: _Run) -> None:
+        """The Tester's turn, its files kept (and saved) as soon as it ends (whose file is whose: ``_code_step``)."""
+        written = await self._write_tests(run)
+        written = written.without(p for p in written if p in run.files and not languages.looks_like_test(p))
+        run.files = run.files.without(written)
+        run.tests = run.tests.merged(self._stamped(run, written))
+        run.tests_stale, run.tests_missing = False, not run.tests
+        await run.emit(self._saved(run))
+
+    async def _start_sandbox(self) -> None:
+        """Have the sandbox reach its engine while the Planner writes (a sandbox that has a ``start``)."""
+        start = getattr(self._sandbox, "start", None)
+        if start is not None:
+            await start()
+
+    def _prepare_sandbox(self, run: _Run) -> None:
+        """Have the sandbox start this round's container while the models write (when it can)."""
+        prepare = getattr(self._sandbox, "prepare", None)
+        if prepare is not None and run.language:
+            try:
+                prepare(run.language)
+            except Exception:  # a hint; the test run starts its own container and reports any trouble
+                log.warning("the sandbox could not prepare a %s container", run.language, exc_info=True)
 
     async def _plan(self, run: _Run) -> None:
         """Ask the Planner for a (new) plan; the run takes its plan and language."""
@@ -221,32 +325,46 @@ class Manager:
             previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
         )
         run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan)
+        run.plan_seen = set()
         if hint and not languages.known(hint, run.request.task):
             hint = ""  # "LANGUAGE: English" from a small model is no language to test in
         run.language = (languages.detect(run.files, hint or run.language) or languages.named_in(run.request.task)
                         or languages.DEFAULT)
 
+    def _plan_for(self, run: _Run, role: Role) -> str:
+        """The plan, for a role that has not worked from it yet (afterwards the files carry it)."""
+        if role in run.plan_seen:
+            return ""
+        run.plan_seen.add(role)
+        return run.plan
+
     async def _code(self, run: _Run) -> FileSet:
-        """The files the Programmer wrote (never a test file)."""
-        failing = run.report if run.report and not run.report.ok else None
+        """The files the Programmer wrote (never a test file). It sees the user's tests (they say what the code
+        must do) and, for the team's, what failed: the team's tests are written apart from the code."""
+        failing, reason = run.failure()
         prompt = dict(
-            task=run.request.task, plan=run.plan, language=run.language,
-            files=run.files.as_dict(), tests=self._all_tests(run).as_dict(),
+            task=run.request.task, plan=self._plan_for(run, Role.PROGRAMMER), language=run.language,
+            files=run.files.as_dict(), user_tests=run.user_tests.as_dict(),
             review_notes=run.review.notes if run.review and not run.review.approved else "",
-            report=failing, triage_reason=run.triage.reason if failing and run.triage else "",
+            report=failing, triage_reason=reason,
             reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
         )
         context = self._file_context(run, writes_tests=False)
         reply = await self._turn(run, Role.PROGRAMMER, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.PROGRAMMER, reply.notices)
-        return reply.files.without(self._all_tests(run))  # tests are not the Programmer's
+        return reply.files.without(run.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
 
-    async def _review(self, run: _Run) -> Review:
+    async def _review(self, run: _Run, failing: TestReport | None, reason: str) -> Review:
+        """The Optimizer's review of the code. Once it has reviewed a version, it is shown what changed since
+        (it reviewed the rest already), and after failing tests what failed and why, so it does not approve
+        code that fails the same way again."""
         previous = run.review.notes if run.review and not run.review.approved else ""
+        changed = diffs.changes(run.reviewed, run.files) if run.reviewed is not None else {}
         prompt = dict(
-            task=run.request.task, plan=run.plan, files=run.files.as_dict(),
-            previous_review=previous,
+            task=run.request.task, files=run.files.as_dict() if run.reviewed is None else {}, changes=changed,
+            previous_review=previous, report=failing, triage_reason=reason,
         )
+        run.reviewed = run.files
         again = bool(run.review and not run.review.approved and run.review.notice)
         review = await self._turn(run, Role.OPTIMIZER, prompt, lambda text: parse_review(text, again))
         await self._note(run, Role.OPTIMIZER, (review.notice,) if review.notice else ())
@@ -256,7 +374,7 @@ class Manager:
         """The test files the Tester wrote (never the code or the user's tests)."""
         fixing = bool(run.tests)
         prompt = dict(
-            task=run.request.task, plan=run.plan, language=run.language,
+            task=run.request.task, plan=self._plan_for(run, Role.TESTER), language=run.language,
             files=run.files.as_dict(), user_tests=list(run.user_tests), tests=run.tests.as_dict(),
             report=run.report if fixing else None,
             triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
@@ -265,28 +383,33 @@ class Manager:
         context = self._file_context(run, writes_tests=True)
         reply = await self._turn(run, Role.TESTER, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.TESTER, reply.notices)
-        return reply.files.without([*run.files, *run.user_tests])
+        return reply.files.without(run.user_tests)  # and ``_tests_step`` keeps the code the Programmer's
 
     async def _test(self, run: _Run) -> TestReport:
         self._check_budget(run)
+        tested = (run.files, run.tests)
         job = TestJob(
             language=run.language or languages.detect([*run.files, *run.tests]),
             files=run.files.merged(self._all_tests(run)),
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
             authoritative=tuple(run.user_tests),
         )
-        run.tested = (run.files, run.tests)
         report = await self._sandbox.run(job)
+        run.tested = tested  # with its report: a run stopped meanwhile keeps the pair it last had
         await run.emit(TestReported(run.request.run_id, round=run.round, language=job.language, report=report))
         return report
 
-    async def _triage(self, run: _Run) -> Triage:
-        """Who acts on failing tests: the decision the model made, as far as the workflow allows it."""
+    async def _triage(self, run: _Run, forced_too: bool) -> Triage:
+        """Who acts on failing tests: the decision the model made, as far as the workflow allows it. When only
+        one answer is allowed (no test of the team's to fix, no re-plan left) the Manager is asked only if
+        ``forced_too``; otherwise the code is what must change, and the failing output says how."""
         can_fix_tests = bool(run.tests)
         can_replan = run.replans < self._settings.budget.max_replans
+        if not (can_fix_tests or can_replan or forced_too):
+            return Triage(Action.FIX_CODE, "")
+        failing, _ = run.failure()
         prompt = dict(
-            task=run.request.task, plan=run.plan, files=run.files.as_dict(),
-            tests=self._all_tests(run).as_dict(), report=run.report,
+            task=run.request.task, tests=run.tests.as_dict(), user_tests=list(run.user_tests), report=failing,
             can_fix_tests=can_fix_tests, can_replan=can_replan,
         )
         triage = await self._turn(run, Role.MANAGER, prompt, parse_triage)
@@ -320,8 +443,8 @@ class Manager:
         publisher then writes a plain one)."""
         run.unbudgeted = True
         prompt = dict(
-            task=run.request.task, language=run.language, files=list(run.files),
-            tests=list(self._all_tests(run)), status=str(status), report=run.report, plan=run.plan,
+            task=run.request.task, language=run.language, files=run.files.as_dict(),
+            tests=list(self._all_tests(run)), status=str(status), report=run.report,
         )
         readme = ""
         try:
@@ -342,13 +465,17 @@ class Manager:
         return result
 
     async def _finish_unproven(self, run: _Run, why: str) -> RunFinished:
-        """Budget ran out: the best attempt is the code as last tested; publish it and say plainly why."""
+        """Budget ran out: the best attempt is the code as last tested; publish it and say plainly why. Tests
+        that passed while the review still asked for changes make no pass, and no failure either: stopped."""
         if run.report is None or run.tested is None:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
         run.files, run.tests = run.tested  # later, untested edits would not match the report
+        status, result = RunStatus.FAILED, f"the last test run: {run.report.summary()}"
+        if run.report.ok:
+            status, result = RunStatus.STOPPED, f"the tests passed ({run.report.summary()}) but the review still asks for changes"
         if self._settings.publish_failed:
-            run.checkin = await self._check_in(run, RunStatus.FAILED)
-        return self._finished(run, RunStatus.FAILED, f"{why}; the last test run: {run.report.summary()}")
+            run.checkin = await self._check_in(run, status)
+        return self._finished(run, status, f"{why}; {result}")
 
     # -- one agent's turn ---------------------------------------------------------------------
 
@@ -419,6 +546,9 @@ class Manager:
             await run.emit(TurnFinished(run.request.run_id, agent=role, round=run.round, text="".join(parts),
                                         usage=spent, model=self._model.model_name(role)))
             raise
+        except asyncio.CancelledError:  # stopped beside a step that failed, or with the run: what it spent counts
+            run.usage = run.usage + Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True)
+            raise
         return "".join(parts), usage, None
 
     @staticmethod
@@ -460,7 +590,7 @@ class Manager:
     # -- budgets and bookkeeping --------------------------------------------------------------
 
     def _start(self, request: RunRequest, emit: Emit) -> _Run:
-        run = _Run(request=request, started=self._clock(), emit=emit)
+        run = _Run(request=request, started=self._clock(), sink=emit)
         prior = request.prior
         if prior:
             run.plan, run.language, run.files, run.tests = prior.plan, prior.language, prior.files, prior.tests

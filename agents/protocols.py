@@ -27,6 +27,13 @@ class Sandbox(Protocol):
     async def run(self, job: TestJob) -> TestReport: ...
 
 
+class PreparedSandbox(Sandbox, Protocol):
+    """A sandbox that can get ready for a test run while the team's models write (optional: the Manager uses
+    ``prepare`` when a sandbox has it). ``prepare`` returns at once and never raises: it is a hint."""
+
+    def prepare(self, language: str) -> None: ...
+
+
 class Publisher(Protocol):
     """Checks the finished work in somewhere a person can reach it."""
 

@@ -1,34 +1,63 @@
-"""Core benchmarks: orchestration overhead per turn, context economy, and 50 concurrent runs.
+"""Core benchmarks: orchestration overhead, prompt economy, wall time with a slow model, start-up, 50 runs at once.
 
-    python benchmarks/core_bench.py
+    python -m benchmarks.core_bench [--no-slow]
 
-Prints figures; asserts nothing about time. Uses an instant in-process model and a Sandbox double,
-so what is measured is the team's own machinery (workflow, prompts, parsing, events, SQLite store).
+Prints figures side by side; asserts nothing about time.
+
+1. Overhead per turn: an instant in-process model and a sandbox double, so what is measured is the team's own
+   machinery (workflow, prompts, parsing, events, SQLite store).
+2. Prompt economy on a realistic five-fix-round run (``tests/fakes/durations_script.py``: a 1,200-character
+   plan, a ~60-line module rewritten each round, ~40 pytest cases, reviews and triage of two or three
+   sentences): prompt characters per role, the largest prompt against the first Programmer prompt, and a
+   broadcast group chat (every agent gets the whole transcript, as AutoGen's SelectorGroupChat in fixed order)
+   over the same turns. The tests run in the real sandbox when Docker answers, so the failing output is
+   pytest's own.
+3. Wall time with a slow model (a scripted OpenAI-compatible server that waits 0.5 s before the first token
+   and streams 50 tokens a second, reached by the real client) on that script with 0, 1 and 5 fix rounds:
+   ``order = "sequential"`` (one agent at a time, as before) against ``"overlapped"``.
+4. ``codegen-chat run``: from the process start to the first model request, and which libraries it has
+   imported by then.
+5. 50 runs at once on one event loop.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import dataclasses
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.events import Event, RunFinished, TestReported, TurnFinished, TurnStarted
-from agents.manager import Budget, Manager, TeamSettings
+from agents.manager import Budget, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
-from agents.types import RunRequest, RunStatus
-from bot.config import Config, LimitsConfig, StorageConfig
+from agents.protocols import Sandbox
+from agents.types import Message, RunRequest, RunStatus, TestReport, TestStatus
+from bot.config import Config, LimitsConfig, LLMConfig, SandboxConfig, Secrets, StorageConfig
+from bot.llm import OpenAIChatModel
 from bot.service import ChatRequest, Service
 from bot.store import Store
+from tests.fakes import durations_script as d
 from tests.fakes import team_script as s
+from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
 
-CHARS_PER_TOKEN = 4
+SLOW_MODEL = (0.5, 50.0)  # seconds before the first token, tokens per second
+ORDERS = (Order.SEQUENTIAL, Order.OVERLAPPED)
+
+# The same realistic run measured on main before prompts were made lean, with pytest's long tracebacks,
+# one agent at a time (2026-02-27, commit 2d83ea5): prompt characters in all, the largest prompt, the first
+# Programmer prompt, the broadcast group chat over the same turns, and where it went by role.
+BEFORE = dict(calls=20, ours=0, largest=0, first_programmer=0, broadcast=0, by_role={})
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -36,24 +65,11 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
-def fix_rounds_script(rounds: int, talk: str = "") -> dict[str, list[str]]:
-    """A run where the code is wrong ``rounds`` times before it is right. ``talk`` is prose added to
-    each reply, as real models explain what they did; terse scripts understate a group chat's cost."""
-    return {"planner": [talk + s.PLAN], "programmer": [talk + s.BUGGY_CODE] * rounds + [talk + s.CODE],
-            "optimizer": [talk + s.APPROVE] * (rounds + 1), "manager": [talk + s.FIX_CODE] * rounds,
-            "tester": [talk + s.TESTS], "checkin": [s.README]}
-
-
-# About 120 words: the length of the explanation a chat model typically puts around its answer.
-TYPICAL_TALK = (
-    "I looked at the task, the plan and the latest test output before answering. The function has to walk "
-    "arbitrarily nested dictionaries and lists, collect every pair whose key is exactly 'intf', and keep them "
-    "in the order they are met. Recursion is the simplest way to express that; nesting depth in real "
-    "configuration files is small, so the recursion limit is not a concern. Non-container values end the "
-    "walk. I kept the public signature unchanged so existing callers keep working, avoided any global "
-    "state, and made sure empty inputs return an empty list rather than None. The notes below explain "
-    "the parts that changed and why.\n\n"
-)
+def fix_rounds_script(rounds: int) -> dict[str, list[str]]:
+    """The terse intf script: the code is wrong ``rounds`` times before it is right."""
+    return {"planner": [s.PLAN], "programmer": [s.BUGGY_CODE] * rounds + [s.CODE],
+            "optimizer": [s.APPROVE] * (rounds + 1), "manager": [s.FIX_CODE] * rounds,
+            "tester": [s.TESTS], "checkin": [s.README]}
 
 
 async def orchestration_overhead(runs: int = 30) -> None:
@@ -75,55 +91,193 @@ async def orchestration_overhead(runs: int = 30) -> None:
                     per_turn.append((now - last) * 1000)  # prompt, stream, parse, events, SQLite writes
                     last = now
         await store.close()
-    print("Orchestration overhead per agent turn (instant model, no-op sandbox, SQLite store)")
+    print("1. Orchestration overhead per agent turn (instant model, no-op sandbox, SQLite store)")
     print(f"  turns measured: {len(per_turn)}")
     print(f"  p50 {statistics.median(per_turn):.2f} ms   p90 {percentile(per_turn, 90):.2f} ms   "
           f"p99 {percentile(per_turn, 99):.2f} ms   (target p50 <= 5 ms)")
 
 
-class TranscriptModel(ScriptedModel):
-    """Also remembers every reply, to price a broadcast group chat over the same conversation."""
-
-    def __init__(self, script: dict[str, list[str]]) -> None:
-        super().__init__(script)
-        self.replies: list[tuple[str, int, int]] = []  # (role, system chars, reply chars)
-
-    async def stream(self, role, messages):  # type: ignore[no-untyped-def]
-        text = []
-        async for piece in super().stream(role, messages):
-            if isinstance(piece, str):
-                text.append(piece)
-            yield piece
-        self.replies.append((role, len(messages[0].content), len("".join(text))))
+# -- the sandbox the realistic runs use ------------------------------------------------------------------
 
 
-async def context_economy(rounds: int = 5, talk: str = "", label: str = "terse scripted replies") -> None:
-    """Prompt tokens this team sends on a five-fix-round run, against a group chat that sends every
-    agent the whole transcript (AutoGen GroupChat style: task + every earlier message, every turn)."""
-    task = "find all intf keys in nested objects and return the matching key value pairs"
-    model = TranscriptModel(fix_rounds_script(rounds, talk))
-    settings = TeamSettings(budget=Budget(max_rounds=rounds + 1))
-    manager = Manager(model, ScriptedSandbox(), RecordingPublisher(), PromptBook(), settings)
-    events: list[Event] = [e async for e in manager.run(RunRequest(task=task, run_id="ctx"))]
-    assert isinstance(events[-1], RunFinished) and events[-1].status is RunStatus.PASSED
-    ours = sum(chars for _, chars in model.prompts)
-    # The group chat: each turn gets its system prompt plus the task and every message so far
-    # (every agent's reply and every test report, posted to the chat as they happen).
-    systems = iter(system for _, system, _ in model.replies)
-    broadcast, transcript = 0, len(task)
+def docker_answers() -> bool:
+    try:
+        import docker
+
+        client = docker.from_env(timeout=10)
+        client.ping()
+        client.close()
+        return True
+    except Exception:
+        return False
+
+
+class StandInSandbox(ScriptedSandbox):
+    """Without Docker: the script's code passes when it is the right version, else one failing line."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda job: TestReport(TestStatus.PASSED, 0, 0.1, 41, 0, "41 passed") if
+                         job.files.get("durations.py") == d.CODE else
+                         TestReport(TestStatus.FAILED, 1, 0.1, 40, 1, "FAILED test_durations.py::test_x - assert 1 == 2"))
+
+
+def sandbox_factory(real: bool):  # type: ignore[no-untyped-def]
+    """A fresh sandbox per run: Docker's (offline images), or the stand-in."""
+    if not real:
+        return StandInSandbox
+    from bot.sandbox import DockerSandbox
+
+    return lambda: DockerSandbox(SandboxConfig(use_offline_images=True))
+
+
+async def closing(sandbox: Sandbox) -> None:
+    close = getattr(sandbox, "close", None)
+    if close is not None:
+        await close()
+
+
+# -- 2. prompt economy ---------------------------------------------------------------------------------
+
+
+def broadcast_chars(events: list[Event], calls: list[tuple[str, list[Message]]], task: str) -> int:
+    """A group chat's prompts over the same turns: each turn gets its system prompt, the task and every
+    message so far (every agent's reply and every test report, posted to the chat as they happen)."""
+    systems = iter(len(messages[0].content) for _, messages in calls)
+    total, transcript = 0, len(task)
     for event in events:
         if isinstance(event, TurnStarted):
-            broadcast += next(systems) + transcript
+            total += next(systems) + transcript
         elif isinstance(event, TurnFinished):
             transcript += len(event.text)
         elif isinstance(event, TestReported):
             transcript += len(event.report.output())
-    programmer = [chars for role, chars in model.prompts if role == "programmer"]
-    print(f"\nContext economy, one scripted run with {rounds} fix rounds, {label} ({len(model.prompts)} model calls)")
-    print(f"  this team:           {ours // CHARS_PER_TOKEN:>8,} prompt tokens")
-    print(f"  broadcast transcript:{broadcast // CHARS_PER_TOKEN:>8,} prompt tokens")
-    print(f"  ratio: {ours / broadcast:.2f}x   (target <= 0.4x)")
-    print("  Programmer prompt per round (tokens): " + ", ".join(str(c // CHARS_PER_TOKEN) for c in programmer))
+    return total
+
+
+@dataclasses.dataclass
+class Economy:
+    calls: int
+    ours: int
+    largest: int
+    first_programmer: int
+    broadcast: int
+    by_role: dict[str, int]
+
+
+async def economy(order: Order, new_sandbox, rounds: int = 5) -> Economy:  # type: ignore[no-untyped-def]
+    model = ScriptedModel(d.fix_rounds(rounds))  # instant; it keeps every call's messages
+    sandbox = new_sandbox()
+    try:
+        manager = Manager(model, sandbox, RecordingPublisher(), PromptBook(),
+                          TeamSettings(budget=Budget(max_rounds=rounds + 1), order=order))
+        events = [e async for e in manager.run(RunRequest(task=d.TASK, run_id=f"economy-{order}"))]
+    finally:
+        await closing(sandbox)
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED, final
+    sizes = model.prompts
+    by_role: dict[str, int] = defaultdict(int)
+    for role, chars in sizes:
+        by_role[role] += chars
+    return Economy(len(sizes), sum(c for _, c in sizes), max(c for _, c in sizes),
+                   next(c for r, c in sizes if r == "programmer"), broadcast_chars(events, model.calls, d.TASK),
+                   dict(by_role))
+
+
+async def prompt_economy(real_sandbox: bool) -> None:
+    factory = sandbox_factory(real_sandbox)
+    measured = {order: await economy(order, factory) for order in ORDERS}
+    where = "the real sandbox (pytest's own output)" if real_sandbox else "a stand-in sandbox (no Docker: one-line output)"
+    print(f"\n2. Prompt economy: the realistic run with 5 fix rounds, tests in {where}")
+    columns = [("before (recorded)", Economy(**BEFORE) if BEFORE["ours"] else None)] + [
+        (f"now, {order}", measured[order]) for order in ORDERS]
+    print("  " + " " * 34 + "".join(f"{name:>22}" for name, _ in columns))
+    rows = [
+        ("model calls", lambda e: f"{e.calls}"),
+        ("prompt characters", lambda e: f"{e.ours:,}"),
+        ("broadcast group chat, same turns", lambda e: f"{e.broadcast:,}"),
+        ("ratio to the group chat (<= 0.25)", lambda e: f"{e.ours / e.broadcast:.2f}x"),
+        ("largest prompt", lambda e: f"{e.largest:,}"),
+        ("first Programmer prompt", lambda e: f"{e.first_programmer:,}"),
+        ("largest / first Programmer (<= 1.5)", lambda e: f"{e.largest / e.first_programmer:.2f}x"),
+        *[(f"  {role}", (lambda r: lambda e: f"{e.by_role.get(r, 0):,}")(role))
+          for role in ("planner", "programmer", "optimizer", "tester", "manager", "checkin")],
+    ]
+    for label, cell in rows:
+        print(f"  {label:<34}" + "".join(f"{cell(e) if e else '-':>22}" for _, e in columns))
+    ten = await economy(Order.OVERLAPPED, StandInSandbox, rounds=10)
+    print(f"  with 10 fix rounds (stand-in sandbox): largest prompt {ten.largest:,} = "
+          f"{ten.largest / ten.first_programmer:.2f}x the first Programmer prompt")
+
+
+# -- 3. wall time with a slow model ---------------------------------------------------------------------
+
+
+async def slow_run(server: FakeOpenAI, order: Order, rounds: int, new_sandbox) -> float:  # type: ignore[no-untyped-def]
+    for role, replies in d.fix_rounds(rounds).items():
+        server.script(role, *replies)
+    config = Config(llm=LLMConfig(base_url=server.base_url, request_timeout_s=60.0))
+    model = OpenAIChatModel(config, Secrets(openai_api_key="sk-bench"))
+    sandbox = new_sandbox()
+    try:
+        manager = Manager(model, sandbox, RecordingPublisher(), PromptBook(),
+                          TeamSettings(budget=Budget(max_rounds=rounds + 1), order=order))
+        started = time.perf_counter()
+        events = [e async for e in manager.run(RunRequest(task=d.TASK, run_id=f"slow-{order}-{rounds}"))]
+        elapsed = time.perf_counter() - started
+    finally:
+        await closing(sandbox)
+        await model.close()
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED, final.reason
+    return elapsed
+
+
+async def slow_model(real_sandbox: bool) -> None:
+    factory = sandbox_factory(real_sandbox)
+    print(f"\n3. Wall time with a slow model ({SLOW_MODEL[0]} s to the first token, {SLOW_MODEL[1]:.0f} tokens/s), "
+          f"the realistic script, tests in {'the real sandbox' if real_sandbox else 'a stand-in sandbox'}")
+    print(f"  {'fix rounds':<12}{'sequential':>12}{'overlapped':>12}{'ratio':>8}   (target <= 0.7x)")
+    async with FakeOpenAI(pace=SLOW_MODEL) as server:
+        for rounds in (0, 1, 5):
+            times = {order: await slow_run(server, order, rounds, factory) for order in ORDERS}
+            seq, ovl = times[Order.SEQUENTIAL], times[Order.OVERLAPPED]
+            print(f"  {rounds:<12}{seq:>11.1f}s{ovl:>11.1f}s{ovl / seq:>7.2f}x")
+
+
+# -- 4. start-up ---------------------------------------------------------------------------------------
+
+
+async def startup(runs: int = 5) -> None:
+    """``codegen-chat run``: the process start to the model's first request (the run is then stopped)."""
+    times: list[float] = []
+    async with FakeOpenAI() as server:
+        with tempfile.TemporaryDirectory() as tmp:
+            config = Path(tmp) / "config.toml"
+            config.write_text(f'[storage]\npath = "{tmp}/store.sqlite3"\n[sandbox]\nuse_offline_images = true\n')
+            env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-bench",
+                   "CODEGEN_CONFIG": str(config)}
+            for _ in range(runs):
+                before = len(server.requests)
+                started = time.perf_counter()
+                process = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "bot.entry.cli", "run", "say hi", "--out", f"{tmp}/out",
+                    env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                while len(server.requests) == before and process.returncode is None:  # noqa: ASYNC110  # polls a child
+                    await asyncio.sleep(0.002)
+                times.append(time.perf_counter() - started)
+                process.kill()
+                await process.wait()
+    probe = ("import sys, bot.entry.cli; print(' '.join(sorted({m.split('.')[0] for m in sys.modules} "
+             "& {'docker', 'github', 'slack_bolt', 'discord', 'openai'})))")
+    probing = await asyncio.create_subprocess_exec(sys.executable, "-c", probe, stdout=subprocess.PIPE)
+    imported = (await probing.communicate())[0].decode().strip()
+    print(f"\n4. codegen-chat run: start to the first model request, median of {runs}: "
+          f"{statistics.median(times):.2f} s (min {min(times):.2f} s)")
+    print(f"  libraries imported with the command: {imported or '(none of docker, github, slack_bolt, discord, openai)'}")
+
+
+# -- 5. runs at once ------------------------------------------------------------------------------------
 
 
 async def concurrent_runs(count: int = 50, latency_s: float = 0.1) -> None:
@@ -160,16 +314,22 @@ async def concurrent_runs(count: int = 50, latency_s: float = 0.1) -> None:
         stop.set()
         await watcher
         await store.close()
-    print(f"\n{count} concurrent runs on one event loop, {latency_s * 1000:.0f} ms per model call")
+    print(f"\n5. {count} concurrent runs on one event loop, {latency_s * 1000:.0f} ms per model call")
     print(f"  one run: {one:.2f} s   {count} runs: {many:.2f} s   ratio {many / one:.2f}x   (target <= 1.5x)")
     print(f"  event-loop lag p50 {statistics.median(lags):.1f} ms   p99 {percentile(lags, 99):.1f} ms   "
           f"max {max(lags):.1f} ms   (target p99 <= 50 ms)")
 
 
 async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--no-slow", action="store_true", help="skip the slow-model runs (about 5 minutes)")
+    args = parser.parse_args()
+    real = await asyncio.to_thread(docker_answers)
     await orchestration_overhead()
-    await context_economy()
-    await context_economy(talk=TYPICAL_TALK, label="replies with typical explanations")
+    await prompt_economy(real)
+    if not args.no_slow:
+        await slow_model(real)
+    await startup()
     await concurrent_runs()
 
 

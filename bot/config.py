@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from agents.errors import CodegenError
-from agents.manager import Budget
+from agents.manager import Budget, Order
 from agents.types import Role
 from bot.redact import url_secrets
 from bot.settings import Checked, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
@@ -93,6 +93,13 @@ class BudgetConfig(Budget, Checked, section="budget"):
     max_tokens: Annotated[int, Range(1, 1_000_000_000)] = Budget.max_tokens
     max_wall_s: Annotated[float, Range(0, WEEK_S, low_open=True)] = Budget.max_wall_s
     max_replans: Annotated[int, Range(0, 100)] = Budget.max_replans
+
+
+@dataclass(frozen=True)
+class TeamConfig(Checked, section="team"):
+    """``[team]``: how the agents' steps follow each other (agents/manager.py draws both orders)."""
+
+    order: Annotated[str, OneOf(*(order.value for order in Order))] = Order.OVERLAPPED.value
 
 
 @dataclass(frozen=True)
@@ -258,6 +265,7 @@ class Config(Checked):
     agents: dict[RoleName, AgentSettings] = field(default_factory=dict)
     prices: dict[str, Price] = field(default_factory=dict)
     budget: BudgetConfig = field(default_factory=BudgetConfig)  # the team's own Budget, with the config's ranges
+    team: TeamConfig = field(default_factory=TeamConfig)
     input: InputConfig = field(default_factory=InputConfig)
     storage: StorageConfig = field(default_factory=StorageConfig)
     limits: LimitsConfig = field(default_factory=LimitsConfig)

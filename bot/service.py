@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from agents.errors import UserInputError
 from agents.events import Notice, RunFinished
-from agents.manager import Manager, TeamSettings
+from agents.manager import Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.types import Attachment, RunRequest, RunStatus
@@ -323,7 +323,8 @@ class Service:
             prior = await self._store.prior_work(conversation, run_id)
             manager = Manager(
                 self._model, self._sandbox, self._publisher_for(fallback), self._prompts,
-                TeamSettings(budget=self._config.budget, publish_failed=self._config.checkin.publish_failed),
+                TeamSettings(budget=self._config.budget, publish_failed=self._config.checkin.publish_failed,
+                             order=Order(self._config.team.order)),
             )
             run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments,
                                      prior=prior, conversation_key=waiter.thread)

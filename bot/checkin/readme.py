@@ -26,7 +26,8 @@ _NOT_PASSED = {
 
 _WHY = {
     RunStatus.FAILED: "the tests did not pass; this is the team's best attempt",
-    RunStatus.STOPPED: "the run stopped (a budget ran out) before the tests passed; this is its best attempt",
+    RunStatus.STOPPED: ("the run stopped (a budget ran out) before the tests passed and the review approved; "
+                        "this is its best attempt"),
     RunStatus.ERROR: "the run ended with an error; these are the files it had",
     RunStatus.INTERRUPTED: "the run was interrupted; these are the files it had",
     RunStatus.RUNNING: "the run had not finished when this was published",

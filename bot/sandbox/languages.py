@@ -73,7 +73,7 @@ DEFAULT_LANGUAGES: dict[str, LanguageConfig] = {
         offline_image=f"{OFFLINE_PREFIX}/base:bookworm", extensions=(".py",),
         env={**_BASE_ENV, "PYTHONPATH": "/tmp/deps", "PYTHONDONTWRITEBYTECODE": "1"},
         setup_when=("requirements.txt",), setup_command=_PYTHON_SETUP,
-        test_command="python3 -m pytest -q -rfE -p no:cacheprovider --color=no", report_format="pytest",
+        test_command="python3 -m pytest -q -rfE --tb=short -p no:cacheprovider --color=no", report_format="pytest",
     ),
     "javascript": LanguageConfig(
         image="node:22-slim", offline_image=f"{OFFLINE_PREFIX}/node:bookworm",

@@ -1,8 +1,10 @@
-"""An optional warm pool: containers started ahead of need, per language, each used for one run only.
+"""Containers started ahead of need, per language, each used for one run only.
 
-A run takes a ready container (skipping create + start) and the pool starts a replacement in the
-background. A used container is never handed out again, so no conversation ever sees another's files
-or leftover processes; "reset between runs" is a fresh container.
+With a warm pool (``warm_pool = true``) the pool keeps ``size`` ready; a run takes one (skipping create +
+start) and the pool starts a replacement in the background. Without one (size 0) it holds only what a run
+asked to have prepared: one container, started while the team's models write, for the test run to come.
+A used container is never handed out again, so no conversation ever sees another's files or leftover
+processes; "reset between runs" is a fresh container.
 """
 
 from __future__ import annotations
@@ -37,10 +39,17 @@ class WarmPool:
 
     def fill(self, language: str) -> None:
         """Start containers in the background until ``size`` are ready or on their way."""
+        self._top_up(language, self._size)
+
+    def prepare(self, language: str) -> None:
+        """Have one container for ``language`` ready or on its way, even when the pool keeps none."""
+        self._top_up(language, max(self._size, 1))
+
+    def _top_up(self, language: str, wanted: int) -> None:
         if self._closed:
             return
         pending = sum(1 for t in self._filling if t.get_name() == language)
-        for _ in range(self._size - len(self._ready.get(language, [])) - pending):
+        for _ in range(wanted - len(self._ready.get(language, [])) - pending):
             task = asyncio.get_running_loop().create_task(self._add(language), name=language)
             self._filling.add(task)
             task.add_done_callback(self._filling.discard)

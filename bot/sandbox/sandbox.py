@@ -60,7 +60,8 @@ class DockerSandbox:
         self._ready = asyncio.Lock()
         self._started = False
         self._closed = False
-        self._pool = WarmPool(config.warm_pool_size, self._start_for, self._remove) if config.warm_pool else None
+        # Without a warm pool it keeps nothing, and holds only the containers runs asked to have prepared.
+        self._pool = WarmPool(config.warm_pool_size if config.warm_pool else 0, self._start_for, self._remove)
         self._threads = ThreadPoolExecutor(max_workers=2 * config.concurrency + 8, thread_name_prefix="sandbox")
         self._holding: set[_Held] = set()  # what the runs under way hold in Docker
         self._images: dict[str, str] = {}  # language -> the image found for it on this engine
@@ -113,8 +114,7 @@ class DockerSandbox:
     async def close(self) -> None:
         """Remove the idle warm containers and whatever runs still hold, close our client. Final."""
         self._closed = True
-        if self._pool is not None:
-            await self._pool.close()
+        await self._pool.close()
         # Runs still going lose their containers now rather than leave them behind.
         await asyncio.gather(*(self._let_go(held) for held in list(self._holding)), return_exceptions=True)
         if self._owns_client and self._client is not None:
@@ -123,13 +123,18 @@ class DockerSandbox:
 
     def warm(self, language: str) -> None:
         """Have the pool start containers for ``language`` now (no-op without a warm pool)."""
-        if self._pool is not None:
-            self._language(language)
-            self._pool.fill(language)
+        self._language(language)
+        self._pool.fill(language)
+
+    def prepare(self, language: str) -> None:
+        """``agents.protocols.PreparedSandbox``: a test run in ``language`` comes soon, so start its container now,
+        while the team's models write. A hint: a language without a sandbox is left for ``run`` to report."""
+        if self._config.enabled and not self._closed and language in self._languages:
+            self._pool.prepare(language)
 
     def warm_ready(self, language: str) -> int:
-        """How many warm containers wait for ``language`` right now."""
-        return self._pool.ready(language) if self._pool is not None else 0
+        """How many started, unused containers wait for ``language`` right now."""
+        return self._pool.ready(language)
 
     async def run(self, job: TestJob) -> TestReport:
         if not self._config.enabled:
@@ -181,7 +186,7 @@ class DockerSandbox:
             return reports.refused(why)
         setup = _needs_setup(language, job.files)
         network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
-        container = self._pool.take(job.language) if self._pool and not network else None
+        container = self._pool.take(job.language) if not network else None
         if container is None:
             if network:
                 held.egress = await self._open_egress()
@@ -340,6 +345,7 @@ class DockerSandbox:
             raise
 
     async def _start_for(self, name: str) -> Container:
+        await self.start()  # a container prepared before the first run connects first
         return await self._start(name, self._language(name), network=None)
 
     async def _image(self, name: str, language: LanguageConfig) -> str:

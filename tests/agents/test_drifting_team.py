@@ -51,7 +51,7 @@ async def test_a_test_file_that_does_not_parse_goes_back_to_the_tester_and_the_r
                                 tester=[corpus("tester-test-file-that-does-not-parse.md"),
                                         corpus("tester-one-unnamed-block.md")])
     agents = [e.agent for e in events if isinstance(e, TurnFinished)]
-    assert agents == ["planner", "programmer", "optimizer", "tester", "tester", "checkin"]  # no triage call
+    assert agents == ["planner", "programmer", "tester", "optimizer", "tester", "checkin"]  # no triage call
     reports = [e.report for e in events if isinstance(e, TestReported)]
     assert "SyntaxError" in reports[0].stdout and reports[1].passed == 2
     assert events[-1].status is RunStatus.PASSED

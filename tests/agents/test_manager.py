@@ -5,18 +5,27 @@ import asyncio
 import pytest
 
 from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TextDelta, TurnFinished, TurnStarted
-from agents.manager import Budget, Manager, TeamSettings
+from agents.manager import Budget, Manager, Order, TeamSettings
 from agents.types import Attachment, FileSet, PriorWork, RunRequest, RunStatus, TestReport, TestStatus
 from tests.fakes import team_script as s
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
 
+SEQUENTIAL, OVERLAPPED = Order.SEQUENTIAL, Order.OVERLAPPED
 
-async def run_team(script, sandbox=None, publisher=None, budget=None, publish_failed=True, request=None, clock=None):
+
+@pytest.fixture(params=list(Order))
+def order(request):
+    """Both orders: what a run ends with, and what each agent is shown, must not depend on the order."""
+    return request.param
+
+
+async def run_team(script, sandbox=None, publisher=None, budget=None, publish_failed=True, request=None, clock=None,
+                   order=OVERLAPPED):
     model = ScriptedModel(script)
     sandbox = sandbox or ScriptedSandbox()
     publisher = publisher or RecordingPublisher()
-    settings = TeamSettings(budget=budget or Budget(), publish_failed=publish_failed)
+    settings = TeamSettings(budget=budget or Budget(), publish_failed=publish_failed, order=order)
     manager = Manager(model, sandbox, publisher, settings=settings, **({"clock": clock} if clock else {}))
     request = request or RunRequest(task="find all intf keys", run_id="r1", conversation_key="terminal:t1")
     events = [event async for event in manager.run(request)]
@@ -27,10 +36,14 @@ def turns(events):
     return [e.agent for e in events if isinstance(e, TurnFinished)]
 
 
-async def test_happy_path_plans_codes_reviews_tests_and_checks_in():
-    events, model, sandbox, publisher = await run_team(s.happy_path())
+@pytest.mark.parametrize("order, expected", [
+    (SEQUENTIAL, ["planner", "programmer", "optimizer", "tester", "checkin"]),
+    (OVERLAPPED, ["planner", "programmer", "tester", "optimizer", "checkin"]),  # tests written beside the code
+])
+async def test_happy_path_plans_codes_reviews_tests_and_checks_in(order, expected):
+    events, model, sandbox, publisher = await run_team(s.happy_path(), order=order)
     assert isinstance(events[0], RunStarted)
-    assert turns(events) == ["planner", "programmer", "optimizer", "tester", "checkin"]
+    assert turns(events) == expected
     final = events[-1]
     assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED
     assert list(final.files) == ["intf.py"] and list(final.tests) == ["test_intf.py"]
@@ -52,12 +65,15 @@ async def test_every_turn_streams_and_is_bracketed_in_order():
     assert sum(isinstance(e, RunFinished) for e in events) == 1
 
 
-async def test_failing_tests_go_back_to_the_programmer_who_fixes_the_code():
+@pytest.mark.parametrize("order, expected", [
+    (SEQUENTIAL, ["planner", "programmer", "optimizer", "tester", "manager", "programmer", "optimizer", "checkin"]),
+    (OVERLAPPED, ["planner", "programmer", "tester", "optimizer", "manager", "programmer", "optimizer", "checkin"]),
+])
+async def test_failing_tests_go_back_to_the_programmer_who_fixes_the_code(order, expected):
     script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "optimizer": [s.APPROVE, s.APPROVE],
               "manager": [s.FIX_CODE]}
-    events, model, sandbox, _ = await run_team(script)
-    assert turns(events) == ["planner", "programmer", "optimizer", "tester", "manager",
-                             "programmer", "optimizer", "checkin"]
+    events, model, sandbox, _ = await run_team(script, order=order)
+    assert turns(events) == expected
     reports = [e.report for e in events if isinstance(e, TestReported)]
     assert [r.status for r in reports] == [TestStatus.FAILED, TestStatus.PASSED]
     assert events[-1].status is RunStatus.PASSED
@@ -76,9 +92,19 @@ async def test_a_wrong_generated_test_is_fixed_by_the_tester_not_the_code():
 
 async def test_review_changes_go_back_to_the_programmer_before_any_test_runs():
     script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "optimizer": [s.CHANGES, s.APPROVE]}
-    events, _, sandbox, _ = await run_team(script)
+    events, _, sandbox, _ = await run_team(script, order=SEQUENTIAL)
     assert turns(events)[:4] == ["planner", "programmer", "optimizer", "programmer"]
     assert len(sandbox.jobs) == 1 and events[-1].status is RunStatus.PASSED
+
+
+async def test_passing_tests_do_not_pass_a_run_whose_review_asks_for_changes():
+    script = {**s.happy_path(), "programmer": [s.CODE, s.CODE.replace("found = []", "found = []  # v2")],
+              "optimizer": [s.CHANGES, s.APPROVE]}
+    events, model, sandbox, publisher = await run_team(script, order=OVERLAPPED)
+    assert [job.files["intf.py"].count("# v2") for job in sandbox.jobs] == [0, 1]  # tested again after the fix
+    assert turns(events) == ["planner", "programmer", "tester", "optimizer", "programmer", "optimizer", "checkin"]
+    assert "find_intf does not recurse" in model.user_prompt("programmer", 1)  # the review's notes, to fix
+    assert events[-1].status is RunStatus.PASSED and "# v2" in publisher.publications[0].files["intf.py"]
 
 
 async def test_an_unreadable_reply_gets_one_format_reminder():
@@ -126,7 +152,7 @@ async def test_publish_failed_false_keeps_a_failing_run_unpublished():
 
 async def test_budget_out_before_any_test_is_stopped_not_failed():
     script = {**s.happy_path(), "optimizer": [s.CHANGES] * 5}
-    events, _, sandbox, publisher = await run_team(script, budget=Budget(max_rounds=2))
+    events, _, sandbox, publisher = await run_team(script, budget=Budget(max_rounds=2), order=SEQUENTIAL)
     final = events[-1]
     assert final.status is RunStatus.STOPPED and "no tested code yet" in final.reason
     assert sandbox.jobs == [] and publisher.publications == []
@@ -264,14 +290,24 @@ async def test_a_failing_check_in_agent_still_publishes_and_the_run_passes():
     assert any("Check-In agent failed" in e.text for e in events if isinstance(e, Notice))
 
 
-async def test_the_best_attempt_published_is_the_code_that_was_tested():
-    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.BUGGY_CODE.replace("pass", "pass  # v2")],
-              "optimizer": [s.APPROVE, s.CHANGES], "manager": [s.FIX_CODE]}
-    events, _, sandbox, publisher = await run_team(script, budget=Budget(max_rounds=2))
+async def test_the_best_attempt_published_is_the_code_that_was_tested(order):
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.BUGGY_CODE.replace("pass", "pass  # v2"), s.CODE],
+              "optimizer": [s.APPROVE, s.CHANGES], "manager": [s.FIX_CODE] * 2}
+    events, _, sandbox, publisher = await run_team(script, budget=Budget(max_rounds=2), order=order)
     final = events[-1]
-    assert final.status is RunStatus.FAILED and len(sandbox.jobs) == 1
-    assert "# v2" not in publisher.publications[-1].files["intf.py"]  # v2 was never tested
-    assert "# v2" not in final.files["intf.py"]
+    assert final.status is RunStatus.FAILED
+    # In order, v2 is never tested (its review asked for changes first); overlapped, it is tested as it is reviewed.
+    assert len(sandbox.jobs) == {SEQUENTIAL: 1, OVERLAPPED: 2}[order]
+    assert publisher.publications[-1].files["intf.py"] == sandbox.jobs[-1].files["intf.py"] == final.files["intf.py"]
+
+
+async def test_a_budget_that_ends_with_passing_tests_and_an_unconvinced_review_is_stopped_not_failed():
+    script = {**s.happy_path(), "optimizer": [s.CHANGES] * 3, "programmer": [s.CODE] * 3}
+    events, _, sandbox, publisher = await run_team(script, budget=Budget(max_rounds=2), order=OVERLAPPED)
+    final = events[-1]
+    assert final.status is RunStatus.STOPPED and len(sandbox.jobs) == 2
+    assert "the tests passed (2 passed, 0 failed) but the review still asks for changes" in final.reason
+    assert publisher.publications[-1].status is RunStatus.STOPPED  # never marked as failing tests
 
 
 async def test_an_unexpected_error_ends_the_run_and_keeps_its_files():
@@ -358,13 +394,14 @@ async def test_a_file_a_reply_cannot_write_is_dropped_and_its_author_told_next_t
     "no tests ran in 0.01s",
     '  File "/work/test_intf.py", line 3\nE     def test_nested()\nE   SyntaxError: expected \':\'',
 ])
-async def test_tests_that_cannot_run_go_back_to_the_tester_without_a_triage(output):
+async def test_tests_that_cannot_run_go_back_to_the_tester_without_a_triage(output, order):
     reports = iter([TestReport(TestStatus.FAILED, 5 if "no tests" in output else 2, 0.1, None, None, output),
                     TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed in 0.01s")])
     script = {**s.happy_path(), "tester": [s.TESTS, s.TESTS]}
-    events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(lambda job: next(reports)))
+    events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(lambda job: next(reports)), order=order)
     assert events[-1].status is RunStatus.PASSED
-    assert turns(events) == ["planner", "programmer", "optimizer", "tester", "tester", "checkin"]  # no manager
+    assert sorted(turns(events)) == sorted(["planner", "programmer", "optimizer", "tester", "tester", "checkin"])
+    assert turns(events)[-2:] == ["tester", "checkin"]  # the Tester fixed its tests; no triage, no new code
     assert "The tests could not run" in model.user_prompt("tester", 1)
     assert any("generated tests could not run" in e.text for e in events if isinstance(e, Notice))
 
@@ -499,3 +536,155 @@ async def test_the_language_is_the_plans_else_the_tasks_else_python(plan, task, 
     events, _, sandbox, _ = await run_team({**s.happy_path(), "planner": [plan]},
                                            request=RunRequest(task=task, run_id="r1"))
     assert sandbox.jobs[0].language == language
+
+
+# -- the overlapped order: who works at the same time, and what the thread sees ------------------------------
+
+from tests.agents.test_lanes import blocks_are_whole  # noqa: E402
+
+
+class WaitsFor(ScriptedModel):
+    """A model whose ``role`` does not answer until ``other`` has been asked too: a run in which they do not
+    work at the same time never ends (the test's own timeout catches that)."""
+
+    def __init__(self, script, role, other):
+        super().__init__(script)
+        self.role, self.other, self.asked = role, other, asyncio.Event()
+
+    async def stream(self, role, messages):
+        if role == self.other:
+            self.asked.set()
+        if role == self.role:
+            await self.asked.wait()
+        async for piece in super().stream(role, messages):
+            yield piece
+
+
+async def run_with(model, sandbox=None, order=OVERLAPPED, budget=None, request=None):
+    manager = Manager(model, sandbox or ScriptedSandbox(), RecordingPublisher(),
+                      settings=TeamSettings(order=order, budget=budget or Budget()))
+    return [e async for e in manager.run(request or RunRequest(task="find all intf keys", run_id="r1"))]
+
+
+async def test_the_tester_writes_from_the_plan_while_the_programmer_writes_the_code():
+    model = WaitsFor({**s.happy_path(), "programmer": [s.CODE]}, role="programmer", other="tester")
+    model.chunk = 8  # many small pieces, so the two replies really stream at the same time
+    events = await run_with(model)
+    assert events[-1].status is RunStatus.PASSED
+    assert blocks_are_whole(events)  # every renderer sees one whole turn after another
+    tester = model.user_prompt("tester")
+    assert "## Plan\n" + s.PLAN.split("\n")[0] in tester and "Code under test" not in tester
+
+
+class SandboxWaitingForTheReview(ScriptedSandbox):
+    """Tests that do not finish until the reviewer has been asked: in order, the review would wait for them."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    async def run(self, job):
+        while "optimizer" not in [role for role, _ in self.model.calls]:
+            await asyncio.sleep(0)
+        return await super().run(job)
+
+
+async def test_the_review_runs_while_the_tests_run_and_a_failure_is_triaged():
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "optimizer": [s.APPROVE, s.APPROVE],
+              "manager": [s.FIX_CODE]}
+    model = ScriptedModel(script, chunk=8)
+    events = await run_with(model, sandbox=SandboxWaitingForTheReview(model))
+    assert events[-1].status is RunStatus.PASSED and blocks_are_whole(events)
+    kinds = [(type(e).__name__, getattr(e, "agent", "")) for e in events
+             if isinstance(e, (TurnStarted, TestReported))]
+    # The thread reads: the review, then the test result it ran beside, then the triage of that result.
+    assert kinds[3:6] == [("TurnStarted", "optimizer"), ("TestReported", ""), ("TurnStarted", "manager")]
+
+
+async def test_no_triage_is_asked_when_its_outcome_is_forced():
+    user_test = "from intf import find_intf\n\ndef test_user():\n    assert find_intf({'a': {'intf': 1}}) == [('intf', 1)]\n"
+    only_the_users = "```python path=test_user.py\ndef test_user():\n    assert True\n```\n"  # nothing of its own
+
+    def verdict(job):
+        ok = "found.extend(find_intf(value))" in job.files["intf.py"]
+        return TestReport(TestStatus.PASSED if ok else TestStatus.FAILED, 0 if ok else 1, 0.1, 1 if ok else 0,
+                          0 if ok else 1, "1 passed" if ok else "FAILED test_user.py::test_user - assert [] == [('intf', 1)]")
+
+    request = RunRequest(task="t", run_id="r1", attachments=(Attachment("test_user.py", user_test),))
+    for order, triaged in ((OVERLAPPED, 0), (SEQUENTIAL, 1)):
+        script = {**s.happy_path(), "tester": [only_the_users], "programmer": [s.BUGGY_CODE, s.CODE],
+                  "optimizer": [s.APPROVE] * 2, "manager": [s.FIX_CODE]}
+        events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request,
+                                                   budget=Budget(max_replans=0), order=order)
+        assert events[-1].status is RunStatus.PASSED and turns(events).count("manager") == triaged
+        assert "FAILED test_user.py::test_user" in model.user_prompt("programmer", 1)  # the failure says what to fix
+
+
+async def test_a_triage_with_a_choice_left_is_still_asked():
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "manager": [s.FIX_CODE]}
+    events, *_ = await run_team(script, budget=Budget(max_replans=0))  # the team's own tests could be wrong
+    assert turns(events).count("manager") == 1
+
+
+class Preparing(ScriptedSandbox):
+    def __init__(self):
+        super().__init__()
+        self.prepared = []
+
+    def prepare(self, language):
+        self.prepared.append((language, len(self.jobs)))
+
+
+async def test_each_rounds_container_is_prepared_while_the_models_write():
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "manager": [s.FIX_CODE]}
+    sandbox = Preparing()
+    events, *_ = await run_team(script, sandbox=sandbox)
+    assert events[-1].status is RunStatus.PASSED
+    assert sandbox.prepared == [("python", 0), ("python", 1)]  # before each round's test run
+
+
+async def test_a_sandbox_that_cannot_prepare_still_runs_the_tests():
+    class Refuses(ScriptedSandbox):
+        def prepare(self, language):
+            raise RuntimeError("the engine is busy")
+
+    events, _, sandbox, _ = await run_team(s.happy_path(), sandbox=Refuses())
+    assert events[-1].status is RunStatus.PASSED and len(sandbox.jobs) == 1
+
+
+async def test_a_follow_up_has_the_tester_update_its_tests_beside_the_new_code(order):
+    prior = PriorWork(tasks=("find all intf keys",), plan=s.PLAN, files=FileSet({"intf.py": "old\n"}),
+                      tests=FileSet({"test_intf.py": "old test\n"}), language="python")
+    events, model, sandbox, _ = await run_team(s.happy_path(), order=order,
+                                               request=RunRequest(task="now async", run_id="r2", prior=prior))
+    assert events[-1].status is RunStatus.PASSED
+    assert sandbox.jobs[0].files["test_intf.py"] == s.TESTS.split("\n", 1)[1].rsplit("```", 1)[0]
+    assert "## Why the tests must change\nThe user asked for a change" in model.user_prompt("tester")
+
+
+class FinishesFirst(ScriptedModel):
+    """``first`` ends its reply before the other writer says a word."""
+
+    def __init__(self, script, first):
+        super().__init__(script)
+        self.first, self.done = first, asyncio.Event()
+
+    async def stream(self, role, messages):
+        if role in ("programmer", "tester") and role != self.first:
+            await self.done.wait()
+        async for piece in super().stream(role, messages):
+            yield piece
+        if role == self.first:
+            self.done.set()
+
+
+@pytest.mark.parametrize("first", ["programmer", "tester"])
+async def test_a_test_file_both_agents_wrote_is_the_testers_and_a_code_file_both_wrote_is_the_programmers(first):
+    programmer = s.CODE + "\n```python path=test_intf.py\ndef test_mine():\n    assert True\n```\n"
+    tester = s.TESTS + "\n```python path=intf.py\ndef find_intf(obj):\n    return []\n```\n"
+    sandbox = ScriptedSandbox()
+    events = await run_with(FinishesFirst({**s.happy_path(), "programmer": [programmer], "tester": [tester]}, first),
+                            sandbox=sandbox)
+    job = sandbox.jobs[0]
+    assert "found.extend" in job.files["intf.py"] and "test_lists" in job.files["test_intf.py"]
+    assert list(events[-1].files) == ["intf.py"] and list(events[-1].tests) == ["test_intf.py"]

@@ -13,15 +13,16 @@ REPORT = TestReport(TestStatus.FAILED, 1, 0.5, 1, 1, "FAILED test_intf.py::test_
 CONTEXTS = {
     Role.PLANNER: dict(task="T", attachments=(Attachment("main.py", "print(1)\n"),), prior_tasks=("earlier",),
                        files=FILES, user_tests=["test_user.py"], previous_plan="old", replan_reason="why"),
-    Role.PROGRAMMER: dict(task="T", plan="P", language="python", files=FILES, tests=TESTS, review_notes="fix x",
+    Role.PROGRAMMER: dict(task="T", plan="P", language="python", files=FILES, user_tests=TESTS, review_notes="fix x",
                           report=REPORT, triage_reason="the code is wrong",
                           reply_notes=("Not saved: file path '../x.py' must stay inside the project.",)),
-    Role.OPTIMIZER: dict(task="T", plan="P", files=FILES, previous_review="earlier review"),
+    Role.OPTIMIZER: dict(task="T", files=FILES, changes={}, previous_review="earlier review", report=REPORT,
+                         triage_reason="the code is wrong"),
     Role.TESTER: dict(task="T", plan="P", language="python", files=FILES, user_tests=[], tests=TESTS, report=REPORT,
                       triage_reason="the test is wrong", reply_notes=()),
-    Role.MANAGER: dict(task="T", plan="P", files=FILES, tests=TESTS, report=REPORT, can_fix_tests=True, can_replan=True),
-    Role.CHECKIN: dict(task="T", language="python", files=list(FILES), tests=list(TESTS), status="passed",
-                       report=REPORT, plan="P"),
+    Role.MANAGER: dict(task="T", tests=TESTS, user_tests=["test_user.py"], report=REPORT, can_fix_tests=True,
+                       can_replan=True),
+    Role.CHECKIN: dict(task="T", language="python", files=FILES, tests=list(TESTS), status="passed", report=REPORT),
 }
 
 
@@ -78,9 +79,9 @@ def _blocks_of(role, context):
 
 
 @pytest.mark.parametrize("path, content", AWKWARD_FILES.items())
-@pytest.mark.parametrize("role, key", [(Role.PROGRAMMER, "files"), (Role.PROGRAMMER, "tests"),
+@pytest.mark.parametrize("role, key", [(Role.PROGRAMMER, "files"), (Role.PROGRAMMER, "user_tests"),
                                        (Role.OPTIMIZER, "files"), (Role.TESTER, "files"), (Role.TESTER, "tests"),
-                                       (Role.MANAGER, "files"), (Role.MANAGER, "tests"), (Role.PLANNER, "files")])
+                                       (Role.MANAGER, "tests"), (Role.PLANNER, "files"), (Role.CHECKIN, "files")])
 def test_file_contents_reach_the_prompt_byte_for_byte(role, key, path, content):
     context = {**CONTEXTS[role], key: {path: content}}
     user = _blocks_of(role, context)

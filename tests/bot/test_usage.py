@@ -107,5 +107,5 @@ async def test_every_final_event_and_the_store_carry_the_runs_real_totals(
     assert final.usage == Usage(1000 * len(turns), 500 * len(turns), pytest.approx(0.002 * len(turns)))
     assert record.summary.usage == Usage(final.usage.prompt_tokens, final.usage.completion_tokens)
     assert record.summary.cost_usd == pytest.approx(final.usage.cost_usd)
-    if ending in ("stopped", "error"):
-        assert [t.agent for t in turns] == ["planner"]
+    if ending in ("stopped", "error"):  # the Tester, writing beside the Programmer, may have finished too
+        assert turns[0].agent == "planner" and {t.agent for t in turns} <= {"planner", "tester"}

@@ -6,6 +6,9 @@ header); failures are injected on demand: a status with headers, a stall mid-str
 with SSE keep-alive comments as busy servers send), a cut, ``finish_reason: length``, a reply that
 never ends, a raw body (an HTML page, invalid events), a plain JSON answer to a streamed request.
 
+``pace`` makes it a slow model: ``(seconds before the first token, tokens per second)`` for every
+streamed reply, as a busy or modest server answers (the benchmarks' slow model).
+
 ``context`` makes it a server with a context window: a prompt (counted at ``CHARS_PER_TOKEN``) plus
 ``max_tokens`` that does not fit is refused the way ``overflow`` says: "openai" (HTTP 400 with the
 numbers) or "llama-cpp-python" (HTTP 200 and an empty stream; HTTP 400 with numbers when not
@@ -74,8 +77,9 @@ class FakeOpenAI:
     """Use as ``async with FakeOpenAI() as server:``; point the client at ``server.base_url``."""
 
     def __init__(self, models: tuple[str, ...] = ("gpt-4o-mini",), context: int | None = None,
-                 overflow: str = "openai", advertise: str = "") -> None:
+                 overflow: str = "openai", advertise: str = "", pace: tuple[float, float] | None = None) -> None:
         self.models = list(models)
+        self.pace = pace
         self.context, self.overflow, self.advertise = context, overflow, advertise
         self.requests: list[Recorded] = []
         self._by_agent: dict[str, deque[Reply]] = defaultdict(deque)
@@ -178,6 +182,8 @@ class FakeOpenAI:
         await response.prepare(request)
         model, sent = body["model"], 0
         await _send(response, _chunk(model, {"role": "assistant"}, None))  # as real servers open a stream
+        first_token_s, tokens_per_s = self.pace or (0.0, 0.0)
+        await asyncio.sleep(first_token_s)
         for piece in _pieces(reply):
             if reply.stall_after is not None and sent >= reply.stall_after:
                 await self._stall(request, response, reply.keepalive_s)
@@ -186,6 +192,8 @@ class FakeOpenAI:
                 if request.transport is None or request.transport.is_closing():
                     raise ConnectionResetError
                 await _send(response, _chunk(model, {"content": piece}, None))
+                if tokens_per_s:
+                    await asyncio.sleep(len(piece) / CHARS_PER_TOKEN / tokens_per_s)
             except ConnectionError:  # the client hung up (as it should on a reply that never ends)
                 self.disconnects += 1
                 return response

@@ -154,3 +154,21 @@ async def test_files_larger_than_one_exec_argument_arrive_intact(sandbox):
                      f"    assert hashlib.sha256(open('data/blob.txt', 'rb').read()).hexdigest() == '{digest}'\n"})
     report = await sandbox.run(TestJob("python", files))
     assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
+
+
+async def test_a_prepared_container_is_the_next_runs_and_none_is_kept_after_it(docker_client):
+    async with DockerSandbox(configured(), client=docker_client) as sandbox:  # no warm pool
+        sandbox.prepare("python")
+        sandbox.prepare("python")  # asked twice before it is used: still one container
+        while not sandbox.warm_ready("python"):
+            await asyncio.sleep(0.05)
+        [prepared] = await asyncio.to_thread(our_containers, docker_client)
+        report = await sandbox.run(TestJob("python", FileSet({"test_ok.py": "def test_ok():\n    pass\n"})))
+        assert report.status is TestStatus.PASSED, report.output()
+        with pytest.raises(docker.errors.NotFound):
+            await asyncio.to_thread(docker_client.containers.get, prepared.id)  # used, then removed
+        assert sandbox.warm_ready("python") == 0 and await asyncio.to_thread(our_containers, docker_client) == []
+        sandbox.prepare("python")
+        sandbox.prepare("no-such-language")  # a hint only: run() is where an unknown language is reported
+        await wait_for_containers(docker_client, 1)
+    assert our_containers(docker_client) == []  # close() removed the prepared container no run took

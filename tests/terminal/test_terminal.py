@@ -60,10 +60,16 @@ async def test_full_loop_in_the_terminal_streams_turns_tests_and_check_in(model_
     text = out.getvalue()
     assert status == 0
     headers = [line for line in text.splitlines() if line.startswith("── ")]
-    assert headers == ["── Planner (round 0)", "── Programmer (round 1)", "── Optimizer (review) (round 1)",
-                       "── Tester (round 1)", "── Manager (triage) (round 1)", "── Programmer (round 2)",
+    # The Tester writes while the Programmer does, and the review runs beside the tests: each turn still
+    # reads as one block under its own header, then the test result, then its triage.
+    assert headers == ["── Planner (round 0)", "── Programmer (round 1)", "── Tester (round 1)",
+                       "── Optimizer (review) (round 1)", "── Manager (triage) (round 1)", "── Programmer (round 2)",
                        "── Optimizer (review) (round 2)", "── Check-In (round 2)"]
-    assert "Tests (python): 1 passed, 1 failed" in text and "Tests (python): 2 passed, 0 failed" in text
+    programmer, tester = text.split("── Programmer (round 1)")[1].split("── Tester (round 1)")
+    assert "def find_intf" in programmer and "def test_nested" not in programmer and "def test_nested" in tester
+    review = text.split("── Optimizer (review) (round 1)")[1].split("── Manager (triage)")[0]
+    assert review.index("VERDICT: APPROVE") < review.index("Tests (python): 1 passed, 1 failed")
+    assert "Tests (python): 2 passed, 0 failed" in text
     assert "files: intf.py (" in text and f"Checked in: {tmp_path / 'out'}" in text
     assert "PASSED — tests passed and the review approved" in text
     assert (tmp_path / "out" / "intf.py").exists() and (tmp_path / "out" / "test_intf.py").exists()

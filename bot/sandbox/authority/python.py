@@ -33,7 +33,7 @@ class Pytest(Authority):
             f"rm -rf {REPORT_DIR} && mkdir -p {REPORT_DIR} && printf '%s' {shlex.quote(ini)} > {REPORT_DIR}/pytest.ini && "
             "env -u PYTEST_ADDOPTS -u PYTEST_PLUGINS PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 "
             f"python3 -I -m pytest -c {REPORT_DIR}/pytest.ini --rootdir={workdir} --noconftest "
-            f"-p no:cacheprovider -q -rfEs --color=no --junitxml={self.report_path} "
+            f"-p no:cacheprovider -q -rfEs --tb=short --color=no --junitxml={self.report_path} "
             f"{quoted(user, workdir.rstrip('/') + '/')}"
         )
 
