@@ -6,15 +6,31 @@
     ├── FallbackPublisher the Gist, else the fallback with a note saying why
     └── FolderPublisher   the terminal's fallback: a local folder
     checkin_checks(config, secrets)   what ``codegen-chat doctor`` reports
+
+``GistPublisher`` and ``checkin_checks`` load PyGithub, so they are imported when first named: a command that
+publishes nothing yet (or never) starts without it.
 """
 
-from bot.checkin.doctor import checkin_checks
+from typing import Any
+
 from bot.checkin.factory import publisher_for
 from bot.checkin.fallback import FallbackPublisher
 from bot.checkin.folder import FolderPublisher
-from bot.checkin.gist import GistPublisher
 from bot.checkin.index import GistIndex, MemoryGistIndex
 from bot.checkin.masking import MaskingPublisher
+
+
+def __getattr__(name: str) -> Any:
+    if name == "GistPublisher":
+        from bot.checkin.gist import GistPublisher
+
+        return GistPublisher
+    if name == "checkin_checks":
+        from bot.checkin.doctor import checkin_checks
+
+        return checkin_checks
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FallbackPublisher",

@@ -15,7 +15,7 @@ from bot.health import Health
 from bot.llm import OpenAIChatModel
 from bot.logs import AgentTaggedModel
 from bot.redact import Redactor
-from bot.sandbox import DockerSandbox
+from bot.sandbox import DockerSandboxOnDemand
 from bot.service import PublisherFactory, Service
 from bot.store import Store
 
@@ -55,9 +55,10 @@ class DisabledSandbox:
 
 
 def build_sandbox(config: Config) -> Sandbox:
+    """The Docker sandbox, made (the Docker SDK imported, the engine reached) when a run first needs it."""
     if not config.sandbox.enabled:
         return DisabledSandbox()
-    return DockerSandbox(config.sandbox)
+    return DockerSandboxOnDemand(config.sandbox)
 
 
 def publisher_factory(config: Config, secrets: Secrets, store: Store) -> PublisherFactory:
@@ -66,13 +67,16 @@ def publisher_factory(config: Config, secrets: Secrets, store: Store) -> Publish
 
 @asynccontextmanager
 async def running_service(config: Config, secrets: Secrets, store: Store,
-                          health: Health | None = None) -> AsyncIterator[Service]:
+                          health: Health | None = None, sandbox_first: bool = True) -> AsyncIterator[Service]:
     """The service with its real model and sandbox, closed on the way out (idle warm containers go too).
-    With ``health``, the model's answers are noted for the health endpoints and adapters report there."""
+    With ``health``, the model's answers are noted for the health endpoints and adapters report there.
+    ``sandbox_first`` checks the sandbox (its engine and images) before the service starts (a server, waiting
+    for work); else each run checks it beside its first model call (the Manager does), so a one-off run does
+    not wait for it."""
     model, sandbox = build_model(config, secrets), build_sandbox(config)
     try:
         ready = getattr(sandbox, "ready", None)
-        if ready is not None:  # engine and images, checked before any model call; leftovers removed
+        if ready is not None and sandbox_first:  # engine and images; leftovers removed
             await ready()
         tagged: ChatModel = AgentTaggedModel(model)
         team_model = health.model.watch(tagged) if health else tagged

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from adapters.terminal import PLATFORM, TerminalRun, print_run, print_runs, run_in_terminal
 from agents.errors import CodegenError, UserInputError
-from bot.checkin import FolderPublisher, checkin_checks
+from bot.checkin import FolderPublisher
 from bot.config import Config, ConfigError, Secrets, find_config_path, load_config
 from bot.doctor import model_checks, run_doctor
 from bot.entry import serve
@@ -30,7 +30,6 @@ from bot.lifecycle import signals_handled, until_shutdown
 from bot.logs import configure_logging
 from bot.redact import Redactor, install_log_redaction
 from bot.runner import SHUTDOWN_REASON, STOPPED_REASON
-from bot.sandbox import sandbox_checks
 from bot.sandbox.commands import register as register_sandbox
 from bot.service import new_run_id
 from bot.settings import Range, number_argument
@@ -114,7 +113,7 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
         request = TerminalRun(args.task, args.file, args.out, args.continue_run)
 
         with signals_handled(config.runtime.shutdown_grace_s) as shutdown:
-            async with running_service(config, secrets, store) as service:
+            async with running_service(config, secrets, store, sandbox_first=False) as service:
                 async def wind_down(signal_: signal.Signals) -> None:
                     # Ctrl-C is the person at the terminal stopping their run; SIGTERM/SIGHUP, the machine's.
                     reason = STOPPED_REASON if signal_ is signal.SIGINT else SHUTDOWN_REASON
@@ -148,6 +147,10 @@ async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -
 
 
 async def _doctor(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    # Imported here: these checks load the Docker SDK and PyGithub, which no other command needs at its start.
+    from bot.checkin import checkin_checks
+    from bot.sandbox import sandbox_checks
+
     return await run_doctor(config, secrets, [model_checks, store_checks, sandbox_checks, checkin_checks,
                                               serve.chat_checks])
 

@@ -8,18 +8,20 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-
-import docker
+from typing import TYPE_CHECKING
 
 from agents.errors import SandboxError
 from agents.types import FileSet, TestJob, TestReport
 from bot.config import Config, LanguageConfig, SandboxConfig, Secrets
-from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked
 from bot.sandbox.folder import read_folder, shown
-from bot.sandbox.images import RegistryUnreachable, build_offline, prepare_online
 from bot.sandbox.languages import languages, use_offline, with_offline
-from bot.sandbox.sandbox import DockerSandbox
 from bot.settings import argument_for
+
+if TYPE_CHECKING:
+    import docker
+
+# The commands below import the Docker SDK (through bot.sandbox.client, .images and .sandbox) when they run:
+# registering them must not make every other command wait for it.
 
 BUILD_TIMEOUT_S = 1800.0
 
@@ -47,6 +49,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     """Exit 0 only when the tests passed; 1 when they did not; 2 when they could not run at all."""
     del secrets  # never handed to the sandbox
+    from bot.sandbox.sandbox import DockerSandbox
+
     sandbox_config = _chosen(config.sandbox, args.offline)
     if args.timeout:  # --timeout replaces the configured limit, longer or shorter
         sandbox_config = dataclasses.replace(sandbox_config, timeout_s=args.timeout)
@@ -63,6 +67,9 @@ async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets
 
 async def build_command(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     del secrets
+    from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked
+    from bot.sandbox.images import RegistryUnreachable, prepare_online
+
     sandbox_config = _chosen(config.sandbox, args.offline)
     table = languages(sandbox_config)
     wanted = args.languages or sorted(table)
@@ -96,6 +103,8 @@ async def build_command(args: argparse.Namespace, config: Config, secrets: Secre
 
 async def _build_offline(client: docker.DockerClient, config: SandboxConfig,
                          chosen: list[tuple[str, LanguageConfig]]) -> None:
+    from bot.sandbox.images import build_offline
+
     spent = await asyncio.to_thread(build_offline, client, config, chosen, _log)
     for image, seconds in spent.items():
         _log(f"built {image} in {seconds:.1f}s")
