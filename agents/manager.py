@@ -161,6 +161,7 @@ class _Run:
     unbudgeted: bool = False  # set while the best attempt is checked in after the budget ran out
     reply_notes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per role: what its last reply lost
     written: dict[str, int] = field(default_factory=dict)  # path -> when last written (a counter): newest is highest
+    answered: asyncio.Event = field(default_factory=asyncio.Event)  # the model has begun its first reply
 
     async def emit(self, event: Event) -> None:
         await lane_or(self.sink)(event)
@@ -211,7 +212,7 @@ class Manager:
     # -- the workflow ---------------------------------------------------------------------------
 
     async def _work(self, run: _Run) -> RunFinished:
-        await at_once(run.sink, self._plan(run), self._start_sandbox())  # a sandbox that cannot start ends it now
+        await at_once(run.sink, self._plan(run), self._start_sandbox(run))  # a sandbox that cannot start ends it now
         overlapped = self._settings.order is Order.OVERLAPPED
         while not await (self._overlapped_round(run) if overlapped else self._sequential_round(run)):
             pass
@@ -300,10 +301,12 @@ class Manager:
         run.tests_stale, run.tests_missing = False, not run.tests
         await run.emit(self._saved(run))
 
-    async def _start_sandbox(self) -> None:
-        """Have the sandbox reach its engine while the Planner writes (a sandbox that has a ``start``)."""
+    async def _start_sandbox(self, run: _Run) -> None:
+        """Have the sandbox reach its engine while the Planner writes (a sandbox that has a ``start``): once the
+        model has begun to answer, so the first request does not wait for it."""
         start = getattr(self._sandbox, "start", None)
         if start is not None:
+            await run.answered.wait()
             await start()
 
     def _prepare_sandbox(self, run: _Run) -> None:
@@ -324,7 +327,10 @@ class Manager:
             files=run.files.as_dict(), user_tests=list(run.user_tests),
             previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
         )
-        run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan)
+        try:
+            run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan)
+        finally:
+            run.answered.set()
         run.plan_seen = set()
         if hint and not languages.known(hint, run.request.task):
             hint = ""  # "LANGUAGE: English" from a small model is no language to test in
@@ -534,6 +540,7 @@ class Manager:
                         usage = piece
                         continue
                     parts.append(piece)
+                    run.answered.set()
                     await run.emit(TextDelta(run.request.run_id, agent=role, text=piece))
                     self._check_tokens(run, role, prompt_tokens, sum(map(len, parts)))
         except (PromptTooLong, EmptyReply) as trouble:

@@ -688,3 +688,28 @@ async def test_a_test_file_both_agents_wrote_is_the_testers_and_a_code_file_both
     job = sandbox.jobs[0]
     assert "found.extend" in job.files["intf.py"] and "test_lists" in job.files["test_intf.py"]
     assert list(events[-1].files) == ["intf.py"] and list(events[-1].tests) == ["test_intf.py"]
+
+
+async def test_a_sandbox_that_cannot_start_ends_the_run_before_the_next_model_call(order):
+    from agents.errors import SandboxError
+
+    class EngineDown(ScriptedSandbox):
+        async def start(self):
+            raise SandboxError("Docker is not reachable (connection refused): start the Docker engine")
+
+    events, model, sandbox, _ = await run_team(s.happy_path(), sandbox=EngineDown(), order=order)
+    final = events[-1]
+    assert final.status is RunStatus.ERROR and final.reason.startswith("Docker is not reachable")
+    assert [role for role, _ in model.calls] == ["planner"] and sandbox.jobs == []
+
+
+async def test_the_sandbox_starts_once_the_model_has_begun_to_answer():
+    seen = []
+
+    class Starting(ScriptedSandbox):
+        async def start(self):
+            seen.append([role for role, _ in model.calls])
+
+    model = ScriptedModel(s.happy_path())
+    await run_with(model, sandbox=Starting())
+    assert seen == [["planner"]]  # after the first request, while the Planner writes

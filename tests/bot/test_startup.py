@@ -1,0 +1,47 @@
+"""``codegen-chat run`` asks the model first: the Docker SDK and PyGithub are imported when they are needed
+(the sandbox while the Planner writes, PyGithub at the check-in), never before the first model request."""
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from tests.fakes import team_script as s
+from tests.fakes.openai_server import FakeOpenAI, Reply
+
+ROOT = Path(__file__).resolve().parents[2]
+LATER = ("docker", "github")
+
+
+async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> list[str]:
+    """The packages the command imported before it sent its first chat request, in order."""
+    async with FakeOpenAI() as server:
+        server.script("planner", Reply(s.PLAN, stall_after=0))  # the run waits there until it is killed
+        config = tmp_path / "config.toml"
+        config.write_text(f'[storage]\npath = "{tmp_path}/store.sqlite3"\n')
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "NO_COLOR": "1",
+               "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0123456789abcdef",
+               "GITHUB_TOKEN": "ghp_test0123456789", "CODEGEN_CONFIG": str(config), "OPENAI_LOG": "debug"}
+        # -X importtime writes each import to stderr as it happens, in order with the client's own log
+        # line written just before a request goes out.
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-X", "importtime", "-m", "bot.entry.cli", *args, cwd=tmp_path, env=env,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        imported: list[str] = []
+        try:
+            while line := (await asyncio.wait_for(child.stderr.readline(), 60)).decode():
+                if "Sending HTTP Request: POST" in line:
+                    return imported
+                if line.startswith("import time:") and "|" in line:
+                    imported.append(line.rsplit("|", 1)[1].strip())
+        finally:
+            child.kill()
+            await child.wait()
+    raise AssertionError("the command never sent a model request")
+
+
+async def test_run_reaches_the_model_before_importing_the_docker_sdk_or_pygithub(tmp_path):
+    imported = await imports_before_the_first_model_request(tmp_path, "run", "say hi", "--out", str(tmp_path / "out"))
+    assert "openai" in imported and "bot.entry.build" in imported, imported[-20:]  # what was needed was imported
+    early = [name for name in imported if name.split(".")[0] in LATER]
+    assert early == [], imported[imported.index(early[0]) - 30:imported.index(early[0]) + 3]
