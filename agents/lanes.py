@@ -6,6 +6,7 @@ review while the tests run and the Manager triages them). Every renderer draws a
 step in a lane of its own: the first lane to start a turn has the floor and is told live; the other lanes'
 events wait, in the order they came, until that turn has finished, then are told at once, and the turn they
 were writing goes on live. The models write at the same time; the thread reads as if they took turns.
+Events no thread draws (the files a step saved, which the store keeps) pass at once.
 
 A step tells its events with ``lane_or(sink)``: its lane inside ``at_once``, else the run's own sink.
 """

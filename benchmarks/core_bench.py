@@ -54,10 +54,11 @@ from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
 SLOW_MODEL = (0.5, 50.0)  # seconds before the first token, tokens per second
 ORDERS = (Order.SEQUENTIAL, Order.OVERLAPPED)
 
-# The same realistic run measured on main before prompts were made lean, with pytest's long tracebacks,
-# one agent at a time (2026-02-27, commit 2d83ea5): prompt characters in all, the largest prompt, the first
-# Programmer prompt, the broadcast group chat over the same turns, and where it went by role.
-BEFORE = dict(calls=20, ours=0, largest=0, first_programmer=0, broadcast=0, by_role={})
+# The same realistic run measured before prompts were made lean (commit 2d83ea5, 2026-12-01, real sandbox):
+# pytest's long tracebacks, one agent at a time, the plan and the whole code and tests in most prompts.
+BEFORE = dict(calls=20, ours=99_427, largest=9_554, first_programmer=1_932, broadcast=276_503,
+              by_role={"planner": 722, "programmer": 37_347, "optimizer": 21_500, "tester": 3_967,
+                       "manager": 34_013, "checkin": 1_878})
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -189,7 +190,7 @@ async def prompt_economy(real_sandbox: bool) -> None:
     measured = {order: await economy(order, factory) for order in ORDERS}
     where = "the real sandbox (pytest's own output)" if real_sandbox else "a stand-in sandbox (no Docker: one-line output)"
     print(f"\n2. Prompt economy: the realistic run with 5 fix rounds, tests in {where}")
-    columns = [("before (recorded)", Economy(**BEFORE) if BEFORE["ours"] else None)] + [
+    columns: list[tuple[str, Economy]] = [("before (recorded)", Economy(**BEFORE))] + [
         (f"now, {order}", measured[order]) for order in ORDERS]
     print("  " + " " * 34 + "".join(f"{name:>22}" for name, _ in columns))
     rows = [
@@ -204,10 +205,11 @@ async def prompt_economy(real_sandbox: bool) -> None:
           for role in ("planner", "programmer", "optimizer", "tester", "manager", "checkin")],
     ]
     for label, cell in rows:
-        print(f"  {label:<34}" + "".join(f"{cell(e) if e else '-':>22}" for _, e in columns))
-    ten = await economy(Order.OVERLAPPED, StandInSandbox, rounds=10)
-    print(f"  with 10 fix rounds (stand-in sandbox): largest prompt {ten.largest:,} = "
-          f"{ten.largest / ten.first_programmer:.2f}x the first Programmer prompt")
+        print(f"  {label:<34}" + "".join(f"{cell(e):>22}" for _, e in columns))
+    ten = await economy(Order.OVERLAPPED, factory, rounds=10)
+    print(f"  the same run with 10 fix rounds, overlapped: largest prompt {ten.largest:,} "
+          f"(with 5: {measured[Order.OVERLAPPED].largest:,}); prompt characters {ten.ours:,}, "
+          f"{ten.ours / ten.broadcast:.2f}x the group chat's")
 
 
 # -- 3. wall time with a slow model ---------------------------------------------------------------------

@@ -186,7 +186,7 @@ class DockerSandbox:
             return reports.refused(why)
         setup = _needs_setup(language, job.files)
         network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
-        container = self._pool.take(job.language) if not network else None
+        container = await self._pool.claim(job.language) if not network else None
         if container is None:
             if network:
                 held.egress = await self._open_egress()

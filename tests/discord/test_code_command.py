@@ -33,8 +33,8 @@ async def test_code_defers_opens_a_thread_and_every_turn_lands_in_it_in_order(
     assert control.content.startswith("✅ **Passed** · run `") and "✅ Tests · round 1 — 2 passed, 0 failed" in control.content
     headers = [m.content.split("\n", 1)[0] for m in turns]
     assert headers == [
-        "**Planner** — language: python", "**Programmer** · round 1", "**Optimizer (review)** · round 1 — ✅ approves",
-        "**Tester** · round 1", headers[4], "**Check-In** · round 1", headers[6], headers[7],
+        "**Planner** — language: python", "**Programmer** · round 1", "**Tester** · round 1",
+        "**Optimizer (review)** · round 1 — ✅ approves", headers[4], "**Check-In** · round 1", headers[6], headers[7],
     ]
     assert headers[4] == "🧪 **Tests** (python) · round 1: 2 passed, 0 failed in 0.1s"
     assert s.PLAN.removesuffix("\nLANGUAGE: python") in turns[0].content and "def find_intf(obj):" in turns[1].content

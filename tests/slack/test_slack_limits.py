@@ -9,7 +9,7 @@ from tests.fakes import team_script as s
 from tests.fakes.team_script import ScriptedSandbox
 from tests.slack.conftest import finished, headers, mention, script_team
 
-TURNS = ["Planner", "Programmer", "Optimizer (review)", "Tester", "Check-In"]
+TURNS = ["Planner", "Programmer", "Tester", "Optimizer (review)", "Check-In"]  # the Tester writes beside the Programmer
 
 
 async def test_a_429_on_chat_update_is_retried_after_retry_after_and_the_run_lands(
