@@ -51,6 +51,7 @@ from agents.errors import (
     PromptTooLong,
     ReplyCut,
     RunFailed,
+    SandboxError,
 )
 from agents.events import (
     CheckedIn,
@@ -212,7 +213,7 @@ class Manager:
     # -- the workflow ---------------------------------------------------------------------------
 
     async def _work(self, run: _Run) -> RunFinished:
-        await at_once(run.sink, self._plan(run), self._start_sandbox(run))  # a sandbox that cannot start ends it now
+        await self._first_plan(run)
         overlapped = self._settings.order is Order.OVERLAPPED
         while not await (self._overlapped_round(run) if overlapped else self._sequential_round(run)):
             pass
@@ -301,13 +302,24 @@ class Manager:
         run.tests_stale, run.tests_missing = False, not run.tests
         await run.emit(self._saved(run))
 
+    async def _first_plan(self, run: _Run) -> None:
+        """The plan, while the sandbox checks that it can run tests. A run that cannot test ends then, before
+        any other model call, and says so whatever else went wrong meanwhile (the model's endpoint, say)."""
+        try:
+            await at_once(run.sink, self._plan(run), self._start_sandbox(run))
+        except RunFailed as error:
+            ready = getattr(self._sandbox, "ready", None)
+            if ready is not None and not isinstance(error, SandboxError):
+                await ready()  # its SandboxError, when it cannot test, is the reason the run gives
+            raise
+
     async def _start_sandbox(self, run: _Run) -> None:
-        """Have the sandbox reach its engine while the Planner writes (a sandbox that has a ``start``): once the
-        model has begun to answer, so the first request does not wait for it."""
-        start = getattr(self._sandbox, "start", None)
-        if start is not None:
+        """Have the sandbox check it can run tests (its engine, its images) while the Planner writes: once the
+        model has begun to answer, so the first request does not wait for it (a sandbox with ``ready``)."""
+        ready = getattr(self._sandbox, "ready", None)
+        if ready is not None:
             await run.answered.wait()
-            await start()
+            await ready()
 
     def _prepare_sandbox(self, run: _Run) -> None:
         """Have the sandbox start this round's container while the models write (when it can)."""

@@ -28,8 +28,13 @@ class Sandbox(Protocol):
 
 
 class PreparedSandbox(Sandbox, Protocol):
-    """A sandbox that can get ready for a test run while the team's models write (optional: the Manager uses
-    ``prepare`` when a sandbox has it). ``prepare`` returns at once and never raises: it is a hint."""
+    """A sandbox that gets ready while the team's models write (optional: the Manager uses what a sandbox has).
+
+    ``ready`` checks the sandbox can run tests at all (raising ``SandboxError`` with one sentence when not); the
+    Manager awaits it beside the Planner's turn, so a run ends before its next model call when it cannot test.
+    ``prepare`` says a test run in ``language`` comes soon; it returns at once and never raises: it is a hint."""
+
+    async def ready(self) -> None: ...
 
     def prepare(self, language: str) -> None: ...
 

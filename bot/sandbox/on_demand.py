@@ -2,7 +2,7 @@
 
 Importing the Docker SDK and reaching the engine take a while, and a run's first model request does not need
 either: ``DockerSandboxOnDemand`` stands in for a ``DockerSandbox`` and makes it at the first ``start``,
-``prepare`` or ``run`` (the Manager starts it beside the Planner's turn), importing in a worker thread so the
+``ready``, ``prepare`` or ``run`` (the Manager checks it beside the Planner's turn), importing in a worker thread so the
 event loop goes on meanwhile.
 """
 
@@ -32,6 +32,10 @@ class DockerSandboxOnDemand:
     async def start(self) -> None:
         """Connect, and reap what a crashed earlier process left (``DockerSandbox.start``)."""
         await (await self._sandbox()).start()
+
+    async def ready(self) -> None:
+        """The engine answers and sandbox images are present (``DockerSandbox.ready``)."""
+        await (await self._sandbox()).ready()
 
     def prepare(self, language: str) -> None:
         """Start a container for ``language`` soon (a hint: never raises, as the protocol says)."""

@@ -694,7 +694,7 @@ async def test_a_sandbox_that_cannot_start_ends_the_run_before_the_next_model_ca
     from agents.errors import SandboxError
 
     class EngineDown(ScriptedSandbox):
-        async def start(self):
+        async def ready(self):
             raise SandboxError("Docker is not reachable (connection refused): start the Docker engine")
 
     events, model, sandbox, _ = await run_team(s.happy_path(), sandbox=EngineDown(), order=order)
@@ -707,9 +707,22 @@ async def test_the_sandbox_starts_once_the_model_has_begun_to_answer():
     seen = []
 
     class Starting(ScriptedSandbox):
-        async def start(self):
+        async def ready(self):
             seen.append([role for role, _ in model.calls])
 
     model = ScriptedModel(s.happy_path())
     await run_with(model, sandbox=Starting())
     assert seen == [["planner"]]  # after the first request, while the Planner writes
+
+
+async def test_a_run_that_cannot_test_says_so_even_when_the_model_failed_first():
+    from agents.errors import ModelError, SandboxError
+
+    class NoImages(ScriptedSandbox):
+        async def ready(self):
+            raise SandboxError("no sandbox image is present: run `codegen-chat sandbox build` first")
+
+    script = {**s.happy_path(), "planner": [ModelError("The model endpoint is unreachable."), s.PLAN]}
+    events, model, _, _ = await run_team(script, sandbox=NoImages())
+    assert events[-1].status is RunStatus.ERROR and events[-1].reason.startswith("no sandbox image is present")
+    assert [role for role, _ in model.calls] == ["planner"]

@@ -52,7 +52,7 @@ async def test_build_without_a_registry_builds_offline_and_says_so(capsys):
     assert f"{NO_REGISTRY_GO.offline_image} already present" in err
 
 
-async def test_a_run_without_any_image_fails_before_the_first_model_call(tmp_path, docker_client):
+async def test_a_run_without_any_image_says_so_before_any_other_model_call(tmp_path, docker_client):
     nothing = "".join(f'[sandbox.languages.{name}]\nimage = "registry.invalid/{name}:1"\ntest_command = "true"\n'
                       for name in DEFAULT_LANGUAGES)
     config = tmp_path / "config.toml"
@@ -66,7 +66,8 @@ async def test_a_run_without_any_image_fails_before_the_first_model_call(tmp_pat
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(process.communicate(), 120)
     assert process.returncode == 1, (out, err)  # the run could not start: an error, as the README says
-    assert b"no sandbox image is present: run `codegen-chat sandbox build` first" in err
+    # The run ends as an error with that sentence, before any model call but the Planner's first.
+    assert b"ERROR \xe2\x80\x94 no sandbox image is present: run `codegen-chat sandbox build` first" in out
     assert b"Traceback" not in err + out
 
 
