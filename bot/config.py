@@ -19,7 +19,7 @@ from agents.errors import CodegenError
 from agents.manager import Budget, Order
 from agents.types import Role
 from bot.redact import url_secrets
-from bot.settings import Checked, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
+from bot.settings import Checked, Matches, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
 
 CONFIG_ENV = "CODEGEN_CONFIG"
 DEFAULT_CONFIG_FILE = "config.toml"
@@ -260,6 +260,22 @@ RoleName = Annotated[str, OneOf("default", *(r.value for r in Role), noun="a rol
 
 
 @dataclass(frozen=True)
+class WebConfig(Checked, section="web"):
+    """The web chat (``adapters/web``): ``codegen-chat web``, or under ``serve`` when enabled. Binding anywhere
+    but loopback needs ``CODEGEN_WEB_TOKEN`` (environment only) or a sign-in proxy's ``user_header``."""
+
+    enabled: bool = False  # serve it with `codegen-chat serve` too
+    host: Annotated[str, Matches(r"\S+", "an address, e.g. 127.0.0.1 (this machine only)")] = "127.0.0.1"
+    port: Annotated[int, Range(1, 65_535)] = 8000
+    # the trusted proxy's user header (oauth2-proxy: X-Forwarded-User); empty: no proxy
+    user_header: Annotated[str, Matches(r"[A-Za-z0-9-]*", "an HTTP header name, e.g. X-Forwarded-User")] = ""
+    proxy_addresses: tuple[str, ...] = ("127.0.0.1", "::1")  # user_header is believed from these addresses only
+    update_interval_s: Seconds = 0.1  # least time between two updates of a turn being written
+    max_message_chars: Annotated[int, Range(500, 1_000_000)] = 20_000  # longer text continues in a further message
+    inline_code_max_chars: Annotated[int, Range(1, 10_000_000)] = 6000  # a longer code block is shown as a file
+
+
+@dataclass(frozen=True)
 class Config(Checked):
     llm: LLMConfig = field(default_factory=LLMConfig)
     agents: dict[RoleName, AgentSettings] = field(default_factory=dict)
@@ -274,6 +290,7 @@ class Config(Checked):
     slack: SlackConfig = field(default_factory=SlackConfig)
     discord: DiscordConfig = field(default_factory=DiscordConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+    web: WebConfig = field(default_factory=WebConfig)
     source: str = field(default="(built-in defaults)", metadata={"internal": True})
 
     def agent(self, role: str) -> ResolvedAgentSettings:
@@ -308,6 +325,7 @@ class Secrets:
     slack_app_token: str = ""
     slack_signing_secret: str = ""
     discord_token: str = ""
+    codegen_web_token: str = ""  # the web chat's access token
     # Endpoint URLs from the config that may carry credentials (llm.base_url): not read from the
     # environment, but masked like the rest (see ``for_config``).
     config_endpoints: tuple[str, ...] = field(default=(), metadata={"internal": True})

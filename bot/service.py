@@ -29,6 +29,7 @@ from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.config import Config
 from bot.health import Connected, Health
+from bot.history import History
 from bot.logs import tag_logs
 from bot.redact import Redactor
 from bot.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
@@ -246,15 +247,19 @@ class Service:
             ending = [handle.task for handle in runs] + [asyncio.ensure_future(r.done()) for r in renderers]
             await asyncio.wait(ending, timeout=grace_s)
 
-    async def online(self, platform: ChatPlatform, open_thread: ThreadOpener,
+    async def online(self, platform: ChatPlatform, open_thread: ThreadOpener | None,
                      connected: Connected = lambda: True) -> None:
         """An adapter has connected. Its connection counts for readiness (``connected`` says whether it
         still is); each run an earlier process left unfinished in its threads is ended there as
         interrupted, with the Stop control gone and a line saying a reply continues it, and, with
-        ``[runtime] resume_interrupted``, continued at once from its saved files."""
+        ``[runtime] resume_interrupted``, continued at once from its saved files. ``open_thread`` None: the
+        platform draws its threads again from the store (the web chat), so there is nothing to tell."""
         if self.health is not None:
             self.health.connection(platform.name, connected)
         for run in await self._store.untold_interrupted(platform.name):
+            if open_thread is None:  # the platform draws its threads again from the store, interruptions included
+                await self._store.told_interrupted(run.id)
+                continue
             try:
                 thread = await open_thread(run.thread_key)
                 await self._tell_interrupted(run, thread, platform)
@@ -298,6 +303,11 @@ class Service:
             return f"Run `{run_id}` is not running any more."
         log.info("run %s stopped by %s", run_id, place.user)
         return None
+
+    @property
+    def history(self) -> History:
+        """The stored conversations, read only, for a platform that shows earlier ones (the web chat)."""
+        return self._store
 
     def starter(self, run_id: str) -> str | None:
         """Who started a run under way (or queued) in this process: only they may stop it."""

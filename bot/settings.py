@@ -105,6 +105,17 @@ class StartsWith:
 
 
 @dataclass(frozen=True)
+class Matches:
+    """Text that matches ``pattern`` whole; ``expected`` says what it should be, for the message."""
+
+    pattern: str
+    expected: str
+
+    def problem(self, value: Any, section: object) -> str | None:
+        return None if re.fullmatch(self.pattern, value) else f"must be {self.expected}, got {value!r}"
+
+
+@dataclass(frozen=True)
 class SetWith:
     """Set together with another key of the same table, or both left empty."""
 

@@ -21,13 +21,13 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
-from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TurnFinished, WorkSaved
+from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished, WorkSaved
 from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
 from bot import processes
 from bot.store_errors import StoreError, store_error
@@ -115,6 +115,20 @@ class RunSummary:
     platform: str
     thread_key: str
     checkin: CheckInResult | None
+    user_id: str = ""  # who asked for the run, in the platform's ids
+    attachments: tuple[str, ...] = ()  # the names of the files given with the task
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """One conversation as a list of them shows it: its first task, and how its latest run stands."""
+
+    thread_key: str
+    title: str  # the first run's task
+    status: str  # the latest run's
+    created_at: float
+    updated_at: float  # when the latest run started
+    runs: int
 
 
 @dataclass(frozen=True)
@@ -151,6 +165,7 @@ class RunRecord:
     report: TestReport | None
     plan: str
     language: str
+    user_tests: FileSet = field(default_factory=FileSet)  # which of ``tests`` the user supplied
 
 
 class Store:
@@ -374,7 +389,61 @@ class Store:
                 summary=_summary(row), turns=[_turn(t) for t in turns], notes=[(n["kind"], n["body"]) for n in notes],
                 files=FileSet(json.loads(row["files"])), tests=FileSet(json.loads(row["tests"])),
                 report=_report(row["report"]), plan=row["plan"], language=row["language"],
+                user_tests=FileSet(json.loads(row["user_tests"])),
             )
+
+    async def conversations(self, platform: str, user_id: str, limit: int = 50) -> list[ConversationSummary]:
+        """The conversations ``user_id`` started on ``platform``, the most recently active first."""
+        rows = await self._all(
+            "SELECT c.thread_key, c.created_at, first.task AS title, latest.status, latest.created_at AS updated_at,"
+            " (SELECT COUNT(*) FROM runs WHERE conversation_id = c.id) AS runs FROM conversations c"
+            " JOIN runs first ON first.rowid = (SELECT MIN(rowid) FROM runs WHERE conversation_id = c.id)"
+            " JOIN runs latest ON latest.rowid = (SELECT MAX(rowid) FROM runs WHERE conversation_id = c.id)"
+            " WHERE c.platform = ? AND first.user_id = ? ORDER BY latest.rowid DESC LIMIT ?",
+            platform, user_id, limit,
+        )
+        return [ConversationSummary(r["thread_key"], r["title"], r["status"], r["created_at"], r["updated_at"], r["runs"])
+                for r in rows]
+
+    async def conversation_runs(self, platform: str, thread_key: str) -> list[RunSummary]:
+        """The runs of one conversation, in the order they were asked for."""
+        rows = await self._all(
+            "SELECT r.*, c.platform, c.thread_key FROM runs r JOIN conversations c ON c.id = r.conversation_id"
+            " WHERE c.platform = ? AND c.thread_key = ? ORDER BY r.rowid", platform, thread_key,
+        )
+        with self._decoding():
+            return [_summary(r) for r in rows]
+
+    async def timeline(self, run_id: str) -> list[Event]:
+        """A stored run's events in the order they happened: its start, finished turns, test reports, notices
+        and, once it has ended, where it was checked in and its ``RunFinished``. Enough to draw the run again
+        after the process that drew it is gone."""
+        record = await self.run(run_id)
+        if record is None:
+            return []
+        earlier = await self._one(
+            "SELECT COUNT(*) AS n FROM runs WHERE conversation_id = (SELECT conversation_id FROM runs WHERE id = ?)"
+            " AND rowid < (SELECT rowid FROM runs WHERE id = ?)", run_id, run_id)
+        turns = await self._all("SELECT * FROM turns WHERE run_id = ? ORDER BY id", run_id)
+        notes = await self._all("SELECT kind, body, at FROM notes WHERE run_id = ? ORDER BY id", run_id)
+        with self._decoding():
+            timed: list[tuple[float, Event]] = [(t["finished_at"], _turn_event(run_id, t)) for t in turns]
+            timed += [(n["at"], event) for n in notes
+                      if (event := _note_event(run_id, n["kind"], n["body"])) is not None]
+        timed.sort(key=lambda pair: pair[0])  # stable: a turn and a note recorded in the same instant keep their order
+        run = record.summary
+        events: list[Event] = [RunStarted(run_id, task=run.task, follow_up=int(earlier["n"]) if earlier else 0)]
+        events += [event for _, event in timed]
+        if run.status != RunStatus.RUNNING:
+            if run.checkin:
+                events.append(CheckedIn(run_id, result=run.checkin))
+            usage = Usage(run.usage.prompt_tokens, run.usage.completion_tokens, run.cost_usd)
+            events.append(RunFinished(
+                run_id, status=RunStatus(run.status), reason=run.reason, files=record.files, tests=record.tests,
+                user_tests=record.user_tests, report=record.report, usage=usage, checkin=run.checkin,
+                language=record.language, plan=record.plan,
+            ))
+        return events
 
     # -- the gist index and event de-duplication ----------------------------------------------
 
@@ -529,8 +598,28 @@ def _summary(row: aiosqlite.Row) -> RunSummary:
         id=row["id"], task=row["task"], status=row["status"], reason=row["reason"], created_at=row["created_at"],
         finished_at=row["finished_at"], usage=Usage(row["prompt_tokens"], row["completion_tokens"]),
         cost_usd=row["cost_usd"], platform=row["platform"], thread_key=row["thread_key"],
-        checkin=CheckInResult(**checkin) if checkin else None,
+        checkin=CheckInResult(**checkin) if checkin else None, user_id=row["user_id"],
+        attachments=tuple(json.loads(row["attachments"])),
     )
+
+
+def _turn_event(run_id: str, row: aiosqlite.Row) -> TurnFinished:
+    return TurnFinished(
+        run_id, agent=row["agent"], round=row["round"], text=row["text"], files=FileSet(json.loads(row["files"])),
+        usage=Usage(row["prompt_tokens"], row["completion_tokens"], row["cost_usd"]),
+        duration_s=row["finished_at"] - row["started_at"], model=row["model"],
+    )
+
+
+def _note_event(run_id: str, kind: str, body: str) -> Event | None:
+    data = json.loads(body)
+    if kind == "notice":
+        return Notice(run_id, data.get("text", ""))
+    if kind == "test_report":
+        round_, language = data.pop("round"), data.pop("language")
+        report = TestReport(**{**data, "status": TestStatus(data["status"])})
+        return TestReported(run_id, round=round_, language=language, report=report)
+    return None
 
 
 def _turn(row: aiosqlite.Row) -> TurnRecord:

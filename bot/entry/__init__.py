@@ -5,5 +5,6 @@ top of each module, so the import graph shows who depends on whom.
 
     cli      the command line: run, history, doctor, sandbox, serve
     serve    the chat platforms on one service
+    web      the web chat alone (``codegen-chat web``)
     build    store, model, sandbox, publishers and the service, from the config and the environment
 """

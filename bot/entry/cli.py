@@ -6,6 +6,7 @@
     codegen-chat sandbox run|build ...
     codegen-chat serve
     codegen-chat health [--alive]
+    codegen-chat web [--host HOST] [--port PORT]
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from agents.errors import CodegenError, UserInputError
 from bot.checkin import FolderPublisher
 from bot.config import Config, ConfigError, Secrets, find_config_path, load_config
 from bot.doctor import model_checks, run_doctor
-from bot.entry import serve
+from bot.entry import serve, web
 from bot.entry.build import open_store, running_service
 from bot.health import register as register_health
 from bot.inert import inert
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_sandbox(commands)
     serve.register(commands)
     register_health(commands)
+    web.register(commands)
     return parser
 
 
@@ -152,7 +154,7 @@ async def _doctor(args: argparse.Namespace, config: Config, secrets: Secrets) ->
     from bot.sandbox import sandbox_checks
 
     return await run_doctor(config, secrets, [model_checks, store_checks, sandbox_checks, checkin_checks,
-                                              serve.chat_checks])
+                                              serve.chat_checks, web.web_checks])
 
 
 if __name__ == "__main__":

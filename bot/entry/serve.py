@@ -1,4 +1,4 @@
-"""``codegen-chat serve``: the enabled chat platforms (Slack, Discord) on one service until stopped.
+"""``codegen-chat serve``: the enabled chat platforms (Slack, Discord, the web chat) on one service until stopped.
 
 Each platform package offers ``async def serve(service, config, secrets)`` (runs until cancelled; once
 connected it calls ``service.online``) and ``async def doctor_checks(config, secrets)``; ``PLATFORMS``
@@ -16,6 +16,7 @@ from types import ModuleType
 
 import adapters.discord
 import adapters.slack
+import adapters.web
 from agents.errors import UserInputError
 from bot.config import Config, Secrets
 from bot.doctor_types import CheckResult
@@ -27,11 +28,12 @@ from bot.runner import SHUTDOWN_REASON
 
 log = logging.getLogger(__name__)
 
-PLATFORMS: dict[str, ModuleType] = {"slack": adapters.slack, "discord": adapters.discord}
+PLATFORMS: dict[str, ModuleType] = {"slack": adapters.slack, "discord": adapters.discord, "web": adapters.web}
+REPORTED_APART = {"web"}  # the doctor reports the web chat whether or not serve runs it (bot.entry.web)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    serve = commands.add_parser("serve", help="run the Slack and/or Discord bot until stopped")
+    serve = commands.add_parser("serve", help="run the Slack and/or Discord bot and/or the web chat until stopped")
     serve.set_defaults(handler=_serve)
 
 
@@ -40,9 +42,15 @@ def enabled_platforms(config: Config) -> list[str]:
 
 
 async def _serve(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    return await serve_platforms(config, secrets)
+
+
+async def serve_platforms(config: Config, secrets: Secrets) -> int:
+    """Every enabled chat platform on one service, until cancelled."""
     names = enabled_platforms(config)
     if not names:
-        raise UserInputError("No chat adapter is enabled: set enabled = true under [slack] or [discord] in the config.")
+        raise UserInputError("No chat adapter is enabled: set enabled = true under [slack], [discord] or [web] in the "
+                             "config (or run `codegen-chat web`).")
     runtime = config.runtime
     with signals_handled(runtime.shutdown_grace_s) as shutdown:
         store = await open_store(config)
@@ -83,7 +91,8 @@ async def chat_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
     """Each enabled platform's own checks (tokens, scopes)."""
     results: list[CheckResult] = []
     for name in enabled_platforms(config):
-        results.extend(await PLATFORMS[name].doctor_checks(config, secrets))
-    if not results:
+        if name not in REPORTED_APART:
+            results.extend(await PLATFORMS[name].doctor_checks(config, secrets))
+    if not results and not enabled_platforms(config):
         results.append(CheckResult("chat adapters", True, "none enabled (terminal only)", required=False))
     return results

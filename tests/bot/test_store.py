@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from agents.events import CheckedIn, Notice, RunFinished, TestReported, TurnFinished
+from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TurnFinished
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
 from bot.store import SCHEMA, Store
 from bot.store_errors import StoreError
@@ -187,6 +187,53 @@ async def test_text_holding_a_lone_surrogate_is_stored_not_refused(store):
     record = await store.run("r1")
     assert record.summary.task == "task \ufffd" and record.turns[0].text == "plan \ufffd end"
 
+
+async def test_a_stored_run_s_events_come_back_in_the_order_they_happened(store):
+    await start_run(store)
+    report = TestReport(TestStatus.FAILED, 1, 0.4, 1, 1, "1 failed")
+    recorded = [
+        Notice("r1", "Queued: waiting for a free slot."),
+        TurnFinished("r1", agent="planner", round=0, text="the plan", usage=Usage(10, 5, 0.001), model="m"),
+        TurnFinished("r1", agent="tester", round=1, text="tests", files=FileSet({"test_a.py": "t\n"})),
+        TestReported("r1", round=1, language="python", report=report),
+        TurnFinished("r1", agent="manager", round=1, text="DECISION: fix_code"),
+    ]
+    for event in recorded:
+        await store.record(event)
+    under_way = await store.timeline("r1")
+    assert [type(e).__name__ for e in under_way] == ["RunStarted", *(type(e).__name__ for e in recorded)]
+    assert under_way[0] == RunStarted("r1", task="write a parser", follow_up=0)
+    finished = RunFinished("r1", status=RunStatus.FAILED, reason="budget", files=FileSet({"a.py": "x\n"}),
+                           tests=FileSet({"test_a.py": "t\n", "test_mine.py": "m\n"}),
+                           user_tests=FileSet({"test_mine.py": "m\n"}), report=report)
+    await store.record(CheckedIn("r1", result=CheckInResult("https://gist.example/abc", "gist")))
+    await store.record(finished)
+    timeline = (await store.timeline("r1"))[1:]
+    assert timeline[0] == recorded[0]  # the notice first, as it happened
+    assert [(e.agent, e.round, e.text) for e in timeline if isinstance(e, TurnFinished)] == [
+        ("planner", 0, "the plan"), ("tester", 1, "tests"), ("manager", 1, "DECISION: fix_code")]
+    assert timeline[1].usage == Usage(10, 5, 0.001) and timeline[2].files == {"test_a.py": "t\n"}
+    assert timeline[3] == recorded[3]
+    assert timeline[-2] == CheckedIn("r1", result=CheckInResult("https://gist.example/abc", "gist"))
+    end = timeline[-1]
+    assert isinstance(end, RunFinished) and end.status == RunStatus.FAILED and end.report == report
+    assert end.usage == Usage(10, 5, 0.001) and dict(end.user_tests) == {"test_mine.py": "m\n"}
+    assert await store.timeline("nope") == []
+
+
+async def test_a_person_s_conversations_on_a_platform_latest_first(store):
+    for run_id, thread, user, task in [("r1", "t1", "ann", "first"), ("r2", "t2", "bob", "bob's"),
+                                       ("r3", "t3", "ann", "second"), ("r4", "t1", "ann", "follow-up")]:
+        conversation = await store.conversation("web", thread)
+        await store.create_run(run_id, conversation, task, user, [])
+    await store.record(RunFinished("r4", status=RunStatus.PASSED, reason=""))
+    listed = await store.conversations("web", "ann")
+    assert [(c.thread_key, c.title, c.status, c.runs) for c in listed] == [("t1", "first", "passed", 2),
+                                                                           ("t3", "second", "running", 1)]
+    assert await store.conversations("slack", "ann") == []
+    runs = await store.conversation_runs("web", "t1")
+    assert [(r.id, r.user_id, r.task) for r in runs] == [("r1", "ann", "first"), ("r4", "ann", "follow-up")]
+    assert (await store.timeline("r4"))[0] == RunStarted("r4", task="follow-up", follow_up=1)  # named as a follow-up
 
 
 # -- faults: a full disk, a failing write, a damaged file, a read-only folder -----------------------

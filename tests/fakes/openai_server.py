@@ -42,6 +42,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     error_body: dict[str, Any] | None = None
     stall_after: int | None = None  # stop sending (but keep the connection) after this many chars
+    pause_after: int | None = None  # pause after this many chars until ``resume`` is set, then send the rest
     chunk: int = 24  # characters per streamed delta
     usage: tuple[int, int] | None = None  # (prompt, completion) tokens to report; default: counted
     omit_usage: bool = False  # behave like a server that never reports usage
@@ -88,6 +89,7 @@ class FakeOpenAI:
         self._runner: web.AppRunner | None = None
         self.base_url = ""
         self.release_stalls = asyncio.Event()
+        self.resume = asyncio.Event()  # lets replies paused by ``pause_after`` go on
         self.disconnects = 0  # clients that hung up during a stall
 
     def script(self, agent: str, *replies: Reply | str) -> None:
@@ -180,7 +182,7 @@ class FakeOpenAI:
                       usage: dict[str, int]) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
-        model, sent = body["model"], 0
+        model, sent, paused = body["model"], 0, False
         await _send(response, _chunk(model, {"role": "assistant"}, None))  # as real servers open a stream
         first_token_s, tokens_per_s = self.pace or (0.0, 0.0)
         await asyncio.sleep(first_token_s)
@@ -188,6 +190,10 @@ class FakeOpenAI:
             if reply.stall_after is not None and sent >= reply.stall_after:
                 await self._stall(request, response, reply.keepalive_s)
                 return response
+            if reply.pause_after is not None and sent >= reply.pause_after and not paused:
+                paused = True
+                if not await self._pause(request):
+                    return response
             try:
                 if request.transport is None or request.transport.is_closing():
                     raise ConnectionResetError
@@ -213,6 +219,15 @@ class FakeOpenAI:
                 break
             await asyncio.sleep(0.02)
         return self.disconnects
+
+    async def _pause(self, request: web.Request) -> bool:
+        """Wait for ``resume``; False when the client hung up meanwhile."""
+        while not self.resume.is_set():
+            if request.transport is None or request.transport.is_closing():
+                self.disconnects += 1
+                return False
+            await asyncio.sleep(0.02)
+        return True
 
     async def _stall(self, request: web.Request, response: web.StreamResponse, keepalive_s: float | None) -> None:
         """Keep the connection open (silent, or sending only keep-alive comments) until released, noting if

@@ -1,0 +1,30 @@
+"""The web chat as the core sees it: its name, its markup and how its threads are drawn."""
+
+from __future__ import annotations
+
+import re
+
+from bot.chat.thread import ChatPlatform, ThreadStyle
+from bot.config import WebConfig
+
+PLATFORM = "web"
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!<>|~])")
+
+
+class WebMarkup:
+    """The page renders Markdown itself, as untrusted input (sanitised in the browser, no raw HTML), so the
+    renderer's Markdown goes to it unchanged."""
+
+    def text(self, markdown: str) -> str:
+        return markdown
+
+    def mention(self, user_id: str) -> str:
+        escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", user_id)
+        return f"**{escaped}**"
+
+
+def platform(settings: WebConfig) -> ChatPlatform:
+    return ChatPlatform(PLATFORM, WebMarkup(), ThreadStyle(
+        max_message_chars=settings.max_message_chars, update_interval_s=settings.update_interval_s,
+        max_inline_code_chars=settings.inline_code_max_chars))

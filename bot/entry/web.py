@@ -1,0 +1,42 @@
+"""``codegen-chat web``: the web chat alone, on this machine by default (http://127.0.0.1:8000).
+
+It is ``serve`` with only the web chat enabled, so the same service, limits and shutdown apply; under
+``codegen-chat serve`` the web chat runs beside Slack and Discord when ``[web] enabled = true``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+import adapters.web
+from adapters.web.access import check_binding
+from bot.config import Config, Secrets
+from bot.doctor_types import CheckResult
+from bot.entry.serve import serve_platforms
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    web = commands.add_parser("web", help="serve the web chat (http://127.0.0.1:8000 unless [web] says otherwise)")
+    web.add_argument("--host", help="the address to listen on (default: web.host); any but loopback needs "
+                                    "CODEGEN_WEB_TOKEN or web.user_header")
+    web.add_argument("--port", type=int, help="the port to listen on (default: web.port)")
+    web.set_defaults(handler=_web)
+
+
+async def _web(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    alone = only_web(config, args.host, args.port)
+    check_binding(alone.web, secrets.codegen_web_token)  # refused before anything starts
+    return await serve_platforms(alone, secrets)
+
+
+def only_web(config: Config, host: str | None = None, port: int | None = None) -> Config:
+    """``config`` with the web chat enabled (at ``host``:``port`` when given) and the other chat platforms off."""
+    web = dataclasses.replace(config.web, enabled=True, host=host or config.web.host, port=port or config.web.port)
+    return dataclasses.replace(config, web=web, slack=dataclasses.replace(config.slack, enabled=False),
+                               discord=dataclasses.replace(config.discord, enabled=False))
+
+
+async def web_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
+    """The web chat's settings, reported whether or not ``serve`` runs it (``codegen-chat web`` always can)."""
+    return await adapters.web.doctor_checks(config, secrets)

@@ -1,0 +1,169 @@
+"""Who may use the web chat: safe by default (loopback), a token or a sign-in proxy beyond it, each person only
+their own conversations, changes only from the page's own origin, and the security headers on every answer."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+import adapters.web
+from adapters.web.access import CONTENT_SECURITY_POLICY, SESSION_COOKIE, check_binding
+from adapters.web.routes import STATIC
+from bot.config import ConfigError, WebConfig
+from tests.conftest import with_changes
+from tests.web.conftest import script_team
+
+TOKEN = "web-token-0123456789abcdef0123456789"
+API = ("/api/session", "/api/conversations", "/api/stream", "/api/conversations/abc/files.zip")
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10", "bot.example.com", "[::]"])
+async def test_a_bind_beyond_loopback_without_a_token_refuses_to_start(start_web, web_config, host):
+    config = with_changes(web_config, web={"host": host})
+    with pytest.raises(ConfigError, match=r"web\.host .*CODEGEN_WEB_TOKEN.*web\.user_header"):
+        await start_web(config)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "::1", "127.0.0.2"])
+def test_loopback_needs_no_token(host):
+    check_binding(WebConfig(host=host), token="")
+
+
+def test_beyond_loopback_a_token_or_a_proxy_header_will_do():
+    check_binding(WebConfig(host="0.0.0.0"), token=TOKEN)
+    check_binding(WebConfig(host="0.0.0.0", user_header="X-Forwarded-User"), token="")
+
+
+async def test_without_the_token_every_request_gets_401(start_web, web_config, secrets):
+    bot = await start_web(web_config, secrets_=dataclasses.replace(secrets, codegen_web_token=TOKEN))
+    for path in API:
+        status, body, _ = await bot.get(path)
+        assert status == 401 and body == {"error": "Sign in with the access token first."}, path
+    status, body, _ = await bot.post("/api/conversations", {"task": "write a parser"})
+    assert status == 401
+    status, page, _ = await bot.get("/")
+    assert status == 401 and 'action="/login"' in page and "Sign in with the access token first." in page
+    for wrong in ("Bearer nope", f"Bearer {TOKEN[:-1]}", f"Basic {TOKEN}", TOKEN):
+        status, _, _ = await bot.get("/api/session", headers={"Authorization": wrong})
+        assert status == 401, wrong
+    status, body, _ = await bot.get("/api/session", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert status == 200 and body["user"] == "token"
+
+
+async def test_signing_in_sets_a_session_cookie_that_is_not_the_token(start_web, web_config, secrets):
+    bot = await start_web(web_config, secrets_=dataclasses.replace(secrets, codegen_web_token=TOKEN))
+    status, page, _ = await bot.post("/login", data={"token": "wrong"}, json=None)
+    assert status == 401 and "That is not the access token." in page
+    status, _, headers = await bot.post("/login", data={"token": TOKEN}, json=None)
+    assert status == 303 and headers["Location"] == "/"
+    cookie = headers["Set-Cookie"]
+    assert cookie.startswith(f"{SESSION_COOKIE}=") and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert TOKEN not in cookie
+    session = re.match(rf"{SESSION_COOKIE}=([^;]+)", cookie).group(1)  # type: ignore[union-attr]
+    status, body, _ = await bot.get("/api/conversations", headers={"Cookie": f"{SESSION_COOKIE}={session}"})
+    assert status == 200 and body == {"conversations": []}
+    status, _, _ = await bot.get("/api/conversations", headers={"Cookie": f"{SESSION_COOKIE}={session[:-1]}x"})
+    assert status == 401
+
+
+async def test_behind_a_proxy_each_person_sees_only_their_own_conversations(start_web, web_config, model_server):
+    config = with_changes(web_config, web={"user_header": "X-Forwarded-User"})
+    script_team(model_server)
+    bot = await start_web(config)
+    ann, bob = {"X-Forwarded-User": "ann@example.com"}, {"X-Forwarded-User": "bob@example.com"}
+    status, started, _ = await bot.post("/api/conversations", {"task": "find all intf keys"}, headers=ann)
+    assert status == 200
+    key = started["conversation"]
+
+    _, listed, _ = await bot.get("/api/conversations", headers=ann)
+    assert [c["key"] for c in listed["conversations"]] == [key]
+    _, listed, _ = await bot.get("/api/conversations", headers=bob)
+    assert listed == {"conversations": []}
+    for path in (f"/api/conversations/{key}", f"/api/stream?c={key}", f"/api/conversations/{key}/files.zip"):
+        status, body, _ = await bot.get(path, headers=bob)
+        assert status == 404 and "No such conversation" in body["error"], path
+    status, _, _ = await bot.post(f"/api/conversations/{key}/tasks", {"task": "now make it async"}, headers=bob)
+    assert status == 404
+    status, body, _ = await bot.post(f"/api/runs/{started['run']}/stop", headers=bob)
+    assert status == 403 and body["error"] == "Only the person who started this run can stop it."
+    status, _, _ = await bot.get("/api/session")  # no header: not through the proxy
+    assert status == 401
+
+
+async def test_the_proxy_header_is_believed_only_from_the_proxy(start_web, web_config):
+    config = with_changes(web_config, web={"user_header": "X-Forwarded-User", "proxy_addresses": ("192.0.2.1",)})
+    bot = await start_web(config)
+    status, body, _ = await bot.get("/api/session", headers={"X-Forwarded-User": "ann@example.com"})
+    assert status == 401 and body == {"error": "Sign in through the proxy in front of this bot."}
+
+
+async def test_on_loopback_another_host_name_is_refused(start_web, web_config):
+    """A page elsewhere that rebinds its own name to 127.0.0.1 reaches the port, but with its Host header."""
+    bot = await start_web(web_config)
+    for host in ("evil.example", f"evil.example:{web_config.web.port}", "127.0.0.1:1"):
+        status, _, _ = await bot.get("/api/conversations", headers={"Host": host})
+        assert status == 403, host
+    for host in (f"127.0.0.1:{web_config.web.port}", f"localhost:{web_config.web.port}"):
+        status, _, _ = await bot.get("/api/conversations", headers={"Host": host})
+        assert status == 200, host
+
+
+async def test_changes_are_taken_from_the_page_s_own_origin_only(start_web, web_config, model_server):
+    bot = await start_web(web_config)
+    for origin in ("https://evil.example", "null", f"http://localhost:{web_config.web.port + 1}"):
+        status, body, _ = await bot.post("/api/conversations", {"task": "write a parser"}, headers={"Origin": origin})
+        assert status == 403 and body == {"error": "Changes come from this bot's own page only."}, origin
+    # A form post from elsewhere cannot even carry the task: the API takes JSON only.
+    status, body, _ = await bot.post("/api/conversations", data="task=x", json=None,
+                                     headers={"Content-Type": "text/plain"})
+    assert status == 400 and body == {"error": "Send the task as JSON, the way the page does."}
+    _, listed, _ = await bot.get("/api/conversations")
+    assert listed == {"conversations": []} and not model_server.requests
+
+
+async def test_every_answer_carries_a_policy_that_forbids_inline_script(start_web, web_config):
+    bot = await start_web(web_config)
+    for path in ("/", "/c/whatever", "/api/session", "/static/app.js", "/api/conversations/nope"):
+        _, _, headers = await bot.get(path)
+        assert headers["Content-Security-Policy"] == CONTENT_SECURITY_POLICY, path
+        assert headers["X-Content-Type-Options"] == "nosniff" and headers["X-Frame-Options"] == "DENY"
+    assert "script-src 'self'" in CONTENT_SECURITY_POLICY and "unsafe-inline" not in CONTENT_SECURITY_POLICY
+
+
+class _Scripts(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inline: list[str] = []
+        self.handlers: list[str] = []
+        self.sources: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        names = dict(attrs)
+        self.handlers += [name for name in names if name.startswith("on")]
+        if tag == "script":
+            if names.get("src"):
+                self.sources.append(names["src"] or "")
+            else:
+                self.inline.append(tag)
+
+
+@pytest.mark.parametrize("page", ["index.html", "login.html"])
+def test_the_pages_carry_no_inline_script_and_load_nothing_from_elsewhere(page):
+    found = _Scripts()
+    found.feed((STATIC / page).read_text(encoding="utf-8"))
+    assert not found.inline and not found.handlers
+    assert all(src.startswith("/static/") for src in found.sources)
+    text = (STATIC / page).read_text(encoding="utf-8")
+    assert "http://" not in text and "https://" not in text
+
+
+async def test_the_page_and_its_vendored_libraries_are_served(start_web, web_config):
+    bot = await start_web(web_config)
+    for name in (*adapters.web.server.VENDORED, "app.js", "app.css"):
+        status, body, _ = await bot.get(f"/static/{name}")
+        assert status == 200 and len(body) > 500, name
+    status, _, _ = await bot.get("/static/../routes.py")
+    assert status == 404
