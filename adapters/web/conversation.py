@@ -9,6 +9,7 @@ What a page is sent (JSON, one server-sent event each):
     {"type": "remove", "id"}
     {"type": "panel", "panel": {...}}                     files, test rounds, status, usage, result (``panel``)
     {"type": "conversations", "conversations": [...]}     the person's list of conversations changed
+    {"type": "working", "text"}                           who is at work now ("Programmer is writing…"), or ""
 
 A turn being written is edited many times and mostly grows, so an edit sends only what changed at its end.
 """
@@ -21,6 +22,8 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from bot.chat.progress import Progress
 
 Op = dict[str, Any]
 MAX_PENDING_OPS = 2000  # a page this far behind is dropped; it reconnects and starts again from a snapshot
@@ -74,16 +77,17 @@ class Conversation:
         self.messages: dict[str, Message] = {}
         self.watchers: set[Watcher] = set()
         self.panel: Op = {}
+        self.working_text = ""
         self.changed: Callable[[Conversation], None] = lambda _: None
         self._ids = itertools.count(1)
         self._prefix = os.urandom(3).hex()  # ids stay distinct when a conversation is drawn again
 
     # -- bot.chat.thread.ChatThread -----------------------------------------------------------
 
-    async def post(self, text: str, stop: str = "") -> str:
-        return self.add("bot", text, stop).id
+    async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:
+        return self.add("bot", text, stop).id  # the status message's text shows the progress already
 
-    async def edit(self, message_id: str, text: str, stop: str = "") -> None:
+    async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
         message = self.messages.get(message_id)
         if message is None:
             return
@@ -99,6 +103,11 @@ class Conversation:
         and its zip too, so there is no separate link."""
         self.add("bot", comment, files=dict(files))
         return ""
+
+    async def working(self, text: str) -> None:
+        if text != self.working_text:
+            self.working_text = text
+            self._broadcast({"type": "working", "text": text})
 
     # -- the person's side ----------------------------------------------------------------------
 

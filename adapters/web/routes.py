@@ -153,7 +153,8 @@ class WebChat:
             return _refusal(NOT_FOUND, 404)
         watcher = self.hub.watch(user, conversation)  # first: what changes from here on is sent after the snapshot
         snapshot: Op = {"type": "snapshot", "conversation": key, "messages": conversation.snapshot() if conversation else [],
-                        "panel": conversation.panel if conversation else {}}
+                        "panel": conversation.panel if conversation else {},
+                        "working": conversation.working_text if conversation else ""}
         try:
             snapshot["conversations"] = await self.hub.conversations(user)
         except BaseException:

@@ -184,6 +184,8 @@
         state.panel = op.panel || {};
         drawPanel();
         drawList(op.conversations || []);
+        $("working").textContent = op.working || "";
+        $("working").hidden = !op.working;
         updateStop();
         scrollToBottom();
         break;
@@ -216,6 +218,10 @@
         break;
       case "conversations":
         drawList(op.conversations);
+        break;
+      case "working":
+        $("working").textContent = op.text;
+        $("working").hidden = !op.text;
         break;
     }
   }
