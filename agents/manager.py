@@ -130,6 +130,8 @@ class TeamSettings:
     budget: Budget = field(default_factory=Budget)
     order: Order = Order.OVERLAPPED
     publish_failed: bool = True  # check in the best attempt of a run whose tests failed
+    review: bool = True  # the Optimizer reviews each version of the code before it is tested
+    check_in: bool = True  # the Check-In writes a README and publishes the outcome (off: nothing is published)
     wait_notice_s: float = 5.0  # silence from the model before the run says it is waiting
     wait_repeat_s: float = 10.0  # and how often it says so again while the silence lasts
 
@@ -218,17 +220,19 @@ class Manager:
         while not await (self._overlapped_round(run) if overlapped else self._sequential_round(run)):
             pass
         run.checkin = await self._check_in(run, RunStatus.PASSED)
-        return self._finished(run, RunStatus.PASSED, "tests passed and the review approved")
+        return self._finished(run, RunStatus.PASSED, "tests passed and the review approved" if self._settings.review
+                              else "tests passed (no review)")
 
     async def _sequential_round(self, run: _Run) -> bool:
         """One agent at a time: code, review (changes go straight back), tests, triage. True once passed."""
         self._next_round(run)
         if run.code_stale:
             await self._code_step(run)
-            run.review = await self._review(run, *run.failure())
-            if not run.review.approved:
-                run.code_stale = True
-                return False
+            if self._settings.review:
+                run.review = await self._review(run, *run.failure())
+                if not run.review.approved:
+                    run.code_stale = True
+                    return False
         if run.tests_stale:
             await self._tests_step(run)
         return await self._act_on(run, await self._test_and_triage(run, forced_triage=True))
@@ -236,13 +240,13 @@ class Manager:
     async def _overlapped_round(self, run: _Run) -> bool:
         """The Programmer and the Tester write at the same time, then the review runs while the tests run and
         a failure is triaged. The same checks as a sequential round: it passes only when the tests pass and
-        the review approves. True once passed."""
+        the review approves (with review on). True once passed."""
         self._next_round(run)
         self._prepare_sandbox(run)
         coding = run.code_stale
         await at_once(run.sink, *([self._code_step(run)] if coding else []),
                       *([self._tests_step(run)] if run.tests_stale else []))
-        if not coding:  # the code stands as reviewed; only the tests changed
+        if not coding or not self._settings.review:  # the code stands as reviewed (or unreviewed)
             return await self._act_on(run, await self._test_and_triage(run, forced_triage=False))
         review, decision = await at_once(run.sink, self._review(run, *run.failure()),
                                          self._test_and_triage(run, forced_triage=False))
@@ -456,9 +460,11 @@ class Manager:
         return triage
 
     async def _check_in(self, run: _Run, status: RunStatus) -> CheckInResult | None:
-        """Publish the outcome; where it went, or None when publishing failed. Owed once the outcome is
+        """Publish the outcome; where it went, or None when publishing failed or check-in is off. Owed once the outcome is
         known, so no budget stops it, and a Check-In agent that fails costs only its README (the
         publisher then writes a plain one)."""
+        if not self._settings.check_in:
+            return None
         run.unbudgeted = True
         prompt = dict(
             task=run.request.task, language=run.language, files=run.files.as_dict(),

@@ -333,8 +333,7 @@ class Service:
             prior = await self._store.prior_work(conversation, run_id)
             manager = Manager(
                 self._model, self._sandbox, self._publisher_for(fallback), self._prompts,
-                TeamSettings(budget=self._config.budget, publish_failed=self._config.checkin.publish_failed,
-                             order=Order(self._config.team.order)),
+                team_settings(self._config),
             )
             run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments,
                                      prior=prior, conversation_key=waiter.thread)
@@ -396,6 +395,12 @@ def _queue_text(position: int) -> str:
     if position == 0:
         return "Queued: waiting for a free slot."
     return f"Queued: {position} run{' is' if position == 1 else 's are'} ahead of this one."
+
+
+def team_settings(config: Config) -> TeamSettings:
+    """How the team works on every run this config serves (``codegen-chat eval`` lays its modes over it)."""
+    return TeamSettings(budget=config.budget, publish_failed=config.checkin.publish_failed,
+                        order=Order(config.team.order))
 
 
 def new_run_id() -> str:
