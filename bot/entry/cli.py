@@ -7,6 +7,7 @@
     codegen-chat serve
     codegen-chat health [--alive]
     codegen-chat web [--host HOST] [--port PORT]
+    codegen-chat eval --suite humaneval|TASKS.jsonl [--modes single,team] ... | --report DIR
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from agents.errors import CodegenError, UserInputError
 from bot.checkin import FolderPublisher
 from bot.config import Config, ConfigError, Secrets, find_config_path, load_config
 from bot.doctor import model_checks, run_doctor
-from bot.entry import serve, web
+from bot.entry import eval_command, serve, web
 from bot.entry.build import open_store, running_service
 from bot.health import register as register_health
 from bot.inert import inert
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.register(commands)
     register_health(commands)
     web.register(commands)
+    eval_command.register(commands)
     return parser
 
 

@@ -1,0 +1,142 @@
+"""A suite of your own tasks: a JSONL file, one task per line.
+
+    {"id": "slugify", "language": "python",
+     "task": "Write slugify(text) in slug.py: lower case, words joined by '-'.",
+     "hidden_tests": {"test_slug.py": "from slug import slugify\\n\\ndef test_words():\\n    ..."},
+     "starter_files": {"slug.py": "def slugify(text: str) -> str:\\n    ...\\n"}}
+
+``id``, ``language``, ``task`` and ``hidden_tests`` are required; ``starter_files`` is optional. Blank
+lines are skipped. Every problem with the line it came from is named in the error, so a suite of
+hundreds of tasks is fixed one line at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from agents import language as languages
+from agents.language import looks_like_test
+from agents.paths import UnsafePath, clash, project_path
+from agents.types import FileSet
+from bot.eval.problems import EvalError, Problem, Suite
+from bot.local_files import read_regular_file
+
+MAX_SUITE_BYTES = 500_000_000
+REQUIRED = ("id", "language", "task", "hidden_tests")
+FIELDS = (*REQUIRED, "starter_files")
+
+
+def read_jsonl_suite(path: Path, known_languages: Collection[str]) -> Suite:
+    """The tasks in ``path``, each checked; ``EvalError`` names the file and line of the first bad one."""
+    if not path.exists():
+        raise EvalError(f"No suite {path}: name `humaneval`, or the path of a JSONL file of tasks "
+                        "(the README's eval section describes the format).")
+    if path.is_dir():
+        raise EvalError(f"{path} is a folder; name the JSONL file of tasks in it.")
+    try:
+        text = read_regular_file(str(path), MAX_SUITE_BYTES).decode("utf-8")
+    except UnicodeDecodeError:
+        raise EvalError(f"{path} is not UTF-8 text; a suite is a JSONL file, one JSON object per line.") from None
+    problems: list[Problem] = []
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        problem = _problem(_where(path, number), line, known_languages)
+        if problem.id in first_line:
+            raise EvalError(f"{_where(path, number)}: id {problem.id!r} is already used on line {first_line[problem.id]}; "
+                            "every task needs its own id.")
+        first_line[problem.id] = number
+        problems.append(problem)
+    if not problems:
+        raise EvalError(f"{path} holds no tasks: write one JSON object per line.")
+    return Suite(str(path), tuple(problems))
+
+
+def _where(path: Path, number: int) -> str:
+    return f"{os.fspath(path)} line {number}"
+
+
+def _problem(where: str, line: str, known_languages: Collection[str]) -> Problem:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise EvalError(f"{where}: not valid JSON ({error.msg} at column {error.colno}).") from None
+    if not isinstance(record, dict):
+        raise EvalError(f"{where}: expected one JSON object per line, got {_kind(record)}.")
+    unknown = sorted(set(record) - set(FIELDS))
+    if unknown:
+        raise EvalError(f"{where}: unknown field {unknown[0]!r} (the fields are {', '.join(FIELDS)}).")
+    missing = [name for name in REQUIRED if name not in record]
+    if missing:
+        raise EvalError(f"{where}: the field {missing[0]!r} is missing (required: {', '.join(REQUIRED)}).")
+    problem_id = _text(where, record, "id")
+    language = _language(where, _text(where, record, "language"), known_languages)
+    hidden = _files(where, record, "hidden_tests")
+    if not hidden:
+        raise EvalError(f"{where}: hidden_tests holds no file; give at least one test file.")
+    for name in hidden:
+        if not looks_like_test(name):
+            raise EvalError(f"{where}: hidden test {name!r} is not named like a test file, so no test runner "
+                            "would find it; name it like test_x.py, x_test.go, x.test.js or XTest.java.")
+    starter = _files(where, record, "starter_files") if "starter_files" in record else FileSet()
+    both = sorted(set(hidden) & set(starter))
+    if both:
+        raise EvalError(f"{where}: {both[0]!r} is both a starter file and a hidden test; rename one.")
+    problem = clash([*hidden, *starter])
+    if problem:
+        raise EvalError(f"{where}: {problem}.")
+    return Problem(problem_id, language, _task(_text(where, record, "task"), language), hidden, starter)
+
+
+def _text(where: str, record: Mapping[str, Any], name: str) -> str:
+    value = record[name]
+    if not isinstance(value, str) or not value.strip():
+        raise EvalError(f"{where}: {name!r} must be a non-empty string, got {_kind(value)}.")
+    return value.strip()
+
+
+def _language(where: str, name: str, known: Collection[str]) -> str:
+    language = languages.normalise(name)
+    if language not in known:
+        raise EvalError(f"{where}: the sandbox has no language {name!r} (it has {', '.join(sorted(known))}); "
+                        f"add [sandbox.languages.{language}] to config.toml to test in it.")
+    return language
+
+
+def _files(where: str, record: Mapping[str, Any], name: str) -> FileSet:
+    value = record[name]
+    if not isinstance(value, dict):
+        raise EvalError(f"{where}: {name!r} must be an object of file path to file text, got {_kind(value)}.")
+    files: dict[str, str] = {}
+    for raw, content in value.items():
+        try:
+            path = project_path(raw)
+        except UnsafePath as error:
+            raise EvalError(f"{where}: {name}: {error}.") from None
+        if not isinstance(content, str):
+            raise EvalError(f"{where}: {name}: the text of {raw!r} must be a string, got {_kind(content)}.")
+        files[path] = content
+    return FileSet(files)
+
+
+def _task(task: str, language: str) -> str:
+    """The task as the team reads it: a task that does not say its language gets one line that does, so
+    the Planner picks the language the hidden tests are written in."""
+    if languages.named_in(task) == language:
+        return task
+    return f"{task}\n\nWrite it in {_LANGUAGE_NAMES.get(language, language)}."
+
+
+_LANGUAGE_NAMES = {"python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "go": "Go",
+                   "rust": "Rust", "java": "Java", "c": "C", "cpp": "C++", "bash": "Bash"}
+
+
+def _kind(value: object) -> str:
+    names = {str: "a string", int: "a number", float: "a number", bool: "true/false", list: "a list",
+             dict: "an object", type(None): "null"}
+    return names.get(type(value), type(value).__name__)

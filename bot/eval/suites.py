@@ -1,0 +1,24 @@
+"""Which suite a name means: ``humaneval``, or the path of a JSONL file of tasks."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection
+from pathlib import Path
+
+from bot.eval.humaneval import NAME as HUMANEVAL
+from bot.eval.humaneval import read_humaneval
+from bot.eval.jsonl_suite import read_jsonl_suite
+from bot.eval.problems import EvalError, Suite
+
+
+async def load_suite(name: str, known_languages: Collection[str]) -> Suite:
+    """The suite ``name`` means, read in a worker thread; ``EvalError`` when it cannot be used."""
+    if name.strip().lower() == HUMANEVAL:
+        suite = await asyncio.to_thread(read_humaneval)
+    else:
+        suite = await asyncio.to_thread(read_jsonl_suite, Path(name), known_languages)
+    missing = sorted(suite.languages - set(known_languages))
+    if missing:
+        raise EvalError(f"The suite needs the language {missing[0]!r}, which the sandbox does not have.")
+    return suite
