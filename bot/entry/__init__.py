@@ -3,8 +3,9 @@ the platform adapters to the core. It sits above ``adapters/`` although it lives
 ``bot/`` is the core, below the adapters). Nothing imports this package; it imports everything it wires, at the
 top of each module, so the import graph shows who depends on whom.
 
-    cli      the command line: run, history, doctor, sandbox, serve
+    cli      the command line: run, history, doctor, sandbox, serve, eval
     serve    the chat platforms on one service
     web      the web chat alone (``codegen-chat web``)
     build    store, model, sandbox, publishers and the service, from the config and the environment
+    eval_command  ``codegen-chat eval``: the model and sandbox for ``bot/eval``, the outcome printed
 """

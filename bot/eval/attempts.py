@@ -54,6 +54,7 @@ from bot.runner import drive
 from bot.usage import RunUsage, priced
 
 MODELS_OWN = (PromptTooLong, EmptyReply, ReplyCut)  # model errors that are the model's answer, not an outage
+KILLED = 137  # a test run that ended by SIGKILL: its memory limit, or a busy host; scoring tries it once more
 NO_PLAN = "There is no separate plan: write the code straight from the task."
 
 
@@ -101,13 +102,16 @@ async def attempt(problem: Problem, mode: Mode, parts: Parts, run_id: str) -> At
 async def score(problem: Problem, files: FileSet, sandbox: Sandbox,
                 clock: Callable[[], float] = time.monotonic) -> Score:
     """The code against the problem's hidden tests, in the sandbox, as tests nothing the code brings can
-    reconfigure (``TestJob.authoritative``)."""
+    reconfigure (``TestJob.authoritative``). A run killed from outside is run once more, so a test process
+    a busy host killed does not count against the model; code that is killed again fails."""
     if not files:
         return Score(False, "no code to test", "", 0.0)
     job = TestJob(problem.language, files.merged(problem.hidden_tests), authoritative=tuple(problem.hidden_tests))
     started = clock()
     try:
         report = await sandbox.run(job)
+        if report.exit_code == KILLED:  # once more: the same code killed again (its memory) is a failure
+            report = await sandbox.run(job)
     except SandboxError as error:
         raise EvalHalted(f"the sandbox failed while scoring {problem.id} ({error})") from None
     return Score(report.ok, report.summary(), "" if report.ok else report.output(2000), clock() - started)

@@ -7,22 +7,24 @@ and its pass@1, with its 95% interval drawn as a vertical bar: a mode up and to 
 
 from __future__ import annotations
 
+import math
 from html import escape
 from pathlib import Path
 
 from bot.eval.report import Report
-from bot.eval.table import report_text
+from bot.eval.table import dollars, report_text
 
 WIDTH, HEIGHT = 640, 400
 LEFT, RIGHT, TOP, BOTTOM = 70, 40, 40, 60
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
+LABEL_CHAR_PX = 7  # about how wide a character of a label is, at 12 px
 CHART_FILE, PAGE_FILE = "chart.svg", "report.html"
 
 
 def chart_svg(report: Report) -> str:
     priced = report.priced
     xs = [line.cost.mean if priced else line.tokens.mean for line in report.modes]
-    top = max(xs, default=0.0) * 1.15 or 1.0
+    top = _axis_top(max(xs, default=0.0) * 1.1)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
 
     def x(value: float) -> float:
@@ -45,7 +47,7 @@ def chart_svg(report: Report) -> str:
         parts.append(f'<text x="{LEFT - 8}" y="{y(rate) + 4:.1f}" text-anchor="end">{100 * rate:.0f}%</text>')
     for i in range(5):  # x ticks
         value = top * i / 4
-        shown = f"${value:.4f}" if priced else f"{value:,.0f}"
+        shown = dollars(value, step=top / 4) if priced else f"{value:,.0f}"
         parts.append(f'<text x="{x(value):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">{shown}</text>')
     parts += [
         f'<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{HEIGHT - BOTTOM}" stroke="black"/>',
@@ -58,15 +60,29 @@ def chart_svg(report: Report) -> str:
             continue
         colour = COLOURS[index % len(COLOURS)]
         cx, cy = x(value), y(line.rate)
+        label = f"{line.mode} {100 * line.rate:.1f}%"
+        # Labels alternate above and below their points, and turn left near the right edge, so that modes
+        # with the same pass rate and similar costs stay readable.
+        left = cx + 9 + LABEL_CHAR_PX * len(label) > WIDTH
+        lx, anchor = (cx - 9, "end") if left else (cx + 9, "start")
+        ly = cy - 8 if index % 2 == 0 else cy + 16
         parts += [
             f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(line.high):.1f}" y2="{y(line.low):.1f}" stroke="{colour}" '
             'stroke-width="2"/>',
             f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="5" fill="{colour}"><title>{escape(line.mode)}: '
             f'{line.passed}/{line.finished}</title></circle>',
-            f'<text x="{cx + 9:.1f}" y="{cy - 6:.1f}" fill="{colour}">{escape(line.mode)} {100 * line.rate:.1f}%</text>',
+            f'<text x="{lx:.1f}" y="{ly:.1f}" text-anchor="{anchor}" fill="{colour}">{escape(label)}</text>',
         ]
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def _axis_top(value: float) -> float:
+    """The least round number at or above ``value`` whose quarters are round too (0.0004, 0.02, 800...)."""
+    if value <= 0:
+        return 1.0
+    magnitude = 10 ** math.floor(math.log10(value))
+    return next(f * magnitude for f in (1, 2, 4, 8, 10) if f * magnitude >= value)
 
 
 def report_page(report: Report) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from bot.eval.report import ModeLine, Report
@@ -45,10 +46,20 @@ def _row(line: ModeLine) -> tuple[str, ...]:
         f"{line.passed}/{line.finished} {100 * line.rate:.1f}%" if line.finished else "–",
         f"{100 * line.low:.1f}–{100 * line.high:.1f}%" if line.finished else "–",
         _spread(line.tokens, lambda v: f"{mark}{v:,.0f}"),
-        _spread(line.cost, lambda v: f"${v:.4f}"),
+        _spread(line.cost, dollars),
         _spread(line.calls, lambda v: f"{v:.0f}"),
         _spread(line.wall, lambda v: f"{v:.1f}s"),
     )
+
+
+def dollars(value: float, step: float | None = None) -> str:
+    """US dollars with two significant digits for small sums ($0.000041), cents for large ones; with
+    ``step``, as many decimals as tell values ``step`` apart (an axis)."""
+    if value == 0:
+        return "$0"
+    scale = step or value
+    decimals = max(2, 1 - math.floor(math.log10(scale))) if scale > 0 else 2
+    return f"${value:.{decimals}f}"
 
 
 def _spread(spread: Spread, shown: Callable[[float], str]) -> str:

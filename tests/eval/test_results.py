@@ -46,3 +46,30 @@ def test_progress_in_a_log_writes_a_line_per_attempt():
     progress = Progress(out, ["single"], 2, [], live=False)
     progress.finished(Result("p\x1b[2J", "single", False, "0 passed, 1 failed", "answered"))
     assert out.getvalue() == "1/2  p^[[2J single: failed (0 passed, 1 failed)  [single 0/1 0%]\n"
+
+
+async def test_a_scoring_run_killed_from_outside_is_run_once_more():
+    from agents.types import FileSet, TestReport, TestStatus
+    from bot.eval.attempts import score
+    from bot.eval.problems import Problem
+
+    killed = TestReport(TestStatus.FAILED, 137, 1.0, 0, 1, stderr="[sandbox] killed (exit 137)")
+    passed = TestReport(TestStatus.PASSED, 0, 1.0, 1, 0, "1 passed")
+
+    class Sandbox:
+        def __init__(self, *reports):
+            self.reports, self.jobs = list(reports), []
+
+        async def run(self, job):
+            self.jobs.append(job)
+            return self.reports.pop(0)
+
+    problem = Problem("p", "python", "task", FileSet({"test_p.py": "from p import f\n"}))
+    once = Sandbox(killed, passed)
+    assert (await score(problem, FileSet({"p.py": "f = 1\n"}), once)).passed and len(once.jobs) == 2
+    assert once.jobs[0].authoritative == ("test_p.py",) and set(once.jobs[0].files) == {"p.py", "test_p.py"}
+    twice = Sandbox(killed, killed)
+    result = await score(problem, FileSet({"p.py": "f = 1\n"}), twice)
+    assert not result.passed and "killed (exit 137)" in result.output and len(twice.jobs) == 2
+    nothing = Sandbox()
+    assert (await score(problem, FileSet(), nothing)).summary == "no code to test" and nothing.jobs == []
