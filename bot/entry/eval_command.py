@@ -106,7 +106,7 @@ async def _plan(args: argparse.Namespace, config: Config) -> _Plan:
     limit = earlier.limit if earlier and args.limit is None else args.limit
     if earlier and limit != earlier.limit:
         raise EvalError(f"The eval in {folder.path} began with --limit {earlier.limit}; resume it the same way.")
-    suite = (await load_suite(suite_name, set(languages(config.sandbox)))).limited(limit)
+    suite = (await load_suite(suite_name, set(languages(config.sandbox)), config.input)).limited(limit)
     ids = tuple(problem.id for problem in suite.problems)
     if earlier and ids != earlier.problems:
         raise EvalError(f"The suite {suite_name} changed since the eval in {folder.path} began (its problems differ); "
@@ -159,7 +159,7 @@ async def _run(plan: _Plan, meta: EvalMeta, parts: Parts, concurrency: int, reda
     except EvalHalted as halted:
         progress.close()
         await _print_report(plan.folder, meta)
-        raise EvalHalted(f"{halted}. The results so far are kept: fix that, then run "
+        raise EvalHalted(f"{str(halted).rstrip('.')}. The results so far are kept: fix that, then run "
                          f"codegen-chat eval --out {inert(str(plan.folder.path))} --resume") from None
     progress.close()
     await _print_report(plan.folder, meta)

@@ -22,6 +22,7 @@ from agents import language as languages
 from agents.language import looks_like_test
 from agents.paths import UnsafePath, clash, project_path
 from agents.types import FileSet
+from bot.config import InputConfig
 from bot.eval.problems import EvalError, Problem, Suite
 from bot.local_files import read_regular_file
 
@@ -30,15 +31,16 @@ REQUIRED = ("id", "language", "task", "hidden_tests")
 FIELDS = (*REQUIRED, "starter_files")
 
 
-def read_jsonl_suite(path: Path, known_languages: Collection[str]) -> Suite:
-    """The tasks in ``path``, each checked; ``EvalError`` names the file and line of the first bad one."""
+def read_jsonl_suite(path: Path, known_languages: Collection[str], limits: InputConfig | None = None) -> Suite:
+    """The tasks in ``path``, each checked; ``EvalError`` names the file and line of the first bad one.
+    ``limits`` are the ones a user's request meets (``[input]``): a task the bot would refuse is refused here."""
     if not path.exists():
         raise EvalError(f"No suite {path}: name `humaneval`, or the path of a JSONL file of tasks "
                         "(the README's eval section describes the format).")
     if path.is_dir():
         raise EvalError(f"{path} is a folder; name the JSONL file of tasks in it.")
     try:
-        text = read_regular_file(str(path), MAX_SUITE_BYTES).decode("utf-8")
+        text = read_regular_file(str(path), MAX_SUITE_BYTES).decode("utf-8-sig")  # a BOM some editors write
     except UnicodeDecodeError:
         raise EvalError(f"{path} is not UTF-8 text; a suite is a JSONL file, one JSON object per line.") from None
     problems: list[Problem] = []
@@ -46,7 +48,7 @@ def read_jsonl_suite(path: Path, known_languages: Collection[str]) -> Suite:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        problem = _problem(_where(path, number), line, known_languages)
+        problem = _problem(_where(path, number), line, known_languages, limits)
         if problem.id in first_line:
             raise EvalError(f"{_where(path, number)}: id {problem.id!r} is already used on line {first_line[problem.id]}; "
                             "every task needs its own id.")
@@ -61,7 +63,7 @@ def _where(path: Path, number: int) -> str:
     return f"{os.fspath(path)} line {number}"
 
 
-def _problem(where: str, line: str, known_languages: Collection[str]) -> Problem:
+def _problem(where: str, line: str, known_languages: Collection[str], limits: InputConfig | None) -> Problem:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
@@ -90,7 +92,25 @@ def _problem(where: str, line: str, known_languages: Collection[str]) -> Problem
     problem = clash([*hidden, *starter])
     if problem:
         raise EvalError(f"{where}: {problem}.")
-    return Problem(problem_id, language, _task(_text(where, record, "task"), language), hidden, starter)
+    task = _text(where, record, "task")
+    if limits is not None:
+        _within(where, task, starter, limits)
+    return Problem(problem_id, language, _task(task, language), hidden, starter)
+
+
+def _within(where: str, task: str, starter: FileSet, limits: InputConfig) -> None:
+    """The limits a user's request meets (``[input]``)."""
+    if len(task) > limits.max_task_chars:
+        raise EvalError(f"{where}: the task is {len(task):,} characters long; the limit is "
+                        f"{limits.max_task_chars:,} (input.max_task_chars).")
+    if len(starter) > limits.max_attachments:
+        raise EvalError(f"{where}: {len(starter)} starter files; the limit is {limits.max_attachments} "
+                        "(input.max_attachments).")
+    for name, text in starter.items():
+        size = len(text.encode("utf-8", errors="surrogatepass"))
+        if size > limits.max_attachment_bytes:
+            raise EvalError(f"{where}: starter file {name!r} is {size:,} bytes; the limit is "
+                            f"{limits.max_attachment_bytes:,} (input.max_attachment_bytes).")
 
 
 def _text(where: str, record: Mapping[str, Any], name: str) -> str:

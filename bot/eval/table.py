@@ -40,11 +40,13 @@ def _title(report: Report) -> str:
 
 
 def _row(line: ModeLine) -> tuple[str, ...]:
+    if not line.finished:
+        return (line.mode, *("–" * 6))
     mark = "~" if line.estimated else ""
     return (
         line.mode,
-        f"{line.passed}/{line.finished} {100 * line.rate:.1f}%" if line.finished else "–",
-        f"{100 * line.low:.1f}–{100 * line.high:.1f}%" if line.finished else "–",
+        f"{line.passed}/{line.finished} {100 * line.rate:.1f}%",
+        f"{100 * line.low:.1f}–{100 * line.high:.1f}%",
         _spread(line.tokens, lambda v: f"{mark}{v:,.0f}"),
         _spread(line.cost, dollars),
         _spread(line.calls, lambda v: f"{v:.0f}"),
@@ -76,6 +78,6 @@ def _notes(report: Report) -> list[str]:
         notes.append(f"Attempts that ended in error, counted as not passed: {', '.join(errors)}.")
     if any(line.estimated for line in report.modes):
         notes.append("~ token counts include estimates: the server reported no usage for some calls.")
-    if not report.priced:
+    if not report.priced and any(line.finished for line in report.modes):
         notes.append("Cost is $0: no [prices] are configured for these models.")
     return ["", *notes] if notes else []

@@ -1,9 +1,11 @@
 """Suites: a JSONL file of your own tasks, checked line by line, and HumanEval from its package."""
 
 import json
+import re
 
 import pytest
 
+from bot.config import InputConfig
 from bot.eval import humaneval
 from bot.eval.humaneval import read_humaneval
 from bot.eval.jsonl_suite import read_jsonl_suite
@@ -62,6 +64,24 @@ def test_a_bad_line_is_named_with_its_file_and_line_number(tmp_path, line, messa
         read_jsonl_suite(path, KNOWN)
     assert str(raised.value).startswith(f"{path} line 3: ")
     assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"task": "x" * 101}, "the task is 101 characters long; the limit is 100 (input.max_task_chars)"),
+    ({"starter_files": {f"m{i}.py": "" for i in range(3)}}, "3 starter files; the limit is 2 (input.max_attachments)"),
+    ({"starter_files": {"big.py": "é" * 30}}, "starter file 'big.py' is 60 bytes; the limit is 50"),
+])
+def test_a_task_a_user_could_not_send_is_refused_with_the_limit_it_breaks(tmp_path, changes, message):
+    limits = InputConfig(max_task_chars=100, max_attachments=2, max_attachment_bytes=50)
+    path = suite_file(tmp_path, {**GOOD, "starter_files": {}}, {**GOOD, "id": "two", **changes})
+    with pytest.raises(EvalError, match=f"^{re.escape(str(path))} line 2: {re.escape(message)}"):
+        read_jsonl_suite(path, KNOWN, limits)
+
+
+def test_a_byte_order_mark_and_windows_line_ends_are_read(tmp_path):
+    path = tmp_path / "tasks.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode() + b"\r\n\r\n" + json.dumps({**GOOD, "id": "b"}).encode())
+    assert [p.id for p in read_jsonl_suite(path, KNOWN).problems] == ["slug", "b"]
 
 
 def test_a_language_the_config_adds_is_one_the_suite_may_use(tmp_path):
