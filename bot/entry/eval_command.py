@@ -46,7 +46,9 @@ TEAM_ROLES = (Role.PLANNER, Role.PROGRAMMER, Role.OPTIMIZER, Role.TESTER, Role.M
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    command = commands.add_parser("eval", help="measure the team against a single prompt on a suite of problems")
+    modes = "\n".join(f"  {mode.name:<16}{mode.about}" for mode in MODES.values())
+    command = commands.add_parser("eval", help="measure the team against a single prompt on a suite of problems",
+                                  epilog=f"modes:\n{modes}", formatter_class=argparse.RawDescriptionHelpFormatter)
     command.add_argument("--suite", metavar="NAME|FILE", help="humaneval, or a JSONL file of your own tasks")
     command.add_argument("--modes", metavar="M,M", help=f"comma-separated, of: {', '.join(MODES)} "
                                                         f"(default {','.join(DEFAULT_MODES)})")

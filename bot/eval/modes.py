@@ -37,7 +37,7 @@ MODES: dict[str, Mode] = {mode.name: mode for mode in (
     Mode("team", "the whole team as a user's run: plan, code, review, its own tests, fixes", Workflow.TEAM),
     Mode("team-no-review", "the team without the Optimizer's review: the code goes straight to the tests",
          Workflow.TEAM, settings={"review": False}),
-    Mode("team-1-round", "the team with one round: plan, code, review, test, and no fixing after",
+    Mode("team-1-round", "the team with one round: its code is reviewed and tested once, and not fixed after",
          Workflow.TEAM, budget={"max_rounds": 1}),
 )}
 DEFAULT_MODES = ("single", "team")

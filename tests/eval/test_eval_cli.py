@@ -88,3 +88,4 @@ async def test_a_disabled_sandbox_is_refused_since_it_does_the_scoring(tmp_path,
 async def test_the_help_lists_the_modes(tmp_path):
     code, out, err = await eval_cli(tmp_path, "--help")
     assert code == 0 and "single, team, team-no-review, team-1-round" in " ".join(out.split())
+    assert "  team-no-review  the team without the Optimizer's review" in out
