@@ -7,6 +7,7 @@
 
 from adapters.terminal.history import print_run, print_runs
 from adapters.terminal.render import Renderer
-from adapters.terminal.run import PLATFORM, TerminalRun, read_attachments, run_in_terminal
+from adapters.terminal.run import PLATFORM, TerminalRun, check_out_dir, read_attachments, run_in_terminal
 
-__all__ = ["PLATFORM", "Renderer", "TerminalRun", "print_run", "print_runs", "read_attachments", "run_in_terminal"]
+__all__ = ["PLATFORM", "Renderer", "TerminalRun", "check_out_dir", "print_run", "print_runs", "read_attachments",
+           "run_in_terminal"]
