@@ -15,8 +15,8 @@ from agents.types import RunStatus
 from bot.chat.badges import read_turn
 from bot.chat.words import STATUS_EMOJI, status_word
 
-ACTIVE, DONE, FAILED = "active", "done", "failed"
-STATE_MARKS = {ACTIVE: "⏳", DONE: "✅", FAILED: "❌"}
+ACTIVE, DONE, FAILED, HALTED = "active", "done", "failed", "halted"
+STATE_MARKS = {ACTIVE: "⏳", DONE: "✅", FAILED: "❌", HALTED: "⏹️"}  # halted: the run stopped before the step ended
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,8 @@ class ProgressTracker:
             self.note = event.text
         elif isinstance(event, RunFinished):
             self.finished, self.note = event, ""
-            state = DONE if event.status is RunStatus.PASSED else FAILED
+            state = {RunStatus.PASSED: DONE, RunStatus.STOPPED: HALTED, RunStatus.INTERRUPTED: HALTED}.get(
+                event.status, FAILED)
             self.steps = [replace(s, state=state) if s.state == ACTIVE else s for s in self.steps]
         return self.snapshot() != before
 
@@ -94,6 +95,8 @@ class ProgressTracker:
 
     def _finish_turn(self, event: TurnFinished) -> None:
         key = _key(event.agent, event.round)
+        if not self._has(key):  # a stored run drawn again: its turns come without their starts
+            self._start(key, _title(event.agent, event.round))
         if event.agent == "tester":  # its step ends with the test run it leads to
             self._set_detail("running the tests", key)
             return

@@ -37,7 +37,6 @@ from bot.eval.suites import load_suite
 from bot.eval.table import report_text
 from bot.inert import inert
 from bot.redact import Redactor
-from bot.sandbox import DockerSandbox
 from bot.sandbox.languages import languages
 from bot.service import team_settings
 from bot.settings import Range, number_argument
@@ -80,6 +79,8 @@ async def _eval(args: argparse.Namespace, config: Config, secrets: Secrets) -> i
     model = build_model(config, secrets)
     try:
         meta = _with_models(plan, {str(role): model.model_name(role) for role in _roles(plan.modes)})
+        from bot.sandbox import DockerSandbox  # the Docker SDK, loaded only by the command that uses it
+
         async with DockerSandbox(config.sandbox) as sandbox:
             await asyncio.to_thread(plan.folder.write_meta, meta)
             parts = Parts(model, sandbox, PromptBook(), team_settings(config), config.prices)

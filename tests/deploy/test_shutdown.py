@@ -170,7 +170,7 @@ async def test_serve_stops_its_runs_tells_the_thread_and_a_reply_after_a_restart
         thread = slack.thread("C1", mention.ts)
         assert thread[-1].text.startswith(SHUTDOWN_LINE)
         status = thread[0]
-        assert status.text.endswith("finished: Stopped.") and stop_button(status) is None  # the button is gone
+        assert status.text.startswith("⏹️ *Stopped*") and stop_button(status) is None  # the button is gone
         assert containers_of(docker_client, bot.proc.pid) == []
         run = stored_run(tmp_path)
         assert (run["status"], run["reason"]) == ("stopped", "the bot was shut down")
@@ -290,7 +290,7 @@ async def test_after_a_crash_the_thread_shows_the_run_interrupted_and_a_reply_co
         thread = await slack.wait_for(
             lambda: (t := slack.thread("C1", mention.ts)) and t[-1].text.startswith(INTERRUPTED_LINE) and t,
             within=WAIT_S)
-        assert thread[0].text.endswith("finished: Interrupted.") and stop_button(thread[0]) is None
+        assert thread[0].text.startswith("⏸️ *Interrupted*") and stop_button(thread[0]) is None
         await slack.wait_for(lambda: not containers_of(docker_client, dead_pid), within=WAIT_S)  # reaped at start
 
         for role, replies in s.happy_path().items():

@@ -33,4 +33,4 @@ async def test_an_interrupted_run_is_ended_in_its_thread_after_a_restart(start_b
         "the thread told")
     assert final is not None
     assert discord_api.messages[control].payload["components"] == []  # the button is gone
-    assert discord_api.messages[control].content.endswith("finished: Interrupted.")
+    assert discord_api.messages[control].content.startswith("⏸️ **Interrupted**")  # the status message says so

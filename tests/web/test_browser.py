@@ -70,7 +70,7 @@ async def test_a_run_streams_turn_by_turn_fails_a_round_then_passes_with_its_gis
         await expect(page.locator("#rounds li.passed")).to_contain_text("2 passed, 0 failed", timeout=WAIT_MS)
         final = bot_message(page, "Passed:")
         await expect(final).to_be_visible(timeout=WAIT_MS)
-        await expect(bot_message(page, "Tests").filter(has_text="2 failed").first).to_contain_text("test_nested")
+        await expect(bot_message(page, "🧪").filter(has_text="2 failed").first).to_contain_text("test_nested")
 
         # The Gist: linked in the last message and in the panel, opening safely in a new tab.
         gist = next(iter(github.gists.values()))
