@@ -311,7 +311,8 @@ async def test_who_is_at_work_goes_to_the_platforms_passing_status_and_is_cleare
 
 async def test_a_stopped_run_marks_its_unfinished_step_and_the_stop_control_goes():
     thread, _ = await draw([TurnStarted(RUN, agent="tester", round=1), finished(RunStatus.STOPPED, reason="stopped")])
-    assert thread.messages[0].text.splitlines() == ["⏹️ **Stopped** · run `r1`", "⏹️ Tests · round 1"]  # not failed: stopped before it ended
+    # the unfinished step is marked stopped, not failed
+    assert thread.messages[0].text.splitlines() == ["⏹️ **Stopped** · run `r1`", "⏹️ Tests · round 1"]
     assert thread.messages[0].stop == ""
 
 

@@ -41,7 +41,7 @@ async def test_the_stop_button_cancels_the_run_and_the_thread_says_so(slack, mod
     thread = await finished(slack, "C1", message.ts)
     assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.")
     status = thread[0]
-    assert status.text == f"⏹️ *Stopped* · run `{run_id}`\n❌ Plan" and stop_button(status) is None
+    assert status.text == f"⏹️ *Stopped* · run `{run_id}`\n⏹️ Plan" and stop_button(status) is None
     assert status.tasks["plan-0"]["status"] == "error"  # the plan display showed the step, until the end
     planner = next(m for m in thread if m.text.startswith("*Planner*"))
     assert planner.text.endswith("_(cut short)_")
