@@ -177,15 +177,22 @@ def register(commands: argparse._SubParsersAction) -> None:
     health.set_defaults(handler=_health_command)
 
 
-def on_slack_server(config: Config) -> bool:
-    """Slack's HTTP mode has a server anyway: the endpoints go there, one port to expose."""
-    return config.slack.enabled and config.slack.mode == "http"
+def carried_by(config: Config) -> str:
+    """The chat platform whose HTTP server carries the health endpoints, so there is one port to expose:
+    Slack's in HTTP mode, else the web chat's when it runs; "" when neither does (they get a server of their own)."""
+    if config.slack.enabled and config.slack.mode == "http":
+        return "slack"
+    return "web" if config.web.enabled else ""
 
 
 def health_url(config: Config, path: str = "/readyz") -> str:
-    """Where this config's bot serves its health endpoints: Slack's HTTP server in HTTP mode, else its own."""
-    if on_slack_server(config):
+    """Where this config's bot serves its health endpoints: Slack's HTTP server in HTTP mode, the web chat's
+    server, else its own."""
+    carrier = carried_by(config)
+    if carrier == "slack":
         return f"http://{_reachable(config.slack.http_host)}:{config.slack.http_port}{path}"
+    if carrier == "web":
+        return f"http://{_reachable(config.web.host)}:{config.web.port}{path}"
     runtime = config.runtime
     if not runtime.health_port:
         raise ConfigError("runtime.health_port is 0: this bot serves no health endpoints of its own")

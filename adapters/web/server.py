@@ -9,7 +9,9 @@ import socket
 from collections.abc import Iterator, Sequence
 
 import uvicorn
-from starlette.routing import BaseRoute
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
 
 from adapters.web.access import Gate, check_binding, is_loopback
 from adapters.web.hub import Hub
@@ -17,6 +19,7 @@ from adapters.web.platform import PLATFORM, platform
 from adapters.web.routes import STATIC, WebChat, build_app
 from bot.config import Config, ConfigError, Secrets, WebConfig
 from bot.doctor_types import CheckResult
+from bot.health import Health, carried_by
 from bot.redact import Redactor
 from bot.service import Service
 
@@ -35,6 +38,8 @@ async def serve(service: Service, config: Config, secrets: Secrets, public_route
     web, redact = platform(settings), Redactor(secrets.values())
     hub = Hub(service.history, web, redact, busy=lambda key: service.active_run(PLATFORM, key) is not None)
     chat = WebChat(service, hub, web, config.input, Gate.of(settings, token), redact)
+    if service.health is not None and carried_by(config) == "web":
+        public_routes = [*public_routes, *health_routes(service.health)]
     server = _Server(uvicorn.Config(build_app(chat, public_routes), lifespan="off", log_config=None, access_log=False,
                                     timeout_graceful_shutdown=5))
     serving = asyncio.create_task(server.serve(sockets=[listening]), name="web-server")
@@ -50,6 +55,20 @@ async def serve(service: Service, config: Config, secrets: Secrets, public_route
         with contextlib.suppress(asyncio.CancelledError):
             await serving
         listening.close()
+
+
+def health_routes(health: Health) -> list[Route]:
+    """``GET /healthz`` and ``GET /readyz`` on the web chat's server (one port to expose), open without
+    signing in as probes are; what they say is ``bot.health``'s, as on every server that carries them."""
+
+    async def alive(_: Request) -> JSONResponse:
+        return JSONResponse({"alive": True})
+
+    async def ready(_: Request) -> JSONResponse:
+        readiness = await health.readiness()
+        return JSONResponse(readiness.as_json(), status_code=200 if readiness.ready else 503)
+
+    return [Route("/healthz", alive), Route("/readyz", ready)]
 
 
 def bind(settings: WebConfig) -> socket.socket:

@@ -21,7 +21,7 @@ from agents.errors import UserInputError
 from bot.config import Config, Secrets
 from bot.doctor_types import CheckResult
 from bot.entry.build import open_store, running_service
-from bot.health import Health, on_slack_server
+from bot.health import Health, carried_by
 from bot.health_http import start_health_server
 from bot.lifecycle import signals_handled, until_shutdown
 from bot.runner import SHUTDOWN_REASON
@@ -58,7 +58,7 @@ async def serve_platforms(config: Config, secrets: Secrets) -> int:
         health.expect(*names)
         try:
             health_server = await start_health_server(health, runtime.health_host, runtime.health_port) \
-                if runtime.health_port and not on_slack_server(config) else None
+                if runtime.health_port and not carried_by(config) else None
             try:
                 async with running_service(config, secrets, store, health) as service:
                     log.warning("serving %s", ", ".join(names))

@@ -244,7 +244,7 @@ async def test_an_expected_adapter_keeps_the_bot_unready_until_it_connects_and_w
         assert status == 503 and body["parts"]["slack"]["ok"] is False
 
 
-def test_the_health_command_asks_slack_s_server_in_http_mode_and_its_own_otherwise(config):
+def test_the_health_command_asks_slack_s_server_in_http_mode_the_web_chat_s_and_its_own_otherwise(config):
     from bot.health import health_url
     from tests.conftest import with_changes
 
@@ -253,5 +253,9 @@ def test_the_health_command_asks_slack_s_server_in_http_mode_and_its_own_otherwi
                       "/healthz") == "http://127.0.0.1:9100/healthz"
     slack = with_changes(config, slack={"enabled": True, "mode": "http", "http_port": 3300})
     assert health_url(slack) == "http://127.0.0.1:3300/readyz"
+    web = with_changes(config, web={"enabled": True, "host": "0.0.0.0", "port": 8400})
+    assert health_url(web) == "http://127.0.0.1:8400/readyz"
+    both = with_changes(slack, web={"enabled": True, "port": 8400})
+    assert health_url(both) == "http://127.0.0.1:3300/readyz"  # one server carries them: Slack's
     with pytest.raises(ConfigError, match="health_port is 0"):
         health_url(with_changes(config, runtime={"health_port": 0}))

@@ -25,6 +25,7 @@ import adapters.web
 from agents.protocols import Sandbox
 from bot.config import Config, ConfigError, Secrets
 from bot.entry.build import publisher_factory
+from bot.health import Health
 from bot.llm import OpenAIChatModel
 from bot.redact import Redactor
 from bot.service import Service
@@ -79,14 +80,16 @@ async def _body(response: aiohttp.ClientResponse) -> Any:
 
 @pytest.fixture
 async def start_web(store: Store, secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
-    """``await start_web(config, sandbox=None, secrets=None)``: the web chat serving, its port answering."""
+    """``await start_web(config, sandbox=None, secrets=None, health=None)``: the web chat serving, its port
+    answering."""
     running: list[WebBot] = []
 
-    async def start(config: Config, sandbox: Sandbox | None = None, secrets_: Secrets | None = None) -> WebBot:
+    async def start(config: Config, sandbox: Sandbox | None = None, secrets_: Secrets | None = None,
+                    health: Health | None = None) -> WebBot:
         chosen = secrets_ or secrets
         model = OpenAIChatModel(config, chosen)
         service = Service(config, store, model, sandbox or ScriptedSandbox(),
-                          publisher_factory(config, chosen, store), redact=Redactor(chosen.values()))
+                          publisher_factory(config, chosen, store), redact=Redactor(chosen.values()), health=health)
         task = asyncio.create_task(adapters.web.serve(service, config, chosen))
         bot = WebBot(f"http://127.0.0.1:{config.web.port}", service, model, task)
         running.append(bot)
