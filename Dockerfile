@@ -44,7 +44,7 @@ ENV PYTHONPATH=/opt/codegen-chat \
 USER codegen
 WORKDIR /data
 VOLUME /data
-# 8080: /healthz and /readyz when no Slack HTTP server carries them; 3000: Slack's HTTP mode.
+# 8080: /healthz and /readyz when no Slack HTTP server or web chat carries them; 3000: Slack's HTTP mode; 8000: the web chat.
 EXPOSE 8080 3000
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 CMD ["codegen-chat", "health"]
 STOPSIGNAL SIGTERM

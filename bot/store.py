@@ -263,7 +263,7 @@ class Store:
             platform, RunStatus.INTERRUPTED,
         )
         return [Interrupted(r["id"], r["thread_key"], r["user_id"], r["task"], r["status_message"],
-                            Usage(r["prompt_tokens"], r["completion_tokens"], r["cost_usd"])) for r in rows]
+                            _usage(r)) for r in rows]
 
     async def told_interrupted(self, run_id: str) -> None:
         async with self._transaction("write to"):
@@ -331,17 +331,18 @@ class Store:
 
     async def _record_turn(self, event: TurnFinished) -> None:
         now = time.time()
+        estimated = int(event.usage.estimated and event.usage.total_tokens > 0)  # as a sum of usages counts it
         await self._execute(
             "INSERT INTO turns (run_id, agent, round, text, files, started_at, finished_at, model, prompt_tokens,"
-            " completion_tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " completion_tokens, cost_usd, usage_estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (event.run_id, event.agent, event.round, event.text, json.dumps(event.files.as_dict()),
              now - event.duration_s, now, event.model, event.usage.prompt_tokens, event.usage.completion_tokens,
-             event.usage.cost_usd),
+             event.usage.cost_usd, estimated),
         )
         await self._execute(
             "UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
-            " cost_usd = cost_usd + ? WHERE id = ?",
-            (event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.cost_usd, event.run_id),
+            " cost_usd = cost_usd + ?, usage_estimated = MAX(usage_estimated, ?) WHERE id = ?",
+            (event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.cost_usd, estimated, event.run_id),
         )
 
     async def _record_finish(self, event: RunFinished) -> None:
@@ -437,7 +438,7 @@ class Store:
         if run.status != RunStatus.RUNNING:
             if run.checkin:
                 events.append(CheckedIn(run_id, result=run.checkin))
-            usage = Usage(run.usage.prompt_tokens, run.usage.completion_tokens, run.cost_usd)
+            usage = Usage(run.usage.prompt_tokens, run.usage.completion_tokens, run.cost_usd, run.usage.estimated)
             events.append(RunFinished(
                 run_id, status=RunStatus(run.status), reason=run.reason, files=record.files, tests=record.tests,
                 user_tests=record.user_tests, report=record.report, usage=usage, checkin=run.checkin,
@@ -531,6 +532,9 @@ ADDED_COLUMNS = {
     ("runs", "user_tests"): "TEXT NOT NULL DEFAULT '{}'",
     ("runs", "status_message"): "TEXT NOT NULL DEFAULT ''",  # the chat message with the run's Stop control
     ("runs", "told_interrupted"): "INTEGER NOT NULL DEFAULT 0",  # its thread was told it was interrupted
+    # Token counts estimated from text (the server reported none): shown as estimates when read back.
+    ("runs", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
+    ("turns", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
 }
 
 
@@ -596,17 +600,23 @@ def _summary(row: aiosqlite.Row) -> RunSummary:
     checkin = json.loads(row["checkin"]) if row["checkin"] else None
     return RunSummary(
         id=row["id"], task=row["task"], status=row["status"], reason=row["reason"], created_at=row["created_at"],
-        finished_at=row["finished_at"], usage=Usage(row["prompt_tokens"], row["completion_tokens"]),
+        finished_at=row["finished_at"], usage=_usage(row, priced=False),
         cost_usd=row["cost_usd"], platform=row["platform"], thread_key=row["thread_key"],
         checkin=CheckInResult(**checkin) if checkin else None, user_id=row["user_id"],
         attachments=tuple(json.loads(row["attachments"])),
     )
 
 
+def _usage(row: aiosqlite.Row, priced: bool = True) -> Usage:
+    """A row's tokens (and cost, when ``priced``: some records keep the cost beside the usage instead)."""
+    return Usage(row["prompt_tokens"], row["completion_tokens"], row["cost_usd"] if priced else 0.0,
+                 bool(row["usage_estimated"]))
+
+
 def _turn_event(run_id: str, row: aiosqlite.Row) -> TurnFinished:
     return TurnFinished(
         run_id, agent=row["agent"], round=row["round"], text=row["text"], files=FileSet(json.loads(row["files"])),
-        usage=Usage(row["prompt_tokens"], row["completion_tokens"], row["cost_usd"]),
+        usage=_usage(row),
         duration_s=row["finished_at"] - row["started_at"], model=row["model"],
     )
 
@@ -626,5 +636,5 @@ def _turn(row: aiosqlite.Row) -> TurnRecord:
     return TurnRecord(
         agent=row["agent"], round=row["round"], text=row["text"], files=FileSet(json.loads(row["files"])),
         started_at=row["started_at"], finished_at=row["finished_at"], model=row["model"],
-        usage=Usage(row["prompt_tokens"], row["completion_tokens"]),
+        usage=_usage(row, priced=False),
     )

@@ -44,7 +44,7 @@ def print_run(record: RunRecord, out: TextIO | None = None, redact: Redactor | N
     show(f"Task: {run.task}")
     show(f"Status: {run.status}" + (f" — {run.reason}" if run.reason else ""))
     show(f"Started {_when(run.created_at)}" + (f", finished {_when(run.finished_at)}" if run.finished_at else ""))
-    show(f"Tokens: {run.usage.prompt_tokens:,} in / {run.usage.completion_tokens:,} out, cost ${run.cost_usd:.4f}")
+    show(f"Tokens: {run.usage.tokens_text()}, cost ${run.cost_usd:.4f}")
     for turn in record.turns:
         show(f"\n── {turn.agent} (round {turn.round}, {turn.model}, {turn.finished_at - turn.started_at:.1f}s, "
              f"{turn.usage.total_tokens:,} tokens)")

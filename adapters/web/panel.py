@@ -36,6 +36,7 @@ def build_panel(key: str, records: list[RunRecord], redact: Redact) -> Panel:
             "in": sum(r.summary.usage.prompt_tokens for r in records),
             "out": sum(r.summary.usage.completion_tokens for r in records),
             "cost": round(sum(r.summary.cost_usd for r in records), 6),
+            "estimated": any(r.summary.usage.estimated for r in records),  # the server reported no counts
         },
         "files": _files(work, redact) if work else [],
         "gist": gist if gist.startswith(("https://", "http://")) else "",

@@ -313,3 +313,24 @@ async def test_a_read_only_folder_says_what_to_do(tmp_path):
     with read_only(tmp_path):
         with pytest.raises(StoreError, match="read-only"):
             await Store.open(tmp_path / "new" / "db.sqlite3")
+
+
+async def test_token_counts_a_server_did_not_report_stay_marked_as_estimates_when_read_back(tmp_path):
+    store = await Store.open(tmp_path / "db.sqlite3")
+    await start_run(store)
+    await start_run(store, "r2")
+    await store.record(TurnFinished("r1", agent="planner", round=0, text="plan", usage=Usage(100, 50)))
+    await store.record(TurnFinished("r1", agent="programmer", round=1, text="code", usage=Usage(400, 90, estimated=True)))
+    await store.record(TurnFinished("r2", agent="planner", round=0, text="plan", usage=Usage(100, 50)))
+    await store.record(TurnFinished("r2", agent="programmer", round=1, text="", usage=Usage(0, 0, estimated=True)))
+    await store.close()
+
+    store = await Store.open(tmp_path / "db.sqlite3")
+    first, second = await store.run("r1"), await store.run("r2")
+    assert first.summary.usage == Usage(500, 140, estimated=True)  # one estimate makes the sum one
+    assert [t.usage.estimated for t in first.turns] == [False, True]
+    assert "(estimated)" in first.summary.usage.tokens_text()
+    assert not second.summary.usage.estimated  # an estimate of nothing changes no count
+    timeline = await store.timeline("r1")
+    assert [e.usage.estimated for e in timeline if isinstance(e, TurnFinished)] == [False, True]
+    await store.close()

@@ -343,7 +343,9 @@
     $("usage-section").hidden = !usage;
     if (!usage) return;
     const cost = usage.cost ? ` · about $${usage.cost.toFixed(4)}` : "";
-    $("usage").textContent = `${usage.in.toLocaleString()} in / ${usage.out.toLocaleString()} out${cost}`;
+    const mark = usage.estimated ? "~" : "";  // counted from the text: the model server reported no usage
+    $("usage").textContent = `${mark}${usage.in.toLocaleString()} in / ${mark}${usage.out.toLocaleString()} out` +
+      `${usage.estimated ? " (estimated)" : ""}${cost}`;
   }
 
   function drawRounds(runs) {
