@@ -23,16 +23,15 @@ import logging
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from contextlib import aclosing
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from agents.errors import ModelError
 from agents.protocols import ChatModel
-from agents.types import Message, Usage
 from bot.config import Config, ConfigError, SandboxConfig, Secrets
 from bot.store import Store
+from bot.watched_model import WatchedModel
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ class ModelWatch:
         self.last: Part | None = None
 
     def watch(self, model: ChatModel) -> ChatModel:
-        return _WatchedModel(model, self)
+        return WatchedModel(model, self.answered, self.failed)
 
     def answered(self) -> None:
         self.last = Part(True, f"answered at {_now()}", required=False)
@@ -74,26 +73,6 @@ class ModelWatch:
 
     def part(self) -> Part:
         return self.last or Part(True, "not called yet", required=False)
-
-
-class _WatchedModel:
-    """A ``ChatModel`` that notes how each call went and is otherwise the model itself."""
-
-    def __init__(self, model: ChatModel, watch: ModelWatch) -> None:
-        self._model, self._watch = model, watch
-
-    def model_name(self, role: str) -> str:
-        return self._model.model_name(role)
-
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
-        try:
-            async with aclosing(self._model.stream(role, messages)) as pieces:
-                async for piece in pieces:
-                    yield piece
-        except ModelError as error:
-            self._watch.failed(error)
-            raise
-        self._watch.answered()
 
 
 class Health:

@@ -14,7 +14,7 @@ one are the model's own, and count.
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from contextlib import aclosing
 from dataclasses import dataclass
 
@@ -52,6 +52,7 @@ from bot.eval.modes import Mode, Workflow
 from bot.eval.problems import Problem
 from bot.runner import drive
 from bot.usage import RunUsage, priced
+from bot.watched_model import WatchedModel
 
 MODELS_OWN = (PromptTooLong, EmptyReply, ReplyCut)  # model errors that are the model's answer, not an outage
 KILLED = 137  # a test run that ended by SIGKILL: its memory limit, or a busy host; scoring tries it once more
@@ -126,7 +127,8 @@ def code_of(files: FileSet) -> FileSet:
 
 
 async def _team(problem: Problem, mode: Mode, parts: Parts, run_id: str) -> Attempt:
-    model, sandbox = _WatchedModel(parts.model), _WatchedSandbox(parts.sandbox)
+    endpoint, sandbox = _Outage(), _WatchedSandbox(parts.sandbox)
+    model = WatchedModel(parts.model, failed=endpoint.failed)
     manager = Manager(model, sandbox, _NothingPublished(), parts.prompts, mode.team_settings(parts.settings),
                       clock=parts.clock)
     starter = tuple(Attachment(path, text) for path, text in problem.starter.items())
@@ -140,31 +142,21 @@ async def _team(problem: Problem, mode: Mode, parts: Parts, run_id: str) -> Atte
     started = parts.clock()
     finished = await drive(run_id, manager.run(request), [count], RunUsage(parts.prices))
     wall = parts.clock() - started
-    outage = model.failure or sandbox.failure
+    outage = endpoint.failure or sandbox.failure
     if finished.status is RunStatus.ERROR and outage is not None:
         raise EvalHalted(f"{problem.id} ({mode.name}) could not be attempted: {outage}")
     return Attempt(code_of(finished.files), str(finished.status), finished.reason, finished.usage, calls, wall)
 
 
-class _WatchedModel:
-    """The model, noting an outage (the endpoint failing, as opposed to answering badly)."""
+class _Outage:
+    """The model endpoint failing, as opposed to answering badly: noted while the model is watched."""
 
-    def __init__(self, model: ChatModel) -> None:
-        self._model = model
+    def __init__(self) -> None:
         self.failure: ModelError | None = None
 
-    def model_name(self, role: str) -> str:
-        return self._model.model_name(role)
-
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
-        try:
-            async with aclosing(self._model.stream(role, messages)) as pieces:
-                async for piece in pieces:
-                    yield piece
-        except ModelError as error:
-            if not isinstance(error, MODELS_OWN):
-                self.failure = error
-            raise
+    def failed(self, error: ModelError) -> None:
+        if not isinstance(error, MODELS_OWN):
+            self.failure = error
 
 
 class _WatchedSandbox:
