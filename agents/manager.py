@@ -66,6 +66,7 @@ from agents.events import (
     Waiting,
     WorkSaved,
 )
+from agents.failures import failing_source, failing_tests
 from agents.file_replies import without_open_block
 from agents.handoff import Emit, events_of
 from agents.lanes import at_once, lane_or
@@ -430,9 +431,10 @@ class Manager:
         if not (can_fix_tests or can_replan or forced_too):
             return Triage(Action.FIX_CODE, "")
         failing, _ = run.failure()
+        excerpts = failing_source(run.tests, failing_tests(failing), run.user_tests) if failing else None
         prompt = dict(
-            task=run.request.task, tests=run.tests.as_dict(), user_tests=list(run.user_tests), report=failing,
-            can_fix_tests=can_fix_tests, can_replan=can_replan,
+            task=run.request.task, tests={} if excerpts else run.tests.as_dict(), failing_source=excerpts or {},
+            user_tests=list(run.user_tests), report=failing, can_fix_tests=can_fix_tests, can_replan=can_replan,
         )
         triage = await self._turn(run, Role.MANAGER, prompt, parse_triage)
         await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())

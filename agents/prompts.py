@@ -20,11 +20,12 @@ from typing import Any
 
 import jinja2
 
+from agents.failures import digest
 from agents.fences import fenced
 from agents.language import EXTENSIONS
 from agents.types import Message
 
-DEFAULT_OUTPUT_LIMIT = 4000  # characters of test output shown to a model
+DEFAULT_OUTPUT_LIMIT = 340  # characters of failing test output shown to a model (agents.failures says which)
 
 
 def default_prompt_dir() -> Path:
@@ -82,7 +83,8 @@ class PromptBook:
             autoescape=False,
             finalize=_finalize,
         )
-        self._env.globals.update(lang_of=lang_of, file_block=file_block, fenced=fenced, limit=DEFAULT_OUTPUT_LIMIT)
+        self._env.globals.update(lang_of=lang_of, file_block=file_block, fenced=fenced, failing_output=digest,
+                                limit=DEFAULT_OUTPUT_LIMIT)
         # The shared macros as a global, because blocks rendered one by one skip top-level imports.
         self._env.globals["shared"] = self._env.get_template("_shared.jinja").make_module()
 

@@ -1,6 +1,6 @@
 """A role's prompt made smaller, for a model whose context it did not fit (or that answered nothing).
 
-What goes, in order: test output is cut to its tail (the failures are at the end), long texts (a
+What goes, in order: test output is told in fewer characters (``agents.failures``), long texts (a
 rambling plan, a long review) to their start, then files, the ones written longest ago first: each
 becomes one line saying how long it is and that it is unchanged. The task is never cut: it is the
 user's. The files written last stay whole as long as anything else can go.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-SHORT_OUTPUT = 1200  # characters of test output a trimmed prompt shows
+SHORT_OUTPUT = 200  # characters of failing output a trimmed prompt shows (the first failure and the count)
 LONG_TEXT = 1500  # a text longer than this is cut to SHORT_TEXT
 SHORT_TEXT = 1000
 KEPT_WHOLE = ("task", "language", "status")

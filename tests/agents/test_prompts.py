@@ -20,7 +20,7 @@ CONTEXTS = {
                          triage_reason="the code is wrong"),
     Role.TESTER: dict(task="T", plan="P", language="python", files=FILES, user_tests=[], tests=TESTS, report=REPORT,
                       triage_reason="the test is wrong", reply_notes=()),
-    Role.MANAGER: dict(task="T", tests=TESTS, user_tests=["test_user.py"], report=REPORT, can_fix_tests=True,
+    Role.MANAGER: dict(task="T", tests=TESTS, failing_source={}, user_tests=["test_user.py"], report=REPORT, can_fix_tests=True,
                        can_replan=True),
     Role.CHECKIN: dict(task="T", language="python", files=FILES, tests=list(TESTS), status="passed", report=REPORT),
 }
@@ -115,7 +115,9 @@ def test_the_templates_own_blank_runs_are_still_collapsed():
     assert "\n\n\n" not in user
 
 
-def test_a_trimmed_prompt_shows_the_tail_of_the_test_output():
-    report = TestReport(TestStatus.FAILED, 1, 0.5, 0, 1, "early line\n" + "x" * 5000 + "\nlast line")
+def test_a_trimmed_prompt_shows_the_first_failure_and_the_end_of_the_output():
+    output = "collecting\n--- FAIL: TestParse (0.00s)\n" + "x" * 5000 + "\nFAIL\tcalc\t0.01s\n"
+    report = TestReport(TestStatus.FAILED, 1, 0.5, 0, 1, output)
     user = _blocks_of(Role.PROGRAMMER, {**CONTEXTS[Role.PROGRAMMER], "report": report, "limit": 100})
-    assert "last line" in user and "early line" not in user and "x" * 200 not in user
+    assert "--- FAIL: TestParse" in user and "FAIL\tcalc" in user
+    assert "collecting" not in user and "x" * 200 not in user and "characters of output not shown" in user

@@ -10,6 +10,7 @@ import pytest
 from agents.events import RunFinished
 from agents.manager import Budget, Manager, Order, TeamSettings
 from agents.types import RunRequest, RunStatus, TestReport, TestStatus
+from tests.agents.test_failures import pytest_output
 from tests.fakes import durations_script as d
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
@@ -26,9 +27,9 @@ def verdict(job):
     return TestReport(TestStatus.FAILED, 1, 0.2, 40, 1, FAILING)
 
 
-async def run(order, rounds=5):
+async def run(order, rounds=5, judge=verdict):
     model = ScriptedModel(d.fix_rounds(rounds))
-    manager = Manager(model, ScriptedSandbox(verdict), RecordingPublisher(),
+    manager = Manager(model, ScriptedSandbox(judge), RecordingPublisher(),
                       settings=TeamSettings(budget=Budget(max_rounds=rounds + 1), order=order))
     events = [e async for e in manager.run(RunRequest(task=d.TASK, run_id="r1"))]
     assert isinstance(events[-1], RunFinished) and events[-1].status is RunStatus.PASSED, events[-1].reason
@@ -55,10 +56,13 @@ async def test_the_plan_reaches_only_the_roles_that_work_from_it(model):
     assert PLAN_LINE in asked(model, "programmer")[0]
 
 
-async def test_triage_judges_the_tests_against_the_task_without_the_code(model):
+async def test_triage_judges_the_failing_tests_against_the_task_without_the_code(model):
+    start = d.TESTS.index("@pytest.mark.parametrize(\"text, seconds\"")
+    failing = d.TESTS[start:d.TESTS.index("\n\n\n", start)]  # test_each_unit_alone, its decorator included
     for prompt in asked(model, "manager"):
-        assert d.TASK in prompt and TESTS in prompt and "assert 30 == 300" in prompt
-        assert "def parse_duration" not in prompt.replace(TESTS, "")  # no code, and no plan either
+        assert d.TASK in prompt and failing in prompt and "assert 30 == 300" in prompt
+        assert "def test_combined_forms" not in prompt  # the tests that passed are not what it judges
+        assert "def parse_duration" not in prompt  # no code, and no plan either
         assert PLAN_LINE not in prompt
 
 
@@ -99,3 +103,26 @@ async def test_prompts_stay_the_same_size_however_many_rounds(order):
     assert largest[0] == largest[1]
     later = [chars for role, chars in twelve.prompts[8:] if role == "programmer"]
     assert max(later) - min(later) < 200  # round 3 and round 13 see the same kind of input
+
+
+def huge_failure(job):
+    """Every parametrized case failing, thousands of times over: pytest's output runs to hundreds of kilobytes."""
+    if job.files.get("durations.py") == d.CODE:
+        return TestReport(TestStatus.PASSED, 0, 0.2, 41, 0, "41 passed in 0.20s")
+    cases = [(test, f"{i}") for i in range(400) for test in ("test_each_unit_alone", "test_combined_forms", "test_format")]
+    return TestReport(TestStatus.FAILED, 1, 0.2, 0, len(cases), pytest_output(cases))
+
+
+@pytest.mark.parametrize("judge", [verdict, huge_failure])
+async def test_no_prompt_exceeds_one_and_a_half_first_programmer_prompts_in_ten_rounds(judge):
+    model = await run(Order.OVERLAPPED, rounds=10, judge=judge)
+    first_programmer = next(chars for role, chars in model.prompts if role == "programmer")
+    assert len(model.prompts) > 30 and max(chars for _, chars in model.prompts) <= 1.5 * first_programmer
+
+
+async def test_a_huge_failing_output_still_tells_the_first_failure_and_how_many_more():
+    model = await run(Order.OVERLAPPED, rounds=2, judge=huge_failure)
+    for prompt in asked(model, "programmer")[1:] + asked(model, "manager"):
+        assert "test_each_unit_alone[0]:\nE   AssertionError: assert '0' == 0" in prompt
+        assert ("1198 more failed: test_format (400 cases), test_each_unit_alone (399 cases), "
+                "test_combined_forms (399 cases)") in prompt
