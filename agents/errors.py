@@ -5,7 +5,8 @@
     │   ├── ModelError           the model endpoint failed (after retries), refused, or answered nonsense
     │   │   ├── PromptTooLong    the prompt does not fit the model's context (the Manager trims, tries once more)
     │   │   ├── EmptyReply       HTTP 200 and not a word (the Manager trims, tries once more)
-    │   │   └── ReplyCut         the reply hit max_tokens or the size cap before it ended
+    │   │   ├── ReplyCut         the reply hit max_tokens or the size cap before it ended
+    │   │   └── ReplyDropped     the server ended the reply because another request reached it (asked again)
     │   ├── AgentReplyError      an agent's reply stayed unreadable after a format reminder
     │   ├── SandboxError         tests could not be run at all
     │   └── BudgetExhausted      rounds, tokens or wall time ran out (carries which)
@@ -55,6 +56,15 @@ class ReplyCut(ModelError):
     def __init__(self, message: str, usage: Usage, context: int | None = None) -> None:
         super().__init__(message)
         self.usage, self.context = usage, context
+
+
+class ReplyDropped(ModelError):
+    """The server ended a reply under way because another request reached it (it serves one at a time);
+    the client now sends it one request at a time, so asking again is worth it. ``usage``: what was spent."""
+
+    def __init__(self, message: str, usage: Usage) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class AgentReplyError(RunFailed):

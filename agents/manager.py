@@ -50,6 +50,7 @@ from agents.errors import (
     ModelError,
     PromptTooLong,
     ReplyCut,
+    ReplyDropped,
     RunFailed,
     SandboxError,
 )
@@ -527,6 +528,11 @@ class Manager:
                 duration_s=self._clock() - started, model=self._model.model_name(role),
             ))
             if trouble is not None and not (last and isinstance(trouble, ReplyCut) and failure is None):
+                if isinstance(trouble, ReplyDropped):  # nothing wrong with the prompt: the same again
+                    if last:
+                        raise ModelError(f"{trouble} Asking again did not help.")
+                    await run.emit(Notice(run.request.run_id, f"{trouble} Asking again."))
+                    continue
                 if last:
                     raise ModelError(f"{trouble} Trimming the prompt and trying once more did not help.")
                 await run.emit(Notice(run.request.run_id, f"{trouble} Trimming the prompt and trying once more."))
@@ -565,7 +571,7 @@ class Manager:
                     self._check_tokens(run, role, prompt_tokens, sum(map(len, parts)))
         except (PromptTooLong, EmptyReply) as trouble:
             return "".join(parts), Usage(), trouble
-        except ReplyCut as cut:
+        except (ReplyCut, ReplyDropped) as cut:
             return "".join(parts), cut.usage, cut
         except BudgetExhausted:
             spent = Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True)

@@ -49,6 +49,9 @@ class LLMConfig(Checked, section="llm"):
     max_retries: Retries = 4
     backoff_s: Wait = 1.0
     max_backoff_s: Wait = 30.0
+    # How many requests the endpoint gets at once (across every run): 0, "auto", as many as the team makes
+    # until the server drops a reply for another request, then one at a time (bot.endpoint_gate).
+    parallel_requests: Annotated[int, Range(0, 1000)] = 0
 
 
 Temperature = Annotated[float, Range(0.0, 2.0)]

@@ -14,7 +14,10 @@ A reply is read defensively, because local servers and gateways answer in surpri
 - an empty reply, a cut one (``finish_reason: length``) and a prompt longer than the context are
   named as what they are, with the prompt's size (``PromptTooLong``, ``EmptyReply``, ``ReplyCut``);
 - an HTML page, a plain JSON completion (taken as the reply), invalid server-sent events or a chunk
-  without ``choices`` each become one sentence naming the endpoint and what it returned.
+  without ``choices`` each become one sentence naming the endpoint and what it returned;
+- requests go through the endpoint's gate (``bot.endpoint_gate``): a server that serves one request at a
+  time and drops the reply under way when another arrives is found out and sent one at a time, and the
+  dropped reply is asked again (at once when none of it had arrived, else by the Manager: ``ReplyDropped``).
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ import openai
 from openai import AsyncOpenAI
 from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
-from agents.errors import EmptyReply, ModelError, PromptTooLong, ReplyCut
+from agents.errors import EmptyReply, ModelError, PromptTooLong, ReplyCut, ReplyDropped
 from agents.types import Message, Usage
 from bot.config import Config, Secrets
+from bot.endpoint_gate import EndpointGate
 from bot.model_context import context_from_models, context_from_props, read_context_error
 from bot.redact import Redactor
 from bot.retry_after import retry_after_seconds
@@ -58,6 +62,13 @@ class _Transient(Exception):
     def __init__(self, reason: str, retry_after: float | None) -> None:
         super().__init__(reason)
         self.retry_after = retry_after
+
+
+class _Dropped(Exception):
+    """The stream ended with no ``finish_reason`` while another request was under way: the server dropped it."""
+
+    def __init__(self, usage: Usage) -> None:
+        self.usage = usage
 
 
 class _ContextLearned(Exception):
@@ -84,6 +95,7 @@ class OpenAIChatModel:
         self._contexts: dict[str, int] = {}  # model -> context window in tokens, where known
         self._asked: set[str] = set()  # models whose window the endpoint was asked about
         self._chars_per_token: dict[str, float] = {}  # measured from a server's own count of a prompt
+        self.gate = EndpointGate(config.llm.parallel_requests)  # shared by every run this client serves
 
     def model_name(self, role: str) -> str:
         return self._config.agent(role).model
@@ -91,7 +103,7 @@ class OpenAIChatModel:
     async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
         """Text deltas of the reply, then one ``Usage``. Closing early closes the HTTP stream."""
         retries = self._config.llm.max_retries
-        learned = False
+        learned = dropped = False
         attempt = 0
         while True:
             started = False
@@ -101,6 +113,12 @@ class OpenAIChatModel:
                         started = started or isinstance(piece, str)
                         yield piece
                 return
+            except _Dropped as failure:
+                if started or dropped:  # text was shown: the Manager asks again, and says so
+                    raise ReplyDropped(
+                        f"The model server at {self.where} ended the {role}'s reply when another request reached "
+                        "it (it answers one request at a time; it now gets one at a time).", failure.usage) from None
+                dropped = True  # nothing shown yet: ask again at once, now that requests go one at a time
             except _ContextLearned:
                 if learned:
                     raise ModelError(f"The model endpoint {self.where} kept refusing the {role}'s request "
@@ -126,23 +144,31 @@ class OpenAIChatModel:
         context = await self.context_window(model)
         max_tokens = self._reply_room(role, model, settings.max_tokens, prompt_tokens, context)
         reply = _Reply(self._redact, self.where, role, min(MAX_REPLY_CHARS, max_tokens * MAX_CHARS_PER_TOKEN))
-        try:
-            response = await self.client.chat.completions.create(
-                model=model, messages=cast("list[ChatCompletionMessageParam]", payload),
-                temperature=settings.temperature, max_tokens=max_tokens,
-                stream=True, stream_options={"include_usage": True},
-                extra_headers={AGENT_HEADER: role},
-            )
-            async with response:
-                kind = response.response.headers.get("content-type", "").split(";")[0].strip().lower()
-                if kind == "application/json":  # the server ignored stream=true: take the whole completion
-                    for piece in reply.from_completion(await _read_capped(response.response)):
-                        yield piece
-                else:
-                    async for piece in reply.from_stream(response, self._config.llm.request_timeout_s):
-                        yield piece
-        except openai.APIError as error:
-            raise self._translate(error, role, model, prompt_tokens, payload) from None
+        kind = ""
+        async with self.gate.call() as call:  # held while the reply streams
+            try:
+                response = await self.client.chat.completions.create(
+                    model=model, messages=cast("list[ChatCompletionMessageParam]", payload),
+                    temperature=settings.temperature, max_tokens=max_tokens,
+                    stream=True, stream_options={"include_usage": True},
+                    extra_headers={AGENT_HEADER: role},
+                )
+                async with response:
+                    kind = response.response.headers.get("content-type", "").split(";")[0].strip().lower()
+                    if kind == "application/json":  # the server ignored stream=true: take the whole completion
+                        for piece in reply.from_completion(await _read_capped(response.response)):
+                            yield piece
+                    else:
+                        async for piece in reply.from_stream(response, self._config.llm.request_timeout_s):
+                            yield piece
+            except openai.APIError as error:
+                raise self._translate(error, role, model, prompt_tokens, payload) from None
+        if call.crowded and reply.finish is None and not reply.cut and kind != "application/json" and self.gate.auto:
+            if self.gate.serialize():
+                log.warning("the model server at %s dropped a reply when another request reached it: it answers "
+                            "one request at a time, and now gets one at a time (set [llm] parallel_requests = 1 "
+                            "to say so up front)", self.where)
+            raise _Dropped(_estimate(payload, reply.chars))
         if reply.finish == "length" or reply.cut:
             if not reply.chars:
                 raise self._too_long(role, model, prompt_tokens, context)
@@ -215,10 +241,11 @@ class OpenAIChatModel:
                 f"The model endpoint {self.where} answered with {_kind_of(kind)} ({kind}), not an "
                 "OpenAI-compatible stream: check llm.base_url or OPENAI_BASE_URL (it usually ends in /v1).")
         try:
-            await self.client.chat.completions.create(
-                model=model, messages=cast("list[ChatCompletionMessageParam]", payload), max_tokens=1,
-                stream=False, extra_headers={AGENT_HEADER: role},
-            )
+            async with self.gate.call():  # a request like any other: it must not drop another one's reply
+                await self.client.chat.completions.create(
+                    model=model, messages=cast("list[ChatCompletionMessageParam]", payload), max_tokens=1,
+                    stream=False, extra_headers={AGENT_HEADER: role},
+                )
         except openai.APIStatusError as error:
             told = read_context_error(_server_message(error))
             if told:

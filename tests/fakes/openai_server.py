@@ -78,9 +78,17 @@ class FakeOpenAI:
     """Use as ``async with FakeOpenAI() as server:``; point the client at ``server.base_url``."""
 
     def __init__(self, models: tuple[str, ...] = ("gpt-4o-mini",), context: int | None = None,
-                 overflow: str = "openai", advertise: str = "", pace: tuple[float, float] | None = None) -> None:
+                 overflow: str = "openai", advertise: str = "", pace: tuple[float, float] | None = None,
+                 one_at_a_time: bool = False) -> None:
         self.models = list(models)
         self.pace = pace
+        # As llama-cpp-python's server (interrupt_requests): a request arriving while a reply streams ends
+        # that reply at once, with [DONE] and no finish_reason.
+        self.one_at_a_time = one_at_a_time
+        self.dropped = 0  # replies ended so
+        self.streaming = 0  # replies streaming now
+        self.overlapped_after_drop = 0  # replies that began while another streamed, after a drop
+        self._latest = 0
         self.context, self.overflow, self.advertise = context, overflow, advertise
         self.requests: list[Recorded] = []
         self._by_agent: dict[str, deque[Reply]] = defaultdict(deque)
@@ -182,11 +190,28 @@ class FakeOpenAI:
                       usage: dict[str, int]) -> web.StreamResponse:
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
+        self._latest += 1
+        mine = self._latest
+        if self.streaming and self.dropped:
+            self.overlapped_after_drop += 1
+        self.streaming += 1
+        try:
+            return await self._stream_reply(request, response, body, reply, usage, mine)
+        finally:
+            self.streaming -= 1
+
+    async def _stream_reply(self, request: web.Request, response: web.StreamResponse, body: dict[str, Any],
+                            reply: Reply, usage: dict[str, int], mine: int) -> web.StreamResponse:
         model, sent, paused = body["model"], 0, False
         await _send(response, _chunk(model, {"role": "assistant"}, None))  # as real servers open a stream
         first_token_s, tokens_per_s = self.pace or (0.0, 0.0)
         await asyncio.sleep(first_token_s)
         for piece in _pieces(reply):
+            if self.one_at_a_time and self._latest != mine:  # another request came: this reply ends here
+                self.dropped += 1
+                await response.write(b"data: [DONE]\n\n")
+                await response.write_eof()
+                return response
             if reply.stall_after is not None and sent >= reply.stall_after:
                 await self._stall(request, response, reply.keepalive_s)
                 return response
