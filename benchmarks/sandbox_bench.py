@@ -1,7 +1,8 @@
 """Sandbox figures, printed side by side (no assertions on time).
 
 1. A trivial passing pytest suite: directly on the host vs through the sandbox, warm pool off and on,
-   median of N runs each (the pool is refilled between runs, as it is between the team's turns).
+   median of N runs each (the pool is refilled between runs, as it is between the team's turns; a used
+   warm container is removed in the background, as in the bot).
 2. 20 concurrent runs with a cap of 4: all complete, none fail, containers left at the end.
 3. Peak memory of this process while a test prints 100 MB.
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import datetime
 import os
 import statistics
 import sys
@@ -26,7 +28,7 @@ import docker
 from agents.types import FileSet, TestJob, TestStatus
 from bot.config import SandboxConfig
 from bot.sandbox import DockerSandbox
-from bot.sandbox.hardening import LABEL
+from bot.sandbox.hardening import LABEL, LABEL_PID
 
 SUITE = FileSet({
     "calc.py": "def add(a, b):\n    return a + b\n",
@@ -48,33 +50,35 @@ async def host_run(folder: Path, plugins: bool) -> float:
     return time.monotonic() - started
 
 
-async def host_median(runs: int, plugins: bool) -> float:
+async def sandbox_run(sandbox: DockerSandbox) -> float:
+    # Not timed: the background work of the previous run (removal, the pool's refill), as between turns.
+    await sandbox.settle()
+    started = time.monotonic()
+    report = await sandbox.run(TestJob("python", SUITE))
+    elapsed = time.monotonic() - started
+    if report.status is not TestStatus.PASSED:
+        raise SystemExit(f"the suite did not pass in the sandbox:\n{report.output()}")
+    return elapsed
+
+
+async def side_by_side(config: SandboxConfig, runs: int) -> dict[str, float]:
+    """Medians of the four ways, taken in turn, so that the load of a shared machine falls on all alike."""
+    times: dict[str, list[float]] = {name: [] for name in WAYS}
+    pooled = dataclasses.replace(config, warm_pool=True, warm_pool_size=1)
     with tempfile.TemporaryDirectory() as folder:
         for path, content in SUITE.items():
             (Path(folder) / path).write_text(content)
-        return statistics.median([await host_run(Path(folder), plugins) for _ in range(runs)])
+        async with DockerSandbox(config) as cold, DockerSandbox(pooled) as warm:
+            warm.warm("python")
+            for _ in range(runs):
+                times[WAYS[0]].append(await host_run(Path(folder), plugins=False))
+                times[WAYS[1]].append(await host_run(Path(folder), plugins=True))
+                times[WAYS[2]].append(await sandbox_run(cold))
+                times[WAYS[3]].append(await sandbox_run(warm))
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
-async def _idle(sandbox: DockerSandbox, pool: bool) -> None:
-    """Between runs, not timed: the pool refills, as it does between the team's turns."""
-    for _ in range(500):
-        if not pool or sandbox.warm_ready("python"):
-            break
-        await asyncio.sleep(0.02)
-
-
-async def sandbox_median(config: SandboxConfig, runs: int) -> float:
-    times = []
-    async with DockerSandbox(config) as sandbox:
-        sandbox.warm("python")
-        for _ in range(runs):
-            await _idle(sandbox, config.warm_pool)
-            started = time.monotonic()
-            report = await sandbox.run(TestJob("python", SUITE))
-            times.append(time.monotonic() - started)
-            if report.status is not TestStatus.PASSED:
-                raise SystemExit(f"the suite did not pass in the sandbox:\n{report.output()}")
-    return statistics.median(times)
+WAYS = ("host, bare pytest", "host, installed plugins", "sandbox, no warm pool", "sandbox, warm pool")
 
 
 async def concurrent(config: SandboxConfig, count: int, cap: int) -> None:
@@ -84,7 +88,8 @@ async def concurrent(config: SandboxConfig, count: int, cap: int) -> None:
         peak = sandbox.peak_active
     elapsed = time.monotonic() - started
     passed = sum(r.status is TestStatus.PASSED for r in reports)
-    left = len(docker.from_env().containers.list(all=True, sparse=True, filters={"label": f"{LABEL}=1"}))
+    mine = {"label": [f"{LABEL}=1", f"{LABEL_PID}={os.getpid()}"]}  # not other processes' on the same engine
+    left = len(docker.from_env().containers.list(all=True, sparse=True, filters=mine))
     print(f"{count} concurrent runs, cap {cap}: {passed}/{count} passed, peak running {peak}, "
           f"{elapsed:.1f}s total, sandbox containers left: {left}")
 
@@ -125,15 +130,11 @@ async def main() -> None:
     args = parser.parse_args()
     config = SandboxConfig(use_offline_images=not args.online)
     await flood_memory(config)  # first, so the peak is not hidden by the later phases
-    host = await host_median(args.runs, plugins=False)
-    host_plugins = await host_median(args.runs, plugins=True)
-    cold = await sandbox_median(config, args.runs)
-    pooled = dataclasses.replace(config, warm_pool=True, warm_pool_size=1)
-    warm = await sandbox_median(pooled, args.runs)
-    print(f"trivial pytest suite, median of {args.runs} (ratio to the bare host run):")
-    rows = [("host, bare pytest", host), ("host, installed plugins", host_plugins),
-            ("sandbox, no warm pool", cold), ("sandbox, warm pool", warm)]
-    for name, seconds in rows:
+    medians = await side_by_side(config, args.runs)
+    host = medians[WAYS[0]]
+    print(f"trivial pytest suite, median of {args.runs}, the four taken in turn (ratio to the bare host run), "
+          f"{datetime.date.today()}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}:")
+    for name, seconds in medians.items():
         print(f"  {name:<28}{seconds * 1000:8.0f} ms   {seconds / host:.2f}x")
     await concurrent(config, count=20, cap=4)
 

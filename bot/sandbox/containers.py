@@ -18,15 +18,7 @@ from docker.models.containers import Container
 from agents.errors import SandboxError
 from bot.config import LanguageConfig, SandboxConfig
 from bot.sandbox import setup_network
-from bot.sandbox.hardening import (
-    LABEL,
-    LABEL_HOST,
-    container_options,
-    judged_here,
-    keeper_user,
-    owner_gone,
-    watchdog,
-)
+from bot.sandbox.hardening import LABEL, LABEL_HOST, container_options, judged_here, owner_gone
 from bot.sandbox.output import SplitOutput
 
 
@@ -45,12 +37,6 @@ def start_container(client: docker.DockerClient, config: SandboxConfig, name: st
         remove(container)
         raise SandboxError(f"Docker could not start the {name} sandbox: {error.explanation}") from None
     return container
-
-
-def start_watchdog(client: docker.DockerClient, container: Container, config: SandboxConfig, seconds: float) -> None:
-    """The container stops by itself ``seconds`` from now, whatever becomes of this process."""
-    exec_id = client.api.exec_create(container.id, watchdog(seconds), user=keeper_user(config))["Id"]
-    client.api.exec_start(exec_id, detach=True)
 
 
 def exec_stream(client: docker.DockerClient, container: Container, argv: list[str], user: str,

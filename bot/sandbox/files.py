@@ -44,8 +44,10 @@ UNPACK_FAILED = "[sandbox] could not unpack the files"
 UNPACK_EXIT = 125
 
 
-def staged(files: Mapping[str, str], workdir: str, limit: int, command: str) -> tuple[list[list[str]], list[str]]:
-    """Exec commands that stage all but the last chunk, and one that unpacks everything then runs ``command``.
+def staged(files: Mapping[str, str], workdir: str, limit: int, command: str,
+           before: str = "") -> tuple[list[list[str]], list[str]]:
+    """Exec commands that stage all but the last chunk, and one that runs the shell ``before``, unpacks
+    everything, then runs ``command``.
 
     Unpacking in the same exec as the first command saves a whole ``docker exec`` per run. A failed
     unpack exits ``UNPACK_EXIT`` after printing ``UNPACK_FAILED``, so it is told apart from the command.
@@ -57,7 +59,7 @@ def staged(files: Mapping[str, str], workdir: str, limit: int, command: str) -> 
     chunks = [encoded[i:i + CHUNK_CHARS] for i in range(0, len(encoded), CHUNK_CHARS)] or [""]
     stage = [["sh", "-c", f'printf %s "$1" >> {UPLOAD_PATH}', "sh", chunk] for chunk in chunks[:-1]]
     staged_part = f"cat {UPLOAD_PATH}; rm -f {UPLOAD_PATH}; " if stage else ""
-    script = (
+    script = before + (
         f'{{ {staged_part}printf %s "$1"; }} | base64 -d | tar -x -m -f - -C {workdir} '
         f'|| {{ echo "{UNPACK_FAILED}" >&2; exit {UNPACK_EXIT}; }}; exec sh -c "$0"'
     )

@@ -5,6 +5,7 @@ Pure functions of the config, so the hardening can be read (and unit tested) in 
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 from typing import Any
@@ -13,6 +14,7 @@ from docker.types import Ulimit
 
 from bot import processes
 from bot.config import LanguageConfig, SandboxConfig
+from bot.sandbox.files import UNPACK_EXIT
 
 LABEL = "codegen-chat.sandbox"  # every container we start carries it: cleanup finds them by it
 LABEL_HOST = "codegen-chat.host"
@@ -23,8 +25,17 @@ LABEL_STARTED = "codegen-chat.started"  # with the pid, tells a restarted bot fr
 LABEL_PIDNS = "codegen-chat.pidns"
 LABEL_LANGUAGE = "codegen-chat.language"
 MB = 1024 * 1024
-# The container's first process only keeps it alive; tests run beside it with `docker exec`.
-KEEPER = ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"]
+# The container's first process keeps it alive (tests run beside it with `docker exec`) and ends it at its
+# deadline. It waits, using no CPU, until the job's first command writes the deadline into DEADLINE_FIFO,
+# then sleeps that many seconds and exits: init exits with it, and every process in the container dies.
+# Nothing is asked of the bot after that write, so a spinning test ends on time even when the bot is killed
+# (kill -9, SIGTERM, a crash) mid-test. The write comes first in the command that unpacks the files, before
+# any of the team's code exists in the container, so it cannot be lost or raced; only the keeper can read it
+# (mode 0622), and the commands' user can neither remove the FIFO (sticky /tmp) nor signal the keeper.
+DEADLINE_FIFO = "/tmp/.deadline"
+KEEPER = ["sh", "-c", f"trap 'exit 0' TERM; mkfifo -m 622 {DEADLINE_FIFO} || exit 1; read s < {DEADLINE_FIFO}; "
+          "case $s in ''|*[!0-9]*) s=1;; esac; sleep \"$s\" & wait $!"]
+DEADLINE_UNSET = "[sandbox] the container's deadline could not be set"
 # The keeper runs as a user of its own, so the commands (another user) can neither kill it nor be kept
 # alive by it: `kill -9 -1` as the command user stops everything the team's code left running.
 KEEPER_UID = 65533
@@ -48,14 +59,12 @@ def pid_namespace() -> str:
         return ""
 
 
-def watchdog(seconds: float) -> list[str]:
-    """Run as the keeper's user: at the deadline, kill the keeper, and so stop the whole container.
-
-    Started in the container when a job begins, it needs nothing from the bot: if the bot dies mid-test
-    (kill -9, SIGTERM, a crash), a spinning test still ends by its deadline. ``kill -1`` reaches every
-    process of the keeper's user but init, which exits with its child; the container then stops.
-    """
-    return ["sh", "-c", f"sleep {max(int(seconds + 0.999), 1)}; kill -KILL -1"]
+def set_deadline(seconds: float) -> str:
+    """Shell run first by a job's first command: the container ends ``seconds`` from now, whatever becomes
+    of the bot. Waits a moment for the keeper's FIFO (a container just started); without it, nothing runs."""
+    return (f"i=0; until [ -p {DEADLINE_FIFO} ]; do i=$((i+1)); [ $i -le 100 ] || "
+            f"{{ echo \"{DEADLINE_UNSET}\" >&2; exit {UNPACK_EXIT}; }}; sleep 0.05; done; "
+            f"echo {max(math.ceil(seconds), 1)} > {DEADLINE_FIFO}; ")
 
 
 def keeper_user(config: SandboxConfig) -> str:

@@ -91,6 +91,10 @@ class WarmPool:
             self._removing.add(task)
             task.add_done_callback(self._removing.discard)
 
+    async def settle(self) -> None:
+        """Wait until the containers on their way are ready (or failed to start), and the expired ones gone."""
+        await asyncio.gather(*list(self._filling), *list(self._removing), return_exceptions=True)
+
     async def close(self) -> None:
         self._closed = True
         # Not cancelled: a start half done would leave its container behind; finished, it removes it.

@@ -1,10 +1,11 @@
 """The Docker sandbox: runs a job's tests in a fresh, locked-down container and reports what it saw.
 
 One run: wait for a slot (the concurrency cap) -> take a warm container or start one -> stage the
-files -> unpack them and run the dependency setup when the files call for it (network only then,
-per config) -> cut the network -> the test command (unpacking first when there was no setup), its
-output capped as it streams, killed from outside at the deadline -> read the counts -> remove the
-container, also when the run is cancelled.
+files -> set the container's own deadline, unpack the files and run the dependency setup when the files
+call for it (network only then, per config), all in one command -> cut the network -> the test command
+(the first command when there was no setup), its output capped as it streams, killed from outside at the
+deadline -> read the counts -> remove the container: in the background once the run has its report
+(``close()`` waits for it), before a cancellation completes.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from bot.sandbox.authority import Authority, quoted
 from bot.sandbox.authority.table import authority_for
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
-from bot.sandbox.hardening import DEADLINE_GRACE_S
+from bot.sandbox.hardening import DEADLINE_GRACE_S, DEADLINE_UNSET, set_deadline
 from bot.sandbox.images import missing_image, present_image
 from bot.sandbox.languages import languages
 from bot.sandbox.output import SplitOutput
@@ -64,6 +65,7 @@ class DockerSandbox:
         self._pool = WarmPool(config.warm_pool_size if config.warm_pool else 0, self._start_for, self._remove)
         self._threads = ThreadPoolExecutor(max_workers=2 * config.concurrency + 8, thread_name_prefix="sandbox")
         self._holding: set[_Held] = set()  # what the runs under way hold in Docker
+        self._removing: set[asyncio.Task[None]] = set()  # what returned runs held, on its way out
         self._images: dict[str, str] = {}  # language -> the image found for it on this engine
         self.active = 0  # containers running a job now (observable by tests and benchmarks)
         self.peak_active = 0
@@ -112,11 +114,13 @@ class DockerSandbox:
         return missing
 
     async def close(self) -> None:
-        """Remove the idle warm containers and whatever runs still hold, close our client. Final."""
+        """Remove the idle warm containers and whatever runs still hold, finish the removals under way, close
+        our client. Final."""
         self._closed = True
         await self._pool.close()
-        # Runs still going lose their containers now rather than leave them behind.
-        await asyncio.gather(*(self._let_go(held) for held in list(self._holding)), return_exceptions=True)
+        # Runs still going lose their containers now rather than leave them behind; used ones finish going.
+        await asyncio.gather(*(self._let_go(held) for held in list(self._holding)), *list(self._removing),
+                             return_exceptions=True)
         if self._owns_client and self._client is not None:
             await self._call(self._client.close)
         self._threads.shutdown(wait=False)
@@ -131,6 +135,12 @@ class DockerSandbox:
         while the team's models write. A hint: a language without a sandbox is left for ``run`` to report."""
         if self._config.enabled and not self._closed and language in self._languages:
             self._pool.prepare(language)
+
+    async def settle(self) -> None:
+        """Wait for the work a run leaves in the background: its used containers removed, the pool's new
+        ones started."""
+        await asyncio.gather(*list(self._removing), return_exceptions=True)
+        await self._pool.settle()
 
     def warm_ready(self, language: str) -> int:
         """How many started, unused containers wait for ``language`` right now."""
@@ -150,14 +160,30 @@ class DockerSandbox:
         self.peak_active = max(self.peak_active, self.active)
         held = _Held()
         self._holding.add(held)
+        report = None
         try:
-            return await self._run(job, language, limit_s, held)
+            report = await self._run(job, language, limit_s, held)
+            return report
         except ENGINE_ERRORS as error:
             raise engine_failed(error) from None
         finally:
-            # Shielded: a cancelled run still removes its container before the cancellation completes.
-            # Awaited, so that when a run returns its container is gone.
-            await asyncio.shield(self._release(held))
+            if report is not None and not self._closed:
+                self._release_later(held)
+            else:
+                # Shielded: a cancelled run still removes its container before the cancellation completes.
+                await asyncio.shield(self._release(held))
+
+    def _release_later(self, held: _Held) -> None:
+        """A run that reported: its containers are removed off its path, in a task ``close()`` (and
+        ``settle()``) waits for; its slot is free once they are gone, so the cap bounds the containers that
+        exist, not only the busy ones. A process killed before that removes them at its next start; until
+        then each stops by itself at its deadline."""
+        self._holding.discard(held)
+        self.active -= 1
+        removal = asyncio.get_running_loop().create_task(self._let_go(held))
+        self._removing.add(removal)
+        removal.add_done_callback(self._removing.discard)
+        removal.add_done_callback(lambda _: self._slots.release())
 
     async def _release(self, held: _Held) -> None:
         try:
@@ -192,17 +218,17 @@ class DockerSandbox:
                 held.egress = await self._open_egress()
             container = await self._start(job.language, language, held.egress.name if held.egress else None)
         held.containers.append(container)
-        # Enforced inside the container too: it stops by itself at the deadline even if this process dies.
-        deadline = limit_s + (self._config.setup_timeout_s if setup else 0.0) + DEADLINE_GRACE_S
-        await self._call(containers.start_watchdog, self._client_(), container, self._config, deadline)
+        # Enforced inside the container too: the job's first command sets the deadline at which the container
+        # stops by itself, even if this process dies (``hardening.KEEPER``).
+        deadline = set_deadline(limit_s + (self._config.setup_timeout_s if setup else 0.0) + DEADLINE_GRACE_S)
         if authority is None:
-            return await self._run_one_pass(container, job, language, setup, held, limit_s)
-        return await self._run_user_first(container, job, language, setup, held, limit_s, authority, user)
+            return await self._run_one_pass(container, job, language, setup, held, limit_s, deadline)
+        return await self._run_user_first(container, job, language, setup, held, limit_s, deadline, authority, user)
 
     async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
-                            held: _Held, limit_s: float) -> TestReport:
+                            held: _Held, limit_s: float, deadline: str) -> TestReport:
         first = language.setup_command if setup else language.test_command
-        unpack_then_first = await self._stage(container, job.files, language, first)
+        unpack_then_first = await self._stage(container, job.files, language, first, deadline)
         if setup:
             report = await self._setup(container, language, held, unpack_then_first)
             if report is not None:
@@ -212,22 +238,23 @@ class DockerSandbox:
         return reports.single(step, language, self._config)
 
     async def _run_user_first(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
-                              held: _Held, limit_s: float, authority: Authority, user: list[str]) -> TestReport:
+                              held: _Held, limit_s: float, deadline: str, authority: Authority,
+                              user: list[str]) -> TestReport:
         """The user's tests alone, locked down and judged per file; then the team's, as configured."""
         present = authority.pass_files(job.files, user)
         team_tests = {path: text for path, text in job.files.items() if path not in present}
         token = secrets.token_hex(8)  # frames the user's files' sections of the output
         command = authority.command(user, present, language.workdir, token)
         if setup:
-            report = await self._setup(container, language, held,
-                                       await self._stage(container, present, language, language.setup_command))
+            report = await self._setup(container, language, held, await self._stage(
+                container, present, language, language.setup_command, deadline))
             if report is not None:
                 return report
             # The setup ran the team's code: stop what it left running, then put the user's files back.
             await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
                              self._config.user, "/")
             present = {path: job.files[path] for path in user}
-        argv = await self._stage(container, present, language, command)
+        argv = await self._stage(container, present, language, command, "" if setup else deadline)
         budget = self._config.max_output_bytes // (2 if team_tests else 1)
         step = await self._step(container, argv, language.workdir, limit_s, output_limit=budget)
         written = await self._read_report(container, authority) if not step.timed_out else ""
@@ -293,6 +320,8 @@ class DockerSandbox:
         stdout, stderr = output.texts()
         if code == UNPACK_EXIT and UNPACK_FAILED in stderr:
             raise SandboxError(f"could not copy the files into the sandbox: {stderr[-500:]}")
+        if code == UNPACK_EXIT and DEADLINE_UNSET in stderr:
+            raise SandboxError("the sandbox container did not take its deadline (its first process is gone)")
         return StepResult(code, timed_out, duration, stdout, stderr, output.truncated)
 
     async def _wait(self, reader: asyncio.Future[None], exec_id: str, limit_s: float) -> bool:
@@ -311,9 +340,10 @@ class DockerSandbox:
         return False
 
     async def _stage(self, container: Container, files: Mapping[str, str], language: LanguageConfig,
-                     first: str) -> list[str]:
-        """Stage all but the last chunk of the files; the command that unpacks them and runs ``first``."""
-        stage, unpack_then_first = staged(files, language.workdir, self._config.max_upload_bytes, first)
+                     first: str, deadline: str = "") -> list[str]:
+        """Stage all but the last chunk of the files; the command that sets the container's ``deadline``
+        (the job's first such command only), unpacks them and runs ``first``."""
+        stage, unpack_then_first = staged(files, language.workdir, self._config.max_upload_bytes, first, deadline)
         for argv in stage:
             code, text = await self._call(
                 containers.run_quiet, self._client_(), container, argv, self._config.user, "/")

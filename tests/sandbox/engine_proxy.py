@@ -62,10 +62,11 @@ class EngineRelay:
         with contextlib.suppress(OSError):
             while data := source.recv(65536):
                 if watch and self.cut_on is not None:
-                    seen = (seen + data)[-4096:]
-                    if self.cut_on in seen:
+                    window = seen + data  # the words may straddle two reads, or open a long one
+                    if self.cut_on in window:
                         self.cut()
                         return
+                    seen = window[-len(self.cut_on):]
                 sink.sendall(data)
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)

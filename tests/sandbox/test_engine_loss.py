@@ -44,7 +44,8 @@ def relay_at():
 
 @pytest.fixture(autouse=True)
 def remove_what_the_lost_engine_kept(docker_client):
-    """What the cut relay could not remove is removed through the real engine (the watchdog would, later)."""
+    """What the cut relay could not remove is removed through the real engine (the next start would; one
+    whose job began also stops by itself at its deadline)."""
     yield
     for container in our_containers(docker_client):
         container.remove(force=True)

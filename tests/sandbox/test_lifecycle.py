@@ -147,6 +147,31 @@ async def test_warm_pool_container_serves_one_run_only(docker_client):
     assert our_containers(docker_client) == []  # close() removed the idle warm containers
 
 
+@pytest.mark.parametrize("pool", [True, False], ids=["warm-pool", "own-containers"])
+async def test_used_containers_go_in_the_background_and_none_outlives_close(docker_client, pool):
+    """A run's result does not wait for its container's removal, but close() does: used containers, idle
+    ones, and one whose run was cancelled are all gone when it returns."""
+    async with DockerSandbox(configured(warm_pool=pool, warm_pool_size=2), client=docker_client) as sandbox:
+        sandbox.warm("python")
+        reports = [await sandbox.run(sleeper(0)) for _ in range(4)]
+        cancelled = asyncio.create_task(sandbox.run(sleeper(60)))
+        await wait_for_containers(docker_client, 3 if pool else 1)
+        cancelled.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await cancelled
+    assert [r.status for r in reports] == [TestStatus.PASSED] * 4
+    assert our_containers(docker_client) == []
+
+
+async def test_settle_waits_until_used_containers_are_gone(docker_client):
+    async with DockerSandbox(configured(), client=docker_client) as sandbox:
+        for _ in range(3):
+            report = await sandbox.run(sleeper(0))
+            assert report.status is TestStatus.PASSED, report.output()
+        await sandbox.settle()
+        assert await asyncio.to_thread(our_containers, docker_client) == []
+
+
 async def test_files_larger_than_one_exec_argument_arrive_intact(sandbox):
     data = os.urandom(250_000).hex()  # 500 kB: several upload chunks
     digest = hashlib.sha256(data.encode()).hexdigest()
@@ -165,6 +190,7 @@ async def test_a_prepared_container_is_the_next_runs_and_none_is_kept_after_it(d
         [prepared] = await asyncio.to_thread(our_containers, docker_client)
         report = await sandbox.run(TestJob("python", FileSet({"test_ok.py": "def test_ok():\n    pass\n"})))
         assert report.status is TestStatus.PASSED, report.output()
+        await sandbox.settle()  # a used container goes in the background
         with pytest.raises(docker.errors.NotFound):
             await asyncio.to_thread(docker_client.containers.get, prepared.id)  # used, then removed
         assert sandbox.warm_ready("python") == 0 and await asyncio.to_thread(our_containers, docker_client) == []
