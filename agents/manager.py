@@ -127,10 +127,18 @@ class Order(StrEnum):
     SEQUENTIAL = "sequential"  # one agent at a time, each seeing the step before it
 
 
+class FixReplies(StrEnum):
+    """How the Programmer is asked to reply when it changes code it wrote."""
+
+    WHOLE = "whole"  # every changed file whole: any model manages it
+    DIFF = "diff"  # a unified diff of each changed file: a far shorter reply, but a diff can fail to apply
+
+
 @dataclass(frozen=True)
 class TeamSettings:
     budget: Budget = field(default_factory=Budget)
     order: Order = Order.OVERLAPPED
+    fix_replies: FixReplies = FixReplies.WHOLE
     publish_failed: bool = True  # check in the best attempt of a run whose tests failed
     review: bool = True  # the Optimizer reviews each version of the code before it is tested
     check_in: bool = True  # the Check-In writes a README and publishes the outcome (off: nothing is published)
@@ -370,7 +378,7 @@ class Manager:
             task=run.request.task, plan=self._plan_for(run, Role.PROGRAMMER), language=run.language,
             files=run.files.as_dict(), user_tests=run.user_tests.as_dict(),
             review_notes=run.review.notes if run.review and not run.review.approved else "",
-            report=failing, triage_reason=reason,
+            report=failing, triage_reason=reason, fix_as_diff=self._settings.fix_replies is FixReplies.DIFF,
             reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
         )
         context = self._file_context(run, writes_tests=False)

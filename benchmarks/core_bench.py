@@ -14,7 +14,8 @@ Prints figures side by side; asserts nothing about time.
    pytest's own.
 3. Wall time with a slow model (a scripted OpenAI-compatible server that waits 0.5 s before the first token
    and streams 50 tokens a second, reached by the real client) on that script with 0, 1 and 5 fix rounds:
-   ``order = "sequential"`` (one agent at a time, as before) against ``"overlapped"``.
+   ``order = "sequential"`` (one agent at a time, as before) against ``"overlapped"``, and overlapped with
+   ``fix_replies = "diff"`` (the script's fixes are then diffs of the version before).
 4. ``codegen-chat run``: from the process start to the first model request, and which libraries it has
    imported by then.
 5. 50 runs at once on one event loop.
@@ -37,7 +38,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.events import Event, RunFinished, TestReported, TurnFinished, TurnStarted
-from agents.manager import Budget, Manager, Order, TeamSettings
+from agents.manager import Budget, FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import Sandbox
 from agents.types import Message, RunRequest, RunStatus, TestReport, TestStatus
@@ -53,6 +54,9 @@ from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
 
 SLOW_MODEL = (0.5, 50.0)  # seconds before the first token, tokens per second
 ORDERS = (Order.SEQUENTIAL, Order.OVERLAPPED)
+# The ways of working timed with the slow model: the old order, today's default, and fixes written as diffs.
+WAYS = {"sequential": TeamSettings(order=Order.SEQUENTIAL), "overlapped": TeamSettings(order=Order.OVERLAPPED),
+        "diff fixes": TeamSettings(order=Order.OVERLAPPED, fix_replies=FixReplies.DIFF)}
 
 # The same realistic run measured before prompts were made lean (commit 2d83ea5, 2026-12-01, real sandbox):
 # pytest's long tracebacks, one agent at a time, the plan and the whole code and tests in most prompts.
@@ -215,17 +219,18 @@ async def prompt_economy(real_sandbox: bool) -> None:
 # -- 3. wall time with a slow model ---------------------------------------------------------------------
 
 
-async def slow_run(server: FakeOpenAI, order: Order, rounds: int, new_sandbox) -> float:  # type: ignore[no-untyped-def]
-    for role, replies in d.fix_rounds(rounds).items():
+async def slow_run(server: FakeOpenAI, way: TeamSettings, rounds: int, new_sandbox) -> float:  # type: ignore[no-untyped-def]
+    diffs = way.fix_replies is FixReplies.DIFF
+    for role, replies in d.fix_rounds(rounds, diffs=diffs).items():
         server.script(role, *replies)
     config = Config(llm=LLMConfig(base_url=server.base_url, request_timeout_s=60.0))
     model = OpenAIChatModel(config, Secrets(openai_api_key="sk-bench"))
     sandbox = new_sandbox()
     try:
         manager = Manager(model, sandbox, RecordingPublisher(), PromptBook(),
-                          TeamSettings(budget=Budget(max_rounds=rounds + 1), order=order))
+                          dataclasses.replace(way, budget=Budget(max_rounds=rounds + 1)))
         started = time.perf_counter()
-        events = [e async for e in manager.run(RunRequest(task=d.TASK, run_id=f"slow-{order}-{rounds}"))]
+        events = [e async for e in manager.run(RunRequest(task=d.TASK, run_id=f"slow-{way.order}-{rounds}"))]
         elapsed = time.perf_counter() - started
     finally:
         await closing(sandbox)
@@ -239,12 +244,15 @@ async def slow_model(real_sandbox: bool) -> None:
     factory = sandbox_factory(real_sandbox)
     print(f"\n3. Wall time with a slow model ({SLOW_MODEL[0]} s to the first token, {SLOW_MODEL[1]:.0f} tokens/s), "
           f"the realistic script, tests in {'the real sandbox' if real_sandbox else 'a stand-in sandbox'}")
-    print(f"  {'fix rounds':<12}{'sequential':>12}{'overlapped':>12}{'ratio':>8}   (target <= 0.7x)")
+    print("  (diff fixes: overlapped, with [team] fix_replies = \"diff\"; ratios against sequential, target <= 0.7x)")
+    print(f"  {'fix rounds':<12}" + "".join(f"{name:>14}" for name in WAYS)
+          + "".join(f"{name + ' ratio':>18}" for name in list(WAYS)[1:]))
     async with FakeOpenAI(pace=SLOW_MODEL) as server:
         for rounds in (0, 1, 5):
-            times = {order: await slow_run(server, order, rounds, factory) for order in ORDERS}
-            seq, ovl = times[Order.SEQUENTIAL], times[Order.OVERLAPPED]
-            print(f"  {rounds:<12}{seq:>11.1f}s{ovl:>11.1f}s{ovl / seq:>7.2f}x")
+            times = {name: await slow_run(server, way, rounds, factory) for name, way in WAYS.items()}
+            seq = times["sequential"]
+            print(f"  {rounds:<12}" + "".join(f"{t:>13.1f}s" for t in times.values())
+                  + "".join(f"{times[name] / seq:>17.2f}x" for name in list(WAYS)[1:]))
 
 
 # -- 4. start-up ---------------------------------------------------------------------------------------

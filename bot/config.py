@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from agents.errors import CodegenError
-from agents.manager import Budget, Order
+from agents.manager import Budget, FixReplies, Order
 from agents.types import Role
 from bot.redact import url_secrets
 from bot.settings import Checked, Matches, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
@@ -103,6 +103,7 @@ class TeamConfig(Checked, section="team"):
     """``[team]``: how the agents' steps follow each other (agents/manager.py draws both orders)."""
 
     order: Annotated[str, OneOf(*(order.value for order in Order))] = Order.OVERLAPPED.value
+    fix_replies: Annotated[str, OneOf(*(how.value for how in FixReplies))] = FixReplies.WHOLE.value
 
 
 @dataclass(frozen=True)

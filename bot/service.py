@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from agents.errors import UserInputError
 from agents.events import Notice, RunFinished
-from agents.manager import Manager, Order, TeamSettings
+from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.types import Attachment, RunRequest, RunStatus
@@ -400,7 +400,7 @@ def _queue_text(position: int) -> str:
 def team_settings(config: Config) -> TeamSettings:
     """How the team works on every run this config serves (``codegen-chat eval`` lays its modes over it)."""
     return TeamSettings(budget=config.budget, publish_failed=config.checkin.publish_failed,
-                        order=Order(config.team.order))
+                        order=Order(config.team.order), fix_replies=FixReplies(config.team.fix_replies))
 
 
 def new_run_id() -> str:

@@ -191,7 +191,7 @@ async def _single(problem: Problem, parts: Parts) -> Attempt:
     tests = problem.starter.without(code)  # starter files named like tests: visible to the Programmer
     messages = parts.prompts.render(
         role, task=problem.task, plan=NO_PLAN, language=problem.language, files=code.as_dict(),
-        user_tests=tests.as_dict(), review_notes="", report=None, triage_reason="", reply_notes=(),
+        user_tests=tests.as_dict(), review_notes="", report=None, triage_reason="", fix_as_diff=False, reply_notes=(),
     )
     context = FileContext(language=problem.language, code=code.as_dict(), tests=tests.as_dict(),
                           user_tests=tuple(tests), mentioned=problem.task)

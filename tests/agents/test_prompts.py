@@ -14,7 +14,7 @@ CONTEXTS = {
     Role.PLANNER: dict(task="T", attachments=(Attachment("main.py", "print(1)\n"),), prior_tasks=("earlier",),
                        files=FILES, user_tests=["test_user.py"], previous_plan="old", replan_reason="why"),
     Role.PROGRAMMER: dict(task="T", plan="P", language="python", files=FILES, user_tests=TESTS, review_notes="fix x",
-                          report=REPORT, triage_reason="the code is wrong",
+                          report=REPORT, triage_reason="the code is wrong", fix_as_diff=False,
                           reply_notes=("Not saved: file path '../x.py' must stay inside the project.",)),
     Role.OPTIMIZER: dict(task="T", files=FILES, changes={}, previous_review="earlier review", report=REPORT,
                          triage_reason="the code is wrong"),

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from agents.manager import FixReplies
 from bot.config import BudgetConfig, Config, ConfigError, SandboxConfig, Secrets, find_config_path, load_config
+from bot.service import team_settings
 from bot.settings import Checked, Range, SettingsError, argument_for, number_argument
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -259,3 +261,17 @@ def test_a_flag_for_a_config_value_takes_that_values_range():
         with pytest.raises(argparse.ArgumentTypeError):
             parse(bad)
     assert number_argument(int, Range(1, 10))(" 7 ") == 7
+
+
+@pytest.mark.parametrize("text, expected", [("", FixReplies.WHOLE), ('[team]\nfix_replies = "diff"\n', FixReplies.DIFF)])
+def test_the_config_chooses_how_fixes_are_written(tmp_path, text, expected):
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    assert team_settings(load_config(path)).fix_replies is expected
+
+
+def test_an_unknown_way_of_writing_fixes_is_named_in_one_line(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_text('[team]\nfix_replies = "patch"\n')
+    with pytest.raises(ConfigError, match="team.fix_replies"):
+        load_config(path)

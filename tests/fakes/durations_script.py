@@ -9,6 +9,9 @@ sentences with their verdict or decision line, and a short README. ``fix_rounds(
 
 from __future__ import annotations
 
+import difflib
+import itertools
+
 TASK = ("Write a Python module durations.py with parse_duration(text) that turns strings such as '1h 30m', "
         "'90s' or '2d4h' into seconds, and format_duration(seconds) that turns seconds back into that form. "
         "Reject bad input with ValueError.")
@@ -192,11 +195,21 @@ def wrong_code(round_index: int) -> str:
     return CODE.replace(old, new)
 
 
-def fix_rounds(rounds: int) -> dict[str, list[str]]:
-    """The whole run's replies per role: the code wrong ``rounds`` times, then right."""
-    programmer = [code_reply(wrong_code(i), "Here is durations.py." if i == 0 else "Fixed the failing case.")
-                  for i in range(rounds)]
-    programmer.append(code_reply(CODE, "Fixed the failing case." if rounds else "Here is durations.py."))
+def diff_reply(before: str, after: str, note: str) -> str:
+    """A fix written as a model asked for a diff writes it: a unified diff with three lines of context."""
+    diff = "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        "a/durations.py", "b/durations.py"))
+    return f"{note}\n\n```diff\n{diff}```\n"
+
+
+def fix_rounds(rounds: int, diffs: bool = False) -> dict[str, list[str]]:
+    """The whole run's replies per role: the code wrong ``rounds`` times, then right. With ``diffs`` every fix
+    after the first version is a diff of the version before (``[team] fix_replies = "diff"``)."""
+    versions = [wrong_code(i) for i in range(rounds)] + [CODE]
+    programmer = [code_reply(versions[0], "Here is durations.py.")]
+    for before, after in itertools.pairwise(versions):
+        note = "Fixed the failing case."
+        programmer.append(diff_reply(before, after, note) if diffs else code_reply(after, note))
     return {
         "planner": [PLAN],
         "programmer": programmer,
