@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from agents.types import FileSet, TestReport, TestStatus
+from bot.chat.failures import failure_excerpt
 from bot.chat.renderer import Redact
 from bot.chat.words import FAILING_OUTPUT_CHARS
 from bot.store import RunRecord
@@ -59,7 +60,7 @@ def _round(body: dict[str, Any], redact: Redact) -> Panel:
     return {
         "round": body.get("round", 0), "language": body.get("language", ""), "ok": report.ok,
         "summary": report.summary(), "passed": report.passed, "failed": report.failed,
-        "output": "" if report.ok else redact(report.output(FAILING_OUTPUT_CHARS)),
+        "output": "" if report.ok else redact(failure_excerpt(report, FAILING_OUTPUT_CHARS)),
     }
 
 

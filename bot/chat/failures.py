@@ -1,5 +1,7 @@
 """The part of a failing test run's output a thread shows: the failing tests' names and their assertion
-lines first, then the end of the output, cut at line boundaries, saying how much was left out.
+lines first, then the end of the output, cut at line boundaries, saying how much was left out. Lines that
+only say a test passed (``test_x PASSED``, ``--- PASS:``, ``ok 3 - name``...) are left out of that end: in
+a long run they would push the summary's neighbours out for nothing.
 
 The lines that name a failure are recognised for the runners the sandbox knows (pytest, go test,
 node --test and other TAP, cargo test, JUnit); whatever the runner, the end of the output follows, where
@@ -25,7 +27,19 @@ _KEY = re.compile(
     r"|panicked at|assertion `?\w* ?`?(?:failed|left == right)|^\s*(?:left|right): "  # Rust assertions
     r"|^\d+\) \w|^\s*(?:java\.lang\.)?AssertionError|expected:<"  # JUnit
     r"|^\s*(?:error|expected|actual|operator):\s"  # TAP diagnostics
-    r"|AssertionError|Assertion failed",
+    r"|AssertionError|Assertion failed"
+    r"|^>\s{3,}\S"  # pytest: the failing line of the test's source
+    r"|^\S+\.py:\d+: in \S",  # pytest --tb=short: where it failed
+)
+_NAME = re.compile(  # the lines among those that name a failing test: kept first when room is short
+    r"^(?:FAILED |ERROR )|^_{3,} \S.* _{3,}$|^\s*--- FAIL: |^\s*not ok \d+|^test \S+ \.\.\. FAILED|^\d+\) \w")
+_PASSING = re.compile(
+    r"\sPASSED(?:\s+\[\s*\d+%\])?$"  # pytest -v
+    r"|^[\w/.-]+ \.+\s*(?:\[\s*\d+%\])?$"  # pytest's progress, every test passing
+    r"|^\s*--- PASS: |^=== (?:RUN|PAUSE|CONT|NAME)\s|^ok\s+\S+\s+(?:\(cached\)|[\d.]+s)$"  # go test
+    r"|^\s*ok \d+ "  # TAP: node --test, bash and C/C++ here
+    r"|^test \S+ \.\.\. ok$"  # cargo test
+    r"|✔\s*(?:\[?\d+(?:\.\d+)? ?m?s\]?|\(\d+(?:\.\d+)? ?m?s\))?$",  # JUnit's console launcher, node's spec reporter
 )
 
 
@@ -37,21 +51,23 @@ def failure_excerpt(report: TestReport, limit: int) -> str:
         lines.pop()
     if _size(lines) <= limit:
         return "\n".join(lines)
-    room = limit - len(_gap(len(lines))) - 1
+    room = limit - len(_gap(len(lines), len(lines))) - 1
     keys = _fitting([i for i, line in enumerate(lines) if _KEY.search(line)], lines, int(room * KEY_SHARE))
-    tail = _tail(lines, room - _size([lines[i] for i in keys]), skip=set(keys))
+    passing = {i for i, line in enumerate(lines) if _PASSING.search(line)} - set(keys)
+    tail = _tail(lines, room - _size([lines[i] for i in keys]), skip=set(keys) | passing)
     hidden = len(lines) - len(keys) - len(tail)
-    return "\n".join([*(lines[i] for i in keys), _gap(hidden), *(lines[i] for i in tail)])
+    return "\n".join([*(lines[i] for i in keys), _gap(hidden, len(passing)), *(lines[i] for i in tail)])
 
 
 def _fitting(indexes: list[int], lines: list[str], room: int) -> list[int]:
+    """The lines that fit in ``room``, the failing tests' names before their details, in output order."""
     kept, used = [], 0
-    for index in indexes:
+    for index in sorted(indexes, key=lambda i: (not _NAME.search(lines[i]), i)):
         used += len(lines[index]) + 1
         if used > room:
             break
         kept.append(index)
-    return kept
+    return sorted(kept)
 
 
 def _tail(lines: list[str], room: int, skip: set[int]) -> list[int]:
@@ -67,8 +83,9 @@ def _tail(lines: list[str], room: int, skip: set[int]) -> list[int]:
     return kept[::-1]
 
 
-def _gap(count: int) -> str:
-    return f"[… {count:,} more line{'s' if count != 1 else ''} not shown; the end of the output:]"
+def _gap(count: int, passing: int) -> str:
+    of_them = f" ({passing:,} of them only progress or passing tests)" if passing else ""
+    return f"[… {count:,} more line{'s' if count != 1 else ''} not shown{of_them}; the end of the output:]"
 
 
 def _shortened(line: str) -> str:

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from agents.types import Publication, RunStatus, TestReport
+from bot.chat.failures import failure_excerpt
 from bot.checkin.files import Skipped
 
 MAX_DESCRIPTION_TASK_CHARS = 120
@@ -66,7 +67,7 @@ def _generated(publication: Publication) -> str:
     lines = [f"# {_first_line(publication.task, MAX_DESCRIPTION_TASK_CHARS)}", "", "## Task", "",
              publication.task.strip(), "", "## Test result", "", _result_line(publication)]
     if publication.report and not publication.report.ok and publication.report.output().strip():
-        lines += ["", _fenced(publication.report.output(MAX_README_OUTPUT_CHARS))]
+        lines += ["", _fenced(failure_excerpt(publication.report, MAX_README_OUTPUT_CHARS))]
     return "\n".join(lines)
 
 

@@ -3,7 +3,9 @@ output, then is fixed; and the checks of what a person reads in the thread it le
 
 from __future__ import annotations
 
+import os
 import re
+from collections.abc import Callable, Sequence
 
 from agents.types import TestJob, TestReport, TestStatus
 from tests.fakes import team_script as s
@@ -37,17 +39,32 @@ def verdict(job: TestJob) -> TestReport:
     return TestReport(TestStatus.FAILED, 1, 0.3, 120, 1, FAILING_OUTPUT)
 
 
-def check_readable(texts: list[str], test_report_prefix: str) -> None:
+def check_readable(texts: list[str], test_report_prefix: str, plain: Callable[[str], str] = str) -> None:
     """What the thread shows reads as meant: code captioned with its file, no line meant for the workflow
-    shown raw, badges instead, and the failing output cut on whole lines with the failure first."""
+    shown raw, badges instead, and the failing output cut on whole lines with the failure first. ``plain``:
+    the text a platform's escaping stands for (Slack writes ``>`` as ``&gt;``)."""
     joined = "\n".join(texts)
     assert "📄 `intf.py`" in joined and "📄 `test_intf.py`" in joined
     assert not CONTROL_LINE.search(joined), CONTROL_LINE.search(joined)
     assert "approves" in joined and "fix the code" in joined and "language: python" in joined
     [failing] = [t for t in texts if t.startswith(test_report_prefix) and "1 failed" in t.splitlines()[0]]
-    excerpt = FENCED.search(failing).group(1).splitlines()
+    excerpt = plain(FENCED.search(failing).group(1)).splitlines()
     output = FAILING_OUTPUT.splitlines()
     marker = next(line for line in excerpt if line.startswith("[…"))
     assert all(line in output for line in excerpt if line != marker)  # whole lines only
-    assert excerpt[0].startswith("____") and "E       AssertionError" in excerpt[1] and "FAILED" in excerpt[2]
-    assert excerpt[-1] == output[-1] and marker.endswith("the end of the output:]")
+    failure = excerpt[: excerpt.index(marker)]  # the failing test, its failing line, its assertion, its name
+    assert failure[0].startswith("____") and failure[1].startswith(">       assert sorted(find_intf(")
+    assert "E       AssertionError" in failure[2] and failure[3].startswith("FAILED test_intf.py::test_nested")
+    assert not any("PASSED" in line for line in excerpt)  # passing tests are noise here
+    assert excerpt[-1] == output[-1] and marker.endswith("passing tests); the end of the output:]")
+
+
+def write_transcript(messages: Sequence[tuple[str, Sequence[str]]], first: str = "") -> None:
+    """The thread as a person reads it, one paragraph per message (its attached files' names after it), to
+    the file ``CODEGEN_TRANSCRIPT`` names; nothing without it."""
+    path = os.environ.get("CODEGEN_TRANSCRIPT")
+    if not path:
+        return
+    shown = [f"{text}  [{', '.join(files)}]" if files else text for text, files in messages]
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("\n\n".join([first, *shown] if first else shown) + "\n")

@@ -62,3 +62,37 @@ def test_a_huge_line_shows_its_start_and_nothing_is_over_the_limit():
 def test_stderr_is_part_of_the_output():
     failing = TestReport(TestStatus.FAILED, 1, 0.1, stdout="\n".join(NOISE), stderr="Traceback ...\nAssertionError: boom")
     assert failure_excerpt(failing, 600).splitlines()[0] == "AssertionError: boom"
+
+
+PASSING = {  # what each runner prints for a test that passed
+    "pytest": [f"tests/test_intf.py::test_case_{i} PASSED          [{i % 100:3d}%]" for i in range(200)],
+    "pytest-progress": [f"tests/test_part_{i}.py ........................................ [{i % 100:3d}%]"
+                        for i in range(200)],
+    "go": [line for i in range(100) for line in (f"=== RUN   TestCase{i}", f"--- PASS: TestCase{i} (0.00s)")],
+    "tap": [f"ok {i} - case {i}" for i in range(200)],
+    "cargo": [f"test tests::case_{i} ... ok" for i in range(200)],
+    "junit": [f"│  ├─ testCase{i}() ✔" for i in range(200)],
+}
+
+
+@pytest.mark.parametrize("runner", sorted(PASSING))
+def test_lines_that_only_say_a_test_passed_are_left_out_of_the_end_and_counted(runner):
+    failing = RUNNERS["go" if runner == "go" else "pytest"]
+    passing = PASSING[runner]
+    lines = passing[:100] + failing[:-1] + passing[100:] + failing[-1:]
+    shown = failure_excerpt(report(lines), 1500).splitlines()
+    marker = next(line for line in shown if line.startswith("[…"))
+    assert not set(shown) & set(passing)  # nothing but the failures, the context and the summary
+    assert shown[-1] == lines[-1]
+    progress = int(re.search(r"\(([\d,]+) of them only progress or passing tests\)", marker).group(1).replace(",", ""))
+    assert len(passing) <= progress <= len(passing) + 1  # go's "=== RUN" of the failing test is progress too
+    hidden = int(re.search(r"\[… ([\d,]+) more", marker).group(1).replace(",", ""))
+    assert hidden == len(lines) - (len(shown) - 1)
+
+
+def test_pytest_shows_the_failing_source_line_and_where_it_failed_first():
+    lines = [*NOISE, "____ test_lists ____", "test_intf.py:4: in test_lists", "    assert find_intf(x) == [1]",
+             ">       assert find_intf(x) == [1]", "E   assert [] == [1]", *NOISE[:50], "1 failed in 0.05s"]
+    shown = failure_excerpt(report(lines), 1500).splitlines()
+    assert shown[:4] == ["____ test_lists ____", "test_intf.py:4: in test_lists", ">       assert find_intf(x) == [1]",
+                         "E   assert [] == [1]"]

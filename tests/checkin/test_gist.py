@@ -186,3 +186,17 @@ async def test_the_title_never_doubles_its_punctuation(github: FakeGitHub, publi
     for number, task in enumerate(["Split on hyphens.", "Split on hyphens!", "Split on hyphens:", "Split on hyphens ..."]):
         await publisher.publish(publication(task=task, conversation_key=f"slack:C{number}:1", run_id=f"run-{number}"))
     assert {gist.description for gist in github.gists.values()} == {"Split on hyphens: passed (1 passed, 0 failed)"}
+
+
+async def test_a_generated_readme_shows_long_failing_output_on_whole_lines_failures_first(
+        github: FakeGitHub, publisher: GistPublisher) -> None:
+    passing = [f"test_adder.py::test_case_{i} PASSED   [{i % 100:3d}%]" for i in range(400)]
+    failing = "\n".join([*passing[:200], "FAILED test_adder.py::test_big - assert 3 == 4", *passing[200:],
+                         "1 failed, 400 passed in 0.5s"])
+    report = dataclasses.replace(FAILING, stdout=failing, stderr="")
+    await publisher.publish(publication(readme="", status=RunStatus.FAILED, report=report))
+
+    readme = next(iter(github.gists.values())).files["README.md"]
+    output = readme.split("```")[-2].strip().splitlines()
+    assert output[0] == "FAILED test_adder.py::test_big - assert 3 == 4" and output[-1] == "1 failed, 400 passed in 0.5s"
+    assert output[1].startswith("[… 400 more lines not shown") and len(output) == 3

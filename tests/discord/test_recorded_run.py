@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.chat.recorded import check_readable, script, verdict
+from tests.chat.recorded import check_readable, script, verdict, write_transcript
 from tests.discord.conftest import eventually, final_message, thread_of
 from tests.discord.payloads import slash_code
 from tests.fakes.team_script import ScriptedSandbox
@@ -16,6 +16,7 @@ async def test_a_recorded_run_reads_well_in_discord(start_bot, discord_api, mode
     await eventually(lambda: final_message(discord_api, thread), "the final message")
     messages = discord_api.channel_messages(thread)
 
+    write_transcript([(m.content, list(m.files)) for m in messages], f"(thread: {discord_api.threads[thread]['name']})")
     check_readable([m.content for m in messages], "🧪 **Tests**")
     assert discord_api.calls_to("DELETE", "/messages/") == []  # nothing posted and then taken back
     control = messages[0]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from adapters.slack.thread import STOP_ACTION
-from tests.chat.recorded import check_readable, script, verdict
+from tests.chat.recorded import check_readable, script, verdict, write_transcript
 from tests.conftest import with_changes
 from tests.fakes.slack_api import ALL_SCOPES, FakeSlack
 from tests.fakes.team_script import ScriptedSandbox
@@ -26,7 +28,8 @@ async def test_a_recorded_run_reads_well_in_slack(model_server, slack_config, st
         message, _ = await mention(slack, "find all intf keys in a nested structure")
         thread = await finished(slack, "C1", message.ts)
 
-    check_readable([m.text for m in thread], "🧪 *Tests*")
+    write_transcript([(html.unescape(m.text), [f["title"] for f in m.files]) for m in thread])
+    check_readable([m.text for m in thread], "🧪 *Tests*", html.unescape)
     # The Tester writes while the Programmer codes, and the review runs beside the tests (the default order):
     # turns written at once are shown whole, one after the other.
     assert headers(thread) == ["Planner", "Programmer", "Tester", "Optimizer (review)", "Manager (triage)",
