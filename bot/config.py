@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from agents.errors import CodegenError
-from agents.manager import Budget, FixReplies, Order
+from agents.manager import Budget, FixReplies, Order, TeamSettings
 from agents.types import Role
 from bot.redact import url_secrets
 from bot.settings import Checked, Matches, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
@@ -104,6 +104,8 @@ class TeamConfig(Checked, section="team"):
 
     order: Annotated[str, OneOf(*(order.value for order in Order))] = Order.OVERLAPPED.value
     fix_replies: Annotated[str, OneOf(*(how.value for how in FixReplies))] = FixReplies.WHOLE.value
+    # seconds of silence from the model before a thread shows "waiting for the model (N s)"
+    wait_notice_s: Seconds = TeamSettings.wait_notice_s
 
 
 @dataclass(frozen=True)
@@ -277,6 +279,7 @@ class WebConfig(Checked, section="web"):
     update_interval_s: Seconds = 0.1  # least time between two updates of a turn being written
     max_message_chars: Annotated[int, Range(500, 1_000_000)] = 20_000  # longer text continues in a further message
     inline_code_max_chars: Annotated[int, Range(1, 10_000_000)] = 6000  # a longer code block is shown as a file
+    thread_detail: Annotated[str, OneOf("full", "compact")] = "full"
 
 
 @dataclass(frozen=True)

@@ -400,7 +400,8 @@ def _queue_text(position: int) -> str:
 def team_settings(config: Config) -> TeamSettings:
     """How the team works on every run this config serves (``codegen-chat eval`` lays its modes over it)."""
     return TeamSettings(budget=config.budget, publish_failed=config.checkin.publish_failed,
-                        order=Order(config.team.order), fix_replies=FixReplies(config.team.fix_replies))
+                        order=Order(config.team.order), fix_replies=FixReplies(config.team.fix_replies),
+                        wait_notice_s=config.team.wait_notice_s)
 
 
 def new_run_id() -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bot.chat.thread import ChatPlatform, ThreadStyle
+from bot.chat.thread import ChatPlatform, thread_style
 from bot.config import WebConfig
 
 PLATFORM = "web"
@@ -25,6 +25,4 @@ class WebMarkup:
 
 
 def platform(settings: WebConfig) -> ChatPlatform:
-    return ChatPlatform(PLATFORM, WebMarkup(), ThreadStyle(
-        max_message_chars=settings.max_message_chars, update_interval_s=settings.update_interval_s,
-        max_inline_code_chars=settings.inline_code_max_chars))
+    return ChatPlatform(PLATFORM, WebMarkup(), thread_style(settings, settings.inline_code_max_chars))

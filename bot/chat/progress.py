@@ -10,7 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished, TurnStarted, Waiting
+from agents.events import (
+    CheckedIn,
+    Event,
+    Notice,
+    RunFinished,
+    RunStarted,
+    TestReported,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+    Waiting,
+)
 from agents.types import RunStatus
 from bot.chat.badges import read_turn
 from bot.chat.words import STATUS_EMOJI, status_word
@@ -24,7 +35,7 @@ class Step:
     key: str  # stable for the run ("code-2"): a platform that keeps tasks updates them by it
     title: str  # "Fix · round 2"
     state: str = ACTIVE
-    detail: str = ""  # "approves", "1 passed, 1 failed", "waiting for the model (12 s)"
+    detail: str = ""  # "approves", "1 passed, 1 failed", "waiting for the model (12 s)", "writing"
 
 
 @dataclass(frozen=True)
@@ -53,6 +64,7 @@ class ProgressTracker:
     steps: list[Step] = field(default_factory=list)
     note: str = ""
     finished: RunFinished | None = None
+    waiting: set[str] = field(default_factory=set)  # the keys of steps whose model is silent
 
     def observe(self, event: Event) -> bool:
         before = self.snapshot()
@@ -63,7 +75,9 @@ class ProgressTracker:
         elif isinstance(event, TurnFinished):
             self._finish_turn(event)
         elif isinstance(event, Waiting):
-            self._set_detail(f"waiting for the model ({event.seconds:.0f} s)")
+            self._waiting(event.agent, f"waiting for the model ({event.seconds:.0f} s)")
+        elif isinstance(event, TextDelta) and self.waiting:
+            self._waiting(event.agent, "")
         elif isinstance(event, TestReported):
             key = f"tests-{event.round}"
             if not self._has(key):
@@ -77,7 +91,9 @@ class ProgressTracker:
             self.finished, self.note = event, ""
             state = {RunStatus.PASSED: DONE, RunStatus.STOPPED: HALTED, RunStatus.INTERRUPTED: HALTED}.get(
                 event.status, FAILED)
-            self.steps = [replace(s, state=state) if s.state == ACTIVE else s for s in self.steps]
+            self.steps = [replace(s, state=state, detail="" if s.key in self.waiting else s.detail)
+                          if s.state == ACTIVE else s for s in self.steps]  # a silence that ended with the run
+            self.waiting.clear()
         return self.snapshot() != before
 
     def snapshot(self) -> Progress:
@@ -106,21 +122,35 @@ class ProgressTracker:
         else:
             self._end(key, DONE, badge)
 
+    def _waiting(self, agent: str, detail: str) -> None:
+        """The model of ``agent``'s step is silent (``detail`` says how long), or writes again (no detail):
+        the step says so; several agents may be at work at once, so it is the step of that agent."""
+        kind = _KINDS.get(agent, agent)
+        key = next((s.key for s in reversed(self.steps) if s.state == ACTIVE and _kind(s.key) == kind), "")
+        if not key or (not detail and key not in self.waiting):
+            return
+        if detail:
+            self.waiting.add(key)
+        else:
+            self.waiting.discard(key)
+        self._replace(key, detail=detail or WRITING)
+
     def _start(self, key: str, title: str) -> None:
         self.note = ""
         if self._has(key):  # the same turn again (a reply asked for once more)
-            self._replace(key, state=ACTIVE, detail="")
+            self._set_detail("", key)
+            self._replace(key, state=ACTIVE)
         else:
             self.steps.append(Step(key, title))
 
     def _end(self, key: str, state: str, detail: str) -> None:
+        self.waiting.discard(key)
         if self._has(key):
             self._replace(key, state=state, detail=detail)
 
-    def _set_detail(self, detail: str, key: str = "") -> None:
-        key = key or next((s.key for s in reversed(self.steps) if s.state == ACTIVE), "")
-        if key:
-            self._replace(key, detail=detail)
+    def _set_detail(self, detail: str, key: str) -> None:
+        self.waiting.discard(key)
+        self._replace(key, detail=detail)
 
     def _has(self, key: str) -> bool:
         return any(s.key == key for s in self.steps)
@@ -135,6 +165,8 @@ def _words(badge: str) -> str:
     return rest if rest and not any(ch.isalnum() for ch in first) else badge
 
 
+WRITING = "writing"  # the detail of a step whose model writes again after a silence
+
 _KINDS = {"planner": "plan", "programmer": "code", "optimizer": "review", "tester": "tests", "manager": "triage",
           "checkin": "checkin"}
 
@@ -143,6 +175,10 @@ def _key(agent: str, round_: int) -> str:
     """A step per agent and round (the Check-In's is one): a turn asked for again stays in its step."""
     kind = _KINDS.get(agent, agent)
     return kind if kind == "checkin" else f"{kind}-{round_}"
+
+
+def _kind(key: str) -> str:
+    return key.partition("-")[0]
 
 
 def _title(agent: str, round_: int) -> str:

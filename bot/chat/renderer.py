@@ -228,14 +228,16 @@ class RunRenderer:
         elif isinstance(event, TurnStarted):
             await self._guarded(self._thread.working, self._show(working_text(event.agent)))
             await self._start_turn(event)
-        elif isinstance(event, TextDelta) and self._turn is not None:
+        elif isinstance(event, TextDelta) and self._turn is not None and self._turn.agent == event.agent:
+            if self._turn.waiting_s:  # the silence is over: the passing status says so too
+                await self._guarded(self._thread.working, self._show(working_text(event.agent)))
             self._turn.text += event.text
             self._turn.dirty, self._turn.waiting_s = True, 0.0
             if self._turn_due_in() == 0.0:
                 await self._redraw_turn()
         elif isinstance(event, Waiting):
             await self._guarded(self._thread.working, self._show(working_text(event.agent, event.seconds)))
-            if self._turn is not None:
+            if self._turn is not None and self._turn.agent == event.agent:  # not another agent's silence
                 self._turn.waiting_s, self._turn.dirty = event.seconds, True
                 await self._redraw_turn()
         elif isinstance(event, TurnFinished):

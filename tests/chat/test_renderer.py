@@ -337,3 +337,13 @@ async def test_a_queued_run_says_so_in_its_status_message():
     await renderer(finished(RunStatus.STOPPED, reason="stopped"))
     await renderer.done()
     assert any("ℹ️ Queued: 1 run is ahead of this one." in text for text in thread.messages[0].edits)
+
+
+async def test_after_a_silence_the_passing_status_says_writing_again_and_another_agents_silence_is_not_this_turns():
+    events = [TurnStarted(RUN, agent="programmer", round=1), Waiting(RUN, agent="programmer", seconds=6),
+              TextDelta(RUN, agent="programmer", text="Here.\n"), Waiting(RUN, agent="tester", seconds=8),
+              TurnFinished(RUN, agent="programmer", round=1, text="Here.\n"), finished()]
+    thread, _ = await draw(events)
+    assert thread.statuses[:4] == ["Programmer is writing…", "Programmer is waiting for the model (6 s)…",
+                                   "Programmer is writing…", "Tester is waiting for the model (8 s)…"]
+    assert not any("(8 s)" in edit for edit in thread.messages[1].edits)  # the Programmer's turn is not waiting

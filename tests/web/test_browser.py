@@ -91,7 +91,8 @@ async def test_a_run_streams_turn_by_turn_fails_a_round_then_passes_with_its_gis
         await expect(page.locator("#files-list li").first).to_contain_text("found.extend(find_intf(value))")
         if os.environ.get("CODEGEN_WEB_SCREENSHOT"):  # the README's picture: python -m pytest ... -k streams
             await page.locator("#files-list details").first.evaluate("d => d.open = false")
-            await final.scroll_into_view_if_needed()
+            await page.locator("#rounds li.failed summary").click()  # the failing round's output, beside
+            await page.locator("#thread article.message.bot").first.scroll_into_view_if_needed()  # the status
             await page.screenshot(path=os.environ["CODEGEN_WEB_SCREENSHOT"])
 
 
@@ -132,6 +133,9 @@ async def test_a_follow_up_continues_the_conversation_from_its_files(
         await expect(page.locator("#thread article.message.you")).to_have_count(2)
         await expect(page.locator("#rounds li")).to_have_count(2)
         await expect(page.locator("#conversations li")).to_have_count(1)
+        # The follow-up's turns are named, so no round shows twice in the conversation.
+        await expect(turn(page, "Programmer").last).to_contain_text("Programmer · follow-up 1 · round 1")
+        await expect(turn(page, "Programmer").first).not_to_contain_text("follow-up")
         # The team started from the first run's files and knew its request.
         follow_up = model_server.calls("programmer")[-1].body["messages"][-1]["content"]
         assert "found.extend(find_intf(value))" in follow_up and "now make it handle tuples too" in follow_up
