@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from agents.errors import UserInputError
-from agents.events import Notice, RunFinished
+from agents.events import CheckedIn, Notice, RunFinished
 from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
@@ -273,7 +273,8 @@ class Service:
 
     async def _tell_interrupted(self, run: Interrupted, thread: ChatThread, platform: ChatPlatform) -> None:
         renderer = RunRenderer(thread, platform, self._redact)
-        await renderer.reopen(run.id, run.status_message)
+        earlier = [e for e in await self._store.timeline(run.id) if not isinstance(e, RunFinished | CheckedIn)]
+        await renderer.reopen(run.id, run.status_message, earlier)  # its status message keeps the steps it showed
         await renderer(RunFinished(run.id, status=RunStatus.INTERRUPTED, reason=INTERRUPTED_REASON, usage=run.usage))
         await renderer.done()
 
@@ -393,7 +394,7 @@ ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as
 
 def _queue_text(position: int) -> str:
     if position == 0:
-        return "Queued: waiting for a free slot."
+        return "Queued: next in line, waiting for a free slot."
     return f"Queued: {position} run{' is' if position == 1 else 's are'} ahead of this one."
 
 

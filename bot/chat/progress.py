@@ -91,8 +91,9 @@ class ProgressTracker:
             self.finished, self.note = event, ""
             state = {RunStatus.PASSED: DONE, RunStatus.STOPPED: HALTED, RunStatus.INTERRUPTED: HALTED}.get(
                 event.status, FAILED)
-            self.steps = [replace(s, state=state, detail="" if s.key in self.waiting else s.detail)
-                          if s.state == ACTIVE else s for s in self.steps]  # a silence that ended with the run
+            # A step the run's end cut short loses what it was doing ("running the tests", "waiting for the
+            # model"): that is over; its mark says how.
+            self.steps = [replace(s, state=state, detail="") if s.state == ACTIVE else s for s in self.steps]
             self.waiting.clear()
         return self.snapshot() != before
 

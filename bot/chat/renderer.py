@@ -42,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from agents.errors import CheckInError
@@ -144,11 +144,17 @@ class RunRenderer:
         await self._status.post()
         self._task = asyncio.create_task(self._draw_all(), name=f"render-{run_id}")
 
-    async def reopen(self, run_id: str, status_message_id: str) -> None:
-        """Draw in a thread whose status message an earlier process posted (to end a run it left unfinished)."""
+    async def reopen(self, run_id: str, status_message_id: str, earlier: Sequence[Event] = ()) -> None:
+        """Draw in a thread whose status message an earlier process posted (to end a run it left unfinished).
+        ``earlier``: the run's stored events, which that message showed already: its steps stay in it, and
+        the final summary counts their tokens."""
         self.run_id = run_id
         self._status = StatusMessage(self._thread, run_id, None, self._show, self._redact, self._style.update_interval_s)
         self._status.message_id = status_message_id
+        for event in earlier:
+            self._status.observe(event)
+            if isinstance(event, TurnFinished):
+                self._count(event)
         self._task = asyncio.create_task(self._draw_all(), name=f"render-{run_id}")
 
     @property
@@ -278,8 +284,7 @@ class RunRenderer:
 
     async def _finish_turn(self, event: TurnFinished) -> None:
         turn, self._turn = self._turn, None
-        usage, seconds = self._by_agent.get(event.agent, (Usage(), 0.0))
-        self._by_agent[event.agent] = (usage + event.usage, seconds + event.duration_s)
+        self._count(event)
         await self._guarded(self._thread.working, "")
         if self._compact:  # the turn is a line of the status message; its files come as files
             if event.files:
@@ -306,6 +311,10 @@ class RunRenderer:
         if inlined.files:
             names = ", ".join(f"`{name}`" for name in inlined.files)
             await self._upload(inlined.files, f"📎 {agent_title(event.agent)}: {names}")
+
+    def _count(self, event: TurnFinished) -> None:
+        usage, seconds = self._by_agent.get(event.agent, (Usage(), 0.0))
+        self._by_agent[event.agent] = (usage + event.usage, seconds + event.duration_s)
 
     async def _cut_short(self) -> None:
         turn, self._turn = self._turn, None

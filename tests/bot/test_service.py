@@ -94,7 +94,7 @@ async def test_runs_beyond_the_global_limit_queue_and_are_told_their_place(model
     assert [r.status for r in results] == [RunStatus.PASSED] * 3
     notices = [[e.text for e in sink.events if isinstance(e, Notice)] for sink in sinks]
     assert notices[0] == []
-    assert "Queued: waiting for a free slot." in notices[1] or "Queued: 1 run is ahead of this one." in notices[1]
+    assert "Queued: next in line, waiting for a free slot." in notices[1] or "Queued: 1 run is ahead of this one." in notices[1]
     assert "Queued: 1 run is ahead of this one." in notices[2]
 
 

@@ -45,3 +45,11 @@ def test_a_step_that_ends_or_a_run_stopped_during_a_silence_no_longer_says_it_wa
         "✅ Review · round 2 — approves"]
     for status, mark in [(RunStatus.STOPPED, "⏹️"), (RunStatus.INTERRUPTED, "⏹️"), (RunStatus.ERROR, "❌")]:
         assert shown([*waiting, RunFinished(RUN, status=status, reason="why")]) == [f"{mark} Review · round 2"]
+
+
+def test_a_run_that_ends_while_a_step_works_shows_the_step_cut_short_without_what_it_was_doing():
+    for last, line in [(TurnFinished(RUN, agent="tester", round=1, text="tests"), "Tests · round 1"),
+                       (TurnFinished(RUN, agent="checkin", round=1, text="# x"), "Check-in"),
+                       (TurnStarted(RUN, agent="programmer", round=2), "Fix · round 2")]:
+        for status, mark in [(RunStatus.STOPPED, "⏹️"), (RunStatus.INTERRUPTED, "⏹️"), (RunStatus.ERROR, "❌")]:
+            assert shown([last, RunFinished(RUN, status=status, reason="why")]) == [f"{mark} {line}"]

@@ -347,3 +347,24 @@ async def test_after_a_silence_the_passing_status_says_writing_again_and_another
     assert thread.statuses[:4] == ["Programmer is writing…", "Programmer is waiting for the model (6 s)…",
                                    "Programmer is writing…", "Tester is waiting for the model (8 s)…"]
     assert not any("(8 s)" in edit for edit in thread.messages[1].edits)  # the Programmer's turn is not waiting
+
+
+async def test_a_run_ended_after_a_restart_keeps_the_steps_its_status_message_showed():
+    thread = RecordingThread()
+    status_id = await thread.post("🛠️ **Working** · run `r1`", stop=RUN)  # what the earlier process left
+    earlier = [RunStarted(RUN, task="find all intf keys", follow_up=1),
+               TurnFinished(RUN, agent="planner", round=0, text="Plan.\nLANGUAGE: python", usage=Usage(100, 20)),
+               TurnFinished(RUN, agent="programmer", round=1, text="code", usage=Usage(300, 200)),
+               TurnFinished(RUN, agent="tester", round=1, text="tests", usage=Usage(50, 10))]
+    renderer = RunRenderer(thread, platform(), Redactor(()))
+    await renderer.reopen(RUN, status_id, earlier)
+    await renderer(finished(RunStatus.INTERRUPTED, reason="the bot stopped while this run was under way",
+                            usage=Usage(450, 230)))
+    await renderer.done()
+    status = thread.messages[0]
+    assert status.text.splitlines() == ["⏸️ **Interrupted** · run `r1`, follow-up 1", "✅ Plan — language: python",
+                                        "✅ Code · round 1", "⏹️ Tests · round 1"]
+    assert status.stop == "" and len(thread.messages) == 2  # the status, edited; one line to say how it ended
+    assert thread.texts()[-1].splitlines()[-3:] == ["· Planner: 100 in / 20 out · 0.0s",
+                                                    "· Programmer: 300 in / 200 out · 0.0s",
+                                                    "· Tester: 50 in / 10 out · 0.0s"]

@@ -291,6 +291,9 @@ async def test_after_a_crash_the_thread_shows_the_run_interrupted_and_a_reply_co
             lambda: (t := slack.thread("C1", mention.ts)) and t[-1].text.startswith(INTERRUPTED_LINE) and t,
             within=WAIT_S)
         assert thread[0].text.startswith("⏸️ *Interrupted*") and stop_button(thread[0]) is None
+        # The steps the status message showed before the crash are still there; the one cut short says so.
+        assert "✅ Plan — language: python" in thread[0].text.splitlines()
+        assert "⏹️ Tests · round 1" in thread[0].text.splitlines()
         await slack.wait_for(lambda: not containers_of(docker_client, dead_pid), within=WAIT_S)  # reaped at start
 
         for role, replies in s.happy_path().items():

@@ -26,6 +26,9 @@ async def test_a_message_in_the_thread_continues_the_conversation(start_bot, dis
     assert "find all intf keys" in planner_prompt and "now make it async" in planner_prompt
     assert "def find_intf(obj):" in planner_prompt  # the earlier run's files
     assert len(discord_api.threads) == 1  # the same thread, no new one
+    tops = [m.content.splitlines()[0] for m in discord_api.channel_messages(thread) if m.content]
+    assert "**Programmer** · round 1" in tops and "**Programmer** · follow-up 1 · round 1" in tops  # no round twice
+    assert tops.count("**Programmer** · round 1") == 1
     assert [r.thread_key for r in await store.runs()] == [str(thread), str(thread)]
     assert discord_api.intents & (1 << 15)  # MESSAGE_CONTENT asked for, as configured
 

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import sqlite3
 
-from tests.discord.conftest import eventually
+from tests.discord.conftest import eventually, script_team, thread_of
+from tests.discord.payloads import slash_code
 from tests.discord.test_stop import _stalled_run
+from tests.fakes import team_script as s
+from tests.fakes.discord_api import CODERS_ROLE
+from tests.fakes.openai_server import Reply
 
 INTERRUPTED = ("⏸️ Interrupted: the bot stopped while this run was under way. "
                "Reply in this thread to continue from where it stopped.")
@@ -34,3 +38,27 @@ async def test_an_interrupted_run_is_ended_in_its_thread_after_a_restart(start_b
     assert final is not None
     assert discord_api.messages[control].payload["components"] == []  # the button is gone
     assert discord_api.messages[control].content.startswith("⏸️ **Interrupted**")  # the status message says so
+
+
+async def test_an_interrupted_run_keeps_the_steps_its_status_message_showed(start_bot, discord_api, model_server,
+                                                                            store, config):
+    first = await start_bot()
+    script_team(model_server, programmer=[Reply(s.CODE, stall_after=40)])  # it dies while the Programmer writes
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find intf keys", roles=(CODERS_ROLE,)))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    control = await eventually(lambda: (m := discord_api.channel_messages(thread)) and "✅ Plan" in m[0].content and m[0],
+                               "the plan done")
+    await first.close()
+    run_id = (await store.runs())[0].id
+    first.codegen.service.cancel(run_id)
+    await eventually(lambda: not first.codegen.service.active_run("discord", str(thread)), "the run ended")
+    with sqlite3.connect(config.db_path()) as db:
+        db.execute("UPDATE runs SET status = 'interrupted', reason = 'the bot stopped while this run was under way'")
+
+    await start_bot()
+    await eventually(lambda: any(m.content.startswith(INTERRUPTED) for m in discord_api.channel_messages(thread)),
+                     "the thread told")
+    status = discord_api.messages[control.id]
+    assert status.content.splitlines()[0].startswith("⏸️ **Interrupted** · run `")
+    assert status.content.splitlines()[1:] == ["✅ Plan — language: python"]  # what it showed before, kept
+    assert status.payload["components"] == []

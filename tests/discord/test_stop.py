@@ -72,7 +72,7 @@ async def test_a_follow_up_waits_for_the_run_before_it_in_the_thread(start_bot, 
     thread, control = await _stalled_run(discord_api, model_server)
     model_server.script("planner", s.PLAN)  # for the follow-up
     await discord_api.dispatch("MESSAGE_CREATE", message(discord_api, thread, "now make it async"))
-    await eventually(lambda: any(m.content == "ℹ️ Queued: waiting for a free slot."
+    await eventually(lambda: any(m.content == "ℹ️ Queued: next in line, waiting for a free slot."
                                  for m in discord_api.channel_messages(thread)), "the queue notice")
     assert len(model_server.calls("planner")) == 1  # one run at a time in a thread
     await discord_api.dispatch("INTERACTION_CREATE", button_press(discord_api, control))

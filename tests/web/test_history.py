@@ -118,7 +118,7 @@ async def test_a_queued_run_shows_its_place_to_a_page_opened_later(start_web, we
         if any("Queued" in m["text"] for m in page["messages"]):
             break
         await asyncio.sleep(0.05)
-    assert any(m["text"] == "ℹ️ Queued: waiting for a free slot." for m in page["messages"])
+    assert any(m["text"] == "ℹ️ Queued: next in line, waiting for a free slot." for m in page["messages"])
     model_server.resume.set()
 
 
@@ -201,3 +201,22 @@ async def test_a_secret_in_a_task_is_masked_on_the_page_live_and_when_drawn_agai
     for shown_ in (live, again):
         assert shown_["messages"][0]["text"] == "use the key [redacted] to call the API"
         assert key not in json.dumps(shown_)
+
+
+@pytest.mark.browser
+async def test_a_page_opened_on_a_queued_run_shows_its_place_in_the_queue_and_its_stop(
+        start_web, web_config, model_server, open_page):
+    config = with_changes(web_config, limits={"max_concurrent_runs": 1})
+    script_team(model_server, planner=[Reply("Thinking...\n", chunk=4, pause_after=4), s.PLAN, s.PLAN])
+    bot = await start_web(config)
+    await bot.post("/api/conversations", {"task": "the first task"})  # runs; its model is paused
+    _, second, _ = await bot.post("/api/conversations", {"task": "the second task"})
+    _, third, _ = await bot.post("/api/conversations", {"task": "the third task"})
+    for conversation, task, place in [(second, "the second task", "next in line, waiting for a free slot."),
+                                      (third, "the third task", "1 run is ahead of this one.")]:
+        page = await open_page(f"{bot.url}/c/{conversation['conversation']}")
+        status = page.locator("#thread article.message.bot").first
+        await expect(status).to_contain_text(f"Queued: {place}")
+        await expect(status.locator("button.stop")).to_be_visible()  # a queued run can be stopped too
+        await expect(page.locator("#thread article.message.you")).to_contain_text(task)
+    model_server.resume.set()
