@@ -19,6 +19,8 @@ from agents.types import TestReport, TestStatus
 _NOTHING_RAN = re.compile(
     r"^no tests ran\b|^collected 0 items|\[no test files\]|testing: warning: no tests to run|^# tests 0$|^1\.\.0$"
     r"|^no test classes\b|^no test_\S+ or \S+ files found|^No tests found", re.M)
+# The sandbox's sentence when a run exited 0 without a test seen to pass (skipped, exited early...).
+_SANDBOX_VERDICT = re.compile(r"^\[sandbox\] not a pass: .*$", re.M)
 _RUST_ZERO = re.compile(r"^running (\d+) tests?$", re.M)
 
 # Where an error happened, as each tool prints it: the path is group "path".
@@ -80,7 +82,8 @@ def nothing_ran(report: TestReport, language: str) -> str:
     if not (_NOTHING_RAN.search(output) or (counted_zero and (not rust or all(n == "0" for n in rust)))):
         return ""
     how = HOW_TESTS_ARE_FOUND.get(language, "")
-    return "no test ran" + (f" ({how})" if how else "") + _evidence(output, _NOTHING_RAN)
+    evidence = _evidence(output, _NOTHING_RAN) or _evidence(output, _SANDBOX_VERDICT)
+    return "no test ran" + (f" ({how})" if how else "") + evidence
 
 
 def _relative(path: str) -> str:

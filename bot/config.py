@@ -160,6 +160,7 @@ class LanguageConfig(Checked):
     Commands run with ``sh -c`` inside the container, in ``workdir``. ``setup_command`` runs first,
     only when one of ``setup_when`` exists among the files (network per ``[sandbox] setup_network``).
     ``report_format`` is one of pytest, go, cargo, tap, junit, exit-code (see bot/sandbox/results.py).
+    With any format but exit-code, a run passes only when the runner shows at least one test that passed.
     """
 
     image: str = ""  # pulled by `sandbox build`; the official language image by default
@@ -173,6 +174,9 @@ class LanguageConfig(Checked):
     setup_command: str = ""
     test_command: str = ""
     report_format: str = "exit-code"
+    # A structured report the test command writes outside the work dir (pytest's JUnit XML): when set, the
+    # counts come from it, and a run that did not write it has not passed, whatever it printed or exited with.
+    report_file: str = ""
 
 
 DEFAULT_SANDBOX_BASE_IMAGE = "codegen-chat-sandbox/base:bookworm"

@@ -26,6 +26,13 @@ _PYTHON_SETUP = (
     '--target /tmp/deps $([ "$SANDBOX_NETWORK" = 1 ] || echo --no-index --no-build-isolation) '
     "-r requirements.txt"
 )
+# pytest with no ini file of the team's (``-c /dev/null``: no addopts such as ``--co``, ``-k`` or ``-p no:...``
+# from pytest.ini, pyproject.toml, setup.cfg or tox.ini), counted from a JUnit XML report outside the work
+# dir: a run that ends before pytest writes it (sys.exit or os._exit at import) has not passed. No plugin
+# the dependency setup installed is loaded by its entry point (it could rewrite the report).
+_PYTHON_REPORT = "/tmp/.results/junit.xml"
+_PYTHON_TEST = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -c /dev/null --rootdir=. -q -rfE --tb=short "
+                f"-p no:cacheprovider --color=no --junitxml={_PYTHON_REPORT}")
 _NODE_TEST_FILES = "$(find . -path ./node_modules -prune -o \\( -name '*.test.{ext}' -o -name '*_test.{ext}' " \
     "-o -name 'test_*.{ext}' -o -name '*.spec.{ext}' \\) -print | sort)"
 _NODE_SETUP = "if command -v npm >/dev/null; then npm install --no-audit --no-fund; " \
@@ -73,7 +80,7 @@ DEFAULT_LANGUAGES: dict[str, LanguageConfig] = {
         offline_image=f"{OFFLINE_PREFIX}/base:bookworm", extensions=(".py",),
         env={**_BASE_ENV, "PYTHONPATH": "/tmp/deps", "PYTHONDONTWRITEBYTECODE": "1"},
         setup_when=("requirements.txt",), setup_command=_PYTHON_SETUP,
-        test_command="python3 -m pytest -q -rfE --tb=short -p no:cacheprovider --color=no", report_format="pytest",
+        test_command=_PYTHON_TEST, report_format="pytest", report_file=_PYTHON_REPORT,
     ),
     "javascript": LanguageConfig(
         image="node:22-slim", offline_image=f"{OFFLINE_PREFIX}/node:bookworm",

@@ -8,8 +8,10 @@ from dataclasses import dataclass
 
 from agents.types import TestReport, TestStatus
 from bot.config import LanguageConfig, SandboxConfig
+from bot.sandbox import junit
 from bot.sandbox.authority import Verdict
-from bot.sandbox.results import parse, status_of
+from bot.sandbox.junit import without_note
+from bot.sandbox.results import Counts, parse, status_of
 
 KILLED = 137
 
@@ -24,19 +26,44 @@ class StepResult:
     truncated: bool
 
 
-def single(step: StepResult, language: LanguageConfig, config: SandboxConfig) -> TestReport:
-    """The report of a run with one pass: the language's configured test command."""
-    counts = parse(language.report_format, step.stdout, step.stderr)
+def single(step: StepResult, language: LanguageConfig, config: SandboxConfig,
+           written: str | None = None) -> TestReport:
+    """The report of a run with one pass: the language's configured test command. ``written`` is the
+    structured report its runner wrote, for a language that keeps one (``report_file``)."""
+    counts, unproven = _counts(step, language, written)
     status = TestStatus.TIMEOUT if step.timed_out else status_of(step.exit_code, counts)
+    stderr = step.stderr + note(step, config)
+    if status is TestStatus.PASSED and language.report_format != "exit-code" and not counts.passed:
+        # An exit code of 0 alone is no pass: something must be seen to have run and passed.
+        status, counts = TestStatus.FAILED, Counts(0, counts.failed or 0)
+        stderr += f"\n[sandbox] not a pass: {unproven or NOTHING_PASSED}"
+    stdout = without_note(step.stdout) if language.report_file else step.stdout
     return TestReport(status=status, exit_code=step.exit_code, duration_s=round(step.duration_s, 3),
-                      passed=counts.passed, failed=counts.failed, stdout=step.stdout,
-                      stderr=step.stderr + note(step, config), truncated=step.truncated)
+                      passed=counts.passed, failed=counts.failed, stdout=stdout,
+                      stderr=stderr, truncated=step.truncated)
 
 
-def refused(why: str) -> TestReport:
-    """The user's tests cannot run as given, because of something the team wrote."""
+NOTHING_PASSED = "the test command exited 0, but its runner showed no test that ran and passed"
+
+
+def _counts(step: StepResult, language: LanguageConfig, written: str | None) -> tuple[Counts, str]:
+    """The counts, from the runner's structured report when the language keeps one (then what it printed
+    is not read: a test can print a fake summary line), and why they prove no pass when they cannot."""
+    if written is None:
+        return parse(language.report_format, step.stdout, step.stderr), ""
+    try:
+        return junit.counts(written), ""
+    except ValueError as error:
+        printed = parse(language.report_format, step.stdout, step.stderr)
+        return Counts(0, printed.failed or 0), (
+            f"the runner wrote no readable report of the tests ({error}): something ended the run before it "
+            "finished (sys.exit or os._exit in a test, a conftest.py or the code), or switched the report off")
+
+
+def refused(why: str, whose: str = "the user's") -> TestReport:
+    """The tests cannot run as given, because of something the team wrote."""
     return TestReport(status=TestStatus.FAILED, exit_code=None, passed=0, failed=1,
-                      stderr=f"[sandbox] the user's tests were not run: {why}")
+                      stderr=f"[sandbox] {whose} tests were not run: {why}")
 
 
 def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict, team: TestReport | None,

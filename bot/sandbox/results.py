@@ -25,6 +25,7 @@ _PYTEST_PART = re.compile(r"(\d+) (passed|failed|errors?|xpassed)\b")
 _PYTEST_LINE = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+.* in [\d.]+s", re.M)
 _TAP_LINE = re.compile(r"^(not ok|ok)\b(?!.*#\s*(?:skip|todo)\b)", re.M | re.I)
 _TAP_SUMMARY = re.compile(r"^# (pass|fail) (\d+)$", re.M)
+_NODE_FILE_OK = re.compile(r"^ok \d+ - /\S+\.(?:[cm]?js|tsx?)$", re.M)
 _GO_LINE = re.compile(r"^--- (PASS|FAIL): ", re.M)
 _CARGO_LINE = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed", re.M)
 _JUNIT_OK = re.compile(r"^OK \((\d+) tests?\)", re.M)
@@ -44,10 +45,14 @@ def parse_pytest(text: str) -> Counts:
 
 
 def parse_tap(text: str) -> Counts:
-    """node's "# pass N" / "# fail N" when present, else the top-level ``ok`` / ``not ok`` lines."""
+    """node's "# pass N" / "# fail N" when present, else the top-level ``ok`` / ``not ok`` lines.
+
+    node counts a test file that calls no ``test()`` and exits 0 as a passing test named by its absolute
+    path ("ok 2 - /work/calc.test.js"): that is a file that tested nothing, not a pass."""
     summary = dict(_TAP_SUMMARY.findall(text))
     if summary:
-        return Counts(int(summary.get("pass", 0)), int(summary.get("fail", 0)))
+        files_alone = len(_NODE_FILE_OK.findall(text))
+        return Counts(max(int(summary.get("pass", 0)) - files_alone, 0), int(summary.get("fail", 0)))
     results = [word.lower() for word in _TAP_LINE.findall(text)]
     if not results:
         return NONE

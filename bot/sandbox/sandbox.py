@@ -33,6 +33,7 @@ from bot.sandbox.authority.table import authority_for
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
 from bot.sandbox.hardening import DEADLINE_GRACE_S, DEADLINE_UNSET, set_deadline
+from bot.sandbox.hollow import hollow_tests
 from bot.sandbox.images import missing_image, present_image
 from bot.sandbox.languages import languages
 from bot.sandbox.output import SplitOutput
@@ -210,6 +211,8 @@ class DockerSandbox:
         authority = authority_for(job.language, self._config) if user else None
         if authority is not None and (why := authority.refusal(job.files, user)):
             return reports.refused(why)
+        if authority is None and (why := self._hollow(job, user)):
+            return reports.refused(why, whose="the team's")
         setup = _needs_setup(language, job.files)
         network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
         container = await self._pool.claim(job.language) if not network else None
@@ -227,15 +230,16 @@ class DockerSandbox:
 
     async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
                             held: _Held, limit_s: float, deadline: str) -> TestReport:
-        first = language.setup_command if setup else language.test_command
+        first = language.setup_command if setup else _test_command(language)
         unpack_then_first = await self._stage(container, job.files, language, first, deadline)
         if setup:
             report = await self._setup(container, language, held, unpack_then_first)
             if report is not None:
                 return report
-        test = unpack_then_first if not setup else ["sh", "-c", language.test_command]
+        # After a setup (the team's code ran), stop what it left running: it could rewrite files or reports.
+        test = unpack_then_first if not setup else ["sh", "-c", STOP_LEFTOVERS + _test_command(language)]
         step = await self._step(container, test, language.workdir, limit_s)
-        return reports.single(step, language, self._config)
+        return reports.single(step, language, self._config, await self._written(container, language, step))
 
     async def _run_user_first(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
                               held: _Held, limit_s: float, deadline: str, authority: Authority,
@@ -261,21 +265,39 @@ class DockerSandbox:
         verdict = authority.verdict(user, job.files, step.stdout, written, token, language.workdir)
         shown = authority.shown(step.stdout, token)
         team = None
-        if team_tests and not step.timed_out:
-            remove_user = f"{STOP_LEFTOVERS}rm -f -- {quoted(user)}; {language.test_command}"
+        if why := self._hollow(job, user):
+            team = reports.refused(why, whose="the team's")
+        elif team_tests and not step.timed_out:
+            remove_user = f"{STOP_LEFTOVERS}rm -f -- {quoted(user)}; {_test_command(language)}"
             argv = await self._stage(container, team_tests, language, remove_user)
             team_step = await self._step(container, argv, language.workdir, max(limit_s - step.duration_s, 1.0),
                                          output_limit=budget)
-            team = reports.single(team_step, language, self._config)
+            team = reports.single(team_step, language, self._config,
+                                  await self._written(container, language, team_step))
         return reports.combined(user, shown, step, verdict, team, self._config)
 
+    def _hollow(self, job: TestJob, user: list[str]) -> str:
+        """Why the team's tests would pass without testing, for a built-in language that can tell."""
+        if job.language == "python" and job.language not in self._config.languages:
+            return hollow_tests(job.files, user)
+        return ""
+
     async def _read_report(self, container: Container, authority: Authority) -> str:
-        """The runner's structured report, read after stopping anything the tests left running."""
-        if not authority.report_path:
-            return ""
+        """The runner's structured report of the user's pass."""
+        return await self._read_file(container, authority.report_path) if authority.report_path else ""
+
+    async def _written(self, container: Container, language: LanguageConfig, step: StepResult) -> str | None:
+        """The structured report the language's test command wrote ('' when it wrote none), or None when
+        the language keeps none (its counts come from the output)."""
+        if not language.report_file:
+            return None
+        return "" if step.timed_out else await self._read_file(container, language.report_file)
+
+    async def _read_file(self, container: Container, path: str) -> str:
+        """A file the runner wrote, read after stopping anything the tests left running."""
         _, text = await self._call(
             containers.run_quiet, self._client_(), container,
-            ["sh", "-c", f"{STOP_LEFTOVERS}cat {authority.report_path} 2>/dev/null"], self._config.user, "/",
+            ["sh", "-c", f"{STOP_LEFTOVERS}cat {quoted([path])} 2>/dev/null"], self._config.user, "/",
             2 * REPORT_LIMIT)
         return text
 
@@ -413,6 +435,14 @@ class DockerSandbox:
         if self._client is None:
             raise SandboxError("the sandbox was used before it started")
         return self._client
+
+
+def _test_command(language: LanguageConfig) -> str:
+    """The configured test command, after removing any report an earlier step (the setup: the team's code)
+    could have left where the runner writes its own."""
+    if not language.report_file:
+        return language.test_command
+    return f"rm -f -- {quoted([language.report_file])}; {language.test_command}"
 
 
 @dataclass(eq=False)

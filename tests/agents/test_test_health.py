@@ -65,3 +65,13 @@ def test_tests_that_ran_are_healthy_whatever_their_outcome():
     passing = TestReport(TestStatus.PASSED, 0, 0.1, 3, 0, "3 passed in 0.01s")
     timeout = TestReport(TestStatus.TIMEOUT, None, 30.0)
     assert [unrunnable_tests(r, "python", ["test_calc.py"]) for r in (failing, passing, timeout)] == ["", "", ""]
+
+
+@pytest.mark.parametrize("why", [
+    "the test command exited 0, but its runner showed no test that ran and passed",
+    "the runner wrote no readable report of the tests (it is missing): something ended the run before it finished",
+])
+def test_a_run_that_exited_0_without_a_test_seen_passing_goes_back_to_the_tester_with_why(why):
+    report = TestReport(TestStatus.FAILED, 0, 0.1, 0, 0, "ok  \tsandbox\t0.01s\n", f"\n[sandbox] not a pass: {why}")
+    said = unrunnable_tests(report, "go", ["calc_test.go"])
+    assert said.startswith("no test ran (go test runs func TestXxx") and why in said

@@ -82,7 +82,7 @@ async def test_python_team_files_cannot_pass_a_wrong_sub(docker_client, attack):
 
 async def test_the_same_files_pass_when_the_code_is_right(docker_client):
     """The defences do not break an honest run: the code is right, the team's extras are harmless."""
-    files = PYTHON.correct().merged({**PYTHON_ATTACKS["pytest-ini-addopts"], **PYTHON_ATTACKS["collect-ignore"],
+    files = PYTHON.correct().merged({**PYTHON_ATTACKS["pytest-ini-addopts"], **PYTHON_ATTACKS["tox-ini-addopts"],
                                      **plugin_package("helperlib", "VALUE = 4\n", entry_point=False),
                                      "test_extra.py": "import helperlib\n\ndef test_dep():\n"
                                                       "    assert helperlib.VALUE == 4\n"})
@@ -149,7 +149,11 @@ async def test_other_languages_team_files_cannot_pass_a_wrong_sub(sandbox, langu
     assert "the user's tests do not pass" in report.stderr
     assert program.failing_test in report.output(100_000)
     right = await sandbox.run(job(language, program.correct().merged(attack)))
-    assert right.status is TestStatus.PASSED, right.output(10_000)
+    if attack is GO_TEAM_MAIN:  # the user's tests pass, but the team's file ran no test of its own
+        assert (right.status, right.passed) == (TestStatus.FAILED, 3), right.output(10_000)
+        assert "[sandbox] not a pass" in right.stderr
+    else:
+        assert right.status is TestStatus.PASSED, right.output(10_000)
 
 
 async def test_c_user_file_without_main_is_not_run_with_the_teams(sandbox):

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from agents.types import TestStatus
+from bot.config import LanguageConfig
+from bot.sandbox.reports import StepResult, single
 from bot.sandbox.results import Counts, parse, status_of
+from tests.docker_support import TEST_CONFIG
 
 PYTEST_FAIL = """.F.
 =================================== FAILURES ===================================
@@ -63,3 +66,51 @@ def test_counts_are_read_from_stderr_too():
 ])
 def test_status_from_exit_code_and_counts(exit_code, counts, status):
     assert status_of(exit_code, counts) is status
+
+
+NODE_FILE_ALONE = ("TAP version 13\n# Subtest: add\nok 1 - add\n# \\# pass 5\n# Subtest: /work/b.test.js\n"
+                   "ok 2 - /work/b.test.js\n1..2\n# tests 2\n# pass 2\n# fail 0\n")
+
+
+def test_a_node_test_file_that_ran_no_test_is_no_pass():
+    assert parse("tap", NODE_FILE_ALONE, "") == Counts(1, 0)
+    assert parse("tap", "ok 1 - /tmp/ts-out/calc.test.js\n1..1\n# pass 1\n# fail 0\n", "") == Counts(0, 0)
+
+
+def step(exit_code: int | None, stdout: str = "", timed_out: bool = False) -> StepResult:
+    return StepResult(exit_code, timed_out, 0.5, stdout, "", False)
+
+
+JUNIT_TWO = ('<?xml version="1.0"?><testsuites><testsuite><testcase classname="t" name="a"/>'
+             '<testcase classname="t" name="b"/><testcase classname="t" name="c"><skipped/></testcase>'
+             '</testsuite></testsuites>')
+
+
+@pytest.mark.parametrize(("fmt", "stdout"), [
+    ("tap", ""),  # a C test binary that printed nothing
+    ("tap", "1..0\n"),
+    ("go", "PASS\nok  \tsandbox\t0.01s\n"),  # a TestMain that never ran the tests
+    ("pytest", "5 skipped in 0.01s\n"),
+    ("cargo", "test result: ok. 0 passed; 0 failed; 0 ignored\n"),
+])
+def test_an_exit_code_of_0_with_no_test_seen_passing_is_not_a_pass(fmt, stdout):
+    language = LanguageConfig(image="x", test_command="t", report_format=fmt)
+    report = single(step(0, stdout), language, TEST_CONFIG)
+    assert (report.status, report.passed) == (TestStatus.FAILED, 0)
+    assert "[sandbox] not a pass: the test command exited 0" in report.stderr
+
+
+def test_a_language_judged_by_exit_code_alone_still_passes_on_0():
+    language = LanguageConfig(image="x", test_command="t", report_format="exit-code")
+    assert single(step(0), language, TEST_CONFIG).status is TestStatus.PASSED
+
+
+def test_with_a_report_file_the_counts_come_from_it_not_from_what_was_printed():
+    language = LanguageConfig(image="x", test_command="t", report_format="pytest", report_file="/tmp/r.xml")
+    fake = "========== 9 passed in 0.01s ==========\n"
+    report = single(step(0, fake), language, TEST_CONFIG, JUNIT_TWO)
+    assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 2, 0)
+    for written in ("", "<testsuites", '<!DOCTYPE x [<!ENTITY a "b">]><testsuites/>'):
+        missing = single(step(0, fake), language, TEST_CONFIG, written)
+        assert (missing.status, missing.passed) == (TestStatus.FAILED, 0)
+        assert "no readable report of the tests" in missing.stderr

@@ -14,12 +14,12 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
 
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, judge, quoted
+from bot.sandbox.junit import outcome, testcases, without_note
 
 DEPS = "/tmp/deps"  # where the python setup step installs requirements.txt
 
@@ -41,7 +41,7 @@ class Pytest(Authority):
                 token: str, workdir: str) -> Verdict:
         results = {path: FileResult() for path in user}
         try:
-            cases = _testcases(report)
+            cases = testcases(report)
         except ValueError as error:
             return judge(results, [f"pytest wrote no readable report of the user's tests ({error})"])
         extra: list[str] = []
@@ -49,42 +49,20 @@ class Pytest(Authority):
             path = case.get("file", "")
             result = results.get(path)
             if result is None:  # a collection error has no file; anything else failing is a failure too
-                if _outcome(case)[0] in ("failure", "error"):
+                if outcome(case)[0] in ("failure", "error"):
                     extra.append(f"pytest reported: {_message(case)}")
                 continue
             _count(result, case, workdir.rstrip("/") + "/" + path, "xfail" in files.get(path, ""))
         return judge(results, extra)
 
     def display(self, stdout: str) -> str:
-        return _XML_NOTE.sub("", stdout)  # where the report went is the sandbox's business
+        return without_note(stdout)
 
-
-_XML_NOTE = re.compile(r"^-+ generated xml file: .* -+\n", re.M)
-
-
-def _testcases(report: str) -> list[ElementTree.Element]:
-    if not report.strip():
-        raise ValueError("it is missing")
-    if "<!DOCTYPE" in report or "<!ENTITY" in report:
-        raise ValueError("it declares entities")
-    try:
-        root = ElementTree.fromstring(report)
-    except ElementTree.ParseError as error:
-        raise ValueError(str(error)) from None
-    return list(root.iter("testcase"))
-
-
-def _outcome(case: ElementTree.Element) -> tuple[str, ElementTree.Element | None]:
-    for kind in ("failure", "error", "skipped"):
-        found = case.find(kind)
-        if found is not None:
-            return kind, found
-    return "passed", None
 
 
 def _count(result: FileResult, case: ElementTree.Element, location: str, file_uses_xfail: bool) -> None:
     result.ran = True
-    kind, element = _outcome(case)
+    kind, element = outcome(case)
     if kind == "passed":
         result.passed += 1
     elif kind in ("failure", "error"):
@@ -101,6 +79,6 @@ def _count(result: FileResult, case: ElementTree.Element, location: str, file_us
 
 
 def _message(case: ElementTree.Element) -> str:
-    _, element = _outcome(case)
+    _, element = outcome(case)
     text = (element.get("message") if element is not None else None) or case.get("name") or ""
     return text[:300]

@@ -1,0 +1,86 @@
+"""Team-written Python tests that would pass without testing, found before they run.
+
+The runner's structured report and its configuration are the sandbox's own (see languages.py), but a
+``conftest.py``, a test module or the code they import still runs inside pytest and could rewrite what it
+reports. So no Python file of the team's may:
+
+- hook into collection, running or reporting, or name pytest's report (``pytest_runtest_makereport``,
+  ``collect_ignore``, ``pytest_collection_modifyitems``, ``pytest_plugins``, ``hookimpl``, the plugin
+  manager...); fixtures, ``pytest_configure`` (markers) and ``pytest_generate_tests`` stay allowed;
+
+and no test file or ``conftest.py`` of the team's may:
+
+- patch the test machinery (``unittest.TestCase.assertEqual = ...``, ``setattr(pytest, ...)``, ``_pytest``);
+- swallow its own failures: a test whose ``assert`` sits in a ``try`` that catches ``AssertionError``
+  (or ``Exception``, ``BaseException``, everything) without raising again.
+
+The user's own test files are never checked: they are the user's to write.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+
+from agents.language import looks_like_test
+
+_HOOKS = re.compile(
+    r"\b(pytest_(?:runtest_\w+|collection\w*|collect_file|ignore_collect|pycollect_\w+|pyfunc_call|make_collect_report"
+    r"|report_\w+|terminal_summary|sessionstart|sessionfinish|unconfigure|deselected|itemcollected|exception_interact"
+    r"|internalerror|keyboard_interrupt|assertion_pass|assertrepr_compare|load_initial_conftests|cmdline_\w+)"
+    r"|collect_ignore(?:_glob)?|pytest_plugins|hookimpl|hookwrapper|pluginmanager|_pytest|junitxml|junit\.xml)\b")
+_PATCHED = re.compile(r"^\s*(?:(?:unittest|pytest)(?:\.\w+)+\s*=(?!=)|setattr\(\s*(?:unittest|pytest)\b)", re.M)
+_SWALLOWED = frozenset({"AssertionError", "Exception", "BaseException"})
+
+
+def hollow_tests(files: Mapping[str, str], user: Iterable[str]) -> str:
+    """Why the team's Python tests would pass without testing (one sentence naming the file), or ''."""
+    mine = set(user)
+    for path, text in files.items():
+        if path in mine or not path.endswith(".py"):
+            continue
+        if match := _HOOKS.search(text):  # in any file: a local package the setup installs is one too
+            return (f"{path} uses {match.group(1)}, which changes which tests pytest runs or how it reports them; "
+                    "write plain test functions (fixtures are fine)")
+        if not (looks_like_test(path) or posixpath.basename(path) == "conftest.py"):
+            continue
+        if match := _PATCHED.search(text):
+            return f"{path} patches the test machinery ({match.group().strip()}); test the code, not the runner"
+        if name := _swallowing_test(text):
+            return (f"{path}: {name} catches its own assertion's failure, so it cannot fail; "
+                    "let the AssertionError propagate (use pytest.raises for expected exceptions)")
+    return ""
+
+
+def _swallowing_test(text: str) -> str:
+    """The name of a test function with an ``assert`` inside a ``try`` that swallows its failure, or ''."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ""  # pytest will report it; a file that does not parse passes nothing
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Try) and _asserts(inner.body) and any(map(_swallows, inner.handlers)):
+                    return node.name
+    return ""
+
+
+def _asserts(body: list[ast.stmt]) -> bool:
+    return any(isinstance(node, ast.Assert) for statement in body for node in ast.walk(statement))
+
+
+def _swallows(handler: ast.ExceptHandler) -> bool:
+    """Catches an assertion's failure and does not raise again."""
+    caught = handler.type
+    names = caught.elts if isinstance(caught, ast.Tuple) else [caught] if caught is not None else []
+    catches = caught is None or any(isinstance(n, ast.Name) and n.id in _SWALLOWED for n in names)
+    raises = any(isinstance(node, ast.Raise) or _fails(node) for s in handler.body for node in ast.walk(s))
+    return catches and not raises
+
+
+def _fails(node: ast.AST) -> bool:
+    """``pytest.fail(...)`` in a handler still fails the test."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fail")

@@ -1,0 +1,44 @@
+"""Reading pytest's JUnit XML report: the test cases, and what each one's outcome was."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ElementTree
+
+from bot.sandbox.results import Counts
+
+
+def testcases(report: str) -> list[ElementTree.Element]:
+    """Every ``<testcase>``; ``ValueError`` saying why when the report is missing or unreadable."""
+    if not report.strip():
+        raise ValueError("it is missing")
+    if "<!DOCTYPE" in report or "<!ENTITY" in report:
+        raise ValueError("it declares entities")
+    try:
+        root = ElementTree.fromstring(report)
+    except ElementTree.ParseError as error:
+        raise ValueError(str(error)) from None
+    return list(root.iter("testcase"))
+
+
+def outcome(case: ElementTree.Element) -> tuple[str, ElementTree.Element | None]:
+    """"failure", "error", "skipped" (xfail included: its type says pytest.xfail) or "passed"."""
+    for kind in ("failure", "error", "skipped"):
+        found = case.find(kind)
+        if found is not None:
+            return kind, found
+    return "passed", None
+
+
+def counts(report: str) -> Counts:
+    """Passed and failed (errors included) test cases; skips and xfails are neither. Raises ``ValueError``."""
+    kinds = [outcome(case)[0] for case in testcases(report)]
+    return Counts(kinds.count("passed"), kinds.count("failure") + kinds.count("error"))
+
+
+_XML_NOTE = re.compile(r"^-+ generated xml file: .* -+\n", re.M)
+
+
+def without_note(stdout: str) -> str:
+    """pytest's output without its line saying where the report went (the sandbox's business)."""
+    return _XML_NOTE.sub("", stdout)

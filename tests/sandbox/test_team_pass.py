@@ -1,0 +1,119 @@
+"""A run of the team's own tests passes only when tests were seen to run and pass, on real Docker.
+
+Each case is buggy code with team-written tests that would have come back "passed" from an exit code of 0:
+nothing collected, everything skipped, an exit at import, a fake summary line, a configuration that
+skips or only collects, a hook that rewrites reports, a test that cannot fail. None may pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.types import FileSet, TestJob, TestStatus
+from bot.sandbox import DockerSandbox
+from tests.sandbox.conftest import configured
+from tests.sandbox.programs import PROGRAMS, PYTHON
+from tests.sandbox.test_authority import FLIP_REPORTS, plugin_package
+
+pytestmark = pytest.mark.docker
+
+WRONG_ADD = {"calc.py": "def add(a, b):\n    return a - b\n"}
+TEST_ADD = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+FAKE_SUMMARY = "import os\nprint('========== 5 passed in 0.01s ==========', flush=True)\nos._exit(0)\n"
+
+DISGUISED_FLIP = """import pytest
+
+def _wrap(item, call):
+    outcome = yield
+    outcome.get_result().outcome = "passed"
+
+globals()["pytest_runtest_" + "makereport"] = getattr(pytest, "hook" + "impl")(hookwrapper=True)(_wrap)
+"""
+
+PYTHON_FAKES = {
+    "nothing-collected": {"test_calc.py": "from calc import add\n\ndef check_add():\n    assert add(2, 3) == 5\n"},
+    "all-skipped": {"test_calc.py": "import pytest\npytestmark = pytest.mark.skip('later')\n" + TEST_ADD},
+    "skip-at-import": {"test_calc.py": "import pytest\npytest.skip('later', allow_module_level=True)\n" + TEST_ADD},
+    "all-xfail": {"test_calc.py": "import pytest\npytestmark = pytest.mark.xfail\n" + TEST_ADD},
+    "conftest-sys-exit": {"conftest.py": "import sys\nsys.exit(0)\n", "test_calc.py": TEST_ADD},
+    "os-exit-at-import": {"test_calc.py": "import os\nos._exit(0)\n" + TEST_ADD},
+    "init-exits": {"__init__.py": "import os\nos._exit(0)\n", "test_calc.py": TEST_ADD},
+    "fake-summary-line": {"test_calc.py": FAKE_SUMMARY + TEST_ADD},
+    "ini-collect-only": {"pytest.ini": "[pytest]\naddopts = --co\n", "test_calc.py": TEST_ADD},
+    "ini-no-junitxml": {"setup.cfg": "[tool:pytest]\naddopts = -p no:junitxml\n", "test_calc.py": TEST_ADD},
+    "pyproject-deselects": {"pyproject.toml": "[tool.pytest.ini_options]\naddopts = \"-k 'not add'\"\n",
+                            "test_calc.py": TEST_ADD + "\ndef test_nothing():\n    pass\n"},
+    "tox-ignores": {"tox.ini": "[pytest]\naddopts = --ignore=test_calc.py\n",
+                    "test_calc.py": TEST_ADD, "test_other.py": "def test_nothing():\n    pass\n"},
+    "shadow-pytest": {"pytest.py": FAKE_SUMMARY, "test_calc.py": TEST_ADD},
+    "conftest-flips-reports": {"conftest.py": FLIP_REPORTS, "test_calc.py": TEST_ADD},
+    "swallowed-assertion": {"test_calc.py": "from calc import add\n\ndef test_add():\n    try:\n"
+                                            "        assert add(2, 3) == 5\n    except AssertionError:\n        pass\n"},
+    "patched-unittest": {"test_calc.py": "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+                                         "from calc import add\n\nclass T(unittest.TestCase):\n"
+                                         "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"},
+    # Spelled so that no name gives it away: only not loading installed plugins stops it.
+    "plugin-by-entry-point": {**plugin_package("flipper", DISGUISED_FLIP, entry_point=True), "test_calc.py": TEST_ADD},
+}
+GO_CODE = {"calc.go": "package calc\n\nfunc Add(a, b int) int { return a - b }\n"}
+GO_TEST = "\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n"
+OTHER_FAKES = {
+    "go-testmain-exits": ("go", {**GO_CODE, "calc_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n"
+                                                            "func TestMain(m *testing.M) { os.Exit(0) }\n" + GO_TEST}),
+    "js-file-without-tests": ("javascript", {"calc.js": "exports.add = (a, b) => a - b;\n",
+                                             "calc.test.js": "const { add } = require('./calc');\nadd(2, 3);\n"}),
+    "js-exits-before-tests": ("javascript", {"calc.js": "exports.add = (a, b) => a - b;\n",
+                                             "calc.test.js": "console.log('# pass 5');\nprocess.exit(0);\n"
+                                                             "require('node:test')('add', () => {});\n"}),
+    "c-main-checks-nothing": ("c", {"calc.c": "int add(int a, int b) { return a - b; }\n",
+                                    "test_calc.c": "int main(void) { return 0; }\n"}),
+}
+
+
+@pytest.mark.parametrize("fake", sorted(PYTHON_FAKES))
+async def test_python_team_tests_that_test_nothing_do_not_pass(docker_client, fake):
+    files = FileSet({**WRONG_ADD, **PYTHON_FAKES[fake]})
+    async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
+        report = await sandbox.run(TestJob("python", files))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert report.failed or not report.passed, report.output(10_000)  # the wrong add failed, or nothing passed
+
+
+@pytest.mark.parametrize("fake", sorted(OTHER_FAKES))
+async def test_other_languages_team_tests_that_test_nothing_do_not_pass(sandbox, fake):
+    language, files = OTHER_FAKES[fake]
+    report = await sandbox.run(TestJob(language, FileSet(files)))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert not report.passed and "[sandbox] not a pass" in report.stderr, report.output(10_000)
+
+
+async def test_a_report_left_by_the_setup_is_not_read_as_the_tests(docker_client):
+    """The dependency setup runs the team's code: a report it plants where pytest writes its own (and a
+    process it leaves behind to keep planting it) is gone before the tests run, so a test run that ends
+    early still has no report."""
+    fake = ('<testsuites><testsuite><testcase classname="t" name="a"/>'
+            '<testcase classname="t" name="b"/></testsuite></testsuites>')
+    plant = ("import os, time\ndef plant():\n    os.makedirs('/tmp/.results', exist_ok=True)\n"
+             f"    open('/tmp/.results/' + 'junit' + '.xml', 'w').write({fake!r})\n"
+             "plant()\nif os.fork() == 0:\n    os.setsid()\n    os.closerange(0, 256)\n"
+             "    for _ in range(600):\n        plant()\n        time.sleep(0.02)\n    os._exit(0)\n"
+             "from setuptools import setup\nsetup(name='helper', version='1.0', py_modules=[])\n")
+    files = FileSet({**WRONG_ADD, "requirements.txt": "./vendor/helper\n", "vendor/helper/setup.py": plant,
+                     "test_calc.py": "import os\nos._exit(0)\n" + TEST_ADD})
+    async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
+        report = await sandbox.run(TestJob("python", files))
+    assert report.status is TestStatus.FAILED and not report.passed, report.output(10_000)
+    assert "no readable report" in report.stderr
+
+
+async def test_honest_team_tests_still_pass_with_their_count(sandbox):
+    for language in ("python", "javascript", "go", "c"):
+        report = await sandbox.run(TestJob(language, PROGRAMS[language].correct()))
+        assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 3, 0), report.output(10_000)
+        assert "generated xml file" not in report.stdout
+
+
+async def test_a_failing_team_test_is_counted_from_the_report(sandbox):
+    report = await sandbox.run(TestJob("python", PYTHON.buggy()))
+    assert (report.status, report.passed, report.failed) == (TestStatus.FAILED, 2, 1), report.output(10_000)
+    assert "test_sub" in report.stdout
