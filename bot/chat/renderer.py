@@ -60,6 +60,7 @@ from agents.events import (
 )
 from agents.types import CheckInResult, Publication, Usage
 from bot.chat.badges import read_turn, readme_summary
+from bot.chat.links import unmasked
 from bot.chat.long_code import captioned, flat_files, inline_or_attach
 from bot.chat.split import split_message, whole_lines
 from bot.chat.status import StatusMessage
@@ -373,8 +374,9 @@ class RunRenderer:
         return await self._thread.upload(cleaned, self._show(comment))
 
     def _show(self, markdown: str) -> str:
-        """Markdown as the platform shows it, with every secret masked first."""
-        return self._markup.text(self._redact(markdown))
+        """Markdown as the platform shows it, with every secret masked first and no link that hides where it
+        goes behind another address."""
+        return self._markup.text(unmasked(self._redact(markdown)))
 
     def _pieces(self, markdown: str, header: str, reserve: int = 0) -> list[str]:
         room = self._style.max_message_chars - len(header) - len(WRITING) - 2 - reserve
