@@ -31,7 +31,7 @@ _HOOKS = re.compile(
     r"|report_\w+|terminal_summary|sessionstart|sessionfinish|unconfigure|deselected|itemcollected|exception_interact"
     r"|internalerror|keyboard_interrupt|assertion_pass|assertrepr_compare|load_initial_conftests|cmdline_\w+)"
     r"|collect_ignore(?:_glob)?|pytest_plugins|hookimpl|hookwrapper|pluginmanager|_pytest|junitxml|junit\.xml)\b")
-_PATCHED = re.compile(r"^\s*(?:(?:unittest|pytest)(?:\.\w+)+\s*=(?!=)|setattr\(\s*(?:unittest|pytest)\b)", re.M)
+_MACHINERY = frozenset({"unittest", "pytest", "_pytest", "doctest"})
 _SWALLOWED = frozenset({"AssertionError", "Exception", "BaseException"})
 
 
@@ -46,20 +46,54 @@ def hollow_tests(files: Mapping[str, str], user: Iterable[str]) -> str:
                     "write plain test functions (fixtures are fine)")
         if not (looks_like_test(path) or posixpath.basename(path) == "conftest.py"):
             continue
-        if match := _PATCHED.search(text):
-            return f"{path} patches the test machinery ({match.group().strip()}); test the code, not the runner"
-        if name := _swallowing_test(text):
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue  # pytest reports it; a file that does not parse passes nothing
+        if patched := _patched_machinery(tree):
+            return f"{path} patches the test machinery ({patched}); test the code, not the runner"
+        if name := _swallowing_test(tree):
             return (f"{path}: {name} catches its own assertion's failure, so it cannot fail; "
                     "let the AssertionError propagate (use pytest.raises for expected exceptions)")
     return ""
 
 
-def _swallowing_test(text: str) -> str:
+def _patched_machinery(tree: ast.AST) -> str:
+    """What the module assigns to or ``setattr``s on unittest or pytest (however imported), or ''."""
+    names = set(_MACHINERY)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            module = getattr(node, "module", None) or ""
+            for alias in node.names:
+                if module.split(".")[0] in _MACHINERY or alias.name.split(".")[0] in _MACHINERY:
+                    names.add((alias.asname or alias.name).split(".")[0])
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AugAssign | ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Attribute) and _root(target) in names:
+                return ast.unparse(target) + " = ..."
+        if isinstance(node, ast.Call) and _called(node) in ("setattr", "delattr") and node.args:
+            first = node.args[0]
+            if _root(first) in names or (isinstance(first, ast.Constant) and isinstance(first.value, str)
+                                         and first.value.split(".")[0] in _MACHINERY):
+                return f"{_called(node)}({ast.unparse(first)}, ...)"
+    return ""
+
+
+def _root(node: ast.AST) -> str:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _called(call: ast.Call) -> str:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+def _swallowing_test(tree: ast.AST) -> str:
     """The name of a test function with an ``assert`` inside a ``try`` that swallows its failure, or ''."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return ""  # pytest will report it; a file that does not parse passes nothing
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test"):
             for inner in ast.walk(node):

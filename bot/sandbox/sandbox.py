@@ -208,9 +208,11 @@ class DockerSandbox:
 
     async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float, held: _Held) -> TestReport:
         user = [path for path in job.authoritative if path in job.files]
-        authority = authority_for(job.language, self._config) if user else None
-        if authority is not None and (why := authority.refusal(job.files, user)):
-            return reports.refused(why)
+        runner = authority_for(job.language, self._config)
+        # A switch that turns tests off or runs them through another program is refused for anyone's tests.
+        if runner is not None and (why := runner.refusal(job.files, user)):
+            return reports.refused(why, whose="the user's" if user else "the team's")
+        authority = runner if user else None
         if authority is None and (why := self._hollow(job, user)):
             return reports.refused(why, whose="the team's")
         setup = _needs_setup(language, job.files)

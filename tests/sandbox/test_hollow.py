@@ -22,7 +22,14 @@ TEST = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
     ({"conftest.py": "import os\nopen('/tmp/.results/junit.xml', 'w')\n"}, "uses junit.xml"),
     ({"test_calc.py": "import unittest\nunittest.TestCase.assertEqual = lambda *a: None\n"},
      "patches the test machinery (unittest.TestCase.assertEqual ="),
-    ({"test_calc.py": "import pytest\nsetattr(pytest, 'fail', print)\n"}, "patches the test machinery"),
+    ({"test_calc.py": "import pytest\nsetattr(pytest, 'fail', print)\n"}, "patches the test machinery (setattr(pytest"),
+    ({"test_calc.py": "import unittest as u\nu.TestCase.assertEqual = lambda *a: None\n"},
+     "(u.TestCase.assertEqual = ...)"),
+    ({"tests/test_calc.py": "from unittest import TestCase as T\n\nT.assertTrue = print\n"}, "(T.assertTrue = ...)"),
+    ({"test_calc.py": "import unittest\n\ndef test_x(monkeypatch):\n"
+                      "    monkeypatch.setattr(unittest.TestCase, 'assertEqual', print)\n"}, "setattr(unittest.TestCase"),
+    ({"conftest.py": "def setup(monkeypatch):\n    monkeypatch.setattr('pytest.fail', print)\n"},
+     "setattr('pytest.fail'"),
     ({"test_calc.py": "def test_add():\n    try:\n        assert 1 == 2\n    except AssertionError:\n        pass\n"},
      "test_add catches its own assertion's failure"),
     ({"test_calc.py": "def test_add():\n    try:\n        assert 1 == 2\n    except:\n        print('no')\n"},
@@ -44,6 +51,11 @@ def test_team_files_that_switch_the_judgement_off_are_named(files, said):
                      "        pytest.fail(str(e))\n"},
     {"test_calc.py": "def test_parse():\n    try:\n        int('x')\n    except ValueError:\n        pass\n    assert True\n"},
     {"test_calc.py": "def test_broken(:\n"},  # pytest reports it
+    {"test_calc.py": "from unittest import mock\n\ndef test_x():\n    with mock.patch('calc.now', return_value=3):\n"
+                     "        assert 1\n"},
+    {"test_calc.py": "import unittest\n\nclass T(unittest.TestCase):\n    def setUp(self):\n"
+                     "        self.maxDiff = None\n"},
+    {"test_calc.py": "def test_x(monkeypatch):\n    monkeypatch.setattr('calc.time', lambda: 0)\n"},
     {"calc.py": "import unittest\nunittest.main\n"},  # code may use unittest; only test files are checked for patching
 ])
 def test_plain_tests_fixtures_and_markers_are_allowed(files):

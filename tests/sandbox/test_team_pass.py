@@ -117,3 +117,20 @@ async def test_a_failing_team_test_is_counted_from_the_report(sandbox):
     report = await sandbox.run(TestJob("python", PYTHON.buggy()))
     assert (report.status, report.passed, report.failed) == (TestStatus.FAILED, 2, 1), report.output(10_000)
     assert "test_sub" in report.stdout
+
+
+RUST_CODE = {"src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 { a - b }\n",
+             "tests/add.rs": "#[test]\nfn adds() { assert_eq!(calc::add(2, 3), 5); }\n"}
+MANIFEST = '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n'
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    ({".cargo/config.toml": '[target.x86_64-unknown-linux-gnu]\nrunner = "true"\n'}, ".cargo/config.toml"),
+    ({"Cargo.toml": MANIFEST + "\n[lib]\nharness = false\n"}, "harness = false"),
+    ({"Cargo.toml": MANIFEST + '\n[[test]]\nname = "add"\npath = "tests/add.rs"\ntest = false\n'}, "test = false"),
+])
+async def test_rust_team_switches_that_fake_or_skip_the_tests_are_refused(sandbox, extra, said):
+    files = FileSet({"Cargo.toml": MANIFEST, **RUST_CODE, **extra})
+    report = await sandbox.run(TestJob("rust", files))
+    assert report.status is TestStatus.FAILED and said in report.stderr, report.output(10_000)
+    assert "the team's tests were not run" in report.stderr
