@@ -10,7 +10,9 @@ reports. So no Python file of the team's may:
 
 and no test file or ``conftest.py`` of the team's may:
 
-- patch the test machinery (``unittest.TestCase.assertEqual = ...``, ``setattr(pytest, ...)``, ``_pytest``);
+- patch the test machinery (``unittest.TestCase.assertEqual = ...``, ``setattr(pytest, ...)``, ``_pytest``)
+  or pytest's parsed options (``config.option.keyword = ...`` in ``pytest_configure``: ``-k`` at run time),
+  or end the session early (``pytest.exit``, ``request.session.shouldstop = ...``);
 - swallow its own failures: a test whose ``assert`` sits in a ``try`` that catches ``AssertionError``
   (or ``Exception``, ``BaseException``, everything) without raising again.
 
@@ -20,6 +22,7 @@ The user's own test files are never checked: they are the user's to write.
 from __future__ import annotations
 
 import ast
+import itertools
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
@@ -32,6 +35,9 @@ _HOOKS = re.compile(
     r"|internalerror|keyboard_interrupt|assertion_pass|assertrepr_compare|load_initial_conftests|cmdline_\w+)"
     r"|collect_ignore(?:_glob)?|pytest_plugins|hookimpl|hookwrapper|pluginmanager|_pytest|junitxml|junit\.xml)\b")
 _MACHINERY = frozenset({"unittest", "pytest", "_pytest", "doctest"})
+_CONFIGS = frozenset({"config", "pytestconfig", "_config"})  # pytest's Config, as hooks and fixtures name it
+_STOPS = frozenset({"shouldstop", "shouldfail"})
+_OPTIONS = frozenset({"option", "known_args_namespace", "args", "inicfg", "_inicache", "invocation_params"})
 _SWALLOWED = frozenset({"AssertionError", "Exception", "BaseException"})
 
 
@@ -61,30 +67,53 @@ def hollow_tests(files: Mapping[str, str], user: Iterable[str]) -> str:
 def _patched_machinery(tree: ast.AST) -> str:
     """What the module assigns to or ``setattr``s on unittest or pytest (however imported), or ''."""
     names = set(_MACHINERY)
+    exits = set()  # ``from pytest import exit as leave``
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
             module = getattr(node, "module", None) or ""
             for alias in node.names:
                 if module.split(".")[0] in _MACHINERY or alias.name.split(".")[0] in _MACHINERY:
                     names.add((alias.asname or alias.name).split(".")[0])
+                if module in ("pytest", "_pytest.outcomes") and alias.name == "exit":
+                    exits.add(alias.asname or alias.name)
     for node in ast.walk(tree):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
             node, ast.AugAssign | ast.AnnAssign) else []
         for target in targets:
-            if isinstance(target, ast.Attribute) and _root(target) in names:
+            if isinstance(target, ast.Attribute) and (_root(target) in names or _options(target)):
                 return ast.unparse(target) + " = ..."
+        if isinstance(node, ast.Call) and ((_called(node) == "exit" and _root(node.func) in names - {"unittest"})
+                                           or (isinstance(node.func, ast.Name) and node.func.id in exits)):
+            return f"{ast.unparse(node.func)}(...) ends the test session early"
         if isinstance(node, ast.Call) and _called(node) in ("setattr", "delattr") and node.args:
             first = node.args[0]
-            if _root(first) in names or (isinstance(first, ast.Constant) and isinstance(first.value, str)
-                                         and first.value.split(".")[0] in _MACHINERY):
+            if _root(first) in names or _options(first) or (
+                    isinstance(first, ast.Constant) and isinstance(first.value, str)
+                    and first.value.split(".")[0] in _MACHINERY):
                 return f"{_called(node)}({ast.unparse(first)}, ...)"
     return ""
 
 
-def _root(node: ast.AST) -> str:
+def _chain(node: ast.AST) -> list[str]:
+    """``request.config.option.keyword`` -> ["request", "config", "option", "keyword"]."""
+    names: list[str] = []
     while isinstance(node, ast.Attribute):
+        names.insert(0, node.attr)
         node = node.value
-    return node.id if isinstance(node, ast.Name) else ""
+    return [node.id, *names] if isinstance(node, ast.Name) else names
+
+
+def _root(node: ast.AST) -> str:
+    chain = _chain(node)
+    return chain[0] if chain and isinstance(node, ast.Attribute | ast.Name) else ""
+
+
+def _options(node: ast.AST) -> bool:
+    """Whether ``node`` reaches pytest's parsed options (``config.option.keyword``: ``-k`` set at run time) or
+    its session's stop switches (``request.session.shouldstop``: the tests after it never run)."""
+    chain = _chain(node)
+    return any((a in _CONFIGS and b in _OPTIONS) or (a == "session" and b in _STOPS)
+               for a, b in itertools.pairwise(chain))
 
 
 def _called(call: ast.Call) -> str:

@@ -31,9 +31,20 @@ def outcome(case: ElementTree.Element) -> tuple[str, ElementTree.Element | None]
 
 
 def counts(report: str) -> Counts:
-    """Passed and failed (errors included) test cases; skips and xfails are neither. Raises ``ValueError``."""
-    kinds = [outcome(case)[0] for case in testcases(report)]
+    """Passed and failed (errors included) test cases; skips and xfails are neither. Raises ``ValueError``,
+    also when the run was stopped before every test reported."""
+    cases = testcases(report)
+    if any(stopped(case) for case in cases):
+        raise ValueError("pytest was stopped in the middle of a test, by pytest.exit or the like, "
+                         "so the tests after it never ran")
+    kinds = [outcome(case)[0] for case in cases]
     return Counts(kinds.count("passed"), kinds.count("failure") + kinds.count("error"))
+
+
+def stopped(case: ElementTree.Element) -> bool:
+    """A test case with no name: the one running when the session was stopped (``pytest.exit``) is written
+    so, with no outcome, and must not read as a pass."""
+    return not case.get("name") and outcome(case)[0] == "passed"
 
 
 _XML_NOTE = re.compile(r"^-+ generated xml file: .* -+\n", re.M)

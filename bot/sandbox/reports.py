@@ -56,8 +56,9 @@ def _counts(step: StepResult, language: LanguageConfig, written: str | None) -> 
     except ValueError as error:
         printed = parse(language.report_format, step.stdout, step.stderr)
         return Counts(0, printed.failed or 0), (
-            f"the runner wrote no readable report of the tests ({error}): something ended the run before it "
-            "finished (sys.exit or os._exit in a test, a conftest.py or the code), or switched the report off")
+            f"the runner's report of the tests is missing or incomplete ({error}): something ended the run "
+            "before it finished (sys.exit, os._exit or pytest.exit in a test, a conftest.py or the code), or "
+            "switched the report off")
 
 
 def refused(why: str, whose: str = "the user's") -> TestReport:

@@ -47,16 +47,22 @@ def parse_pytest(text: str) -> Counts:
 def parse_tap(text: str) -> Counts:
     """node's "# pass N" / "# fail N" when present, else the top-level ``ok`` / ``not ok`` lines.
 
-    node counts a test file that calls no ``test()`` and exits 0 as a passing test named by its absolute
-    path ("ok 2 - /work/calc.test.js"): that is a file that tested nothing, not a pass."""
+    A test file that reported no test of its own counts as a failure, not a pass (see ``node_files_alone``)."""
     summary = dict(_TAP_SUMMARY.findall(text))
     if summary:
-        files_alone = len(_NODE_FILE_OK.findall(text))
-        return Counts(max(int(summary.get("pass", 0)) - files_alone, 0), int(summary.get("fail", 0)))
+        alone = node_files_alone(text)
+        return Counts(max(int(summary.get("pass", 0)) - alone, 0), int(summary.get("fail", 0)) + alone)
     results = [word.lower() for word in _TAP_LINE.findall(text)]
     if not results:
         return NONE
     return Counts(results.count("ok"), results.count("not ok"))
+
+
+def node_files_alone(text: str) -> int:
+    """How many test files node reported as a whole, with no test of their own: it counts a file that calls
+    no ``test()``, or that exited (``process.exit(0)``) before its tests reported, as one passing test named by
+    its absolute path ("ok 2 - /work/calc.test.js"). Such a file tested nothing, or hid the tests after the exit."""
+    return len(_NODE_FILE_OK.findall(text))
 
 
 def parse_go(text: str) -> Counts:

@@ -30,6 +30,18 @@ TEST = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
                       "    monkeypatch.setattr(unittest.TestCase, 'assertEqual', print)\n"}, "setattr(unittest.TestCase"),
     ({"conftest.py": "def setup(monkeypatch):\n    monkeypatch.setattr('pytest.fail', print)\n"},
      "setattr('pytest.fail'"),
+    ({"conftest.py": "def pytest_configure(config):\n    config.option.keyword = 'not add'\n"},
+     "(config.option.keyword = ...)"),
+    ({"tests/conftest.py": "def pytest_configure(config):\n    setattr(config.option, 'markexpr', 'not slow')\n"},
+     "setattr(config.option"),
+    ({"test_calc.py": "def test_x(request):\n    request.config.known_args_namespace.keyword = 'x'\n"},
+     "request.config.known_args_namespace.keyword = ..."),
+    ({"test_calc.py": "def test_x(request):\n    request.session.shouldstop = 'enough'\n"},
+     "request.session.shouldstop = ..."),
+    ({"test_calc.py": "import pytest\n\ndef test_x():\n    pytest.exit('done', returncode=0)\n"},
+     "pytest.exit(...) ends the test session early"),
+    ({"conftest.py": "from pytest import exit as leave\n\ndef pytest_configure(config):\n    leave('x', 0)\n"},
+     "leave(...) ends the test session early"),
     ({"test_calc.py": "def test_add():\n    try:\n        assert 1 == 2\n    except AssertionError:\n        pass\n"},
      "test_add catches its own assertion's failure"),
     ({"test_calc.py": "def test_add():\n    try:\n        assert 1 == 2\n    except:\n        print('no')\n"},
@@ -56,6 +68,8 @@ def test_team_files_that_switch_the_judgement_off_are_named(files, said):
     {"test_calc.py": "import unittest\n\nclass T(unittest.TestCase):\n    def setUp(self):\n"
                      "        self.maxDiff = None\n"},
     {"test_calc.py": "def test_x(monkeypatch):\n    monkeypatch.setattr('calc.time', lambda: 0)\n"},
+    {"test_app.py": "from app import App\n\ndef test_x():\n    app = App()\n    app.config.debug = True\n"
+                    "    config = {}\n    assert app.run(config)\n"},
     {"calc.py": "import unittest\nunittest.main\n"},  # code may use unittest; only test files are checked for patching
 ])
 def test_plain_tests_fixtures_and_markers_are_allowed(files):

@@ -13,7 +13,7 @@ from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
 from tests.sandbox.conftest import configured
 from tests.sandbox.programs import PROGRAMS, PYTHON
-from tests.sandbox.test_authority import FLIP_REPORTS, plugin_package
+from tests.sandbox.test_authority import FLIP_REPORTS, USER_TESTS, plugin_package
 
 pytestmark = pytest.mark.docker
 
@@ -31,6 +31,10 @@ globals()["pytest_runtest_" + "makereport"] = getattr(pytest, "hook" + "impl")(h
 """
 
 PYTHON_FAKES = {
+    "pytest-exit-0": {"test_calc.py": "import pytest\n\ndef test_first():\n    pass\n\ndef test_stop():\n"
+                                      "    pytest.exit('done', returncode=0)\n\n" + TEST_ADD},
+    "session-shouldstop": {"test_calc.py": "def test_first(request):\n    request.session.shouldstop = 'enough'\n\n"
+                                           + TEST_ADD},
     "nothing-collected": {"test_calc.py": "from calc import add\n\ndef check_add():\n    assert add(2, 3) == 5\n"},
     "all-skipped": {"test_calc.py": "import pytest\npytestmark = pytest.mark.skip('later')\n" + TEST_ADD},
     "skip-at-import": {"test_calc.py": "import pytest\npytest.skip('later', allow_module_level=True)\n" + TEST_ADD},
@@ -65,6 +69,12 @@ OTHER_FAKES = {
     "js-exits-before-tests": ("javascript", {"calc.js": "exports.add = (a, b) => a - b;\n",
                                              "calc.test.js": "console.log('# pass 5');\nprocess.exit(0);\n"
                                                              "require('node:test')('add', () => {});\n"}),
+    "js-exits-in-a-test": ("javascript", {"calc.js": "exports.add = (a, b) => a - b;\n", "calc.test.js":
+                           "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                           "const { add } = require('./calc');\ntest('first', () => {});\n"
+                           "test('stop', () => { process.exit(0); });\n"
+                           "test('add', () => { assert.strictEqual(add(2, 3), 5); });\n",
+                           "other.test.js": "const test = require('node:test');\ntest('fine', () => {});\n"}),
     "c-main-checks-nothing": ("c", {"calc.c": "int add(int a, int b) { return a - b; }\n",
                                     "test_calc.c": "int main(void) { return 0; }\n"}),
 }
@@ -76,7 +86,6 @@ async def test_python_team_tests_that_test_nothing_do_not_pass(docker_client, fa
     async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
         report = await sandbox.run(TestJob("python", files))
     assert report.status is TestStatus.FAILED, report.output(10_000)
-    assert report.failed or not report.passed, report.output(10_000)  # the wrong add failed, or nothing passed
 
 
 @pytest.mark.parametrize("fake", sorted(OTHER_FAKES))
@@ -84,7 +93,7 @@ async def test_other_languages_team_tests_that_test_nothing_do_not_pass(sandbox,
     language, files = OTHER_FAKES[fake]
     report = await sandbox.run(TestJob(language, FileSet(files)))
     assert report.status is TestStatus.FAILED, report.output(10_000)
-    assert not report.passed and "[sandbox] not a pass" in report.stderr, report.output(10_000)
+    assert report.failed or "[sandbox] not a pass" in report.stderr, report.output(10_000)
 
 
 async def test_a_report_left_by_the_setup_is_not_read_as_the_tests(docker_client):
@@ -103,7 +112,7 @@ async def test_a_report_left_by_the_setup_is_not_read_as_the_tests(docker_client
     async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
         report = await sandbox.run(TestJob("python", files))
     assert report.status is TestStatus.FAILED and not report.passed, report.output(10_000)
-    assert "no readable report" in report.stderr
+    assert "report of the tests is missing or incomplete" in report.stderr
 
 
 async def test_honest_team_tests_still_pass_with_their_count(sandbox):
@@ -134,3 +143,17 @@ async def test_rust_team_switches_that_fake_or_skip_the_tests_are_refused(sandbo
     report = await sandbox.run(TestJob("rust", files))
     assert report.status is TestStatus.FAILED and said in report.stderr, report.output(10_000)
     assert "the team's tests were not run" in report.stderr
+
+
+@pytest.mark.parametrize(("language", "good", "bad"), [
+    ("python", "def sub(a, b):\n    return a - b\n",
+     "def sub(a, b):\n    import pytest\n    pytest.exit('done', returncode=0)\n"),
+    ("javascript", "exports.sub = (a, b) => a - b;", "exports.sub = (a, b) => process.exit(0);"),
+])
+async def test_code_that_ends_the_run_with_success_does_not_pass_the_users_tests(sandbox, language, good, bad):
+    program = PROGRAMS[language]
+    path = next(p for p, text in program.files.items() if good in text)
+    files = FileSet({**program.files, path: program.files[path].replace(good, bad)})
+    report = await sandbox.run(TestJob(language, files, authoritative=USER_TESTS[language]))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert "the user's tests do not pass" in report.stderr, report.output(10_000)

@@ -9,7 +9,7 @@ from bot.sandbox.authority.go import GoTest
 from bot.sandbox.authority.java import JavaTest
 from bot.sandbox.authority.python import Pytest
 from bot.sandbox.authority.rust import CargoTest
-from bot.sandbox.authority.tap import BashTap
+from bot.sandbox.authority.tap import BashTap, NodeTap
 
 USER = ["test_calc.py"]
 FILES = {"test_calc.py": "def test_a(): pass\n"}
@@ -140,3 +140,18 @@ def test_tap_sections_need_their_end_and_their_whole_plan():
 def test_judge_counts_each_file_that_did_not_pass_as_a_failure():
     verdict = judge({"a": FileResult(passed=2), "b": FileResult(), "c": FileResult(failed=3)})
     assert (verdict.passed, verdict.failed, len(verdict.problems)) == (2, 4, 2)
+
+
+def test_python_a_run_stopped_in_the_middle_of_a_test_fails():
+    """pytest.exit(returncode=0) from the code under test: the test it stopped is written with no name."""
+    verdict = python_verdict(junit(case("a"), '<testcase time="0.000" />'))
+    assert not verdict.ok and "stopped in the middle of a test" in verdict.problems[0]
+
+
+def test_node_a_user_file_that_exited_before_its_tests_reported_fails():
+    """The code under test calls process.exit(0): node reports the file as a whole, with no test of its own."""
+    token, node = "abc", NodeTap(typescript=False)
+    stdout = ("@@codegen-authority abc begin 0\nTAP version 13\n# Subtest: /work/calc.test.js\n"
+              "ok 1 - /work/calc.test.js\n1..1\n# tests 1\n# pass 1\n# fail 0\n@@codegen-authority abc end 0 0\n")
+    verdict = node.verdict(["calc.test.js"], {}, stdout, "", token, "/work")
+    assert not verdict.ok and verdict.passed == 0

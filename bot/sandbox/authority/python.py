@@ -19,7 +19,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
 
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, judge, quoted
-from bot.sandbox.junit import outcome, testcases, without_note
+from bot.sandbox.junit import outcome, stopped, testcases, without_note
 
 DEPS = "/tmp/deps"  # where the python setup step installs requirements.txt
 
@@ -45,6 +45,9 @@ class Pytest(Authority):
         except ValueError as error:
             return judge(results, [f"pytest wrote no readable report of the user's tests ({error})"])
         extra: list[str] = []
+        if any(stopped(case) for case in cases):
+            extra.append("pytest was stopped in the middle of a test (pytest.exit or the like), so the tests "
+                         "after it never ran")
         for case in cases:
             path = case.get("file", "")
             result = results.get(path)

@@ -18,6 +18,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, framed, judge, sections
+from bot.sandbox.results import node_files_alone
 
 _RESULT = re.compile(r"^(not ok|ok)\b(.*)$", re.M)
 _DIRECTIVE = re.compile(r"#\s*(skip|todo)\b", re.I)
@@ -53,8 +54,9 @@ def _judged(output: str, code: int | None) -> FileResult:
     result = FileResult(ran=True)
     summary = dict(_NODE_SUMMARY.findall(output))
     if summary:
-        result.passed = int(summary.get("pass", 0))
-        result.failed = int(summary.get("fail", 0)) + int(summary.get("cancelled", 0))
+        alone = node_files_alone(output)  # the file exited before its tests reported, or has none
+        result.passed = max(int(summary.get("pass", 0)) - alone, 0)
+        result.failed = int(summary.get("fail", 0)) + int(summary.get("cancelled", 0)) + alone
     else:
         lines = [(word, rest) for word, rest in _RESULT.findall(output) if not _DIRECTIVE.search(rest)]
         result.passed = sum(word == "ok" for word, _ in lines)
