@@ -61,10 +61,10 @@ def _counts(step: StepResult, language: LanguageConfig, written: str | None) -> 
             "switched the report off")
 
 
-def refused(why: str, whose: str = "the user's") -> TestReport:
-    """The tests cannot run as given, because of something the team wrote."""
+def refused(why: str, which: str = "the user's tests") -> TestReport:
+    """The tests cannot run as given, because of something in the files (the team's, in a bot's run)."""
     return TestReport(status=TestStatus.FAILED, exit_code=None, passed=0, failed=1,
-                      stderr=f"[sandbox] {whose} tests were not run: {why}")
+                      stderr=f"[sandbox] {which} were not run: {why}")
 
 
 def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict, team: TestReport | None,

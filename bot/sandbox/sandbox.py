@@ -211,10 +211,10 @@ class DockerSandbox:
         runner = authority_for(job.language, self._config)
         # A switch that turns tests off or runs them through another program is refused for anyone's tests.
         if runner is not None and (why := runner.refusal(job.files, user)):
-            return reports.refused(why, whose="the user's" if user else "the team's")
+            return reports.refused(why, which="the user's tests" if user else "the tests")
         authority = runner if user else None
         if authority is None and (why := self._hollow(job, user)):
-            return reports.refused(why, whose="the team's")
+            return reports.refused(why, which="the tests")  # anyone's: `sandbox run DIR` tests a user's folder
         setup = _needs_setup(language, job.files)
         network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
         container = await self._pool.claim(job.language) if not network else None
@@ -268,7 +268,7 @@ class DockerSandbox:
         shown = authority.shown(step.stdout, token)
         team = None
         if why := self._hollow(job, user):
-            team = reports.refused(why, whose="the team's")
+            team = reports.refused(why, which="the team's tests")
         elif team_tests and not step.timed_out:
             remove_user = f"{STOP_LEFTOVERS}rm -f -- {quoted(user)}; {_test_command(language)}"
             argv = await self._stage(container, team_tests, language, remove_user)

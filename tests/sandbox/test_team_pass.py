@@ -142,7 +142,7 @@ async def test_rust_team_switches_that_fake_or_skip_the_tests_are_refused(sandbo
     files = FileSet({"Cargo.toml": MANIFEST, **RUST_CODE, **extra})
     report = await sandbox.run(TestJob("rust", files))
     assert report.status is TestStatus.FAILED and said in report.stderr, report.output(10_000)
-    assert "the team's tests were not run" in report.stderr
+    assert "[sandbox] the tests were not run" in report.stderr
 
 
 @pytest.mark.parametrize(("language", "good", "bad"), [
@@ -157,3 +157,13 @@ async def test_code_that_ends_the_run_with_success_does_not_pass_the_users_tests
     report = await sandbox.run(TestJob(language, files, authoritative=USER_TESTS[language]))
     assert report.status is TestStatus.FAILED, report.output(10_000)
     assert "the user's tests do not pass" in report.stderr, report.output(10_000)
+
+
+async def test_beside_the_users_tests_the_teams_hollow_tests_are_refused_by_name(sandbox):
+    """The user's tests pass, but the team's swallow their own failure: the run is no pass, and says whose."""
+    swallowing = {"test_team.py": "from calc import add\n\ndef test_add():\n    try:\n        assert add(2, 3) == 6\n"
+                                  "    except AssertionError:\n        pass\n"}
+    report = await sandbox.run(TestJob("python", PYTHON.correct().merged(swallowing),
+                                       authoritative=USER_TESTS["python"]))
+    assert (report.status, report.passed) == (TestStatus.FAILED, 3), report.output(10_000)
+    assert "[sandbox] the team's tests were not run: test_team.py: test_add catches" in report.stderr
