@@ -42,6 +42,7 @@ from typing import Any, TypeVar
 
 from agents import diffs, file_names
 from agents import language as languages
+from agents.checkless import checkless_tests
 from agents.errors import (
     AgentReplyError,
     BudgetExhausted,
@@ -166,6 +167,7 @@ class _Run:
     code_stale: bool = True  # the next round has the Programmer write (new run, a fix, a review's changes)
     tests_stale: bool = True  # the next round has the Tester write (new run, a wrong test, a follow-up)
     tests_missing: bool = False  # the Tester was asked for tests and none could be saved
+    cannot_fail: str = ""  # why the tests that last passed could not have failed (agents.checkless), if so
     round: int = 0
     replans: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -272,12 +274,17 @@ class Manager:
         run.report = await self._test(run)
         unrunnable = (unrunnable_tests(run.report, run.language, run.tests) if run.tests
                       else nothing_ran(run.report, run.language) if run.tests_missing else "")
-        if run.report.ok and not unrunnable:
+        # Passing tests that cannot fail prove nothing: they are the Tester's to fix, as tests that cannot run.
+        cannot_fail = run.cannot_fail = checkless_tests(run.tests.as_dict()) if run.report.ok and not unrunnable else ""
+        if run.report.ok and not unrunnable and not cannot_fail:
             return None
         if run.round >= self._settings.budget.max_rounds:
             return Triage(Action.FIX_CODE, "")  # _act_on ends the run: the rounds are used up
-        run.triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
-            run, forced_triage)
+        if cannot_fail:
+            run.triage = await self._send_back_to_tester(run, cannot_fail, ran=True)
+        else:
+            run.triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
+                run, forced_triage)
         return run.triage
 
     async def _act_on(self, run: _Run, decision: Triage | None) -> bool:
@@ -449,8 +456,13 @@ class Manager:
         await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())
         return self._allowed(triage, can_fix_tests, can_replan)
 
-    async def _send_back_to_tester(self, run: _Run, why: str) -> Triage:
-        """Tests that could not run say nothing about the code: the Tester fixes them, no triage needed."""
+    async def _send_back_to_tester(self, run: _Run, why: str, ran: bool = False) -> Triage:
+        """Tests that could not run (or that ran but cannot fail) say nothing about the code: the Tester fixes
+        them, no triage needed."""
+        if ran:
+            await run.emit(Notice(run.request.run_id, f"The generated tests passed but cannot fail ({why}); "
+                                                      "the Tester fixes them."))
+            return Triage(Action.FIX_TESTS, f"The tests cannot fail: {why}")
         await run.emit(Notice(run.request.run_id, f"The generated tests could not run "
                                                   f"({why.splitlines()[0].rstrip(':')}); the Tester fixes them."))
         example = ""
@@ -506,7 +518,9 @@ class Manager:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
         run.files, run.tests = run.tested  # later, untested edits would not match the report
         status, result = RunStatus.FAILED, f"the last test run: {run.report.summary()}"
-        if run.report.ok:
+        if run.report.ok and run.cannot_fail:
+            status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({run.cannot_fail})"
+        elif run.report.ok:
             status, result = RunStatus.STOPPED, f"the tests passed ({run.report.summary()}) but the review still asks for changes"
         if self._settings.publish_failed:
             run.checkin = await self._check_in(run, status)

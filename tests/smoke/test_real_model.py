@@ -1,7 +1,7 @@
 """Smoke test against a real small model (SmolLM2-135M-Instruct on llama-cpp-python's server, a 2,048-token
 context, no usage in its stream) with the real Docker sandbox: whatever such a model writes, every run
-reaches the test stage and ends ``passed`` or ``failed`` with the real test output, never ``error``
-because of the reply format. A model this small rarely writes correct tests; the run must say so
+reaches the test stage and ends ``passed`` or ``failed`` with the real test output (or ``stopped``
+because the tests it wrote passed but could not fail), never ``error`` because of the reply format. A model this small rarely writes correct tests; the run must say so
 honestly, not stop at its replies."""
 
 import dataclasses
@@ -47,7 +47,9 @@ async def test_a_small_local_model_reaches_an_honest_test_result(local_model_url
           f"{len(reports)} test runs; {final.reason}")
     for notice in (e.text for e in events if isinstance(e, Notice)):
         print(f"  ! {notice}")
-    assert final.status in (RunStatus.PASSED, RunStatus.FAILED), final.reason
+    # Passed or failed on a test result; or stopped because the tests it wrote passed but could not fail.
+    honest_stop = final.status is RunStatus.STOPPED and "cannot fail" in final.reason
+    assert final.status in (RunStatus.PASSED, RunStatus.FAILED) or honest_stop, final.reason
     assert reports and final.report is not None
     assert (final.report.stdout + final.report.stderr).strip()  # the runner's own words, not ours
     assert all(t.usage.estimated for t in turns)  # this server sends no usage: every count is an estimate

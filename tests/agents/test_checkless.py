@@ -1,0 +1,82 @@
+"""Tests the team wrote that cannot fail for what the code does: read from their source, sent back to the
+Tester when they pass, and never a run's pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.checkless import checkless_tests
+from agents.events import Notice, RunFinished, TurnFinished
+from agents.manager import Budget, Manager, Order, TeamSettings
+from agents.types import RunRequest, RunStatus, TestReport, TestStatus
+from tests.fakes import team_script as s
+from tests.fakes.publishers import RecordingPublisher
+from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
+
+GOOD = "from main import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({"test_main.py": "from main import add\n\ndef test_add():\n    return 42 + 50, 'no tests ran'\n"},
+     "test_main.py: test_add neither checks nor calls anything"),
+    ({"test_main.py": "def test_add():\n    pass\n"}, "test_add neither checks nor calls anything"),
+    ({"test_main.py": "class TestAdd:\n    def test_it(self):\n        print('ok')\n        result = 3\n"},
+     "test_it neither checks nor calls anything"),  # print and a constant: nothing that could fail
+    ({"test_main.py": GOOD + "\n\ndef test_more():\n    'to do'\n"}, "test_more neither checks"),
+    ({"tests/test_main.py": "async def test_add():\n    return None\n"}, "test_add neither checks"),
+    ({"test_main.py": "from main import add\n\ndef test_add():\n    add(2, 3)\n",
+      "tests/test_other.py": "from main import sub\n\ndef test_sub():\n    print(sub(3, 2))\n"},
+     "no test checks a result"),  # every test calls the code, none looks at what it returned
+])
+def test_tests_that_cannot_fail_for_what_the_code_does_are_named(files, said):
+    assert said in checkless_tests(files)
+
+
+@pytest.mark.parametrize("files", [
+    {"test_main.py": GOOD},
+    {"test_main.py": "from main import add\n\ndef test_runs():\n    add(2, 3)\n\n" + GOOD.split("\n\n", 1)[1]},
+    {"test_main.py": "import unittest\nfrom main import add\n\nclass T(unittest.TestCase):\n"
+                     "    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n"},
+    {"test_main.py": "from main import add\n\ndef check(a, b, want):\n    assert add(a, b) == want\n\n"
+                     "def test_add():\n    check(2, 3, 5)\n"},  # a helper of the file that asserts
+    {"test_main.py": "import pytest\nfrom main import div\n\ndef test_div():\n    with pytest.raises(ZeroDivisionError):\n"
+                     "        div(1, 0)\n"},
+    {"test_main.py": "def test_broken(:\n"},  # the runner says what is wrong with it
+    {"main.py": "def test_mode():\n    pass\n"},  # not a test file
+    {"main_test.go": "package main\n"},  # other languages: their runners' reports decide
+])
+def test_tests_that_check_a_result_are_left_alone(files):
+    assert checkless_tests(files) == ""
+
+
+def passing(job):  # type: ignore[no-untyped-def]
+    """A runner for which every test passes, as a test that checks nothing does."""
+    return TestReport(TestStatus.PASSED, 0, 0.1, 1, 0, "1 passed in 0.01s")
+
+
+HOLLOW = "```python path=test_intf.py\nfrom intf import find_intf\n\ndef test_nested():\n    find_intf({})\n```\n"
+
+
+@pytest.mark.parametrize("order", list(Order))
+async def test_passing_tests_that_cannot_fail_go_back_to_the_tester_and_the_run_passes_on_real_ones(order):
+    script = {**s.happy_path(), "tester": [HOLLOW, s.TESTS], "optimizer": [s.APPROVE, s.APPROVE]}
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=passing), RecordingPublisher(),
+                      settings=TeamSettings(order=order))
+    events = [e async for e in manager.run(RunRequest(task="find all intf keys", run_id="r1"))]
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED, final.reason
+    assert [e.agent for e in events if isinstance(e, TurnFinished)].count("tester") == 2
+    assert any("passed but cannot fail" in e.text and "no test checks a result" in e.text
+               for e in events if isinstance(e, Notice))
+    assert "assert" in final.tests["test_intf.py"]
+
+
+async def test_tests_that_never_could_fail_end_the_run_stopped_not_passed():
+    script = {**s.happy_path(), "tester": [HOLLOW, HOLLOW], "optimizer": [s.APPROVE, s.APPROVE],
+              "programmer": [s.CODE, s.CODE]}
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=passing), RecordingPublisher(),
+                      settings=TeamSettings(budget=Budget(max_rounds=2)))
+    events = [e async for e in manager.run(RunRequest(task="find all intf keys", run_id="r1"))]
+    final = events[-1]
+    assert final.status is RunStatus.STOPPED
+    assert "the tests passed but cannot fail" in final.reason
