@@ -1,8 +1,8 @@
 """Smoke test against a real small model (SmolLM2-135M-Instruct on llama-cpp-python's server, a 2,048-token
 context, no usage in its stream) with the real Docker sandbox: whatever such a model writes, every run
 reaches the test stage and ends ``passed`` or ``failed`` with the real test output (or ``stopped``
-because the tests it wrote passed but could not fail), never ``error`` because of the reply format. A model this small rarely writes correct tests; the run must say so
-honestly, not stop at its replies."""
+because the tests it wrote passed but could not fail), never ``error`` because of the reply format. A
+model this small rarely writes correct tests; the run must say so honestly, not stop at its replies."""
 
 import dataclasses
 import time
