@@ -1,7 +1,8 @@
 """Containers started ahead of need, per language, each used for one run only.
 
 With a warm pool (``warm_pool = true``) the pool keeps ``size`` ready; a run takes one (skipping create +
-start) and the pool starts a replacement in the background. Without one (size 0) it holds only what a run
+start) and, once it is done, has the pool start a replacement in the background (``fill``): started during
+the run, it would compete with the tests for the CPU. Without one (size 0) it holds only what a run
 asked to have prepared: one container, started while the team's models write, for the test run to come.
 A used container is never handed out again, so no conversation ever sees another's files or leftover
 processes; "reset between runs" is a fresh container. A prepared container no run took is not kept: it goes
@@ -32,11 +33,9 @@ class WarmPool:
         self._closed = False
 
     def take(self, language: str) -> Container | None:
-        """A ready container for ``language`` (or None), and a replacement on its way."""
+        """A ready container for ``language`` (or None); ``fill`` starts its replacement."""
         ready = self._ready.setdefault(language, [])
-        container = ready.pop() if ready else None
-        self.fill(language)
-        return container
+        return ready.pop() if ready else None
 
     async def claim(self, language: str) -> Container | None:
         """As ``take``, but a container still starting for ``language`` (prepared for this very run, say) is

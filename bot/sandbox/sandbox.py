@@ -173,6 +173,7 @@ class DockerSandbox:
             else:
                 # Shielded: a cancelled run still removes its container before the cancellation completes.
                 await asyncio.shield(self._release(held))
+            self._pool.fill(job.language)  # a warm container for the next run, started now the tests are done
 
     def _release_later(self, held: _Held) -> None:
         """A run that reported: its containers are removed off its path, in a task ``close()`` (and
