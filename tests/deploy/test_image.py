@@ -23,6 +23,7 @@ import pytest
 
 from bot.sandbox.hardening import LABEL, LABEL_HOST
 from tests.fakes import team_script as s
+from tests.fakes.loopback import free_port
 from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +108,7 @@ async def test_doctor_and_a_scripted_run_inside_the_image(image, model_server, v
 
 async def test_the_serving_container_passes_its_health_check(image, model_server, tmp_path, docker_client):
     async with FakeSlack() as slack:
-        health_port, slack_port = _free_port(), _free_port()
+        health_port, slack_port = free_port(), free_port()
         config = tmp_path / "config.toml"
         config.write_text(
             f'[storage]\npath = "/data/codegen.sqlite3"\n'
@@ -145,10 +146,3 @@ async def _health(name: str) -> dict:
         await asyncio.sleep(0.5)
     return state.get("Health", {})
 
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])

