@@ -13,7 +13,7 @@ WAITING = "waiting for the model ("
 
 async def test_a_silent_model_shows_as_waiting_until_it_writes(start_bot, discord_api, model_server):
     script_team(model_server, programmer=[Reply(s.CODE, chunk=8, pause_after=0)])  # silent until resumed
-    await start_bot(team={"wait_notice_s": 1})
+    await start_bot(team={"wait_notice_s": 1}, llm={"request_timeout_s": 120.0})  # silent until resumed, however slow
     await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
     thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
 

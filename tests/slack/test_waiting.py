@@ -19,7 +19,9 @@ WAITING = "waiting for the model ("
 async def test_a_silent_model_shows_as_waiting_until_it_writes(model_server, slack_config, start_bot, agent_features):
     scopes = ALL_SCOPES if agent_features else tuple(s for s in ALL_SCOPES if s != "assistant:write")
     async with FakeSlack(scopes=scopes) as slack:
-        config = with_changes(slack_config, slack={"api_url": slack.api_url}, team={"wait_notice_s": 1})
+        # The silence lasts until resumed, however slow the machine: no request timeout ends it first.
+        config = with_changes(slack_config, slack={"api_url": slack.api_url}, team={"wait_notice_s": 1},
+                              llm={"request_timeout_s": 120.0})
         await start_bot(config, fake=slack)
         script_team(model_server, planner=[Reply(s.PLAN, chunk=8, pause_after=0)])  # silent until resumed
         message, _ = await mention(slack, "find all intf keys")
