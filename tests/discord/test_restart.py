@@ -16,19 +16,23 @@ INTERRUPTED = ("⏸️ Interrupted: the bot stopped while this run was under way
                "Reply in this thread to continue from where it stopped.")
 
 
+async def die(bot, store, config, thread) -> None:  # type: ignore[no-untyped-def]
+    """The process dies mid-run: nothing it would have said reaches the thread (its connection is gone), and
+    the next start finds the run marked interrupted, as the store marks the runs of a dead process."""
+    await bot.close()
+    run_id = (await store.runs())[0].id
+    bot.codegen.service.cancel(run_id)
+    await eventually(lambda: not bot.codegen.service.active_run("discord", str(thread)), "the run ended")
+    with sqlite3.connect(config.db_path()) as db:
+        db.execute("UPDATE runs SET status = 'interrupted', reason = 'the bot stopped while this run was under way'")
+
+
 async def test_an_interrupted_run_is_ended_in_its_thread_after_a_restart(start_bot, discord_api, model_server,
                                                                          store, config):
     first = await start_bot()
     thread, control = await _stalled_run(discord_api, model_server)
     assert discord_api.messages[control].payload["components"]  # the Stop button, live
-    # The process dies here: nothing it would have said reaches the thread (its connection is gone), and
-    # the next start finds the run marked interrupted, as the store marks the runs of a dead process.
-    await first.close()
-    run_id = (await store.runs())[0].id
-    first.codegen.service.cancel(run_id)
-    await eventually(lambda: not first.codegen.service.active_run("discord", str(thread)), "the run ended")
-    with sqlite3.connect(config.db_path()) as db:
-        db.execute("UPDATE runs SET status = 'interrupted', reason = 'the bot stopped while this run was under way'")
+    await die(first, store, config, thread)
     assert not any(m.content.startswith("⏹️") for m in discord_api.channel_messages(thread))
 
     await start_bot()
@@ -48,12 +52,7 @@ async def test_an_interrupted_run_keeps_the_steps_its_status_message_showed(star
     thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
     control = await eventually(lambda: (m := discord_api.channel_messages(thread)) and "✅ Plan" in m[0].content and m[0],
                                "the plan done")
-    await first.close()
-    run_id = (await store.runs())[0].id
-    first.codegen.service.cancel(run_id)
-    await eventually(lambda: not first.codegen.service.active_run("discord", str(thread)), "the run ended")
-    with sqlite3.connect(config.db_path()) as db:
-        db.execute("UPDATE runs SET status = 'interrupted', reason = 'the bot stopped while this run was under way'")
+    await die(first, store, config, thread)
 
     await start_bot()
     await eventually(lambda: any(m.content.startswith(INTERRUPTED) for m in discord_api.channel_messages(thread)),
