@@ -34,14 +34,15 @@ _CHECK_CALLS = re.compile(r"^(?:assert|expect|fail|raises|warns|deprecated_call|
 
 
 def _checkless(trees: Mapping[str, ast.Module]) -> str:
-    tests = [(path, node, tree) for path, tree in trees.items() for node in _test_functions(tree)]
-    for path, test, _ in tests:
+    tests = [(path, node) for path, tree in trees.items() for node in _test_functions(tree)]
+    for path, test in tests:
         if not any(isinstance(n, ast.Assert) or (isinstance(n, ast.Call) and _called(n) not in _BUILTINS)
                    for n in ast.walk(test)):
             return (f"{path}: {test.name} neither checks nor calls anything, so it cannot fail; "
                     "call the code and assert what it returns")
-    if tests and not any(_checks(test, _checking_helpers(tree)) for _, test, tree in tests):
-        return (f"{', '.join(sorted({path for path, _, _ in tests}))}: no test checks a result, so they pass "
+    helpers = {path: _checking_helpers(tree) for path, tree in trees.items()}  # once per file
+    if tests and not any(_checks(test, helpers[path]) for path, test in tests):
+        return (f"{', '.join(sorted({path for path, _ in tests}))}: no test checks a result, so they pass "
                 "whatever the code does; assert what it returns (or use pytest.raises for errors)")
     return ""
 
