@@ -5,7 +5,7 @@ here and goes, as an op, to every page watching.
 What a page is sent (JSON, one server-sent event each):
 
     {"type": "message", "message": {...}}                a message, new or replaced whole
-    {"type": "edit", "id", "keep", "text", "stop"}        its first ``keep`` characters stay, ``text`` follows
+    {"type": "edit", "id", "keep", "text", "stop"}        its first ``keep`` UTF-16 code units stay, ``text`` follows
     {"type": "remove", "id"}
     {"type": "panel", "panel": {...}}                     files, test rounds, status, usage, result (``panel``)
     {"type": "conversations", "conversations": [...]}     the person's list of conversations changed
@@ -94,7 +94,8 @@ class Conversation:
         old_text, old_stop = message.text, message.stop
         message.text, message.stop = text, stop
         keep = _common_prefix(old_text, text)
-        self._broadcast({"type": "edit", "id": message_id, "keep": keep, "text": text[keep:], "stop": stop})
+        self._broadcast({"type": "edit", "id": message_id, "keep": _utf16_length(text[:keep]), "text": text[keep:],
+                         "stop": stop})
         if stop != old_stop:
             self.changed(self)
 
@@ -133,6 +134,12 @@ class Conversation:
     def _broadcast(self, op: Op) -> None:
         for watcher in list(self.watchers):
             watcher.send(op)
+
+
+def _utf16_length(text: str) -> int:
+    """``text``'s length as the page's JavaScript counts it (an emoji beyond the BMP is two units), so that
+    its ``slice(0, keep)`` keeps exactly the common prefix."""
+    return len(text.encode("utf-16-le")) // 2
 
 
 def _common_prefix(a: str, b: str) -> int:

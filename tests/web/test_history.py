@@ -220,3 +220,24 @@ async def test_a_page_opened_on_a_queued_run_shows_its_place_in_the_queue_and_it
         await expect(status.locator("button.stop")).to_be_visible()  # a queued run can be stopped too
         await expect(page.locator("#thread article.message.you")).to_contain_text(task)
     model_server.resume.set()
+
+
+def test_an_edit_keeps_its_prefix_as_the_page_counts_it_with_emoji_beyond_the_bmp():
+    # The page's JavaScript counts UTF-16 units: 🛠️ and 😀 are two each, so the prefix kept must count so too.
+    conversation = Conversation("k", "ann")
+    watcher = Watcher("ann")
+    conversation.watchers.add(watcher)
+
+    async def scenario() -> list[dict[str, Any]]:
+        message_id = await conversation.post("🛠️ **Working** 😀\n⏳ Plan")
+        await conversation.edit(message_id, "🛠️ **Working** 😀\n⏳ Plan — waiting for the model (1 s)")
+        return [watcher.queue.get_nowait() for _ in range(watcher.queue.qsize())]  # type: ignore[misc]
+
+    ops = asyncio.run(scenario())
+    units = b""  # the text as UTF-16, the way the page holds it
+    for op in ops:
+        if op and op["type"] == "message":
+            units = op["message"]["text"].encode("utf-16-le")
+        elif op and op["type"] == "edit":
+            units = units[: 2 * op["keep"]] + op["text"].encode("utf-16-le")
+    assert units.decode("utf-16-le") == "🛠️ **Working** 😀\n⏳ Plan — waiting for the model (1 s)"
