@@ -27,5 +27,5 @@ if ! docker info >/dev/null 2>&1; then
 fi
 
 # Skips images that already exist; the first build takes about two minutes (see the report below).
-python3 -c 'import sys; from bot.entry.cli import main; sys.exit(main(sys.argv[1:]))' sandbox build --offline
+python3 -c 'import sys; from codegen_chat.cli import main; sys.exit(main(sys.argv[1:]))' sandbox build --offline
 echo "sandbox-setup: ready in $(( $(date +%s) - started ))s"

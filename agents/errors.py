@@ -13,7 +13,7 @@
     ├── CheckInError             publishing failed; the run falls back, its files are kept
     └── UserInputError           the caller erred (empty task, unreadable attachment...)
 
-``ConfigError`` (in ``bot.config``) also derives from ``CodegenError``.
+``ConfigError`` (in ``bot.config.sections``) also derives from ``CodegenError``.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ class Usage:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    cost_usd: float = 0.0  # 0 until priced (``bot.usage``), or when no price is configured
+    cost_usd: float = 0.0  # 0 until priced (``bot.runs.usage``), or when no price is configured
     estimated: bool = False  # counted from characters: the server reported no usage (for any part of a sum)
 
     @property

@@ -42,10 +42,10 @@ from agents.manager import Budget, FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import Sandbox
 from agents.types import Message, RunRequest, RunStatus, TestReport, TestStatus
-from bot.config import Config, LimitsConfig, LLMConfig, SandboxConfig, Secrets, StorageConfig
-from bot.llm import OpenAIChatModel
-from bot.service import ChatRequest, Service
-from bot.store import Store
+from bot.config.sections import Config, LimitsConfig, LLMConfig, SandboxConfig, Secrets, StorageConfig
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import ChatRequest, Service
+from bot.store.sqlite import Store
 from tests.fakes import durations_script as d
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import FakeOpenAI
@@ -271,14 +271,14 @@ async def startup(runs: int = 5) -> None:
                 before = len(server.requests)
                 started = time.perf_counter()
                 process = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "bot.entry.cli", "run", "say hi", "--out", f"{tmp}/out",
+                    sys.executable, "-m", "codegen_chat.cli", "run", "say hi", "--out", f"{tmp}/out",
                     env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 while len(server.requests) == before and process.returncode is None:  # noqa: ASYNC110  # polls a child
                     await asyncio.sleep(0.002)
                 times.append(time.perf_counter() - started)
                 process.kill()
                 await process.wait()
-    probe = ("import sys, bot.entry.cli; print(' '.join(sorted({m.split('.')[0] for m in sys.modules} "
+    probe = ("import sys, codegen_chat.cli; print(' '.join(sorted({m.split('.')[0] for m in sys.modules} "
              "& {'docker', 'github', 'slack_bolt', 'discord', 'openai'})))")
     probing = await asyncio.create_subprocess_exec(sys.executable, "-c", probe, stdout=subprocess.PIPE)
     imported = (await probing.communicate())[0].decode().strip()

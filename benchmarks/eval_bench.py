@@ -28,16 +28,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Sandbox
-from bot.config import Config, SandboxConfig
+from bot.config.sections import Config, SandboxConfig
 from bot.eval.attempts import Parts
 from bot.eval.harness import run_eval, still_to_run
 from bot.eval.jsonl_suite import read_jsonl_suite
 from bot.eval.modes import parse_modes
 from bot.eval.progress import Progress
 from bot.eval.results import EvalFolder, Result
+from bot.runs.service import team_settings
 from bot.sandbox import DockerSandbox
 from bot.sandbox.languages import DEFAULT_LANGUAGES
-from bot.service import team_settings
 from tests.eval.scripted import ContentSandbox, Kind, ScriptedEvalModel, ScriptedTeam, Spec, write_suite
 
 MODES = "single,team"

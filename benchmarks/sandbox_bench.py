@@ -26,7 +26,7 @@ from pathlib import Path
 import docker
 
 from agents.types import FileSet, TestJob, TestStatus
-from bot.config import SandboxConfig
+from bot.config.sections import SandboxConfig
 from bot.sandbox import DockerSandbox
 from bot.sandbox.hardening import LABEL, LABEL_PID
 

@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 import adapters.slack
-from bot.config import Config, LLMConfig, Secrets, SlackConfig, StorageConfig
-from bot.llm import OpenAIChatModel
-from bot.service import Service
-from bot.store import Store
+from bot.config.sections import Config, LLMConfig, Secrets, SlackConfig, StorageConfig
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
+from bot.store.sqlite import Store
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack, events_envelope, message_event

@@ -85,10 +85,10 @@ def rss_mb() -> float:
 
 async def serve(args: argparse.Namespace) -> None:
     import adapters.web
-    from bot.config import Config, LimitsConfig, Secrets, StorageConfig, WebConfig
-    from bot.redact import Redactor
-    from bot.service import Service
-    from bot.store import Store
+    from bot.config.sections import Config, LimitsConfig, Secrets, StorageConfig, WebConfig
+    from bot.runs.service import Service
+    from bot.safety.redact import Redactor
+    from bot.store.sqlite import Store
     from tests.fakes.team_script import ScriptedSandbox
 
     config = Config(

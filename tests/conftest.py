@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from bot.config import Config, LLMConfig, Secrets, StorageConfig
-from bot.store import Store
+from bot.config.sections import Config, LLMConfig, Secrets, StorageConfig
+from bot.store.sqlite import Store
 from tests.fakes.openai_server import FakeOpenAI
 
 pytest_plugins = ["tests.docker_support"]  # Docker fixtures for every test marked ``docker``

@@ -10,7 +10,7 @@ import os
 import docker
 import pytest
 
-from bot.config import SandboxConfig
+from bot.config.sections import SandboxConfig
 from bot.sandbox.hardening import LABEL, LABEL_PID
 from bot.sandbox.images import image_present
 from bot.sandbox.languages import DEFAULT_LANGUAGES, image_for

@@ -22,9 +22,9 @@ from adapters.discord.endpoints import PORTAL, endpoints
 from adapters.discord.handlers import INTERNAL_ERROR, Context, context_of, on_code, on_message, on_stop
 from adapters.discord.platform import PLATFORM, platform
 from adapters.discord.thread import DiscordThread, StopButton
-from bot.config import Config, ConfigError, DiscordConfig, Secrets
-from bot.redact import Redactor
-from bot.service import Service
+from bot.config.sections import Config, ConfigError, DiscordConfig, Secrets
+from bot.runs.service import Service
+from bot.safety.redact import Redactor
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ import yarl
 from discord.gateway import DiscordWebSocket
 from discord.http import Route
 
-from bot.config import DiscordConfig
+from bot.config.sections import DiscordConfig
 
 PORTAL = "https://discord.com/developers/applications"
 

@@ -17,11 +17,11 @@ from adapters.discord.text import thread_name, without_mention
 from adapters.discord.thread import DiscordThread
 from agents.errors import UserInputError
 from agents.types import Attachment
-from bot.attachments import to_attachment
 from bot.chat.thread import ChatPlatform
-from bot.config import DiscordConfig
-from bot.redact import Redactor
-from bot.service import Arrival, ChatRequest, Service
+from bot.config.sections import DiscordConfig
+from bot.runs.attachments import to_attachment
+from bot.runs.service import Arrival, ChatRequest, Service
+from bot.safety.redact import Redactor
 
 log = logging.getLogger(__name__)
 

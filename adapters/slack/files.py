@@ -12,7 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from agents.errors import UserInputError
 from agents.types import Attachment
-from bot.attachments import to_attachment
+from bot.runs.attachments import to_attachment
 
 log = logging.getLogger(__name__)
 

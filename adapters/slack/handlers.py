@@ -1,6 +1,6 @@
 """Slack events in, calls to the service out. Bolt acknowledges each event before these handlers run, so
 everything here may take its time; none of it decides which messages to take, who may do what, or how a
-run looks (that is ``bot.service`` and ``bot.chat.renderer``)."""
+run looks (that is ``bot.runs.service`` and ``bot.chat.renderer``)."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from adapters.slack.messages import Incoming, arrival_of, incoming
 from adapters.slack.platform import PLATFORM, platform
 from adapters.slack.thread import STOP_ACTION, SlackFeatures, SlackThread
 from agents.errors import UserInputError
-from bot.access import Place
 from bot.chat.thread import ChatPlatform
-from bot.config import Config
-from bot.service import Service
+from bot.config.sections import Config
+from bot.runs.access import Place
+from bot.runs.service import Service
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,9 @@ from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 
-from bot.config import SlackConfig
-from bot.health import Health
-from bot.health_http import health_routes
+from bot.config.sections import SlackConfig
+from bot.health.checks import Health
+from bot.health.http import health_routes
 
 MAX_BODY_BYTES = 1024 * 1024  # Slack's event payloads are far smaller
 

@@ -7,8 +7,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.access import Place
-from bot.service import Arrival
+from bot.runs.access import Place
+from bot.runs.service import Arrival
 
 # A plain message, one with files, or a thread reply also sent to the channel. Everything else
 # (edits, deletions, joins, bot posts) is not someone asking the team for something.

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from bot.inert import inert
-from bot.redact import Redactor
-from bot.store import RunRecord, RunSummary
+from bot.safety.inert import inert
+from bot.safety.redact import Redactor
+from bot.store.sqlite import RunRecord, RunSummary
 
 
 class _Printer:

@@ -1,5 +1,5 @@
 """A run's events as a person reads them in a terminal: a header per turn, the text as it streams, the
-test results, the summary. Everything from outside is made inert (``bot.inert``) and secrets masked;
+test results, the summary. Everything from outside is made inert (``bot.safety.inert``) and secrets masked;
 only the colours added here reach the terminal as escape sequences."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from agents.events import (
 from agents.types import RunStatus
 from bot.chat.failures import failure_excerpt
 from bot.chat.words import agent_title, ended_by_the_bot
-from bot.inert import inert
-from bot.redact import Redactor
+from bot.safety.inert import inert
+from bot.safety.redact import Redactor
 
 FAILING_OUTPUT_CHARS = 2000
 

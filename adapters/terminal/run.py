@@ -17,13 +17,13 @@ from agents.errors import CheckInError, UserInputError
 from agents.events import RunFinished
 from agents.protocols import Publisher
 from agents.types import Attachment, Publication, RunStatus
-from bot.attachments import to_attachment
 from bot.checkin.folder import folder_problem
 from bot.checkin.masking import MaskingPublisher
-from bot.local_files import read_regular_file
-from bot.redact import Redactor
-from bot.runner import stopped
-from bot.service import ChatRequest, RunHandle, Service, new_run_id
+from bot.runs.attachments import to_attachment
+from bot.runs.runner import stopped
+from bot.runs.service import ChatRequest, RunHandle, Service, new_run_id
+from bot.safety.local_files import read_regular_file
+from bot.safety.redact import Redactor
 
 PLATFORM = "terminal"
 

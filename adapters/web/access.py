@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from typing import Any
 
-from bot.config import ConfigError, WebConfig
+from bot.config.sections import ConfigError, WebConfig
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from bot.chat.thread import ChatPlatform, thread_style
-from bot.config import WebConfig
+from bot.config.sections import WebConfig
 
 PLATFORM = "web"
 

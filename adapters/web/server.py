@@ -17,11 +17,11 @@ from adapters.web.access import Gate, check_binding, is_loopback
 from adapters.web.hub import Hub
 from adapters.web.platform import PLATFORM, platform
 from adapters.web.routes import STATIC, WebChat, build_app
-from bot.config import Config, ConfigError, Secrets, WebConfig
-from bot.doctor_types import CheckResult
-from bot.health import Health, carried_by
-from bot.redact import Redactor
-from bot.service import Service
+from bot.config.sections import Config, ConfigError, Secrets, WebConfig
+from bot.health.checks import Health, carried_by
+from bot.health.doctor_types import CheckResult
+from bot.runs.service import Service
+from bot.safety.redact import Redactor
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ async def serve(service: Service, config: Config, secrets: Secrets, public_route
 
 def health_routes(health: Health) -> list[Route]:
     """``GET /healthz`` and ``GET /readyz`` on the web chat's server (one port to expose), open without
-    signing in as probes are; what they say is ``bot.health``'s, as on every server that carries them."""
+    signing in as probes are; what they say is ``bot.health.checks``'s, as on every server that carries them."""
 
     async def alive(_: Request) -> JSONResponse:
         return JSONResponse({"alive": True})

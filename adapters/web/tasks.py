@@ -1,7 +1,7 @@
 """A task as the page sends it: JSON ``{"task": "...", "files": [{"name": "...", "data": "<base64>"}]}``.
 
 Files travel as base64 so the bot, not the browser, decides what is text: a binary, non-UTF-8 or oversized
-file is refused by the same rule as everywhere (``bot.attachments``), with a sentence naming it. The body is
+file is refused by the same rule as everywhere (``bot.runs.attachments``), with a sentence naming it. The body is
 read with a cap, so an oversized request is refused before it is held in memory.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 
 from agents.errors import UserInputError
 from agents.types import Attachment
-from bot.attachments import to_attachment
-from bot.config import InputConfig
+from bot.config.sections import InputConfig
+from bot.runs.attachments import to_attachment
 
 SLACK_BYTES = 64 * 1024  # the JSON around the task and files
 

@@ -10,9 +10,9 @@ from github.GithubException import GithubException
 
 from bot.checkin.faults import SCOPE_HINT
 from bot.checkin.gist import github_client
-from bot.config import Config, Secrets
-from bot.doctor_types import CheckResult
-from bot.redact import Redactor
+from bot.config.sections import Config, Secrets
+from bot.health.doctor_types import CheckResult
+from bot.safety.redact import Redactor
 
 NAME = "GitHub Gist check-in"
 SCOPE_NAME = "GitHub token scope"

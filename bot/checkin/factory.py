@@ -13,8 +13,8 @@ from agents.types import CheckInResult, Publication
 from bot.checkin.fallback import FallbackPublisher
 from bot.checkin.index import GistIndex
 from bot.checkin.masking import MaskingPublisher
-from bot.config import Config, Secrets
-from bot.redact import Redactor
+from bot.config.sections import Config, Secrets
+from bot.safety.redact import Redactor
 
 if TYPE_CHECKING:
     from bot.checkin.gist import GistPublisher

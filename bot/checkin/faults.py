@@ -15,7 +15,7 @@ import requests
 from github.GithubException import GithubException
 
 from agents.errors import CheckInError
-from bot.retry_after import retry_after_seconds
+from bot.model.retry_after import retry_after_seconds
 
 SCOPE_HINT = (
     "GITHUB_TOKEN needs the gist scope (classic token) or the Gists read and write permission "

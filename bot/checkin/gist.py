@@ -18,8 +18,8 @@ from bot.checkin.files import README_NAME, Layout, gist_layout
 from bot.checkin.index import GistIndex
 from bot.checkin.readme import compose_readme, description
 from bot.checkin.retry import RetryPolicy, Sleep, call_github
-from bot.config import CheckinConfig
-from bot.redact import Redactor
+from bot.config.sections import CheckinConfig
+from bot.safety.redact import Redactor
 
 USER_AGENT = "codegen-chat"
 T = TypeVar("T")

@@ -8,7 +8,7 @@ import dataclasses
 
 from agents.protocols import Publisher
 from agents.types import CheckInResult, FileSet, Publication
-from bot.redact import Redactor
+from bot.safety.redact import Redactor
 
 
 class MaskingPublisher:

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from agents.errors import CheckInError
 from bot.checkin.faults import CallFailure, judge
-from bot.config import CheckinConfig
+from bot.config.sections import CheckinConfig
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

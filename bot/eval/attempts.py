@@ -47,12 +47,12 @@ from agents.types import (
     TestReport,
     Usage,
 )
-from bot.config import Price
+from bot.config.sections import Price
 from bot.eval.modes import Mode, Workflow
 from bot.eval.problems import Problem
-from bot.runner import drive
-from bot.usage import RunUsage, priced
-from bot.watched_model import WatchedModel
+from bot.model.watched import WatchedModel
+from bot.runs.runner import drive
+from bot.runs.usage import RunUsage, priced
 
 MODELS_OWN = (PromptTooLong, EmptyReply, ReplyCut)  # model errors that are the model's answer, not an outage
 KILLED = 137  # a test run that ended by SIGKILL: its memory limit, or a busy host; scoring tries it once more

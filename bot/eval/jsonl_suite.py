@@ -22,9 +22,9 @@ from agents import language as languages
 from agents.language import looks_like_test
 from agents.paths import UnsafePath, clash, project_path
 from agents.types import FileSet
-from bot.config import InputConfig
+from bot.config.sections import InputConfig
 from bot.eval.problems import EvalError, Problem, Suite
-from bot.local_files import read_regular_file
+from bot.safety.local_files import read_regular_file
 
 MAX_SUITE_BYTES = 500_000_000
 REQUIRED = ("id", "language", "task", "hidden_tests")

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from bot.eval.results import Result
-from bot.inert import inert
+from bot.safety.inert import inert
 
 BAR_WIDTH = 24
 

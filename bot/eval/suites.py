@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Collection
 from pathlib import Path
 
-from bot.config import InputConfig
+from bot.config.sections import InputConfig
 from bot.eval.humaneval import NAME as HUMANEVAL
 from bot.eval.humaneval import read_humaneval
 from bot.eval.jsonl_suite import read_jsonl_suite

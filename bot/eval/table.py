@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from bot.eval.report import ModeLine, Report
 from bot.eval.stats import Spread
-from bot.inert import inert
+from bot.safety.inert import inert
 
 LISTED = 12  # problem ids named per difference before "and N more"
 

@@ -11,7 +11,7 @@ from docker.errors import DockerException
 from requests.exceptions import RequestException
 
 from agents.errors import SandboxError
-from bot.config import SandboxConfig
+from bot.config.sections import SandboxConfig
 
 API_TIMEOUT_S = 30.0  # plain API calls; streams are bounded by the run's own kill, not this
 # What talking to an engine that went away (stopped, restarted, connection cut) raises, from each layer.

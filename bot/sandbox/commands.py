@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 
 from agents.errors import SandboxError
 from agents.types import FileSet, TestJob, TestReport
-from bot.config import Config, LanguageConfig, SandboxConfig, Secrets
+from bot.config.sections import Config, LanguageConfig, SandboxConfig, Secrets
+from bot.config.settings import argument_for
 from bot.sandbox.folder import read_folder, shown
 from bot.sandbox.languages import languages, use_offline, with_offline
-from bot.settings import argument_for
 
 if TYPE_CHECKING:
     import docker

@@ -16,7 +16,7 @@ from docker.errors import APIError, ImageNotFound, NotFound
 from docker.models.containers import Container
 
 from agents.errors import SandboxError
-from bot.config import LanguageConfig, SandboxConfig
+from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import setup_network
 from bot.sandbox.hardening import LABEL, LABEL_HOST, container_options, judged_here, owner_gone
 from bot.sandbox.output import SplitOutput

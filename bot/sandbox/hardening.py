@@ -12,8 +12,8 @@ from typing import Any
 
 from docker.types import Ulimit
 
-from bot import processes
-from bot.config import LanguageConfig, SandboxConfig
+from bot.config.sections import LanguageConfig, SandboxConfig
+from bot.process import liveness as processes
 from bot.sandbox.files import UNPACK_EXIT
 
 LABEL = "codegen-chat.sandbox"  # every container we start carries it: cleanup finds them by it

@@ -19,7 +19,7 @@ import docker
 from docker.errors import APIError, BuildError, ImageNotFound
 
 from agents.errors import SandboxError
-from bot.config import LanguageConfig, SandboxConfig
+from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox.languages import image_candidates, image_for, prepared_tag
 
 BASE_PACKAGES = ("python3", "python3-pytest", "python3-pip", "ca-certificates")

@@ -13,7 +13,7 @@ import hashlib
 import os
 import re
 
-from bot.config import ConfigError, LanguageConfig, SandboxConfig
+from bot.config.sections import ConfigError, LanguageConfig, SandboxConfig
 
 OFFLINE_ENV = "CODEGEN_SANDBOX_OFFLINE"  # "1": use the offline images whatever the config says
 OFFLINE_PREFIX = "codegen-chat-sandbox"

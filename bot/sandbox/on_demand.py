@@ -14,7 +14,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from agents.types import TestJob, TestReport
-from bot.config import SandboxConfig
+from bot.config.sections import SandboxConfig
 
 if TYPE_CHECKING:
     from bot.sandbox.sandbox import DockerSandbox

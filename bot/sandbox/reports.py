@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.types import TestReport, TestStatus
-from bot.config import LanguageConfig, SandboxConfig
+from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import junit
 from bot.sandbox.authority import Verdict
 from bot.sandbox.junit import without_note

@@ -26,7 +26,7 @@ from docker.models.containers import Container
 
 from agents.errors import SandboxError
 from agents.types import TestJob, TestReport, TestStatus
-from bot.config import LanguageConfig, SandboxConfig
+from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import containers, reports, setup_network
 from bot.sandbox.authority import Authority, quoted
 from bot.sandbox.authority.table import authority_for

@@ -28,7 +28,7 @@ from docker.models.containers import Container
 from docker.models.networks import Network
 
 from agents.errors import SandboxError
-from bot.config import SandboxConfig
+from bot.config.sections import SandboxConfig
 from bot.sandbox import egress_proxy
 from bot.sandbox.hardening import LABEL, LABEL_HOST, MB, keeper_user, labels, owner_gone
 

@@ -8,7 +8,7 @@ import pytest
 from agents.events import Notice, TestReported, TurnFinished
 from agents.manager import Manager
 from agents.types import RunRequest, RunStatus
-from bot.llm import OpenAIChatModel
+from bot.model.client import OpenAIChatModel
 from bot.sandbox import DockerSandbox
 from tests.docker_support import TEST_CONFIG
 from tests.fakes import team_script as s

@@ -8,8 +8,8 @@ import pytest
 from agents.events import Notice, TestReported
 from agents.manager import Manager
 from agents.types import FileSet, PriorWork, RunRequest, RunStatus
-from bot.config import AgentSettings
-from bot.llm import OpenAIChatModel
+from bot.config.sections import AgentSettings
+from bot.model.client import OpenAIChatModel
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import FakeOpenAI, Reply

@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from bot.store import Store
+from bot.store.sqlite import Store
 
 
 def _mount(*args: str) -> bool:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from agents.manager import FixReplies
-from bot.config import BudgetConfig, Config, ConfigError, SandboxConfig, Secrets, find_config_path, load_config
-from bot.service import team_settings
-from bot.settings import Checked, Range, SettingsError, argument_for, number_argument
+from bot.config.sections import BudgetConfig, Config, ConfigError, SandboxConfig, Secrets, find_config_path, load_config
+from bot.config.settings import Checked, Range, SettingsError, argument_for, number_argument
+from bot.runs.service import team_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -249,7 +249,7 @@ def test_other_toml_mistakes_keep_tomllibs_words(tmp_path):
 ])
 def test_command_line_numbers_are_checked_like_config_numbers(tmp_path, args, words):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-m", "bot.entry.cli", *args], cwd=tmp_path, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "codegen_chat.cli", *args], cwd=tmp_path, env=env, capture_output=True,
                           text=True)
     assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
 

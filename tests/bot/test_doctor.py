@@ -3,8 +3,8 @@ role's max_tokens can fit the context the endpoint reports."""
 
 import dataclasses
 
-from bot.config import AgentSettings
-from bot.doctor import model_checks, run_doctor
+from bot.config.sections import AgentSettings
+from bot.health.doctor import model_checks, run_doctor
 from tests.conftest import with_changes
 from tests.fakes.openai_server import FakeOpenAI
 

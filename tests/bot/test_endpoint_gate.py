@@ -11,8 +11,8 @@ import pytest
 from agents.events import Notice, RunFinished
 from agents.manager import Manager, Order, TeamSettings
 from agents.types import Message, RunRequest, RunStatus, Usage
-from bot.config import Config, LLMConfig, StorageConfig
-from bot.llm import OpenAIChatModel
+from bot.config.sections import Config, LLMConfig, StorageConfig
+from bot.model.client import OpenAIChatModel
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.publishers import RecordingPublisher

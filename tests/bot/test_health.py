@@ -13,10 +13,10 @@ from aiohttp import web
 
 from agents.errors import ModelError
 from agents.types import Message
-from bot.config import ConfigError, SandboxConfig
-from bot.health import Health, ModelWatch
-from bot.health_http import start_health_server
-from bot.llm import OpenAIChatModel
+from bot.config.sections import ConfigError, SandboxConfig
+from bot.health.checks import Health, ModelWatch
+from bot.health.http import start_health_server
+from bot.model.client import OpenAIChatModel
 from tests.fakes import loopback
 from tests.fakes.openai_server import error
 from tests.terminal.test_terminal import cli, write_config
@@ -245,7 +245,7 @@ async def test_an_expected_adapter_keeps_the_bot_unready_until_it_connects_and_w
 
 
 def test_the_health_command_asks_slack_s_server_in_http_mode_the_web_chat_s_and_its_own_otherwise(config):
-    from bot.health import health_url
+    from bot.health.checks import health_url
     from tests.conftest import with_changes
 
     assert health_url(config) == "http://127.0.0.1:8080/readyz"

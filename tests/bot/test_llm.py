@@ -7,8 +7,8 @@ import pytest
 
 from agents.errors import ModelError
 from agents.types import Message, Usage
-from bot.config import AgentSettings, Secrets
-from bot.llm import MAX_CHARS_PER_TOKEN, OpenAIChatModel
+from bot.config.sections import AgentSettings, Secrets
+from bot.model.client import MAX_CHARS_PER_TOKEN, OpenAIChatModel
 from tests.conftest import with_changes
 from tests.fakes.openai_server import Reply, error
 

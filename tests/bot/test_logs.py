@@ -7,8 +7,8 @@ import logging
 
 import pytest
 
-from bot.config import ConfigError
-from bot.logs import configure_logging, log_context, tag_logs
+from bot.config.sections import ConfigError
+from bot.process.logs import configure_logging, log_context, tag_logs
 from tests.fakes.openai_server import error
 from tests.terminal.test_terminal import cli, script_team, write_config
 
@@ -103,7 +103,7 @@ async def test_a_terminal_run_logs_json_lines_tagged_with_its_run(model_server, 
     lines = json_lines(err)  # every line of stderr is a JSON object
     retry = [line for line in lines if "retry" in line["message"]]
     assert len(retry) == 1, err
-    assert retry[0]["level"] == "WARNING" and retry[0]["logger"] == "bot.llm"
+    assert retry[0]["level"] == "WARNING" and retry[0]["logger"] == "bot.model.client"
     assert retry[0]["run_id"] == run_id and retry[0]["platform"] == "terminal"
     assert retry[0]["agent"] == "programmer" and retry[0]["thread"].startswith("session-")
 

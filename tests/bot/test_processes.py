@@ -3,7 +3,7 @@
 import os
 import subprocess
 
-from bot import processes
+from bot.process import liveness as processes
 
 
 def test_this_process_is_alive():

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from bot.config import Config, LLMConfig, Secrets
-from bot.redact import Redactor, install_log_redaction, url_secrets
+from bot.config.sections import Config, LLMConfig, Secrets
+from bot.safety.redact import Redactor, install_log_redaction, url_secrets
 
 SECRET = "sk-live-0123456789abcdef"
 
@@ -97,7 +97,7 @@ async def test_a_debug_run_never_logs_endpoint_credentials(model_server, tmp_pat
                "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config_path), "CODEGEN_LOG_LEVEL": "DEBUG",
                "NO_COLOR": "1", **({"OPENAI_BASE_URL": env_url} if env_url else {})}
         for args in (["run", "find all intf keys", "--out", f"out-{len(case)}"], ["doctor"]):
-            proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", *args, cwd=tmp_path, env=env,
+            proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", *args, cwd=tmp_path, env=env,
                                                         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
             out, err = await asyncio.wait_for(proc.communicate(), 120)
             text = out.decode() + err.decode()

@@ -3,7 +3,7 @@
 import email.utils
 import time
 
-from bot.retry_after import retry_after_seconds
+from bot.model.retry_after import retry_after_seconds
 
 
 def test_seconds_milliseconds_and_dates():

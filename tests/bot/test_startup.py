@@ -25,7 +25,7 @@ async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> 
         # -X importtime writes each import to stderr as it happens, in order with the client's own log
         # line written just before a request goes out.
         child = await asyncio.create_subprocess_exec(
-            sys.executable, "-X", "importtime", "-m", "bot.entry.cli", *args, cwd=tmp_path, env=env,
+            sys.executable, "-X", "importtime", "-m", "codegen_chat.cli", *args, cwd=tmp_path, env=env,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
         imported: list[str] = []
         try:
@@ -42,6 +42,6 @@ async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> 
 
 async def test_run_reaches_the_model_before_importing_the_docker_sdk_or_pygithub(tmp_path):
     imported = await imports_before_the_first_model_request(tmp_path, "run", "say hi", "--out", str(tmp_path / "out"))
-    assert "openai" in imported and "bot.entry.build" in imported, imported[-20:]  # what was needed was imported
+    assert "openai" in imported and "codegen_chat.build" in imported, imported[-20:]  # what was needed was imported
     early = [name for name in imported if name.split(".")[0] in LATER]
     assert early == [], imported[imported.index(early[0]) - 30:imported.index(early[0]) + 3]

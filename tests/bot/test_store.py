@@ -9,8 +9,8 @@ import pytest
 
 from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TurnFinished
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
-from bot.store import SCHEMA, Store
-from bot.store_errors import StoreError
+from bot.store.errors import StoreError
+from bot.store.sqlite import SCHEMA, Store
 from tests.bot.disks import damage, read_only, small_disk
 
 
@@ -88,7 +88,7 @@ async def test_runs_of_a_killed_process_are_marked_interrupted_at_start(tmp_path
     script = f"""
 import asyncio, os, signal
 from agents.events import TurnFinished
-from bot.store import Store
+from bot.store.sqlite import Store
 async def main():
     store = await Store.open(__import__('pathlib').Path({str(db)!r}))
     conversation = await store.conversation("terminal", "t1")

@@ -10,10 +10,10 @@ import pytest
 from agents.events import Notice, RunFinished, TextDelta, TurnFinished
 from agents.types import RunStatus, Usage
 from bot.checkin import FolderPublisher
-from bot.config import Price
-from bot.llm import OpenAIChatModel
-from bot.service import ChatRequest, Service
-from bot.usage import RunUsage, priced
+from bot.config.sections import Price
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import ChatRequest, Service
+from bot.runs.usage import RunUsage, priced
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import Reply, error

@@ -3,7 +3,7 @@
 from agents.manager import Manager, Order, TeamSettings
 from agents.types import RunRequest, RunStatus
 from bot.chat.renderer import RunRenderer
-from bot.redact import Redactor
+from bot.safety.redact import Redactor
 from tests.fakes import team_script as s
 from tests.fakes.chat_thread import RecordingThread, platform
 from tests.fakes.publishers import RecordingPublisher

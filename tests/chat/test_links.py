@@ -10,7 +10,7 @@ from adapters.web.platform import WebMarkup
 from bot.chat.links import unmasked
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform
-from bot.redact import Redactor
+from bot.safety.redact import Redactor
 from tests.chat.test_renderer import finished, turn
 from tests.fakes.chat_thread import RecordingThread, platform
 

@@ -12,7 +12,7 @@ from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReport
 from agents.fences import FENCE_LINE
 from agents.types import CheckInResult, FileSet, Publication, RunStatus, TestReport, TestStatus, Usage
 from bot.chat.renderer import WRITING, RunRenderer
-from bot.redact import Redactor
+from bot.safety.redact import Redactor
 from tests.fakes.chat_thread import RecordingThread, platform
 
 RUN = "r1"

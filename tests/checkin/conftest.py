@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.checkin import GistPublisher, MemoryGistIndex
-from bot.config import CheckinConfig
+from bot.config.sections import CheckinConfig
 from tests.checkin.support import TOKEN, SleepLog
 from tests.fakes.github_server import FakeGitHub
 

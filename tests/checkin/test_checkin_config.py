@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import CheckinConfig, ConfigError, load_config
+from bot.config.sections import CheckinConfig, ConfigError, load_config
 
 BLOCK = """
 [checkin]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 from bot.checkin import checkin_checks
-from bot.config import CheckinConfig, Config, Secrets
+from bot.config.sections import CheckinConfig, Config, Secrets
 from tests.checkin.support import TOKEN
 from tests.fakes.github_server import FakeGitHub
 

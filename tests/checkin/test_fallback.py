@@ -7,7 +7,7 @@ from pathlib import Path
 from agents.errors import CheckInError
 from agents.types import CheckInResult, Publication
 from bot.checkin import FallbackPublisher, FolderPublisher, MemoryGistIndex, publisher_for
-from bot.config import CheckinConfig, Config, Secrets
+from bot.config.sections import CheckinConfig, Config, Secrets
 from tests.checkin.support import TOKEN, publication
 from tests.fakes.github_server import FakeGitHub
 

@@ -12,7 +12,7 @@ import pytest
 
 from agents.errors import CheckInError
 from bot.checkin import FallbackPublisher, FolderPublisher, GistPublisher, MemoryGistIndex
-from bot.config import CheckinConfig
+from bot.config.sections import CheckinConfig
 from tests.checkin.support import TOKEN, SleepLog, publication
 from tests.fakes.github_server import FakeGitHub
 

@@ -6,7 +6,7 @@ import dataclasses
 
 from agents.types import RunStatus
 from bot.checkin import GistPublisher, MemoryGistIndex
-from bot.config import CheckinConfig
+from bot.config.sections import CheckinConfig
 from tests.checkin.support import FAILING, TOKEN, publication
 from tests.fakes.github_server import FakeGitHub
 

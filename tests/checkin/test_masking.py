@@ -11,10 +11,10 @@ from adapters.terminal import TerminalRun, run_in_terminal
 from agents.types import RunStatus, TestReport, TestStatus
 from bot.chat.renderer import RunRenderer
 from bot.checkin import FolderPublisher, MemoryGistIndex, publisher_for
-from bot.config import CheckinConfig, Config, Secrets
-from bot.llm import OpenAIChatModel
-from bot.redact import Redactor
-from bot.service import Service
+from bot.config.sections import CheckinConfig, Config, Secrets
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
+from bot.safety.redact import Redactor
 from tests.checkin.support import TOKEN, publication
 from tests.conftest import with_changes
 from tests.fakes import team_script as s

@@ -76,7 +76,7 @@ def env(tmp_path: Path, config: Path, **extra: str) -> dict[str, str]:
 
 
 async def start_serve(tmp_path: Path, config: Path, port: int) -> Bot:
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", "serve", cwd=tmp_path,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "serve", cwd=tmp_path,
                                                 env=env(tmp_path, config), stderr=asyncio.subprocess.PIPE)
     bot = Bot(proc, f"http://127.0.0.1:{port}", [])
     asyncio.get_running_loop().create_task(_collect(proc, bot.stderr))
@@ -225,7 +225,7 @@ def run_config(tmp_path: Path, model: FakeOpenAI) -> Path:
 
 async def start_run(tmp_path: Path, config: Path, *args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.entry.cli", "run", *args, cwd=tmp_path, env=env(tmp_path, config),
+        sys.executable, "-m", "codegen_chat.cli", "run", *args, cwd=tmp_path, env=env(tmp_path, config),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
 

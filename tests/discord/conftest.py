@@ -11,10 +11,10 @@ from collections.abc import Callable
 import pytest
 
 from adapters.discord import CodegenBot, endpoints, make_bot
-from bot.entry.build import publisher_factory
-from bot.llm import OpenAIChatModel
-from bot.redact import Redactor
-from bot.service import Service
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
+from bot.safety.redact import Redactor
+from codegen_chat.build import publisher_factory
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
 from tests.fakes.discord_api import GUILD_ID, TOKEN, FakeDiscord, StoredMessage

@@ -9,9 +9,9 @@ import dataclasses
 import pytest
 
 from adapters.discord import serve
-from bot.config import ConfigError
-from bot.llm import OpenAIChatModel
-from bot.service import Service
+from bot.config.sections import ConfigError
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
 from tests.conftest import with_changes
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import slash_code

@@ -6,9 +6,9 @@ import pytest
 
 from adapters.discord.platform import platform
 from adapters.discord.text import thread_name, without_mention
-from bot.access import NO_DIRECT_MESSAGES, WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER, Place, refusal
-from bot.config import DiscordConfig
-from bot.settings import SettingsError
+from bot.config.sections import DiscordConfig
+from bot.config.settings import SettingsError
+from bot.runs.access import NO_DIRECT_MESSAGES, WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER, Place, refusal
 
 
 def test_thread_names_are_the_first_line_within_discords_limit():
@@ -73,7 +73,7 @@ thread_archive_minutes = 1440
 
 
 def test_the_documented_config_block_loads(tmp_path):
-    from bot.config import load_config
+    from bot.config.sections import load_config
 
     path = tmp_path / "config.toml"
     path.write_text(CONFIG_BLOCK)

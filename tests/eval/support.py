@@ -6,7 +6,7 @@ import io
 from pathlib import Path
 
 from agents.prompts import PromptBook
-from bot.config import Config, Secrets
+from bot.config.sections import Config, Secrets
 from bot.eval.attempts import Parts
 from bot.eval.harness import run_eval, still_to_run
 from bot.eval.modes import parse_modes
@@ -14,10 +14,10 @@ from bot.eval.progress import Progress
 from bot.eval.report import Report, build_report
 from bot.eval.results import EvalFolder, EvalMeta
 from bot.eval.suites import load_suite
-from bot.llm import OpenAIChatModel
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import team_settings
 from bot.sandbox import DockerSandbox
 from bot.sandbox.languages import languages
-from bot.service import team_settings
 from tests.docker_support import TEST_CONFIG
 
 

@@ -27,7 +27,7 @@ async def eval_cli(tmp_path: Path, *args: str, config: Path | None = None, key: 
         env["OPENAI_API_KEY"] = key
     if config:
         env["CODEGEN_CONFIG"] = str(config)
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", "eval", *args, cwd=tmp_path,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "eval", *args, cwd=tmp_path,
                                                 env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                                                 preexec_fn=_default_sigint)
     if started is not None:

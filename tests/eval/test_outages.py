@@ -14,9 +14,9 @@ from bot.eval.jsonl_suite import read_jsonl_suite
 from bot.eval.modes import parse_modes
 from bot.eval.progress import Progress
 from bot.eval.results import EvalFolder
-from bot.llm import OpenAIChatModel
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import team_settings
 from bot.sandbox.languages import DEFAULT_LANGUAGES
-from bot.service import team_settings
 from tests.conftest import with_changes
 from tests.eval.scripted import ContentSandbox, Kind, ScriptedTeam, Spec, write_suite
 from tests.fakes.openai_server import FakeOpenAI, error

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from bot.config import InputConfig
+from bot.config.sections import InputConfig
 from bot.eval import humaneval
 from bot.eval.humaneval import read_humaneval
 from bot.eval.jsonl_suite import read_jsonl_suite

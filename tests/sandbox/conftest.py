@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from bot.config import SandboxConfig
+from bot.config.sections import SandboxConfig
 from bot.sandbox import DockerSandbox
 from tests.docker_support import TEST_CONFIG
 

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
-from bot.config import Config, LanguageConfig, SandboxConfig, Secrets
+from bot.config.sections import Config, LanguageConfig, SandboxConfig, Secrets
 from bot.sandbox import DockerSandbox, sandbox_checks
 from bot.sandbox.commands import register
 from bot.sandbox.images import prepare_online

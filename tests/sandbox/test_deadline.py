@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
-from bot.config import Config, Secrets, StorageConfig
+from bot.config.sections import Config, Secrets, StorageConfig
 from bot.sandbox import DockerSandbox
 from bot.sandbox.hardening import DEADLINE_GRACE_S, KEEPER, LABEL_PID, labels
 from bot.sandbox.languages import DEFAULT_LANGUAGES
@@ -42,7 +42,7 @@ SPIN = "def test_spin():\n    while True:\n        pass\n"
 def sandbox_run(folder, project: str, host: str, timeout_s: float = TIMEOUT_S) -> subprocess.Popen:
     """``codegen-chat sandbox run`` on ``folder/project``, under a host name of its own: other checkouts
     sharing this engine reap the orphans of their own host only, so this test sees what its own bot does."""
-    command = (f"hostname {host} && exec {shlex.quote(sys.executable)} -m bot.entry.cli sandbox run --language python "
+    command = (f"hostname {host} && exec {shlex.quote(sys.executable)} -m codegen_chat.cli sandbox run --language python "
                f"{project} --timeout {timeout_s}")
     return subprocess.Popen(["unshare", "--uts", "sh", "-c", command], cwd=folder,
                             env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "CODEGEN_SANDBOX_OFFLINE": "1"},
@@ -136,7 +136,7 @@ async def test_a_spinning_test_stops_by_its_deadline_after_the_bot_dies(docker_c
 
 async def test_run_and_serve_reap_leftovers_when_they_start(docker_client, tmp_path, own_host):
     """Not only when a run reaches its tests: at once, when the service is built."""
-    from bot.entry.build import open_store, running_service
+    from codegen_chat.build import open_store, running_service
 
     orphan = docker_client.containers.run(TEST_CONFIG.base_image, KEEPER, detach=True, network_mode="none",
                                           labels={**labels("python"), LABEL_PID: _dead_pid()})

@@ -12,7 +12,7 @@ import pytest
 
 from agents.errors import SandboxError
 from agents.types import FileSet, TestJob
-from bot.config import ConfigError, LanguageConfig, SandboxConfig, load_config
+from bot.config.sections import ConfigError, LanguageConfig, SandboxConfig, load_config
 from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, staged
 from bot.sandbox.hardening import LABEL, LABEL_PID, LABEL_PIDNS, MB, container_options, owner_gone, pid_namespace
 from bot.sandbox.languages import (

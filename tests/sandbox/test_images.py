@@ -16,7 +16,7 @@ import pytest
 
 from agents.errors import SandboxError
 from agents.types import TestJob, TestStatus
-from bot.config import Config
+from bot.config.sections import Config
 from bot.sandbox import DockerSandbox
 from bot.sandbox.languages import DEFAULT_LANGUAGES, OFFLINE_ENV
 from tests.sandbox.conftest import configured
@@ -60,7 +60,7 @@ async def test_a_run_without_any_image_says_so_before_any_other_model_call(tmp_p
     config.write_text(f'[llm]\nbase_url = "http://127.0.0.1:9/v1"\nmax_retries = 0\n[storage]\n'
                       f'path = "{tmp_path / "db.sqlite3"}"\n{nothing}')
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.entry.cli", "run", "write a calculator", cwd=tmp_path,
+        sys.executable, "-m", "codegen_chat.cli", "run", "write a calculator", cwd=tmp_path,
         env={"PATH": os.environ["PATH"], "CODEGEN_CONFIG": str(config), "OPENAI_API_KEY": "sk-test",
              "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)

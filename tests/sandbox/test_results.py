@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agents.types import TestStatus
-from bot.config import LanguageConfig
+from bot.config.sections import LanguageConfig
 from bot.sandbox.reports import StepResult, single
 from bot.sandbox.results import Counts, parse, status_of
 from tests.docker_support import TEST_CONFIG

@@ -15,12 +15,12 @@ import pytest
 
 import adapters.slack
 from agents.protocols import Sandbox
-from bot.config import Config, Secrets
-from bot.entry.build import publisher_factory
-from bot.llm import OpenAIChatModel
-from bot.redact import Redactor
-from bot.service import Service
-from bot.store import Store
+from bot.config.sections import Config, Secrets
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
+from bot.safety.redact import Redactor
+from bot.store.sqlite import Store
+from codegen_chat.build import publisher_factory
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
 from tests.fakes.loopback import listening

@@ -84,7 +84,7 @@ def test_the_manifest_asks_for_exactly_the_scopes_doctor_checks():
     ({"api_url": "slack.com/api"}, "slack.api_url"),
 ])
 def test_a_bad_slack_config_names_the_key(tmp_path, section, key):
-    from bot.config import ConfigError, load_config
+    from bot.config.sections import ConfigError, load_config
 
     lines = "\n".join(f"{k} = {v!r}".replace("'", '"') for k, v in section.items())
     path = tmp_path / "config.toml"

@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 
 import adapters.slack
-from bot.config import ConfigError
-from bot.llm import OpenAIChatModel
-from bot.service import Service
+from bot.config.sections import ConfigError
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
 from tests.conftest import with_changes
 from tests.fakes.team_script import ScriptedSandbox
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from adapters.slack.thread import STOP_ACTION
-from bot.config import Price
+from bot.config.sections import Price
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import Reply
 from tests.fakes.slack_api import FakeSlack, Message, block_action, interactive_envelope

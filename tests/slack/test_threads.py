@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 
 from adapters.slack.thread import STOP_ACTION
-from bot.config import CheckinConfig
+from bot.config.sections import CheckinConfig
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
 from tests.fakes.github_server import FakeGitHub

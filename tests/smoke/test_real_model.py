@@ -12,8 +12,8 @@ import pytest
 from agents.events import Notice, TestReported, TurnFinished
 from agents.manager import Budget, Manager, TeamSettings
 from agents.types import RunRequest, RunStatus
-from bot.config import AgentSettings, Config, LLMConfig
-from bot.llm import OpenAIChatModel
+from bot.config.sections import AgentSettings, Config, LLMConfig
+from bot.model.client import OpenAIChatModel
 from bot.sandbox import DockerSandbox
 from tests.docker_support import TEST_CONFIG
 from tests.fakes.publishers import RecordingPublisher

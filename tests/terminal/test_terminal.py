@@ -12,8 +12,8 @@ import pytest
 
 from adapters.terminal import TerminalRun, run_in_terminal
 from bot.checkin import FolderPublisher
-from bot.llm import OpenAIChatModel
-from bot.service import Service
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
 from tests.fakes.team_script import ScriptedSandbox
@@ -37,7 +37,7 @@ async def cli(tmp_path: Path, *args: str, config: Path | None = None, key: str =
     if config:
         env["CODEGEN_CONFIG"] = str(config)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.entry.cli", *args, cwd=tmp_path, env=env,
+        sys.executable, "-m", "codegen_chat.cli", *args, cwd=tmp_path, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )
     if pids is not None:
@@ -183,7 +183,7 @@ async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_pat
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
            "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
     # Ctrl-C as in a terminal, even when this suite itself was started in the background (SIGINT ignored).
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", "run", "task", cwd=tmp_path, env=env,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "task", cwd=tmp_path, env=env,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                                                 preexec_fn=_default_sigint)
     while not model_server.requests:
@@ -206,7 +206,7 @@ async def test_a_killed_run_is_marked_interrupted_at_the_next_start(model_server
     model_server.script("tester", Reply("Writing the tests now...", chunk=4, stall_after=8))  # beside it
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
            "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
-    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", "run", "task", cwd=tmp_path, env=env,
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "task", cwd=tmp_path, env=env,
                                                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     while not model_server.calls("programmer"):
         await asyncio.sleep(0.05)
@@ -223,7 +223,7 @@ async def test_a_killed_run_is_marked_interrupted_at_the_next_start(model_server
 async def test_a_secret_split_across_streamed_pieces_is_masked(tmp_path):
     from adapters.terminal import Renderer
     from agents.events import TextDelta, TurnFinished, TurnStarted
-    from bot.redact import Redactor
+    from bot.safety.redact import Redactor
 
     out = io.StringIO()
     renderer = Renderer(out, color=False, redact=Redactor(["sk-live-0123456789"]))

@@ -11,9 +11,9 @@ import pytest
 
 from adapters.terminal import TerminalRun, run_in_terminal
 from bot.checkin import FolderPublisher
-from bot.llm import OpenAIChatModel
-from bot.service import Service
-from bot.store import Store
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
+from bot.store.sqlite import Store
 from tests.bot.disks import damage, read_only, small_disk
 from tests.conftest import with_changes
 from tests.fakes.team_script import ScriptedSandbox
@@ -133,7 +133,7 @@ def test_the_process_exits_when_the_store_fails_at_start(tmp_path):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
 
     async def history():
-        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.entry.cli", "history", env=env,
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "history", env=env,
                                                     stderr=asyncio.subprocess.PIPE)
         _, err = await proc.communicate()
         return proc.returncode, err.decode()

@@ -13,9 +13,9 @@ import pytest
 from adapters.terminal import Renderer, print_run, print_runs
 from agents.events import CheckedIn, Notice, RunFinished, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
-from bot.inert import inert
-from bot.redact import Redactor
-from bot.store import Store
+from bot.safety.inert import inert
+from bot.safety.redact import Redactor
+from bot.store.sqlite import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,7 +121,7 @@ def test_cli_history_of_a_hostile_run_prints_nothing_a_terminal_acts_on(tmp_path
 import asyncio, pathlib
 from agents.events import TurnFinished, RunFinished
 from agents.types import RunStatus
-from bot.store import Store
+from bot.store.sqlite import Store
 async def main():
     store = await Store.open(pathlib.Path({str(db)!r}))
     conversation = await store.conversation("terminal", "t")
@@ -134,7 +134,7 @@ asyncio.run(main())
     subprocess.run([sys.executable, "-c", script], cwd=ROOT, check=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
     for args in (["history"], ["history", "r1"], ["history", "r2" + payload.replace("\x00", "")]):
-        done = subprocess.run([sys.executable, "-m", "bot.entry.cli", *args], cwd=tmp_path, env=env, capture_output=True)
+        done = subprocess.run([sys.executable, "-m", "codegen_chat.cli", *args], cwd=tmp_path, env=env, capture_output=True)
         shown = done.stdout.decode("utf-8", "surrogateescape") + done.stderr.decode("utf-8", "surrogateescape")
         assert_inert(shown)
         assert "Traceback" not in shown and b"\x9b" not in done.stdout + done.stderr

@@ -22,13 +22,13 @@ import pytest
 
 import adapters.web
 from agents.protocols import Sandbox
-from bot.config import Config, ConfigError, Secrets
-from bot.entry.build import publisher_factory
-from bot.health import Health
-from bot.llm import OpenAIChatModel
-from bot.redact import Redactor
-from bot.service import Service
-from bot.store import Store
+from bot.config.sections import Config, ConfigError, Secrets
+from bot.health.checks import Health
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
+from bot.safety.redact import Redactor
+from bot.store.sqlite import Store
+from codegen_chat.build import publisher_factory
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
 from tests.fakes.loopback import free_port, listening

@@ -12,7 +12,7 @@ import pytest
 import adapters.web
 from adapters.web.access import CONTENT_SECURITY_POLICY, SESSION_COOKIE, check_binding
 from adapters.web.routes import STATIC
-from bot.config import ConfigError, WebConfig
+from bot.config.sections import ConfigError, WebConfig
 from tests.conftest import with_changes
 from tests.web.conftest import script_team
 

@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from bot.doctor import run_doctor
-from bot.entry.cli import main
-from bot.entry.web import only_web, web_checks
+from bot.health.doctor import run_doctor
+from codegen_chat.cli import main
+from codegen_chat.web import only_web, web_checks
 from tests.conftest import with_changes
 
 
@@ -80,7 +80,7 @@ def test_codegen_chat_web_runs_the_web_chat_alone(web_config):
     ("max_message_chars", 100, "web.max_message_chars: must be between 500 and 1,000,000, got 100"),
 ])
 def test_a_bad_web_setting_is_named(tmp_path, key, value, problem):
-    from bot.config import ConfigError, load_config
+    from bot.config.sections import ConfigError, load_config
 
     rendered = f'"{value}"' if isinstance(value, str) else value
     (tmp_path / "config.toml").write_text(f"[web]\n{key} = {rendered}\n")

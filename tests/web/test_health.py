@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from bot.health import Health
+from bot.health.checks import Health
 from tests.conftest import with_changes
 
 TOKEN = "t" * 40

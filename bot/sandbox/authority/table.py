@@ -3,7 +3,7 @@ it runs as configured, and the README says the guarantee covers the built-in lan
 
 from __future__ import annotations
 
-from bot.config import SandboxConfig
+from bot.config.sections import SandboxConfig
 from bot.sandbox.authority import Authority
 from bot.sandbox.authority.go import GoTest
 from bot.sandbox.authority.java import JavaTest

@@ -10,7 +10,7 @@ bot needs answers, else 503; its JSON body names each part and what is wrong wit
              is shown but does not make the bot unready: a bot taken out of rotation would get no run
              to show the endpoint is back.
 
-The checks here are framework-free (``Health.readiness``); ``bot.health_http`` serves them over HTTP.
+The checks here are framework-free (``Health.readiness``); ``bot.health.http`` serves them over HTTP.
 ``codegen-chat health`` asks a running bot (a container's HEALTHCHECK runs it).
 """
 
@@ -29,9 +29,9 @@ from typing import Any
 
 from agents.errors import ModelError
 from agents.protocols import ChatModel
-from bot.config import Config, ConfigError, SandboxConfig, Secrets
-from bot.store import Store
-from bot.watched_model import WatchedModel
+from bot.config.sections import Config, ConfigError, SandboxConfig, Secrets
+from bot.model.watched import WatchedModel
+from bot.store.sqlite import Store
 
 log = logging.getLogger(__name__)
 

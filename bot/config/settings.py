@@ -158,7 +158,7 @@ def _check(hint: Any, value: Any, key: str, section: object) -> None:
                 _check(option, value, key, section)
         return
     if base in (int, float) and not any(isinstance(c, Range | OneOf) for c in constraints):
-        raise TypeError(f"{key}: a number setting must declare its Range or OneOf (see bot/settings.py)")
+        raise TypeError(f"{key}: a number setting must declare its Range or OneOf (see bot/config/settings.py)")
     for constraint in constraints:
         problem = constraint.problem(value, section)
         if problem:

@@ -1,6 +1,6 @@
 """The composition root: the ``codegen-chat`` commands, which build the real parts from the config and wire
-the platform adapters to the core. It sits above ``adapters/`` although it lives in ``bot/`` (the rest of
-``bot/`` is the core, below the adapters). Nothing imports this package; it imports everything it wires, at the
+the platform adapters to the core. It sits above everything: ``adapters/`` -> ``bot/`` -> ``agents/`` lie below
+it, and ``bot/`` and ``adapters/`` never import it. Nothing imports this package; it imports everything it wires, at the
 top of each module, so the import graph shows who depends on whom.
 
     cli      the command line: run, history, doctor, sandbox, serve, eval

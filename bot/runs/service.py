@@ -24,17 +24,17 @@ from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.types import Attachment, RunRequest, RunStatus
-from bot.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
-from bot.config import Config
-from bot.health import Connected, Health
-from bot.history import History
-from bot.logs import tag_logs
-from bot.redact import Redactor
-from bot.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
-from bot.store import INTERRUPTED_REASON, Interrupted, Store, conversation_key
-from bot.usage import RunUsage
+from bot.config.sections import Config
+from bot.health.checks import Connected, Health
+from bot.process.logs import tag_logs
+from bot.runs.access import Place, refusal
+from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
+from bot.runs.usage import RunUsage
+from bot.safety.redact import Redactor
+from bot.store.history import History
+from bot.store.sqlite import INTERRUPTED_REASON, Interrupted, Store, conversation_key
 
 log = logging.getLogger(__name__)
 

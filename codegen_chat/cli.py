@@ -22,20 +22,20 @@ from collections.abc import Sequence
 from adapters.terminal import PLATFORM, TerminalRun, print_run, print_runs, run_in_terminal
 from agents.errors import CodegenError, UserInputError
 from bot.checkin import FolderPublisher
-from bot.config import Config, ConfigError, Secrets, find_config_path, load_config
-from bot.doctor import model_checks, run_doctor
-from bot.entry import eval_command, serve, web
-from bot.entry.build import open_store, running_service
-from bot.health import register as register_health
-from bot.inert import inert
-from bot.lifecycle import signals_handled, until_shutdown
-from bot.logs import configure_logging
-from bot.redact import Redactor, install_log_redaction
-from bot.runner import SHUTDOWN_REASON, STOPPED_REASON
+from bot.config.sections import Config, ConfigError, Secrets, find_config_path, load_config
+from bot.config.settings import Range, number_argument
+from bot.health.checks import register as register_health
+from bot.health.doctor import model_checks, run_doctor
+from bot.process.lifecycle import signals_handled, until_shutdown
+from bot.process.logs import configure_logging
+from bot.runs.runner import SHUTDOWN_REASON, STOPPED_REASON
+from bot.runs.service import new_run_id
+from bot.safety.inert import inert
+from bot.safety.redact import Redactor, install_log_redaction
 from bot.sandbox.commands import register as register_sandbox
-from bot.service import new_run_id
-from bot.settings import Range, number_argument
-from bot.store_doctor import store_checks
+from bot.store.doctor import store_checks
+from codegen_chat import eval_command, serve, web
+from codegen_chat.build import open_store, running_service
 
 log = logging.getLogger("codegen")
 

@@ -23,8 +23,8 @@ from adapters.terminal import check_out_dir
 from agents.errors import SandboxError
 from agents.prompts import PromptBook
 from agents.types import Role
-from bot.config import Config, Secrets
-from bot.entry.build import build_model
+from bot.config.sections import Config, Secrets
+from bot.config.settings import Range, number_argument
 from bot.eval.attempts import EvalHalted, Parts
 from bot.eval.chart import write_chart
 from bot.eval.harness import run_eval, still_to_run
@@ -35,11 +35,11 @@ from bot.eval.report import build_report
 from bot.eval.results import EvalFolder, EvalMeta
 from bot.eval.suites import load_suite
 from bot.eval.table import report_text
-from bot.inert import inert
-from bot.redact import Redactor
+from bot.runs.service import team_settings
+from bot.safety.inert import inert
+from bot.safety.redact import Redactor
 from bot.sandbox.languages import languages
-from bot.service import team_settings
-from bot.settings import Range, number_argument
+from codegen_chat.build import build_model
 
 TEAM_ROLES = (Role.PLANNER, Role.PROGRAMMER, Role.OPTIMIZER, Role.TESTER, Role.MANAGER)
 

@@ -7,7 +7,7 @@ The store is not a sink like the others. A renderer failing (a chat API down) is
 goes on; the store failing (``StoreError``: a full disk, a damaged file) ends the run with status
 error and the store's one-sentence reason, since a run whose record is lost must not look done.
 The store comes first among the sinks, so no other sink sees an outcome the store could not keep. Every event passes
-through the run's ``stamp`` first (``bot.usage.RunUsage`` adds cost and totals), the ones written here too.
+through the run's ``stamp`` first (``bot.runs.usage.RunUsage`` adds cost and totals), the ones written here too.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Protocol, TypeVar
 
 from agents.events import Event, RunFinished, TurnStarted
 from agents.types import RunStatus
-from bot.logs import tag_logs
-from bot.store_errors import StoreError
+from bot.process.logs import tag_logs
+from bot.store.errors import StoreError
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 Each platform package offers ``async def serve(service, config, secrets)`` (runs until cancelled; once
 connected it calls ``service.online``) and ``async def doctor_checks(config, secrets)``; ``PLATFORMS``
-lists them by their config section. It stops the way every entry point does (``bot.lifecycle``): on
+lists them by their config section. It stops the way every entry point does (``bot.process.lifecycle``): on
 SIGTERM, SIGHUP or Ctrl-C the runs are stopped and their threads told, then the platforms are cancelled,
 which closes their connections.
 """
@@ -18,18 +18,18 @@ import adapters.discord
 import adapters.slack
 import adapters.web
 from agents.errors import UserInputError
-from bot.config import Config, Secrets
-from bot.doctor_types import CheckResult
-from bot.entry.build import open_store, running_service
-from bot.health import Health, carried_by
-from bot.health_http import start_health_server
-from bot.lifecycle import signals_handled, until_shutdown
-from bot.runner import SHUTDOWN_REASON
+from bot.config.sections import Config, Secrets
+from bot.health.checks import Health, carried_by
+from bot.health.doctor_types import CheckResult
+from bot.health.http import start_health_server
+from bot.process.lifecycle import signals_handled, until_shutdown
+from bot.runs.runner import SHUTDOWN_REASON
+from codegen_chat.build import open_store, running_service
 
 log = logging.getLogger(__name__)
 
 PLATFORMS: dict[str, ModuleType] = {"slack": adapters.slack, "discord": adapters.discord, "web": adapters.web}
-REPORTED_APART = {"web"}  # the doctor reports the web chat whether or not serve runs it (bot.entry.web)
+REPORTED_APART = {"web"}  # the doctor reports the web chat whether or not serve runs it (codegen_chat.web)
 
 
 def register(commands: argparse._SubParsersAction) -> None:

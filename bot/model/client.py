@@ -10,12 +10,12 @@ A reply is read defensively, because local servers and gateways answer in surpri
 - a reply is bounded while it streams: past ``max_tokens`` worth of characters (or
   ``MAX_REPLY_CHARS``) it is cut and the stream closed, so a server that never stops costs nothing;
 - ``max_tokens`` is clamped to what the model's context leaves after the prompt, where the endpoint
-  says how large that is (``bot.model_context``);
+  says how large that is (``bot.model.context_window``);
 - an empty reply, a cut one (``finish_reason: length``) and a prompt longer than the context are
   named as what they are, with the prompt's size (``PromptTooLong``, ``EmptyReply``, ``ReplyCut``);
 - an HTML page, a plain JSON completion (taken as the reply), invalid server-sent events or a chunk
   without ``choices`` each become one sentence naming the endpoint and what it returned;
-- requests go through the endpoint's gate (``bot.endpoint_gate``): a server that serves one request at a
+- requests go through the endpoint's gate (``bot.model.endpoint_gate``): a server that serves one request at a
   time and drops the reply under way when another arrives is found out and sent one at a time, and the
   dropped reply is asked again (at once when none of it had arrived, else by the Manager: ``ReplyDropped``).
 """
@@ -37,11 +37,11 @@ from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from agents.errors import EmptyReply, ModelError, PromptTooLong, ReplyCut, ReplyDropped
 from agents.types import Message, Usage
-from bot.config import Config, Secrets
-from bot.endpoint_gate import EndpointGate
-from bot.model_context import context_from_models, context_from_props, read_context_error
-from bot.redact import Redactor
-from bot.retry_after import retry_after_seconds
+from bot.config.sections import Config, Secrets
+from bot.model.context_window import context_from_models, context_from_props, read_context_error
+from bot.model.endpoint_gate import EndpointGate
+from bot.model.retry_after import retry_after_seconds
+from bot.safety.redact import Redactor
 
 log = logging.getLogger(__name__)
 

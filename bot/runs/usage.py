@@ -14,8 +14,8 @@ from collections.abc import Mapping
 
 from agents.events import RunFinished, TurnFinished
 from agents.types import Usage
-from bot.config import Price
-from bot.runner import E
+from bot.config.sections import Price
+from bot.runs.runner import E
 
 
 def priced(usage: Usage, price: Price | None) -> Usage:
@@ -34,7 +34,7 @@ class RunUsage:
         self.total = Usage()
 
     def __call__(self, event: E) -> E:
-        """``bot.runner.Stamp``: the event with what this run's usage adds to it."""
+        """``bot.runs.runner.Stamp``: the event with what this run's usage adds to it."""
         if isinstance(event, TurnFinished):
             usage = priced(event.usage, self._prices.get(event.model))
             self.total += usage

@@ -11,9 +11,9 @@ import dataclasses
 
 import adapters.web
 from adapters.web.access import check_binding
-from bot.config import Config, Secrets
-from bot.doctor_types import CheckResult
-from bot.entry.serve import serve_platforms
+from bot.config.sections import Config, Secrets
+from bot.health.doctor_types import CheckResult
+from codegen_chat.serve import serve_platforms
 
 
 def register(commands: argparse._SubParsersAction) -> None:

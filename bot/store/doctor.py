@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.config import Config, Secrets
-from bot.doctor_types import CheckResult
-from bot.store import Store
-from bot.store_errors import StoreError
+from bot.config.sections import Config, Secrets
+from bot.health.doctor_types import CheckResult
+from bot.store.errors import StoreError
+from bot.store.sqlite import Store
 
 
 async def store_checks(config: Config, secrets: Secrets) -> list[CheckResult]:

@@ -6,7 +6,7 @@ the final status as they happen, so a crash loses at most the turn that was bein
 Each write is one transaction, taken one at a time (runs share the connection, and SQLite's
 transaction is the connection's): an event is recorded whole or not at all. When the store cannot
 write (a full disk, a read-only or damaged file) it raises ``StoreError`` saying what to do; a run
-that cannot be recorded ends with status error (``bot.runner``), and reads fail the same way.
+that cannot be recorded ends with status error (``bot.runs.runner``), and reads fail the same way.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ import aiosqlite
 
 from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished, WorkSaved
 from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
-from bot import processes
-from bot.store_errors import StoreError, store_error
+from bot.process import liveness as processes
+from bot.store.errors import StoreError, store_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.config import Config, Secrets
+from bot.config.sections import Config, Secrets
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import openai
 
-from bot.config import Config, Secrets
-from bot.doctor_types import CheckResult, DoctorCheck
-from bot.llm import OpenAIChatModel
+from bot.config.sections import Config, Secrets
+from bot.health.doctor_types import CheckResult, DoctorCheck
+from bot.model.client import OpenAIChatModel
 
 SHOWN_MODELS = 12  # of a long model listing, how many a failed check names
 PROMPT_ROOM = 512  # tokens a prompt needs at the least, beside the reply, in a model's context

@@ -4,7 +4,7 @@
 line for a log collector: time, level, logger, message, and the run id, platform, thread and agent the
 line belongs to where known. Those four travel in a ``contextvars`` context, so a run's task (and the
 worker threads it starts with ``asyncio.to_thread``) tag every line without passing them around.
-Secrets are masked in both formats by ``bot.redact``.
+Secrets are masked in both formats by ``bot.safety.redact``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from types import MappingProxyType
 
 from agents.protocols import ChatModel
 from agents.types import Message, Usage
-from bot.config import ConfigError
-from bot.redact import install_log_redaction
+from bot.config.sections import ConfigError
+from bot.safety.redact import install_log_redaction
 
 LEVEL_ENV = "CODEGEN_LOG_LEVEL"
 FORMAT_ENV = "CODEGEN_LOG_FORMAT"

@@ -1,5 +1,5 @@
 """``/healthz`` and ``/readyz`` over HTTP (aiohttp): on any aiohttp application (Slack's HTTP server in
-HTTP mode), or on a small server of their own. What they report is ``bot.health``'s."""
+HTTP mode), or on a small server of their own. What they report is ``bot.health.checks``'s."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import logging
 
 from aiohttp import web
 
-from bot.config import ConfigError
-from bot.health import Health
+from bot.config.sections import ConfigError
+from bot.health.checks import Health
 
 log = logging.getLogger(__name__)
 

@@ -10,14 +10,14 @@ from agents.errors import SandboxError
 from agents.protocols import ChatModel, Sandbox
 from agents.types import TestJob, TestReport
 from bot.checkin import publisher_for
-from bot.config import Config, ConfigError, Secrets
-from bot.health import Health
-from bot.llm import OpenAIChatModel
-from bot.logs import AgentTaggedModel
-from bot.redact import Redactor
+from bot.config.sections import Config, ConfigError, Secrets
+from bot.health.checks import Health
+from bot.model.client import OpenAIChatModel
+from bot.process.logs import AgentTaggedModel
+from bot.runs.service import PublisherFactory, Service
+from bot.safety.redact import Redactor
 from bot.sandbox import DockerSandboxOnDemand
-from bot.service import PublisherFactory, Service
-from bot.store import Store
+from bot.store.sqlite import Store
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """What a chat platform may read back of its stored conversations, to show them again: a person's list of
-conversations, a conversation's runs, one run's record and its events in order. Read only (``bot.store.Store``
+conversations, a conversation's runs, one run's record and its events in order. Read only (``bot.store.sqlite.Store``
 is one); adapters get it from the service and never write through it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from agents.events import Event
-from bot.store import ConversationSummary, RunRecord, RunSummary
+from bot.store.sqlite import ConversationSummary, RunRecord, RunSummary
 
 
 class History(Protocol):

@@ -2,7 +2,7 @@
 
 Every default below is the value a fresh install runs with; ``config.toml`` in the repo spells them out.
 Each field says what it accepts where it is declared (``Annotated[float, Range(...)]``, ``OneOf``...;
-see ``bot/settings.py``), so adding a key is one line here plus its line in config.toml and the README.
+see ``bot/config/settings.py``), so adding a key is one line here plus its line in config.toml and the README.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Annotated, Any
 from agents.errors import CodegenError
 from agents.manager import Budget, FixReplies, Order, TeamSettings
 from agents.types import Role
-from bot.redact import url_secrets
-from bot.settings import Checked, Matches, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
+from bot.config.settings import Checked, Matches, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
+from bot.safety.redact import url_secrets
 
 CONFIG_ENV = "CODEGEN_CONFIG"
 DEFAULT_CONFIG_FILE = "config.toml"
@@ -50,7 +50,7 @@ class LLMConfig(Checked, section="llm"):
     backoff_s: Wait = 1.0
     max_backoff_s: Wait = 30.0
     # How many requests the endpoint gets at once (across every run): 0, "auto", as many as the team makes
-    # until the server drops a reply for another request, then one at a time (bot.endpoint_gate).
+    # until the server drops a reply for another request, then one at a time (bot.model.endpoint_gate).
     parallel_requests: Annotated[int, Range(0, 1000)] = 0
 
 
@@ -354,7 +354,7 @@ class Secrets:
 
     def values(self) -> list[str]:
         """Every secret that is set, for scrubbing text before it leaves the process: the tokens, and what
-        credentials in ``OPENAI_BASE_URL`` or a configured endpoint URL reveal (``bot.redact.url_secrets``)."""
+        credentials in ``OPENAI_BASE_URL`` or a configured endpoint URL reveal (``bot.safety.redact.url_secrets``)."""
         tokens = [getattr(self, f.name) for f in dataclasses.fields(self)
                   if not f.metadata.get("internal") and f.name != "openai_base_url" and getattr(self, f.name)]
         return tokens + [s for url in (self.openai_base_url, *self.config_endpoints) for s in url_secrets(url)]
