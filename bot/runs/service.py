@@ -33,8 +33,8 @@ from bot.runs.access import Place, refusal
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.usage import RunUsage
 from bot.safety.redact import Redactor
-from bot.store.history import History
-from bot.store.sqlite import INTERRUPTED_REASON, Interrupted, Store, conversation_key
+from bot.store.protocol import History, Store
+from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
 
 log = logging.getLogger(__name__)
 
