@@ -5,15 +5,16 @@ import re
 
 import pytest
 
-from bot.config.sections import InputConfig
+from agents.language import BUILT_IN
+from bot.config.sections import InputConfig, LanguageConfig, SandboxConfig
 from bot.eval import humaneval
 from bot.eval.humaneval import read_humaneval
 from bot.eval.jsonl_suite import read_jsonl_suite
 from bot.eval.problems import EvalError
 from bot.eval.suites import load_suite
-from bot.sandbox.languages import DEFAULT_LANGUAGES
+from bot.sandbox.languages import registry
 
-KNOWN = set(DEFAULT_LANGUAGES)
+KNOWN = BUILT_IN
 GOOD = {"id": "slug", "language": "python", "task": "Write slugify(text) in slug.py.",
         "hidden_tests": {"test_slug.py": "from slug import slugify\n\ndef test_words():\n    assert slugify('A b') == 'a-b'\n"},
         "starter_files": {"slug.py": "def slugify(text):\n    ...\n"}}
@@ -86,7 +87,8 @@ def test_a_byte_order_mark_and_windows_line_ends_are_read(tmp_path):
 
 def test_a_language_the_config_adds_is_one_the_suite_may_use(tmp_path):
     path = suite_file(tmp_path, {**GOOD, "language": "ruby", "hidden_tests": {"slug_test.rb": "x"}})
-    assert read_jsonl_suite(path, {*KNOWN, "ruby"}).problems[0].language == "ruby"
+    ruby = registry(SandboxConfig(languages={"ruby": LanguageConfig(image="ruby:3", test_command="rake test")}))
+    assert read_jsonl_suite(path, ruby).problems[0].language == "ruby"
 
 
 @pytest.mark.parametrize(("make", "message"), [

@@ -5,7 +5,8 @@ a long run they would push the summary's neighbours out for nothing.
 
 The lines that name a failure are recognised for the runners the sandbox knows (pytest, go test,
 node --test and other TAP, cargo test, JUnit); whatever the runner, the end of the output follows, where
-the summary and the last error usually are.
+the summary and the last error usually are. Every place that shows a run's failures to a person (a thread,
+the terminal, the web panel, a Gist's README) reads it from here.
 """
 
 from __future__ import annotations
