@@ -30,6 +30,8 @@ class TestRun:
     counted (pytest, go, cargo, tap, junit, exit-code); ``report_file`` is a structured report the command
     writes outside the work dir, the counts' source when set."""
 
+    __test__ = False  # not a pytest class
+
     image: str = ""
     image_prepare: str = ""  # run once by `sandbox build` on top of ``image`` (install the runner)
     offline_image: str = ""
