@@ -420,12 +420,18 @@ class Manager:
             files=run.files.as_dict(), user_tests=list(run.user_tests), tests=run.tests.as_dict(),
             report=run.report if fixing else None,
             triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
-            reply_notes=run.reply_notes.get(Role.TESTER, ()),
+            reply_notes=run.reply_notes.get(Role.TESTER, ()), runner_note=self._runner_note(run.language),
         )
         context = self._file_context(run, writes_tests=True)
         reply = await self._turn(run, Role.TESTER, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.TESTER, reply.notices)
         return reply.files.without(run.user_tests)  # and ``_tests_step`` keeps the code the Programmer's
+
+    def _runner_note(self, language: str) -> str:
+        """How a language the config added finds its tests, for the Tester (the template names the built-in
+        languages' runners itself)."""
+        described = self._languages.get(language)
+        return described.tests_are_found() if described and language not in BUILT_IN else ""
 
     async def _test(self, run: _Run) -> TestReport:
         self._check_budget(run)

@@ -15,11 +15,9 @@ import re
 from collections.abc import Iterable
 
 from agents.language import Languages
+from agents.language.reports import NOTHING_RAN
 from agents.types import TestReport, TestStatus
 
-_NOTHING_RAN = re.compile(
-    r"^no tests ran\b|^collected 0 items|\[no test files\]|testing: warning: no tests to run|^# tests 0$|^1\.\.0$"
-    r"|^no test classes\b|^no test_\S+ or \S+ files found|^No tests found", re.M)
 # The sandbox's sentence when a run exited 0 without a test seen to pass (skipped, exited early...).
 _SANDBOX_VERDICT = re.compile(r"^\[sandbox\] not a pass: .*$", re.M)
 _RUST_ZERO = re.compile(r"^running (\d+) tests?$", re.M)
@@ -51,11 +49,11 @@ def nothing_ran(report: TestReport, language: str, languages: Languages) -> str:
         return ""
     counted_zero = report.passed == 0 and report.failed == 0
     rust = _RUST_ZERO.findall(output)
-    if not (_NOTHING_RAN.search(output) or (counted_zero and (not rust or all(n == "0" for n in rust)))):
+    if not (NOTHING_RAN.search(output) or (counted_zero and (not rust or all(n == "0" for n in rust)))):
         return ""
     described = languages.get(language)
     how = described.tests_are_found() if described else ""
-    evidence = _evidence(output, _NOTHING_RAN) or _evidence(output, _SANDBOX_VERDICT)
+    evidence = _evidence(output, NOTHING_RAN) or _evidence(output, _SANDBOX_VERDICT)
     return "no test ran" + (f" ({how})" if how else "") + evidence
 
 

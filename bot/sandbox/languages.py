@@ -17,6 +17,7 @@ import os
 import re
 
 from agents.language import BUILT_IN, Language, Languages, TestRun
+from agents.language.reports import REPORT_FORMATS as READ_AS
 from agents.language.sandbox_env import OFFLINE_PREFIX
 from bot.config.sections import ConfigError, LanguageConfig, SandboxConfig
 
@@ -49,7 +50,7 @@ def described(name: str, entry: LanguageConfig) -> Language:
                     usual_file=entry.usual_file, aliases=entry.aliases, run=run)
 
 
-REPORT_FORMATS = ("pytest", "tap", "go", "cargo", "junit", "exit-code")
+REPORT_FORMATS = tuple(READ_AS)  # how a runner's output is read (its counts: bot.sandbox.results)
 
 
 def languages(config: SandboxConfig) -> dict[str, LanguageConfig]:

@@ -14,7 +14,8 @@ from agents.types import FileSet, RunRequest, RunStatus, TestJob, TestStatus
 from bot.config.sections import Config, ConfigError, LanguageConfig, SandboxConfig, load_config
 from bot.runs.service import team_settings
 from bot.sandbox import DockerSandbox
-from bot.sandbox.languages import languages, registry
+from bot.sandbox.languages import REPORT_FORMATS, languages, registry
+from bot.sandbox.results import PARSERS
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import APPROVE, README, ScriptedModel
 from tests.sandbox.conftest import configured
@@ -30,6 +31,10 @@ CODE = "use strict;\nsub add { my ($x, $y) = @_; return $x + $y; }\n1;\n"
 TESTS = ('require "./main.pm";\nmy $n = 0;\n'
          'sub check { my ($ok, $name) = @_; $n++; print(($ok ? "ok" : "not ok") . " $n - $name\\n"); }\n'
          'check(add(2, 3) == 5, "adds");\ncheck(add(-1, 1) == 0, "adds negatives");\nprint "1..$n\\n";\n')
+
+
+def test_every_report_format_a_language_may_name_is_counted_by_the_sandbox():
+    assert set(PARSERS) == set(REPORT_FORMATS)
 
 
 def test_a_configured_language_is_in_the_one_table_every_layer_reads():
@@ -77,11 +82,14 @@ async def test_a_team_run_in_a_configured_language_names_its_bare_blocks_and_pas
               "programmer": [f"Here it is:\n\n```perl\n{CODE}```\n"], "optimizer": [APPROVE],
               "tester": [f"The tests:\n\n```perl\n{TESTS}```\n"], "checkin": [README]}
     async with DockerSandbox(config.sandbox, client=docker_client) as sandbox:
-        manager = Manager(ScriptedModel(script), sandbox, RecordingPublisher(), PromptBook(languages=settings.languages),
-                          settings)
+        model = ScriptedModel(script)
+        manager = Manager(model, sandbox, RecordingPublisher(), PromptBook(languages=settings.languages), settings)
         events = [e async for e in manager.run(RunRequest(task="add two numbers in Perl", run_id="p1"))]
     final = events[-1]
     assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED, final.reason
     assert list(final.files) == ["main.pm"] and list(final.tests) == ["t/main.t"]
     reported = [e.report for e in events if isinstance(e, TestReported)]
     assert [(r.passed, r.failed) for r in reported] == [(2, 0)] and reported[0].status is TestStatus.PASSED
+    tester = next(messages for role, messages in model.calls if role == "tester")
+    assert "In perl, its tests are files named t/*.t: name the test files that way." in tester[0].content
+    assert "```perl path=main.pm" in next(messages for role, messages in model.calls if role == "optimizer")[1].content
