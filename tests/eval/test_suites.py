@@ -91,6 +91,17 @@ def test_a_language_the_config_adds_is_one_the_suite_may_use(tmp_path):
     assert read_jsonl_suite(path, ruby).problems[0].language == "ruby"
 
 
+def test_a_configured_languages_hidden_tests_are_named_by_its_own_pattern(tmp_path):
+    perl = registry(SandboxConfig(languages={"perl": LanguageConfig(
+        image="perl:5", test_command="prove", extensions=(".pm", ".t"), test_files=("t/*.t",), title="Perl")}))
+    good = {**GOOD, "language": "perl", "task": "Write slugify in slug.pm.", "hidden_tests": {"t/slug.t": "x"},
+            "starter_files": {}}
+    problem = read_jsonl_suite(suite_file(tmp_path, good), perl).problems[0]
+    assert problem.language == "perl" and problem.task.endswith("Write it in Perl.")
+    with pytest.raises(EvalError, match=r"'slug\.pl' is not named like a test file.*like t/\*\.t\."):
+        read_jsonl_suite(suite_file(tmp_path, {**good, "hidden_tests": {"slug.pl": "x"}}), perl)
+
+
 @pytest.mark.parametrize(("make", "message"), [
     (lambda tmp: tmp / "missing.jsonl", "No suite {p}: name `humaneval`, or the path of a JSONL file"),
     (lambda tmp: tmp, "{p} is a folder; name the JSONL file of tasks in it."),
