@@ -203,9 +203,9 @@ class Manager:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._model, self._sandbox, self._publisher = model, sandbox, publisher
-        self._prompts = prompts or PromptBook()
         self._settings = settings or TeamSettings()
         self._languages = self._settings.languages
+        self._prompts = prompts or PromptBook(languages=self._languages)
         self._clock = clock
 
     def run(self, request: RunRequest) -> AsyncIterator[Event]:
