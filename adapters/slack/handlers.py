@@ -35,7 +35,7 @@ class SlackBot:
         self._service, self._config = service, config
         self._client, self._downloads = client, downloads
         self._platform = platform(config.slack)
-        self._features = SlackFeatures()  # the agent features, until the workspace says no
+        self._features: dict[str, SlackFeatures] = {}  # per workspace: the agent features, until it says no
 
     @property
     def platform(self) -> ChatPlatform:
@@ -51,8 +51,9 @@ class SlackBot:
         bot_user = context.bot_user_id or ""
         if message is None or message.user == bot_user:
             return
-        thread = SlackThread(self._client, message.channel, message.thread_ts, self._features, message.user,
-                             context.team_id or "")
+        team = context.team_id or ""
+        features = self._features.setdefault(team, SlackFeatures())
+        thread = SlackThread(self._client, message.channel, message.thread_ts, features, message.user, team)
         try:
             await self._take(message, thread, bot_user, event.get("type") == "app_mention")
         except UserInputError as error:
