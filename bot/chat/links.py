@@ -109,19 +109,18 @@ def _link_at(prose: str, start: int, refs: Mapping[str, str]) -> Link | None:
     if prose.startswith("(", after):
         inline = _inline_target(prose, after + 1)
         if inline is not None:
-            target, end = inline
-            return Link(start, end, text, target)
+            return Link(start, inline[1], text, inline[0])
     if prose.startswith("[", after):
         label_close = _closing_bracket(prose, after)
         if label_close is not None:
             label = prose[after + 1:label_close] or text
-            target = refs.get(_label(label))
-            if target is not None:
-                return Link(start, label_close + 1, text, target)
+            reference = refs.get(_label(label))
+            if reference is not None:
+                return Link(start, label_close + 1, text, reference)
     if _is_definition(prose, start, after):
         return None
-    target = refs.get(_label(text))
-    return Link(start, after, text, target) if target is not None else None
+    shortcut = refs.get(_label(text))
+    return Link(start, after, text, shortcut) if shortcut is not None else None
 
 
 def _closing_bracket(prose: str, start: int) -> int | None:
