@@ -17,6 +17,7 @@ from adapters.slack.files import read_shared_files
 from adapters.slack.markup import escape
 from adapters.slack.messages import Incoming, arrival_of, incoming
 from adapters.slack.platform import PLATFORM, platform
+from adapters.slack.requests import event_problem, misshapen
 from adapters.slack.thread import STOP_ACTION, SlackFeatures, SlackThread
 from agents.errors import UserInputError
 from bot.chat.thread import ChatPlatform
@@ -47,6 +48,10 @@ class SlackBot:
         app.action(STOP_ACTION)(self.on_stop)
 
     async def on_event(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        wrong = event_problem(event)
+        if wrong:
+            log.warning("slack: an event that is not shaped as Slack sends one was ignored: %s", wrong)
+            return
         message = incoming(event)
         bot_user = context.bot_user_id or ""
         if message is None or message.user == bot_user:
@@ -79,11 +84,15 @@ class SlackBot:
 
     async def on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
-        user = str(body.get("user", {}).get("id", ""))
-        channel = str(body.get("channel", {}).get("id", ""))
+        wrong = misshapen(body)
+        if wrong:
+            log.warning("slack: a button press that is not shaped as Slack sends one was ignored: %s", wrong)
+            return
+        user = str(body["user"]["id"])
+        channel = str((body.get("channel") or {}).get("id", ""))
         posted = body.get("message") or {}
         thread = SlackThread(self._client, channel, str(posted.get("thread_ts") or posted.get("ts") or ""))
-        run_id = str((body.get("actions") or [{}])[0].get("value", ""))
+        run_id = str(body["actions"][0].get("value", ""))
         why_not = self._service.stop(run_id, Place(user, channel, direct=channel.startswith("D")), self._platform)
         if why_not:
             await thread.ephemeral(user, why_not)
