@@ -73,7 +73,7 @@ async def on_code(ctx: Context, interaction: discord.Interaction, task: str, fil
     except UserInputError as error:
         await interaction.edit_original_response(content=f"⚠️ {error}")
         return
-    header = f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}"
+    header = ctx.platform.markup.text(f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}")
     message = await interaction.edit_original_response(content=ctx.redact(header))
     try:
         thread = await thread_for(ctx, interaction.channel, message, task)
@@ -128,7 +128,7 @@ async def thread_for(ctx: Context, channel: object, start: discord.Message, task
 async def run_in_thread(ctx: Context, thread: discord.Thread, request: ChatRequest) -> None:
     """Hand the request to the service, which draws the run in the thread; a refusal is said there."""
     try:
-        await ctx.service.start(request, DiscordThread(thread), ctx.platform)
+        await ctx.service.start(request, DiscordThread(thread, request.user_id), ctx.platform)
     except UserInputError as error:  # the queue filled up since the check
         await thread.send(f"⚠️ {error}")
 

@@ -6,17 +6,50 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any, Protocol, cast
 
 import discord
 
 from agents.errors import CheckInError
+from agents.fences import segments
 from bot.chat.progress import Progress
 
 log = logging.getLogger(__name__)
 
 FILES_PER_MESSAGE = 10  # Discord's limit on attachments in one message
+# What Discord reads as a mention: @everyone, @here, <@user>, <@!user>, <@&role>, <#channel>, </command:id>.
+_MENTION = re.compile(r"(?<![\w.])@(everyone|here)\b|<(@[!&]?|#|/)(?=[^<>\s]*>)")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.S)
+
+
+def mentions_only(user_id: str) -> discord.AllowedMentions:
+    """No one is pinged by what the bot sends but, where it names them, the person it answers."""
+    users = [discord.Object(int(user_id))] if user_id.isdigit() else False
+    return discord.AllowedMentions(everyone=False, roles=False, users=users, replied_user=False)
+
+
+def without_mentions(markdown: str) -> str:
+    """Markdown with every mention shown as written, not as a name (a zero-width space after ``@`` or
+    ``<``), outside code, where Discord shows it as written anyway."""
+    out: list[str] = []
+    for part in segments(markdown):
+        if not isinstance(part, str):
+            out.append(part.source)
+            continue
+        pieces, position = [], 0
+        for span in _CODE_SPAN.finditer(part):
+            pieces.append(_MENTION.sub(_broken, part[position:span.start()]))
+            pieces.append(span.group())
+            position = span.end()
+        pieces.append(_MENTION.sub(_broken, part[position:]))
+        out.append("".join(pieces))
+    return "".join(out)
+
+
+def _broken(match: re.Match[str]) -> str:
+    return f"@\u200b{match.group(1)}" if match.group(1) else f"<\u200b{match.group(2)}"
 
 
 class StopHandler(Protocol):
@@ -44,15 +77,18 @@ class StopButton(discord.ui.DynamicItem[discord.ui.Button[discord.ui.View]], tem
 
 
 class DiscordThread:
-    def __init__(self, channel: discord.Thread) -> None:
+    def __init__(self, channel: discord.Thread, user_id: str = "") -> None:
         self._channel = channel
+        self._mentions = mentions_only(user_id)  # who the run answers: the only one a message may ping
 
     async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:
-        message = await self._channel.send(text, view=_stop_view(stop) or discord.utils.MISSING)
+        message = await self._channel.send(text, view=_stop_view(stop) or discord.utils.MISSING,
+                                           allowed_mentions=self._mentions)
         return str(message.id)
 
     async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
-        await self._channel.get_partial_message(int(message_id)).edit(content=text, view=_stop_view(stop))
+        await self._channel.get_partial_message(int(message_id)).edit(content=text, view=_stop_view(stop),
+                                                                      allowed_mentions=self._mentions)
 
     async def working(self, text: str) -> None:
         """Discord's typing indicator: it shows for ten seconds, or until the bot's next message."""
@@ -67,7 +103,8 @@ class DiscordThread:
             for start in range(0, len(items), FILES_PER_MESSAGE):
                 batch = [discord.File(io.BytesIO(content.encode("utf-8")), filename=name)
                          for name, content in items[start:start + FILES_PER_MESSAGE]]
-                message = await self._channel.send(comment if not start else None, files=batch)
+                message = await self._channel.send(comment if not start else None, files=batch,
+                                                   allowed_mentions=self._mentions)
                 first = first or message.jump_url
         except discord.HTTPException as error:
             log.warning("attaching %d file(s) in thread %s failed: %s", len(items), self._channel.id, error)
@@ -84,10 +121,11 @@ def _stop_view(run_id: str) -> discord.ui.View | None:
 
 
 class DiscordMarkup:
-    """Discord reads the models' Markdown as it is; mentions in it never ping (the client allows none)."""
+    """Discord reads the models' Markdown as it is, but for mentions: they are shown as written (and no
+    message allows them to ping anyone but the person answered)."""
 
     def text(self, markdown: str) -> str:
-        return markdown
+        return without_mentions(markdown)
 
     def mention(self, user_id: str) -> str:
         return f"<@{user_id}>"
