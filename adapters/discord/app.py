@@ -22,7 +22,7 @@ from adapters.discord.endpoints import PORTAL, endpoints
 from adapters.discord.handlers import INTERNAL_ERROR, Context, context_of, on_code, on_message, on_stop
 from adapters.discord.interactions import command_problem, guard_parsers, refuse
 from adapters.discord.platform import PLATFORM, platform
-from adapters.discord.thread import DiscordThread, StopButton
+from adapters.discord.thread import ChannelPace, DiscordThread, StopButton
 from bot.config.sections import Config, ConfigError, DiscordConfig, Secrets
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
@@ -60,7 +60,7 @@ class CodegenBot(discord.Client):
         channel = self.get_channel(int(thread_key)) or await self.fetch_channel(int(thread_key))
         if not isinstance(channel, discord.Thread):
             raise LookupError(f"channel {thread_key} is not a thread")
-        return DiscordThread(channel)
+        return DiscordThread(channel, pace=self.codegen.pace)
 
     async def stop_pressed(self, interaction: discord.Interaction, run_id: str) -> None:
         await on_stop(self.codegen, interaction, run_id)
@@ -130,7 +130,8 @@ async def _command_failed(interaction: discord.Interaction, error: app_commands.
 
 def make_bot(service: Service, config: Config, secrets: Secrets) -> CodegenBot:
     max_bytes = min(config.discord.max_attachment_bytes, config.input.max_attachment_bytes)
-    return CodegenBot(Context(service, platform(config.discord), config.discord, Redactor(secrets.values()), max_bytes))
+    return CodegenBot(Context(service, platform(config.discord), config.discord, Redactor(secrets.values()), max_bytes,
+                              ChannelPace(config.discord.channel_writes_per_5s)))
 
 
 async def serve(service: Service, config: Config, secrets: Secrets) -> None:

@@ -14,7 +14,7 @@ import discord
 
 from adapters.discord.platform import PLATFORM, interaction_place, message_place, thread_key
 from adapters.discord.text import thread_name, without_mention
-from adapters.discord.thread import DiscordThread
+from adapters.discord.thread import ChannelPace, DiscordThread
 from agents.errors import UserInputError
 from agents.types import Attachment
 from bot.chat.thread import ChatPlatform
@@ -42,6 +42,7 @@ class Context:
     config: DiscordConfig
     redact: Redactor
     max_attachment_bytes: int
+    pace: ChannelPace  # Discord's write rate per channel, for every thread the bot writes in
 
 
 class HasContext(Protocol):
@@ -71,7 +72,8 @@ async def on_code(ctx: Context, interaction: discord.Interaction, task: str, fil
         except UserInputError as error:
             await interaction.followup.send(f"⚠️ {error}", ephemeral=True)
             return None
-        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments), DiscordThread(thread, arrival.place.user))
+        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments),
+                        DiscordThread(thread, arrival.place.user, ctx.pace))
 
     try:
         if file:
@@ -97,7 +99,8 @@ async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Mess
     async def prepare() -> Prepared:
         attachments = await read_attachments(message.attachments, ctx)
         thread = await thread_for(ctx, message.channel, message, task)
-        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments), DiscordThread(thread, arrival.place.user))
+        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments),
+                        DiscordThread(thread, arrival.place.user, ctx.pace))
 
     try:
         taken = await ctx.service.take(arrival, ctx.platform, prepare)

@@ -58,7 +58,8 @@ class SlackBot:
             return
         team = context.team_id or ""
         features = self._features.setdefault(team, SlackFeatures())
-        thread = SlackThread(self._client, message.channel, message.thread_ts, features, message.user, team)
+        thread = SlackThread(self._client, message.channel, message.thread_ts, features, message.user, team,
+                             self._config.slack.update_interval_s)
         try:
             await self._take(message, thread, bot_user, event.get("type") == "app_mention")
         except UserInputError as error:

@@ -11,6 +11,7 @@ Where the workspace or the thread does not allow them, the same status is a mess
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Mapping
@@ -58,8 +59,9 @@ class _Stream:
 
 class SlackThread:
     def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str, features: SlackFeatures | None = None,
-                 user: str = "", team: str = "") -> None:
+                 user: str = "", team: str = "", interval_s: float = 0.0) -> None:
         self.client, self.channel, self.thread_ts = client, channel, thread_ts
+        self._interval_s = interval_s  # the edit pace: the last edit after a stream stops keeps it too
         self._features = features or SlackFeatures(streaming=False, thread_status=False)
         self._user, self._team = user, team  # who the run is for: Slack streams to a person in a channel
         self._streams: dict[str, _Stream] = {}
@@ -145,6 +147,7 @@ class SlackThread:
                     await streaming.stream.append(chunks=chunks)
                 return True
             await streaming.stream.stop(chunks=chunks)
+            await asyncio.sleep(self._interval_s)  # the chat.update that follows is this message's next edit
         except (SlackApiError, SlackClientError) as error:
             why = error.response.get("error") if isinstance(error, SlackApiError) else type(error).__name__
             log.info("the status message in %s stopped streaming (%s); it goes on as an edited message", self.thread_ts, why)
