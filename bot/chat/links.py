@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 from agents.fences import segments
 
 _ADDRESS = re.compile(r"(?i)(?:[a-z][a-z0-9+.-]*://)?((?:[a-z0-9-]+\.)+[a-z]{2,})\b")
-_DEFINITION = re.compile(r"""(?m)^ {0,3}\[([^\]\n]+)\]:[ \t]*\n?[ \t]*(<[^<>\n]*>|\S+)""")
+# A reference definition, also inside a quote or a list item (a renderer reads it there too).
+_DEFINITION = re.compile(r"""(?m)^(?:[ \t]*(?:>|[-*+]|\d+[.)])[ \t]*)* {0,3}\[([^\]\n]+)\]:[ \t]*\n?[ \t]*(<[^<>\n]*>|\S+)""")
 _TITLE_CLOSE = {'"': '"', "'": "'", "(": ")"}
 
 
@@ -191,7 +192,7 @@ def _after_code_span(prose: str, index: int) -> int:
 
 def _is_definition(prose: str, start: int, after: int) -> bool:
     line_start = prose.rfind("\n", 0, start) + 1
-    return prose.startswith(":", after) and not prose[line_start:start].strip(" ")
+    return prose.startswith(":", after) and not prose[line_start:start].strip(" \t>-*+.)0123456789")
 
 
 def _definitions(prose: str) -> dict[str, str]:
