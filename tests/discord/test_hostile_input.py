@@ -63,6 +63,8 @@ async def test_an_interaction_that_is_not_a_well_formed_code_gets_one_sentence(
     await discord_api.dispatch("INTERACTION_CREATE", interaction)
     reply = await eventually(lambda: discord_api.original_response(interaction["token"]), "an answer")
     assert reply.content.startswith(said) and reply.flags & EPHEMERAL
+    [callback] = discord_api.calls_to("POST", f"/interactions/{interaction['id']}/")
+    assert callback.json["data"]["allowed_mentions"]["parse"] == []  # a refusal pings no one either
     assert model_server.requests == [] and not discord_api.threads
     assert tracebacks(caplog) == []
     await a_run_still_works(discord_api, model_server)
