@@ -14,7 +14,7 @@ import discord
 
 from adapters.discord.platform import PLATFORM, interaction_place, message_place, thread_key
 from adapters.discord.text import thread_name, without_mention
-from adapters.discord.thread import DiscordThread
+from adapters.discord.thread import ChannelPace, DiscordThread
 from agents.errors import UserInputError
 from agents.types import Attachment
 from bot.chat.thread import ChatPlatform
@@ -42,6 +42,7 @@ class Context:
     config: DiscordConfig
     redact: Redactor
     max_attachment_bytes: int
+    pace: ChannelPace  # Discord's write rate per channel, for every thread the bot writes in
 
 
 class HasContext(Protocol):
@@ -62,23 +63,24 @@ async def on_code(ctx: Context, interaction: discord.Interaction, task: str, fil
         try:
             attachments = await read_attachments([file] if file else [], ctx)
         except UserInputError as error:
-            await interaction.edit_original_response(content=f"⚠️ {error}")
+            await interaction.edit_original_response(content=_said(ctx, error))
             return None
-        header = f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}"
+        header = ctx.platform.markup.text(f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}")
         message = await interaction.edit_original_response(content=ctx.redact(header))
         try:
             thread = await thread_for(ctx, interaction.channel, message, task)
         except UserInputError as error:
-            await interaction.followup.send(f"⚠️ {error}", ephemeral=True)
+            await interaction.followup.send(_said(ctx, error), ephemeral=True)
             return None
-        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments), DiscordThread(thread))
+        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments),
+                        DiscordThread(thread, arrival.place.user, ctx.pace))
 
     try:
         if file:
             _check_size(file, ctx.max_attachment_bytes)
         taken = await ctx.service.take(arrival, ctx.platform, prepare)
     except UserInputError as error:  # refused before the deferral: privately, as the reply
-        await interaction.response.send_message(str(error), ephemeral=True)
+        await interaction.response.send_message(_said(ctx, error, warn=False), ephemeral=True)
         return
     if taken.refusal:
         await interaction.response.send_message(taken.refusal, ephemeral=True)
@@ -97,12 +99,13 @@ async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Mess
     async def prepare() -> Prepared:
         attachments = await read_attachments(message.attachments, ctx)
         thread = await thread_for(ctx, message.channel, message, task)
-        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments), DiscordThread(thread))
+        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments),
+                        DiscordThread(thread, arrival.place.user, ctx.pace))
 
     try:
         taken = await ctx.service.take(arrival, ctx.platform, prepare)
     except UserInputError as error:
-        await message.reply(f"⚠️ {error}")
+        await message.reply(_said(ctx, error))
         return
     if taken.refusal:
         await message.add_reaction(REFUSED_REACTION)  # a channel is no place for a private refusal
@@ -139,6 +142,11 @@ async def read_attachments(files: Sequence[discord.Attachment], ctx: Context) ->
 def _check_size(file: discord.Attachment, max_bytes: int) -> None:
     if file.size > max_bytes:
         raise UserInputError(f"{file.filename} is {file.size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
+
+
+def _said(ctx: Context, error: UserInputError, warn: bool = True) -> str:
+    """A refusal as the person sees it: it may quote what they sent (a file name), so in Discord's markup."""
+    return ("⚠️ " if warn else "") + ctx.platform.markup.text(str(error))
 
 
 def _excerpt(task: str) -> str:

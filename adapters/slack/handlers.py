@@ -17,6 +17,7 @@ from adapters.slack.files import read_shared_files
 from adapters.slack.markup import escape
 from adapters.slack.messages import Incoming, arrival_of, incoming
 from adapters.slack.platform import PLATFORM, platform
+from adapters.slack.requests import event_problem, misshapen
 from adapters.slack.thread import STOP_ACTION, SlackFeatures, SlackThread
 from agents.errors import UserInputError
 from bot.chat.access import Place
@@ -35,7 +36,7 @@ class SlackBot:
         self._service, self._config = service, config
         self._client, self._downloads = client, downloads
         self._platform = platform(config.slack)
-        self._features = SlackFeatures()  # the agent features, until the workspace says no
+        self._features: dict[str, SlackFeatures] = {}  # per workspace: the agent features, until it says no
 
     @property
     def platform(self) -> ChatPlatform:
@@ -47,12 +48,18 @@ class SlackBot:
         app.action(STOP_ACTION)(self.on_stop)
 
     async def on_event(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        wrong = event_problem(event)
+        if wrong:
+            log.warning("slack: an event that is not shaped as Slack sends one was ignored: %s", wrong)
+            return
         message = incoming(event)
         bot_user = context.bot_user_id or ""
         if message is None or message.user == bot_user:
             return
-        thread = SlackThread(self._client, message.channel, message.thread_ts, self._features, message.user,
-                             context.team_id or "")
+        team = context.team_id or ""
+        features = self._features.setdefault(team, SlackFeatures())
+        thread = SlackThread(self._client, message.channel, message.thread_ts, features, message.user, team,
+                             self._config.slack.update_interval_s)
         try:
             await self._take(message, thread, bot_user, event.get("type") == "app_mention")
         except UserInputError as error:
@@ -79,11 +86,15 @@ class SlackBot:
 
     async def on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
-        user = str(body.get("user", {}).get("id", ""))
-        channel = str(body.get("channel", {}).get("id", ""))
+        wrong = misshapen(body)
+        if wrong:
+            log.warning("slack: a button press that is not shaped as Slack sends one was ignored: %s", wrong)
+            return
+        user = str(body["user"]["id"])
+        channel = str((body.get("channel") or {}).get("id", ""))
         posted = body.get("message") or {}
         thread = SlackThread(self._client, channel, str(posted.get("thread_ts") or posted.get("ts") or ""))
-        run_id = str((body.get("actions") or [{}])[0].get("value", ""))
+        run_id = str(body["actions"][0].get("value", ""))
         why_not = self._service.stop(run_id, Place(user, channel, direct=channel.startswith("D")), self._platform)
         if why_not:
             await thread.ephemeral(user, why_not)

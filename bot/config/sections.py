@@ -266,7 +266,9 @@ class DiscordConfig(Checked, section="discord"):
     allowed_guilds: tuple[DiscordId, ...] = ()
     allowed_channels: tuple[DiscordId, ...] = ()  # a thread counts as its parent channel
     allowed_roles: tuple[DiscordId, ...] = ()  # a user needs one of these roles
-    update_interval_s: Wait = 1.0  # at most one edit per message this often while a turn streams
+    update_interval_s: Wait = 1.0  # at most one edit per message this often, a turn's last edit included
+    # posts and edits in one thread per 5 s, all runs in it together (Discord's per-channel rate)
+    channel_writes_per_5s: Annotated[int, Range(1, 1000)] = 5
     max_message_chars: Annotated[int, Range(100, DISCORD_MESSAGE_LIMIT)] = DISCORD_MESSAGE_LIMIT
     inline_code_max_chars: Annotated[int, Range(0, 1_000_000)] = 1500  # longer code becomes a file when its turn ends
     max_attachment_bytes: Annotated[int, Range(0, 1_000_000_000)] = 256_000

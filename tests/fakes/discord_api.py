@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -57,6 +58,7 @@ class StoredMessage:
     payload: dict[str, Any]
     files: dict[str, bytes] = field(default_factory=dict)
     deleted: bool = False
+    writes: list[float] = field(default_factory=list)  # time.monotonic() of its creation and of each edit
 
     @property
     def content(self) -> str:
@@ -387,7 +389,7 @@ class FakeDiscord:
                    "flags": body.get("flags") or 0, "components": body.get("components") or [],
                    "attachments": _attachments(body, files, self.next_id)}
         payload.update({k: v for k, v in body.items() if k.startswith("_")})
-        message = StoredMessage(message_id, channel_id, payload, dict(files))
+        message = StoredMessage(message_id, channel_id, payload, dict(files), writes=[time.monotonic()])
         self.messages[message_id] = message
         return message
 
@@ -399,6 +401,7 @@ class FakeDiscord:
             message.files.update(files)
             message.payload["attachments"] = _attachments(body, message.files, self.next_id)
         message.payload["edited_timestamp"] = now()
+        message.writes.append(time.monotonic())
 
 
 def _json(data: Any, status: int = 200) -> web.Response:

@@ -74,8 +74,9 @@ class Fault:
 class FakeSlack:
     """Use as ``async with FakeSlack() as slack:``; point the client at ``slack.api_url``."""
 
-    def __init__(self, scopes: tuple[str, ...] = ALL_SCOPES) -> None:
+    def __init__(self, scopes: tuple[str, ...] = ALL_SCOPES, unknown: frozenset[str] = frozenset()) -> None:
         self.scopes = scopes
+        self.unknown = unknown  # methods this Slack answers unknown_method, as one without agent features does
         self.calls: list[Call] = []
         self.messages: list[Message] = []
         self.ephemeral: list[dict[str, Any]] = []
@@ -221,7 +222,7 @@ class FakeSlack:
                 fault = self._faults[method].popleft()
                 return web.json_response(fault.body, status=fault.status, headers=fault.headers)
             handler = getattr(self, "_" + method.replace(".", "_"), None)
-            if handler is None:
+            if handler is None or method in self.unknown:
                 return web.json_response({"ok": False, "error": "unknown_method"}, status=404)
             if method != "apps.connections.open" and token != BOT_TOKEN:
                 return web.json_response({"ok": False, "error": "invalid_auth"})
