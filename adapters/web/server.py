@@ -40,8 +40,9 @@ async def serve(service: Service, config: Config, secrets: Secrets, public_route
     chat = WebChat(service, hub, web, config.input, Gate.of(settings, token), redact)
     if service.health is not None and carried_by(config) == "web":
         public_routes = [*public_routes, *health_routes(service.health)]
+    # proxy_headers off: the gate judges the connection's real peer; X-Forwarded-For is anyone's to write.
     server = _Server(uvicorn.Config(build_app(chat, public_routes), lifespan="off", log_config=None, access_log=False,
-                                    timeout_graceful_shutdown=5))
+                                    timeout_graceful_shutdown=5, proxy_headers=False))
     serving = asyncio.create_task(server.serve(sockets=[listening]), name="web-server")
     log.warning("web chat: open %s (%s)", address(settings), access_mode(settings, token))
     # Its pages draw runs again from the store, an interrupted run as such, so there is no thread to tell.

@@ -18,7 +18,19 @@ from typing import Annotated, Any
 from agents.errors import CodegenError
 from agents.manager import Budget, FixReplies, Order, TeamSettings
 from agents.types import Role
-from bot.config.settings import Checked, Matches, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
+from bot.config.settings import (
+    Checked,
+    HostNames,
+    IpAddresses,
+    Matches,
+    OneOf,
+    Range,
+    SettingsError,
+    SetWith,
+    StartsWith,
+    build,
+    parse_toml,
+)
 from bot.safety.redact import url_secrets
 
 CONFIG_ENV = "CODEGEN_CONFIG"
@@ -279,7 +291,11 @@ class WebConfig(Checked, section="web"):
     port: Annotated[int, Range(1, 65_535)] = 8000
     # the trusted proxy's user header (oauth2-proxy: X-Forwarded-User); empty: no proxy
     user_header: Annotated[str, Matches(r"[A-Za-z0-9-]*", "an HTTP header name, e.g. X-Forwarded-User")] = ""
-    proxy_addresses: tuple[str, ...] = ("127.0.0.1", "::1")  # user_header is believed from these addresses only
+    # user_header is believed only from a connection whose own peer address is one of these (addresses or networks)
+    proxy_addresses: Annotated[tuple[str, ...], IpAddresses()] = ("127.0.0.1", "::1")
+    # behind the proxy: the names people open the chat at (the Host header the proxy passes on); the bot's own
+    # address is always allowed. A request naming any other host is refused (a DNS-rebinding page).
+    allowed_hosts: Annotated[tuple[str, ...], HostNames()] = ()
     update_interval_s: Seconds = 0.1  # least time between two updates of a turn being written
     max_message_chars: Annotated[int, Range(500, 1_000_000)] = 20_000  # longer text continues in a further message
     inline_code_max_chars: Annotated[int, Range(1, 10_000_000)] = 6000  # a longer code block is shown as a file

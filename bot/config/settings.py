@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ipaddress
 import math
 import re
 import tomllib
@@ -125,6 +126,33 @@ class SetWith:
         if bool(value) == bool(getattr(section, self.other)):
             return None
         return f"goes together with {self.other}: set both or neither"
+
+
+@dataclass(frozen=True)
+class IpAddresses:
+    """Each item an IP address or a network of them (``10.0.0.0/8``, ``fd00::/8``): never a host name, which
+    a peer's address could never equal."""
+
+    def problem(self, value: Any, section: object) -> str | None:
+        for item in value:
+            try:
+                ipaddress.ip_network(item.strip("[]"), strict=False)
+            except ValueError:
+                return (f"{item!r} is not an IP address or network (e.g. 127.0.0.1, 10.0.0.0/8, ::1): a connection "
+                        "comes from an address, never from a name")
+        return None
+
+
+@dataclass(frozen=True)
+class HostNames:
+    """Each item a host name as a ``Host`` header carries it, with or without its port (``chat.example.com``,
+    ``chat.example.com:8443``, ``[::1]:8000``)."""
+
+    def problem(self, value: Any, section: object) -> str | None:
+        for item in value:
+            if not re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?", item):
+                return f"{item!r} is not a host name as a browser sends it (e.g. chat.example.com or chat.example.com:8443)"
+        return None
 
 
 class Constraint(typing.Protocol):
