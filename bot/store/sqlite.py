@@ -30,7 +30,7 @@ import aiosqlite
 from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished, WorkSaved
 from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
 from bot.process import liveness as processes
-from bot.store.errors import StoreError, store_error
+from bot.store.errors import FileIdentity, StoreError, file_identity, file_lost_error, lost_file, store_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -169,8 +169,9 @@ class RunRecord:
 
 
 class Store:
-    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path, identity: FileIdentity | None = None) -> None:
         self._db, self.path = db, path
+        self._identity = identity  # the open file's device and inode, to tell when the path no longer leads to it
         self._writing = asyncio.Lock()
         self.owner = _process_owner()
 
@@ -198,7 +199,7 @@ class Store:
         except sqlite3.Error as error:
             await _close_quietly(db)
             raise store_error("open", path, error) from None
-        return cls(db, path)
+        return cls(db, path, await asyncio.to_thread(file_identity, path))
 
     async def close(self) -> None:
         """Always ends the connection's thread (a live one keeps the process from exiting), errors or not."""
@@ -467,7 +468,9 @@ class Store:
         return cursor.rowcount == 1
 
     async def check(self) -> None:
-        """Every page readable (SQLite's quick_check) and a write lock to be had, else ``StoreError``."""
+        """The file still where it was opened, every page readable (SQLite's quick_check) and a write lock to be
+        had, else ``StoreError``."""
+        await self._still_there("read")
         rows = await self._all("PRAGMA quick_check")
         if [tuple(r) for r in rows] != [("ok",)]:
             log.info("quick_check of %s: %s", self.path, [tuple(r) for r in rows][:10])
@@ -485,10 +488,23 @@ class Store:
         async with self._writing:
             try:
                 yield
+                await self._still_there(doing)
                 await self._db.commit()
             except sqlite3.Error as error:
                 await self._rollback()
                 raise store_error(doing, self.path, error) from None
+            except StoreError:
+                await self._rollback()
+                raise
+
+    async def _still_there(self, doing: str) -> None:
+        """A ``StoreError`` when the path no longer leads to the open file (deleted, moved or replaced by another
+        program): SQLite would go on writing to a file no one can open again, and a run would look recorded."""
+        if self._identity is None:
+            return
+        problem = await asyncio.to_thread(lost_file, self.path, self._identity)
+        if problem:
+            raise file_lost_error(doing, self.path, problem)
 
     @contextmanager
     def _decoding(self) -> Iterator[None]:
