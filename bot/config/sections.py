@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from agents.errors import CodegenError
+from agents.errors import CodegenError, UserInputError
 from agents.manager import Budget, FixReplies, Order, TeamSettings
 from agents.types import Role
 from bot.config.settings import (
@@ -31,7 +32,9 @@ from bot.config.settings import (
     build,
     parse_toml,
 )
+from bot.safety.local_files import Use, read_regular_file
 from bot.safety.redact import url_secrets
+from bot.safety.text import not_text
 
 CONFIG_ENV = "CODEGEN_CONFIG"
 DEFAULT_CONFIG_FILE = "config.toml"
@@ -362,6 +365,11 @@ class Secrets:
         env = os.environ if env is None else env
         names = [f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")]
         values: dict[str, Any] = {name: env.get(name.upper(), "").strip() for name in names}
+        for name, value in values.items():
+            problem = not_text(value, from_bytes=True) or _control_character(value)
+            if problem:  # the value is a secret: say where it goes wrong, never what it holds
+                raise ConfigError(f"{name.upper()} in the environment is not usable: {problem}; export it again "
+                                  "as plain text")
         return cls(**values)
 
     def for_config(self, config: Config) -> Secrets:
@@ -381,6 +389,12 @@ class Secrets:
                 raise ConfigError(f"{name.upper()} is not set: export it in the environment before starting")
 
 
+def _control_character(value: str) -> str:
+    """A token or URL crosses into HTTP headers, where a control character (a line break) is refused late."""
+    found = re.search("[\x00-\x1f\x7f]", value)
+    return f"character {found.start() + 1} is a control character (U+{ord(found.group()):04X})" if found else ""
+
+
 def find_config_path(explicit: str | None, env: Mapping[str, str] | None = None) -> Path | None:
     """``--config``, else ``$CODEGEN_CONFIG``, else ``./config.toml`` when present, else built-ins."""
     env = os.environ if env is None else env
@@ -391,16 +405,26 @@ def find_config_path(explicit: str | None, env: Mapping[str, str] | None = None)
     return local if local.exists() else None
 
 
+MAX_CONFIG_BYTES = 1_000_000  # a config.toml is a few kilobytes; this stops /dev/zero, not a long file
+CONFIG_FILE = Use("config files", "name the config.toml in it")
+
+
 def load_config(path: Path | None) -> Config:
-    """Read and check the whole config once; any problem is a ``ConfigError`` naming the key."""
+    """Read and check the whole config once; any problem is a ``ConfigError`` naming the key. Only a regular
+    file is read, and only so much of it: a pipe, a device or a huge file is refused before it is read."""
     if path is None:
         return Config()
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file (pass --config PATH or set {CONFIG_ENV})") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: cannot read the config file: {error}") from None
+        data = read_regular_file(os.fspath(path), MAX_CONFIG_BYTES, CONFIG_FILE)
+    except UserInputError as error:
+        if not path.exists() and not path.is_symlink():
+            raise ConfigError(f"{path}: no such config file (pass --config PATH or set {CONFIG_ENV})") from None
+        raise ConfigError(f"cannot use the config file: {str(error).rstrip('.')}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {data[error.start]:#04x} at offset {error.start}); "
+                          "save it as UTF-8") from None
     try:
         return dataclasses.replace(build(Config, parse_toml(text), ""), source=str(path))
     except tomllib.TOMLDecodeError as error:

@@ -179,6 +179,9 @@ class Checked:
 
 def _check(hint: Any, value: Any, key: str, section: object) -> None:
     base, constraints = _unwrap(hint)
+    if isinstance(value, str) and "\x00" in value:  # no path, name, address or command can hold one
+        raise SettingsError(key, f"holds a NUL character (\\u0000) at position {value.index(chr(0)) + 1}",
+                            "remove it")
     origin, args = get_origin(base), get_args(base)
     if origin in (typing.Union, types.UnionType):
         for option in args:

@@ -32,6 +32,8 @@ BAD_TASKS = [
     ({"task": "test this", "files": [{"name": "a.py", "data": "%%% not base64"}]}, "a.py arrived damaged"),
     ({"task": "test this", "files": [{"name": "a.py"}]}, "An attached file arrived without its name or content"),
     ({"task": "test this", "files": [file("..", b"x = 1")]}, "..: not a usable file name."),
+    ({"task": "write a parser \ud800 for it"}, "The task is not all text (character 16 is half of a UTF-16 pair"),
+    ({"task": "test this", "files": [{"name": "a\udfff.py", "data": "eA=="}]}, "An attached file is not all text"),
     ({"task": 42}, "The page sent something that is not a task"),
     ([1, 2], "The page sent something that is not a task"),
 ]
