@@ -3,8 +3,10 @@ model call. The run limits are the service's, as on every platform."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
+import logging
 
 import pytest
 from playwright.async_api import expect
@@ -127,3 +129,30 @@ async def test_the_model_or_docker_unavailable_ends_the_run_with_a_sentence_not_
         assert "Traceback" not in await page.locator("body").inner_text()
     finally:
         await sandbox.close()
+
+
+@pytest.mark.parametrize(("path", "sent"), [
+    ("/api/conversations", b'{"task": "write a par'),
+    ("/api/conversations", b""),
+    ("/login", b"token=abc"),
+])
+async def test_a_client_hanging_up_mid_request_is_one_quiet_line_not_a_failure(start_web, web_config, model_server,
+                                                                               caplog, path, sent):
+    bot = await start_web(web_config)
+    port = web_config.web.port
+    _, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                 f"Content-Length: 100000\r\n\r\n".encode() + sent)
+    await writer.drain()
+    await asyncio.sleep(0.2)  # the request is being read
+    with caplog.at_level(logging.INFO):
+        writer.close()
+        for _ in range(50):
+            if any("hung up" in r.getMessage() for r in caplog.records):
+                break
+            await asyncio.sleep(0.05)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info], caplog.text
+    assert [r.getMessage() for r in caplog.records if "hung up" in r.getMessage()] == [
+        f"web request POST {path}: the client hung up before sending it whole"]
+    status, listed, _ = await bot.get("/api/conversations")  # the server serves on, nothing half-made
+    assert status == 200 and listed == {"conversations": []} and not model_server.requests
