@@ -429,5 +429,7 @@ def load_config(path: Path | None) -> Config:
         return dataclasses.replace(build(Config, parse_toml(text), ""), source=str(path))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a config file (arrays or tables nested deeper than any setting)") from None
     except SettingsError as error:
         raise ConfigError(f"{path}: {error}") from None

@@ -73,6 +73,8 @@ def _problem(where: str, line: str, known_languages: Collection[str], limits: In
         record = json.loads(line)
     except json.JSONDecodeError as error:
         raise EvalError(f"{where}: not valid JSON ({error.msg} at column {error.colno}).") from None
+    except RecursionError:
+        raise EvalError(f"{where}: not a task (arrays or objects nested deeper than any task needs).") from None
     if not isinstance(record, dict):
         raise EvalError(f"{where}: expected one JSON object per line, got {_kind(record)}.")
     _all_text(where, record)

@@ -332,3 +332,8 @@ def test_a_secret_that_could_not_travel_in_a_header_is_refused_at_start_without_
         Secrets.from_env({"OPENAI_API_KEY": value})
     assert str(caught.value) == f"OPENAI_API_KEY in the environment is not usable: {words}; export it again as plain text"
     assert "sk-" not in str(caught.value)
+
+
+def test_a_config_nested_deeper_than_any_setting_is_one_line(tmp_path):
+    with pytest.raises(ConfigError, match=re.escape("config.toml: not a config file (arrays or tables nested deeper")):
+        load(tmp_path, "a = " + "[" * 100_000)

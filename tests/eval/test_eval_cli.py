@@ -65,6 +65,7 @@ def tasks(tmp_path, *lines):
     (["--suite", "tasks.jsonl"], [{**GOOD, "hidden_tests": {"test_\udc80.py": "def test_x(): pass\n"}}],
      "tasks.jsonl line 1: hidden_tests: 'test_\\udc80.py' is not all text"),
     (["--suite", "tasks.jsonl"], [{**GOOD, "id": "a\ud83d"}], "tasks.jsonl line 1: id is not all text"),
+    (["--suite", "tasks.jsonl"], ["[" * 100_000], "tasks.jsonl line 1: not a task (arrays or objects nested deeper"),
     # A hidden test is a file a user gives: the same size limit, before any work.
     (["--suite", "tasks.jsonl"], [{**GOOD, "hidden_tests": {"test_slug.py": "# padding\n" * 2_500_000}}],
      "tasks.jsonl line 1: hidden test 'test_slug.py' is 25,000,000 bytes; the limit is 256,000"),

@@ -38,6 +38,7 @@ BAD_TASKS = [
     ({"task": "test this", "files": [{"name": "a\udfff.py", "data": "eA=="}]}, "An attached file is not all text"),
     ({"task": 42}, "The page sent something that is not a task"),
     ([1, 2], "The page sent something that is not a task"),
+    ({"task": "x", "files": [[[[[[[[[[]]]]]]]]]]}, "An attached file arrived without its name or content"),
 ]
 
 
@@ -59,6 +60,10 @@ async def test_a_body_too_large_for_any_task_is_refused_before_it_is_read_whole(
     status, answer, _ = await bot.post("/api/conversations", data=b"{" * 300_000, json=None,
                                        headers={"Content-Type": "application/json"})
     assert status == 413
+    # Nested deeper than the JSON parser goes, yet within the size a task may have: refused, not a traceback.
+    status, answer, _ = await bot.post("/api/conversations", data=b"[" * 20_000, json=None,
+                                       headers={"Content-Type": "application/json"})
+    assert status == 400 and answer["error"] == "The page sent something that is not a task; reload it and try again."
 
 
 async def test_a_follow_up_in_someone_else_s_or_no_conversation_is_not_found(start_web, web_config):
