@@ -82,8 +82,15 @@ class WebChat:
             return HTMLResponse(sign_in_page("That is not the access token.", form=True), status_code=401)
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(SESSION_COOKIE, self.gate.session, httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https")
+                            secure=self._over_https(request))
         return response
+
+    def _over_https(self, request: Request) -> bool:
+        """Whether the page was loaded over TLS: here, or at a listed proxy that says so (the server no longer
+        takes the scheme from any sender's X-Forwarded-Proto)."""
+        client = request.client.host if request.client else ""
+        forwarded = request.headers.get("x-forwarded-proto", "").strip().lower()
+        return request.url.scheme == "https" or (forwarded == "https" and self.gate.from_proxy(client))
 
     # -- the API ------------------------------------------------------------------------------
 

@@ -107,6 +107,11 @@ async def doctor_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
         check_binding(settings, token)
     except ConfigError as error:
         results.append(CheckResult("web chat access", False, str(error), required=settings.enabled))
+    if settings.user_header and not settings.allowed_hosts:
+        results.append(CheckResult("web chat hosts", False, "web.allowed_hosts is empty: behind the sign-in proxy, "
+                                   f"only requests naming {address(settings)} or a loopback name are served",
+                                   "list the names people open the chat at, e.g. allowed_hosts = "
+                                   "[\"chat.example.com\"]", required=False))
     if token and len(token) < SHORT_TOKEN:
         results.append(CheckResult("web chat token", False, f"CODEGEN_WEB_TOKEN has {len(token)} characters",
                                    "use a long random one: `openssl rand -hex 32`", required=False))

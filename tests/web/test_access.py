@@ -232,3 +232,22 @@ def test_an_allowed_host_that_is_not_a_host_name_is_refused_at_start(tmp_path, e
     (tmp_path / "config.toml").write_text(f'[web]\nallowed_hosts = ["{entry}"]\n')
     with pytest.raises(ConfigError, match=r"web\.allowed_hosts: .* is not a host name"):
         load_config(tmp_path / "config.toml")
+
+
+@pytest.mark.parametrize(("proxies", "secure"), [(("127.0.0.1",), True), (("192.0.2.1",), False)])
+async def test_the_session_cookie_is_secure_when_a_listed_proxy_says_the_page_came_over_https(
+        start_web, web_config, secrets, proxies, secure):
+    config = with_changes(web_config, web={"proxy_addresses": proxies})
+    bot = await start_web(config, secrets_=dataclasses.replace(secrets, codegen_web_token=TOKEN))
+    _, _, headers = await bot.post("/login", data={"token": TOKEN}, json=None, headers={"X-Forwarded-Proto": "https"})
+    assert ("Secure" in headers["Set-Cookie"]) is secure
+
+
+async def test_doctor_warns_when_behind_a_proxy_no_host_name_is_allowed(web_config, secrets):
+    from tests.web.test_commands import by_name
+
+    results = by_name(await adapters.web.doctor_checks(with_changes(web_config, web=PROXY), secrets))
+    assert not results["web chat hosts"].ok and not results["web chat hosts"].required
+    assert "allowed_hosts" in results["web chat hosts"].fix
+    config = with_changes(web_config, web={**PROXY, "allowed_hosts": ("chat.example.com",)})
+    assert "web chat hosts" not in by_name(await adapters.web.doctor_checks(config, secrets))
