@@ -156,8 +156,10 @@ class SQLiteStore:
     async def check_writable(self, timeout_s: float) -> None:
         """Raise ``StoreError`` unless the database takes a write now (not read-only, locked or failing).
 
-        On a connection of its own, so a failed probe never rolls back what a run is writing.
+        On a connection of its own, so a failed probe never rolls back what a run is writing; and only while the
+        path still leads to the file this store writes (a probe must not create a new file in its place).
         """
+        await self._still_there("write to")
         try:
             await asyncio.to_thread(_write_probe, self.path, timeout_s)
         except sqlite3.Error as error:

@@ -368,4 +368,7 @@ async def test_a_database_file_gone_from_its_path_fails_the_next_write_and_the_c
         await store.record(RunFinished("r1", status=RunStatus.PASSED, reason="tests passed"))
     with pytest.raises(StoreError, match="nothing more is recorded"):
         await store.check()
+    with pytest.raises(StoreError, match="nothing more is recorded"):  # what /readyz asks
+        await store.check_writable(1.0)
+    assert lose is not _delete or not db.exists()  # the probe made no new file in its place
     await store.close()
