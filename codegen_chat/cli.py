@@ -46,10 +46,6 @@ log = logging.getLogger("codegen")
 def main(argv: Sequence[str] | None = None) -> int:
     _never_fail_on_output()
     argv = sys.argv[1:] if argv is None else list(argv)
-    refused = argument_problem(argv)
-    if refused:
-        print(f"codegen-chat: {refused}", file=sys.stderr)
-        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
@@ -57,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     redact = Redactor((), urls=True)  # for the one error line
     try:
+        refused = argument_problem(argv)  # before anything reads a task, a file name or a run id
+        if refused:
+            raise UserInputError(refused)
         secrets = Secrets.from_env()
         redact = Redactor(secrets.values(), urls=True)
         configure_logging(secrets.values())

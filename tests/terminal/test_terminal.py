@@ -3,6 +3,7 @@ and the renderer in-process for the full loop."""
 
 import asyncio
 import io
+import json
 import os
 import signal
 import sys
@@ -276,7 +277,7 @@ async def _cli_bytes(tmp_path, *args: bytes, config: Path, env_extra: dict[bytes
     ([b"run", b"task", b"--file", b"\xff.py"], "argument 4 (\\xff.py) is not UTF-8 text: byte 0xff at character 1"),
     ([b"run", b"task", b"--continue", b"r\xc3"], "argument 4 (r\\xc3) is not UTF-8 text"),
     ([b"history", b"\x80"], "argument 2 (\\x80) is not UTF-8 text"),
-    ([b"sandbox", b"run", b"--language", b"py\xfe"], "argument 4 (py\\xfe) is not UTF-8 text"),
+    ([b"sandbox", b"run", b"--language", b"py\xfe", b"."], "argument 4 (py\\xfe) is not UTF-8 text"),
 ])
 async def test_a_command_line_that_is_not_utf8_is_refused_in_one_line_before_anything(model_server, tmp_path, args,
                                                                                       words):
@@ -293,3 +294,11 @@ async def test_an_environment_secret_that_is_not_utf8_is_refused_in_one_line(mod
     assert code == 2 and err == ("codegen-chat: OPENAI_API_KEY in the environment is not usable: byte 0xff at "
                                  "character 4 is not UTF-8; export it again as plain text\n")
     assert model_server.requests == []
+
+
+async def test_run_json_refusing_a_command_line_that_is_not_utf8_still_prints_its_result_line(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    code, out, err = await _cli_bytes(tmp_path, b"run", b"caf\xe9", b"--json", config=config)
+    assert code == 2 and err.startswith("codegen-chat: argument 2 (caf\\xe9) is not UTF-8 text")
+    result = json.loads(out.splitlines()[-1])
+    assert "argument 2" in json.dumps(result) and model_server.requests == []
