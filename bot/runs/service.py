@@ -33,6 +33,7 @@ from bot.process.logs import tag_logs
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.usage import RunUsage
 from bot.safety.redact import Redactor
+from bot.safety.text import not_text
 from bot.sandbox.languages import registry
 from bot.store.protocol import History, Store
 from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
@@ -179,8 +180,15 @@ class Service:
                 f"The task is {len(text):,} characters long; the limit is {limits.max_task_chars:,}. "
                 "Shorten it or attach the long part as a file."
             )
+        problem = not_text(text)
+        if problem:
+            raise UserInputError(f"The task is not all text ({problem}); send it again as plain text.")
         if len(request.attachments) > limits.max_attachments:
             raise UserInputError(f"{len(request.attachments)} files attached; the limit is {limits.max_attachments}.")
+        for attachment in request.attachments:
+            problem = not_text(attachment.name) or not_text(attachment.content)
+            if problem:
+                raise UserInputError(f"An attached file is not all text ({problem}); attach it again as UTF-8.")
         names = [a.name for a in request.attachments]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:

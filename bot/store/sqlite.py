@@ -39,7 +39,7 @@ from bot.store.records import (
     RunSummary,
     TurnRecord,
 )
-from bot.store.sqlite_errors import store_error
+from bot.store.sqlite_errors import FileIdentity, file_identity, file_lost_error, lost_file, store_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -111,8 +111,9 @@ SEEN_EVENTS_KEPT_S = 86_400.0  # platforms redeliver an event within minutes; a 
 
 
 class SQLiteStore:
-    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path, identity: FileIdentity | None = None) -> None:
         self._db, self.path = db, path
+        self._identity = identity  # the open file's device and inode, to tell when the path no longer leads to it
         self._writing = asyncio.Lock()
         self.owner = _process_owner()
 
@@ -140,7 +141,7 @@ class SQLiteStore:
         except sqlite3.Error as error:
             await _close_quietly(db)
             raise store_error("open", path, error) from None
-        return cls(db, path)
+        return cls(db, path, await asyncio.to_thread(file_identity, path))
 
     async def close(self) -> None:
         """Always ends the connection's thread (a live one keeps the process from exiting), errors or not."""
@@ -155,8 +156,10 @@ class SQLiteStore:
     async def check_writable(self, timeout_s: float) -> None:
         """Raise ``StoreError`` unless the database takes a write now (not read-only, locked or failing).
 
-        On a connection of its own, so a failed probe never rolls back what a run is writing.
+        On a connection of its own, so a failed probe never rolls back what a run is writing; and only while the
+        path still leads to the file this store writes (a probe must not create a new file in its place).
         """
+        await self._still_there("write to")
         try:
             await asyncio.to_thread(_write_probe, self.path, timeout_s)
         except sqlite3.Error as error:
@@ -412,7 +415,9 @@ class SQLiteStore:
         return cursor.rowcount == 1
 
     async def check(self) -> None:
-        """Every page readable (SQLite's quick_check) and a write lock to be had, else ``StoreError``."""
+        """The file still where it was opened, every page readable (SQLite's quick_check) and a write lock to be
+        had, else ``StoreError``."""
+        await self._still_there("read")
         rows = await self._all("PRAGMA quick_check")
         if [tuple(r) for r in rows] != [("ok",)]:
             log.info("quick_check of %s: %s", self.path, [tuple(r) for r in rows][:10])
@@ -430,10 +435,23 @@ class SQLiteStore:
         async with self._writing:
             try:
                 yield
+                await self._still_there(doing)
                 await self._db.commit()
             except sqlite3.Error as error:
                 await self._rollback()
                 raise store_error(doing, self.path, error) from None
+            except StoreError:
+                await self._rollback()
+                raise
+
+    async def _still_there(self, doing: str) -> None:
+        """A ``StoreError`` when the path no longer leads to the open file (deleted, moved or replaced by another
+        program): SQLite would go on writing to a file no one can open again, and a run would look recorded."""
+        if self._identity is None:
+            return
+        problem = await asyncio.to_thread(lost_file, self.path, self._identity)
+        if problem:
+            raise file_lost_error(doing, self.path, problem)
 
     @contextmanager
     def _decoding(self) -> Iterator[None]:
