@@ -13,6 +13,7 @@ from its files). A run that must wait is told where it is in the queue.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets as random_tokens
 from collections.abc import Awaitable, Callable, Sequence
@@ -23,7 +24,7 @@ from agents.events import CheckedIn, Notice, RunFinished
 from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
-from agents.types import Attachment, RunRequest, RunStatus
+from agents.types import Attachment, RunRequest, RunStatus, ThreadContext
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.config.sections import Config
@@ -32,7 +33,7 @@ from bot.process.logs import tag_logs
 from bot.runs.access import Place, refusal
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.usage import RunUsage
-from bot.safety.redact import Redactor
+from bot.safety.redact import Redactor, mask_pasted_secrets
 from bot.store.history import History
 from bot.store.sqlite import INTERRUPTED_REASON, Interrupted, Store, conversation_key
 
@@ -50,6 +51,7 @@ class ChatRequest:
     user_id: str
     text: str
     attachments: tuple[Attachment, ...] = ()
+    thread: ThreadContext | None = None  # what was read of the thread the request was made in
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,7 @@ class Admission:
 
     take: bool = False
     refusal: str = ""
+    known_thread: bool = False  # the bot works in this thread already: its runs there hold the thread's context
 
 
 IGNORED = Admission()
@@ -129,8 +132,8 @@ class Service:
     async def admit(self, arrival: Arrival, platform: ChatPlatform) -> Admission:
         """Whether to take a message. ``UserInputError`` when it is for the bot but its task cannot be
         taken (empty, too long, the queue full): checked before the adapter downloads any file."""
-        if not arrival.addressed and not (arrival.text.strip() and arrival.thread_key and
-                                          await self._store.has_conversation(platform.name, arrival.thread_key)):
+        known = bool(arrival.thread_key) and await self._store.has_conversation(platform.name, arrival.thread_key)
+        if not arrival.addressed and not (arrival.text.strip() and known):
             return IGNORED  # chatter, or a follow-up the platform delivered without its text
         self._refuse_while_closing()  # before it is remembered as taken: after the restart it can be sent again
         # One key per message: a platform's retries of an event, and the two events one mention can
@@ -142,7 +145,7 @@ class Service:
         if refused:
             return Admission(refusal=refused)
         self.check(arrival.request(platform.name))
-        return Admission(take=True)
+        return Admission(take=True, known_thread=known)
 
 
     def check(self, request: ChatRequest) -> None:
@@ -173,6 +176,7 @@ class Service:
     async def submit(self, request: ChatRequest, sink: EventSink, fallback: Publisher, run_id: str = "") -> RunHandle:
         """Record the run and start it (or queue it). Raises ``UserInputError`` for bad requests."""
         self.check(request)
+        request = _masked(request)
         run_id = run_id or new_run_id()
         # Queued before the first await, so the limits `check` reads count this run at once and the
         # queue keeps the order requests arrived in.
@@ -181,7 +185,7 @@ class Service:
         try:
             conversation = await self._store.conversation(request.platform, request.thread_key)
             await self._store.create_run(run_id, conversation, request.text.strip(), request.user_id,
-                                         [a.name for a in request.attachments])
+                                         [a.name for a in request.attachments], request.thread)
         except BaseException:
             self._waiting.remove(waiter)
             raise
@@ -337,7 +341,7 @@ class Service:
                 team_settings(self._config),
             )
             run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments,
-                                     prior=prior, conversation_key=waiter.thread)
+                                     prior=prior, conversation_key=waiter.thread, thread=request.thread)
             driving = True
             return await drive(run_id, manager.run(run_request), sinks, RunUsage(self._config.prices),
                                stop_reason=lambda: waiter.stop_reason)
@@ -390,6 +394,17 @@ class Service:
 
 RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved files.)"
 ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again
+
+
+def _masked(request: ChatRequest) -> ChatRequest:
+    """The request with secrets pasted into its text masked, said among its thread's notes: the task
+    reaches prompts, the store, a Gist and the log."""
+    text, found = mask_pasted_secrets(request.text)
+    if not found:
+        return request
+    thread = request.thread or ThreadContext()
+    note = f"{found} secret{'' if found == 1 else 's'} pasted in the request (tokens or keys) masked before anything was sent on."
+    return dataclasses.replace(request, text=text, thread=dataclasses.replace(thread, notes=(*thread.notes, note)))
 
 
 def _queue_text(position: int) -> str:

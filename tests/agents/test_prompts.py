@@ -11,7 +11,7 @@ TESTS = {"test_intf.py": "def test_x():\n    assert True\n"}
 REPORT = TestReport(TestStatus.FAILED, 1, 0.5, 1, 1, "FAILED test_intf.py::test_x - assert 1 == 2")
 
 CONTEXTS = {
-    Role.PLANNER: dict(task="T", attachments=(Attachment("main.py", "print(1)\n"),), prior_tasks=("earlier",),
+    Role.PLANNER: dict(task="T", attachments=(Attachment("main.py", "print(1)\n"),), prior_tasks=("earlier",), thread=None,
                        files=FILES, user_tests=["test_user.py"], previous_plan="old", replan_reason="why"),
     Role.PROGRAMMER: dict(task="T", plan="P", language="python", files=FILES, user_tests=TESTS, review_notes="fix x",
                           report=REPORT, triage_reason="the code is wrong", fix_as_diff=False,

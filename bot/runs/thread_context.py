@@ -1,0 +1,135 @@
+"""What a request made in a chat thread brings with it: the messages people wrote before it, read into
+the request's context (``agents.types.ThreadContext``). Every platform's adapter fetches its messages
+its own way and hands them here, so what is kept, masked, cut and said is decided in one place:
+
+- other bots' messages and the bot's own earlier turns are left out (its runs continue as follow-ups);
+- secrets pasted in them are masked before anything else sees them (``bot.safety.redact``);
+- the newest messages are kept, at most ``[input] thread_messages`` of them and ``thread_chars``
+  characters with their files; the cut is said in one line;
+- code blocks that name a file (or that the thread names) become files (``agents.thread_files``), beside
+  the files shared in the messages and those read from links, at most ``[input] max_attachments``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from agents.thread_files import files_in_message
+from agents.types import Attachment, ThreadContext, ThreadMessage
+from bot.config.sections import InputConfig
+from bot.safety.redact import mask_pasted_secrets
+
+
+@dataclass(frozen=True)
+class EarlierMessage:
+    """A message before the request, as the platform gave it (its files already read as attachments)."""
+
+    author: str  # the display name
+    text: str
+    files: tuple[Attachment, ...] = ()
+    by_bot: bool = False  # another bot's message, or this bot's own
+
+
+@dataclass(frozen=True)
+class Gathered:
+    """What the adapter read besides the messages: files read from links, and why some were not read."""
+
+    linked: tuple[Attachment, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: InputConfig,
+                   gathered: Gathered = Gathered(), more_before: bool = False) -> ThreadContext:
+    """The context ``earlier`` (oldest first) gives the request ``request``. ``more_before``: the platform
+    held older messages than it was asked for (the bound cut them already)."""
+    people = [m for m in earlier if not m.by_bot and (m.text.strip() or m.files)]
+    masked, secrets = _masked(people)
+    kept = _newest_within(masked, limits)
+    notes: list[str] = []
+    if len(kept) < len(people) or more_before:
+        notes.append(_cut_note(len(kept), len(people), more_before, limits))
+    mentioned = "\n".join([request, *(m.text for m in kept)])
+    messages: list[ThreadMessage] = []
+    files: dict[str, str] = {}
+    blocks = 0
+    for message in kept:
+        read = files_in_message(message.text, mentioned)
+        blocks += read.blocks
+        messages.append(ThreadMessage(message.author, read.text))
+        _newer(files, {a.name: a.content for a in message.files})
+        _newer(files, read.files)
+    linked = [_masked_file(a)[0] for a in gathered.linked]
+    secrets += sum(_masked_file(a)[1] for a in gathered.linked)
+    _newer(files, {a.name: a.content for a in linked})
+    chosen = list(files.items())[-limits.max_attachments:] if limits.max_attachments else []
+    if len(chosen) < len(files):
+        notes.append(f"Only the newest {len(chosen)} of the {len(files)} files in the thread were read "
+                     f"([input] max_attachments = {limits.max_attachments}).")
+    if secrets:
+        notes.append(f"{_count(secrets, 'secret')} pasted in the thread (tokens or keys) "
+                     f"{'was' if secrets == 1 else 'were'} masked before anything was sent on.")
+    summary = _summary(len(messages), len(chosen), blocks, len(linked))
+    return ThreadContext(tuple(messages), tuple(Attachment(n, c) for n, c in chosen), summary,
+                         (*gathered.notes, *notes))
+
+
+def withheld(note: str) -> ThreadContext:
+    """No thread could be read (a missing scope): the run goes on with the request alone, and says why."""
+    return ThreadContext(summary="", notes=(note,))
+
+
+def _newer(files: dict[str, str], newer: dict[str, str]) -> None:
+    """Lay ``newer`` over ``files``: a file of the same name is replaced and counts as the newest."""
+    for name, content in newer.items():
+        files.pop(name, None)
+        files[name] = content
+
+
+def _masked(messages: list[EarlierMessage]) -> tuple[list[EarlierMessage], int]:
+    out, total = [], 0
+    for message in messages:
+        text, found = mask_pasted_secrets(message.text)
+        files = []
+        for file in message.files:
+            clean, in_file = _masked_file(file)
+            files.append(clean)
+            found += in_file
+        out.append(replace(message, text=text, files=tuple(files)))
+        total += found
+    return out, total
+
+
+def _masked_file(file: Attachment) -> tuple[Attachment, int]:
+    content, found = mask_pasted_secrets(file.content)
+    return Attachment(file.name, content), found
+
+
+def _newest_within(messages: list[EarlierMessage], limits: InputConfig) -> list[EarlierMessage]:
+    kept: list[EarlierMessage] = []
+    chars = 0
+    for message in reversed(messages[-limits.thread_messages:] if limits.thread_messages else []):
+        chars += len(message.text) + sum(len(f.content) for f in message.files)
+        if chars > limits.thread_chars:
+            break
+        kept.append(message)
+    return kept[::-1]
+
+
+def _cut_note(kept: int, read: int, more_before: bool, limits: InputConfig) -> str:
+    total = f"{read}+" if more_before else str(read)
+    return (f"Only the newest {kept} of {total} earlier messages were read (the bounds are [input] thread_messages "
+            f"= {limits.thread_messages} and thread_chars = {limits.thread_chars:,}).")
+
+
+def _summary(messages: int, files: int, blocks: int, links: int) -> str:
+    if not (messages or files):
+        return ""
+    parts = [f"read {_count(messages, 'earlier message')}", _count(files, "file"), _count(blocks, "code block")]
+    if links:
+        parts.append(_count(links, "link"))
+    return ", ".join(parts)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
