@@ -215,7 +215,7 @@ class Manager:
         read = request.thread.summary if request.thread else ""  # a follow-up's thread was read by the first run
         await emit(RunStarted(request.run_id, task=request.task, follow_up=len(request.prior.tasks) if request.prior else 0,
                               context=read))
-        for note in request.thread.notes if request.thread else ():  # the cut, masked secrets, what was not read
+        for note in request.thread.notes if request.thread is not None else ():  # the cut, masked secrets, what was not read
             await emit(Notice(request.run_id, note))
         try:
             finished = await self._work(run)

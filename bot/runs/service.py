@@ -31,7 +31,9 @@ from bot.config.sections import Config
 from bot.health.checks import Connected, Health
 from bot.process.logs import tag_logs
 from bot.runs.access import Place, refusal
+from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
+from bot.runs.thread_context import EarlierMessage, Gathered, thread_context
 from bot.runs.usage import RunUsage
 from bot.safety.redact import Redactor, mask_pasted_secrets
 from bot.store.history import History
@@ -115,11 +117,13 @@ class Service:
         prompts: PromptBook | None = None,
         redact: Redactor | None = None,
         health: Health | None = None,
+        links: LinkReader | None = None,
     ) -> None:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
         self._publisher_for = publisher_for
         self._prompts = prompts or PromptBook()
         self._redact = redact or Redactor(())
+        self._links = links or LinkReader(config.input, config.checkin.github_api_url, "")
         self._waiting: list[_Waiter] = []
         self._running: list[_Waiter] = []
         self._handles: dict[str, RunHandle] = {}
@@ -147,6 +151,14 @@ class Service:
         self.check(arrival.request(platform.name))
         return Admission(take=True, known_thread=known)
 
+
+    async def read_thread(self, earlier: Sequence[EarlierMessage], request: str, notes: Sequence[str] = (),
+                          more_before: bool = False) -> ThreadContext:
+        """The context the messages before a request give it (``bot.runs.thread_context``), with the GitHub
+        links in them read. ``notes``: what the adapter could not read, one line each."""
+        linked = await self._links.read([request, *(m.text for m in earlier if not m.by_bot)])
+        gathered = Gathered(linked.messages, linked.files, (*notes, *linked.notes))
+        return thread_context(earlier, request, self._config.input, gathered, more_before)
 
     def check(self, request: ChatRequest) -> None:
         """Raise ``UserInputError`` with a clear sentence when the request cannot be taken."""

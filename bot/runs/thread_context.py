@@ -33,9 +33,11 @@ class EarlierMessage:
 
 @dataclass(frozen=True)
 class Gathered:
-    """What the adapter read besides the messages: files read from links, and why some were not read."""
+    """What was read besides the messages: linked pull requests and commits (as messages), linked files,
+    and why something was not read."""
 
-    linked: tuple[Attachment, ...] = ()
+    linked_messages: tuple[ThreadMessage, ...] = ()
+    linked_files: tuple[Attachment, ...] = ()
     notes: tuple[str, ...] = ()
 
 
@@ -59,9 +61,13 @@ def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: Inpu
         messages.append(ThreadMessage(message.author, read.text))
         _newer(files, {a.name: a.content for a in message.files})
         _newer(files, read.files)
-    linked = [_masked_file(a)[0] for a in gathered.linked]
-    secrets += sum(_masked_file(a)[1] for a in gathered.linked)
-    _newer(files, {a.name: a.content for a in linked})
+    for link in gathered.linked_messages:  # after the people's messages: read because one of them links it
+        text, found = mask_pasted_secrets(link.text)
+        messages.append(ThreadMessage(link.author, text))
+        secrets += found
+    linked = [_masked_file(a) for a in gathered.linked_files]
+    secrets += sum(found for _, found in linked)
+    _newer(files, {a.name: a.content for a, _ in linked})
     chosen = list(files.items())[-limits.max_attachments:] if limits.max_attachments else []
     if len(chosen) < len(files):
         notes.append(f"Only the newest {len(chosen)} of the {len(files)} files in the thread were read "
@@ -69,7 +75,8 @@ def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: Inpu
     if secrets:
         notes.append(f"{_count(secrets, 'secret')} pasted in the thread (tokens or keys) "
                      f"{'was' if secrets == 1 else 'were'} masked before anything was sent on.")
-    summary = _summary(len(messages), len(chosen), blocks, len(linked))
+    links = len(gathered.linked_messages) + len(linked)
+    summary = _summary(len(messages) - len(gathered.linked_messages), len(chosen), blocks, links)
     return ThreadContext(tuple(messages), tuple(Attachment(n, c) for n, c in chosen), summary,
                          (*gathered.notes, *notes))
 
