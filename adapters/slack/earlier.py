@@ -9,7 +9,6 @@ from __future__ import annotations
 import html
 import logging
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -20,7 +19,7 @@ from adapters.slack.files import read_shared_files
 from adapters.slack.messages import WORK_SUBTYPES, Incoming
 from agents.errors import UserInputError
 from agents.types import Attachment
-from bot.runs.thread_context import EarlierMessage
+from bot.runs.thread_context import Earlier, EarlierMessage
 
 log = logging.getLogger(__name__)
 
@@ -35,17 +34,6 @@ _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
 
 
-class HistoryWithheld(Exception):
-    """Slack refused to show the conversation's history; ``str()`` is the line for the thread."""
-
-
-@dataclass(frozen=True)
-class Earlier:
-    messages: list[EarlierMessage]
-    more_before: bool  # the channel holds older messages than were asked for
-    notes: tuple[str, ...]  # files that could not be read
-
-
 async def read_earlier(client: AsyncWebClient, message: Incoming, bot_user: str, max_messages: int,
                        downloads: aiohttp.ClientSession, api_url: str, max_bytes: int, max_files: int) -> Earlier:
     """The messages before ``message`` in its thread (or above it in its channel), oldest first."""
@@ -57,7 +45,7 @@ async def read_earlier(client: AsyncWebClient, message: Incoming, bot_user: str,
         code = str(error.response.get("error") or "")
         if code in WITHHELD:
             log.warning("slack: reading %s in %s was refused (%s)", message.thread_ts, message.channel, code)
-            raise HistoryWithheld(NO_HISTORY.format(error=code)) from None
+            return Earlier(withheld=NO_HISTORY.format(error=code))
         raise
     before = [m for m in raw if float(m.get("ts") or 0) < float(message.ts)]
     names = _Names(client)
@@ -72,7 +60,7 @@ async def read_earlier(client: AsyncWebClient, message: Incoming, bot_user: str,
             files_left -= len(files)
         earlier.append(EarlierMessage(await names.of(item), await _text(str(item.get("text") or ""), names), files,
                                       by_bot=_by_bot(item, bot_user)))
-    return Earlier(earlier[::-1], more, tuple(notes))
+    return Earlier(tuple(earlier[::-1]), tuple(notes), more)
 
 
 async def _replies(client: AsyncWebClient, message: Incoming) -> tuple[list[dict[str, Any]], bool]:

@@ -7,25 +7,25 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+from functools import partial
 from typing import Any
 
 import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
-from adapters.slack.earlier import HistoryWithheld, read_earlier
+from adapters.slack.earlier import read_earlier
 from adapters.slack.files import read_shared_files
 from adapters.slack.markup import escape
 from adapters.slack.messages import Incoming, arrival_of, incoming
 from adapters.slack.platform import PLATFORM, platform
 from adapters.slack.thread import STOP_ACTION, SlackFeatures, SlackThread
 from agents.errors import UserInputError
-from agents.types import ThreadContext
 from bot.chat.thread import ChatPlatform
 from bot.config.sections import Config
 from bot.runs.access import Place
-from bot.runs.service import Service
-from bot.runs.thread_context import withheld
+from bot.runs.service import Prepared, Service
+from bot.runs.thread_context import Earlier
 
 log = logging.getLogger(__name__)
 
@@ -67,30 +67,24 @@ class SlackBot:
 
     async def _take(self, message: Incoming, thread: SlackThread, bot_user: str, mention_event: bool) -> None:
         arrival = arrival_of(message, bot_user, mention_event)
-        admission = await self._service.admit(arrival, self._platform)
-        if admission.refusal:
-            await thread.ephemeral(message.user, admission.refusal)
-        if not admission.take:
-            return
-        request = arrival.request(PLATFORM)
-        if message.files:  # downloaded only once the cheap refusals are behind
-            attachments = await read_shared_files(list(message.files), self._client, self._downloads,
-                                                  self._config.slack.api_url, self._config.input.max_attachment_bytes)
-            request = dataclasses.replace(request, attachments=attachments)
-        if not admission.known_thread and not (message.direct and message.thread_ts == message.ts):
-            request = dataclasses.replace(request, thread=await self._read_thread(message, bot_user, request.text))
-        await self._service.start(request, thread, self._platform)
 
-    async def _read_thread(self, message: Incoming, bot_user: str, task: str) -> ThreadContext:
-        """What was written before the mention, in a thread (or channel) the bot does not work in yet: its own
-        threads continue as follow-ups, from their runs' records."""
+        async def prepare() -> Prepared:
+            request = arrival.request(PLATFORM)
+            if message.files:  # downloaded only once the cheap refusals are behind
+                attachments = await read_shared_files(list(message.files), self._client, self._downloads,
+                                                      self._config.slack.api_url, self._config.input.max_attachment_bytes)
+                request = dataclasses.replace(request, attachments=attachments)
+            reads_earlier = not (message.direct and message.thread_ts == message.ts)  # a DM itself is no thread
+            return Prepared(request, thread, earlier=partial(self._earlier, message, bot_user) if reads_earlier else None)
+
+        taken = await self._service.take(arrival, self._platform, prepare)
+        if taken.refusal:
+            await thread.ephemeral(message.user, taken.refusal)
+
+    async def _earlier(self, message: Incoming, bot_user: str) -> Earlier:
         limits = self._config.input
-        try:
-            earlier = await read_earlier(self._client, message, bot_user, limits.thread_messages, self._downloads,
-                                         self._config.slack.api_url, limits.max_attachment_bytes, limits.max_attachments)
-        except HistoryWithheld as withheld_:
-            return withheld(str(withheld_))
-        return await self._service.read_thread(earlier.messages, task, earlier.notes, earlier.more_before)
+        return await read_earlier(self._client, message, bot_user, limits.thread_messages, self._downloads,
+                                  self._config.slack.api_url, limits.max_attachment_bytes, limits.max_attachments)
 
     async def on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()

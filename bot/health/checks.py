@@ -31,7 +31,7 @@ from agents.errors import ModelError
 from agents.protocols import ChatModel
 from bot.config.sections import Config, ConfigError, SandboxConfig, Secrets
 from bot.model.watched import WatchedModel
-from bot.store.sqlite import Store
+from bot.store.protocol import Store
 
 log = logging.getLogger(__name__)
 

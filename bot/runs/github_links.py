@@ -126,9 +126,9 @@ class LinkReader:
 
     def _read_one(self, link: Link) -> ThreadMessage | Attachment:
         github = Github(auth=Auth.Token(self._token), base_url=self._api_url, timeout=TIMEOUT_S, retry=None,
-                        user_agent="codegen-chat")
+                        user_agent="codegen-chat", lazy=True)  # no request until something is read
         try:
-            repo = github.get_repo(link.repository, lazy=True)
+            repo = github.get_repo(link.repository)
             if link.kind == "file":
                 content = repo.get_contents(link.path, ref=link.ref)
                 if isinstance(content, list):

@@ -33,11 +33,11 @@ from bot.process.logs import tag_logs
 from bot.runs.access import Place, refusal
 from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
-from bot.runs.thread_context import EarlierMessage, Gathered, thread_context
+from bot.runs.thread_context import Gathered, ReadEarlier, thread_context
 from bot.runs.usage import RunUsage
 from bot.safety.redact import Redactor, mask_pasted_secrets
-from bot.store.history import History
-from bot.store.sqlite import INTERRUPTED_REASON, Interrupted, Store, conversation_key
+from bot.store.protocol import History, Store
+from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +82,27 @@ class Admission:
 
 
 IGNORED = Admission()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What an adapter makes of an admitted message: the request (its files read) and the thread to draw in."""
+
+    request: ChatRequest
+    thread: ChatThread
+    earlier: ReadEarlier | None = None  # how to read the messages before it (a chat thread), when the run wants them
+
+
+Prepare = Callable[[], Awaitable["Prepared | None"]]  # None: it could not, and has said why
+
+
+@dataclass(frozen=True)
+class Taken:
+    """How a message was taken: the run it started, or a refusal for the adapter to say (neither: not for
+    the bot, already taken, or the adapter's preparation said why it could not go on)."""
+
+    run: RunHandle | None = None
+    refusal: str = ""
 
 
 @dataclass
@@ -152,13 +173,15 @@ class Service:
         return Admission(take=True, known_thread=known)
 
 
-    async def read_thread(self, earlier: Sequence[EarlierMessage], request: str, notes: Sequence[str] = (),
-                          more_before: bool = False) -> ThreadContext:
+    async def _read_earlier(self, read: ReadEarlier, request: str) -> ThreadContext:
         """The context the messages before a request give it (``bot.runs.thread_context``), with the GitHub
-        links in them read. ``notes``: what the adapter could not read, one line each."""
-        linked = await self._links.read([request, *(m.text for m in earlier if not m.by_bot)])
-        gathered = Gathered(linked.messages, linked.files, (*notes, *linked.notes))
-        return thread_context(earlier, request, self._config.input, gathered, more_before)
+        links in them read; when the platform withholds them, a line saying so and no context."""
+        earlier = await read()
+        if earlier.withheld:
+            return ThreadContext(notes=(earlier.withheld,))
+        linked = await self._links.read([request, *(m.text for m in earlier.messages if not m.by_bot)])
+        gathered = Gathered(linked.messages, linked.files, (*earlier.notes, *linked.notes))
+        return thread_context(earlier.messages, request, self._config.input, gathered, earlier.more_before)
 
     def check(self, request: ChatRequest) -> None:
         """Raise ``UserInputError`` with a clear sentence when the request cannot be taken."""
@@ -210,7 +233,29 @@ class Service:
         await asyncio.sleep(0)
         return handle
 
-    async def start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
+    async def take(self, arrival: Arrival, platform: ChatPlatform, prepare: Prepare) -> Taken:
+        """The one way a chat message becomes a run, so no adapter can skip a check by calling things out of
+        order: the message is admitted (``admit``: a redelivery, chatter, the allowlists, a task that can be
+        taken), then the adapter prepares it (``prepare``: files read, the thread opened; the expensive part,
+        after every cheap refusal), then the run starts in that thread, with the queue's limits checked again.
+        A task that cannot be taken is a ``UserInputError`` before ``prepare``; once the thread exists, it is
+        said there instead."""
+        admission = await self.admit(arrival, platform)
+        if not admission.take:
+            return Taken(refusal=admission.refusal)
+        prepared = await prepare()
+        if prepared is None:
+            return Taken()
+        request = prepared.request
+        if prepared.earlier is not None and not admission.known_thread:  # the bot's own threads continue as follow-ups
+            request = dataclasses.replace(request, thread=await self._read_earlier(prepared.earlier, request.text))
+        try:
+            return Taken(run=await self._start(request, prepared.thread, platform))
+        except UserInputError as error:  # the queue filled up while the adapter prepared
+            await prepared.thread.post(platform.markup.text(f"⚠️ {error}"))
+            return Taken()
+
+    async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
         """Queue the run and draw it in ``thread``: the status message with the Stop control first, then
         every event (``bot.chat.renderer``). ``UserInputError`` says why a request cannot be taken."""
         run_id = new_run_id()
@@ -297,7 +342,7 @@ class Service:
     async def _resume(self, run: Interrupted, thread: ChatThread, platform: ChatPlatform) -> None:
         request = ChatRequest(platform.name, run.thread_key, run.user_id, f"{RESUMED_PREFIX} {run.task}")
         try:
-            await self.start(request, thread, platform)
+            await self._start(request, thread, platform)
         except UserInputError as error:
             log.warning("could not resume run %s: %s", run.id, error)
         else:

@@ -12,7 +12,7 @@ its own way and hands them here, so what is kept, masked, cut and said is decide
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from agents.thread_files import files_in_message
@@ -29,6 +29,20 @@ class EarlierMessage:
     text: str
     files: tuple[Attachment, ...] = ()
     by_bot: bool = False  # another bot's message, or this bot's own
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """What an adapter read of the messages before a request: oldest first; ``notes`` say what it could
+    not read (a refused file); ``withheld`` says why it could read nothing (a missing scope)."""
+
+    messages: tuple[EarlierMessage, ...] = ()
+    notes: tuple[str, ...] = ()
+    more_before: bool = False  # the platform holds older messages than were asked for
+    withheld: str = ""
+
+
+ReadEarlier = Callable[[], Awaitable[Earlier]]  # an adapter's way of reading them, called only when wanted
 
 
 @dataclass(frozen=True)
@@ -79,11 +93,6 @@ def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: Inpu
     summary = _summary(len(messages) - len(gathered.linked_messages), len(chosen), blocks, links)
     return ThreadContext(tuple(messages), tuple(Attachment(n, c) for n, c in chosen), summary,
                          (*gathered.notes, *notes))
-
-
-def withheld(note: str) -> ThreadContext:
-    """No thread could be read (a missing scope): the run goes on with the request alone, and says why."""
-    return ThreadContext(summary="", notes=(note,))
 
 
 def _newer(files: dict[str, str], newer: dict[str, str]) -> None:
