@@ -29,6 +29,7 @@ class EarlierMessage:
     text: str
     files: tuple[Attachment, ...] = ()
     by_bot: bool = False  # another bot's message, or this bot's own
+    replied_to: bool = False  # the message the request answers: read even when older than the bound
 
 
 @dataclass(frozen=True)
@@ -122,14 +123,21 @@ def _masked_file(file: Attachment) -> tuple[Attachment, int]:
 
 
 def _newest_within(messages: list[EarlierMessage], limits: InputConfig) -> list[EarlierMessage]:
+    """The newest messages within the bounds, and the one the request replies to wherever it is."""
+    replied = [m for m in messages if m.replied_to][:1]
+    chars = sum(_size(m) for m in replied)
     kept: list[EarlierMessage] = []
-    chars = 0
-    for message in reversed(messages[-limits.thread_messages:] if limits.thread_messages else []):
-        chars += len(message.text) + sum(len(f.content) for f in message.files)
-        if chars > limits.thread_chars:
+    for message in reversed([m for m in messages if not m.replied_to]):
+        chars += _size(message)
+        if len(kept) + len(replied) >= limits.thread_messages or chars > limits.thread_chars:
             break
         kept.append(message)
-    return kept[::-1]
+    chosen = {id(m) for m in [*replied, *kept]}
+    return [m for m in messages if id(m) in chosen]  # in the thread's order
+
+
+def _size(message: EarlierMessage) -> int:
+    return len(message.text) + sum(len(f.content) for f in message.files)
 
 
 def _cut_note(kept: int, read: int, more_before: bool, limits: InputConfig) -> str:
