@@ -34,7 +34,7 @@ APP_TOKEN = "xapp-test-0123456789-abcdef"
 SIGNING_SECRET = "test-signing-secret-0123456789"
 BOT_USER, BOT_ID, TEAM, APP_ID = "UBOT", "BBOT", "T0001", "A0001"
 ALL_SCOPES = ("app_mentions:read", "assistant:write", "channels:history", "chat:write", "files:read", "files:write",
-              "groups:history", "im:history", "mpim:history")
+              "groups:history", "im:history", "mpim:history", "users:read")
 LOGIN_PAGE = "<!DOCTYPE html><html><body>Sign in to Slack</body></html>"
 
 
