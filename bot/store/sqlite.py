@@ -348,7 +348,7 @@ class SQLiteStore:
                 summary=_summary(row), turns=[_turn(t) for t in turns], notes=[(n["kind"], n["body"]) for n in notes],
                 files=FileSet(json.loads(row["files"])), tests=FileSet(json.loads(row["tests"])),
                 report=_report(row["report"]), plan=row["plan"], language=row["language"],
-                user_tests=FileSet(json.loads(row["user_tests"])),
+                user_tests=FileSet(json.loads(row["user_tests"])), thread=_thread(row["thread"]) if row["thread"] else None,
             )
 
     async def conversations(self, platform: str, user_id: str, limit: int = 50) -> list[ConversationSummary]:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from adapters.terminal import print_run
 from agents.types import TestReport, TestStatus
 from bot.config.sections import CheckinConfig
 from bot.safety.redact import RedactingFilter, Redactor
@@ -115,6 +116,10 @@ async def test_the_code_review_thread_gives_the_team_main_py_and_the_discussion(
 
     run = (await store.conversation_runs("slack", f"C1:{parent.ts}"))[0]
     assert run.context == "read 2 earlier messages, 1 file, 1 code block"  # kept with the run, for `history`
+    shown = io.StringIO()
+    print_run(await store.run(run.id), out=shown)
+    assert "── the thread (read 2 earlier messages, 1 file, 1 code block)" in shown.getvalue()
+    assert "Bob:\nGET /items/3 should be a 404" in shown.getvalue() and "Files from the thread: main.py" in shown.getvalue()
     model_server.requests.clear()
     script_team(model_server)
     follow_up = slack.say("C1", "UCAT", "also test the 405 case", thread_ts=parent.ts)
