@@ -84,3 +84,14 @@ async def test_without_the_message_content_intent_the_notice_names_it(start_bot,
     notices = [m.content for m in discord_api.channel_messages(thread) if "Message Content intent" in m.content]
     assert len(notices) == 1
     assert not discord_api.calls_to("GET", f"/channels/{CHANNEL_ID}/messages")
+
+
+async def test_a_token_pasted_into_the_mention_is_masked_in_the_thread_name_and_the_prompts(
+        start_bot, discord_api, model_server):
+    await start_bot(message_content_intent=True)
+    script_team(model_server)
+    token = "ghp_" + "Q7" * 18
+    thread = await finish(discord_api, message(discord_api, CHANNEL_ID, f"deploy with {token}", mention_bot=True))
+    assert token not in discord_api.threads[thread]["name"] and "[redacted]" in discord_api.threads[thread]["name"]
+    assert all(token not in str(r.body) for r in model_server.requests)
+    assert all(token not in m.content for m in discord_api.channel_messages(thread))
