@@ -123,7 +123,7 @@ class InputConfig(Checked, section="input"):
     thread_chars: Annotated[int, Range(0, 10_000_000)] = DEFAULT_THREAD_CHARS
     # Repositories whose GitHub links in a thread are read (a pull request, a commit, a file): "owner/name",
     # or "owner/*" for all of an owner's. Empty: no link is fetched.
-    link_repositories: tuple[str, ...] = ()
+    link_repositories: tuple[Annotated[str, Matches(r"[\w.-]+/(?:[\w.-]+|\*)", "owner/name or owner/*")], ...] = ()
     max_link_diff_chars: Annotated[int, Range(0, 10_000_000)] = 20_000  # of a linked pull request's or commit's diff
 
 

@@ -454,14 +454,21 @@ ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as
 
 
 def _masked(request: ChatRequest) -> ChatRequest:
-    """The request with secrets pasted into its text masked, said among its thread's notes: the task
-    reaches prompts, the store, a Gist and the log."""
+    """The request with secrets pasted into its text or attached files masked, said among its thread's
+    notes: the task and the files reach prompts, the store, a Gist and the log."""
     text, found = mask_pasted_secrets(request.text)
+    attachments = []
+    for attachment in request.attachments:
+        content, in_file = mask_pasted_secrets(attachment.content)
+        attachments.append(Attachment(attachment.name, content))
+        found += in_file
     if not found:
         return request
     thread = request.thread or ThreadContext()
-    note = f"{found} secret{'' if found == 1 else 's'} pasted in the request (tokens or keys) masked before anything was sent on."
-    return dataclasses.replace(request, text=text, thread=dataclasses.replace(thread, notes=(*thread.notes, note)))
+    note = (f"{found} secret{'' if found == 1 else 's'} (tokens or keys) in the request "
+            f"{'was' if found == 1 else 'were'} masked before anything was sent on.")
+    return dataclasses.replace(request, text=text, attachments=tuple(attachments),
+                               thread=dataclasses.replace(thread, notes=(*thread.notes, note)))
 
 
 def _queue_text(position: int) -> str:

@@ -92,8 +92,8 @@ def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: Inpu
                      f"{'was' if secrets == 1 else 'were'} masked before anything was sent on.")
     links = len(gathered.linked_messages) + len(linked)
     summary = _summary(len(messages) - len(gathered.linked_messages), len(chosen), blocks, links)
-    return ThreadContext(tuple(messages), tuple(Attachment(n, c) for n, c in chosen), summary,
-                         (*gathered.notes, *notes))
+    said = tuple(mask_pasted_secrets(note)[0] for note in (*gathered.notes, *notes))  # they quote file names
+    return ThreadContext(tuple(messages), tuple(Attachment(n, c) for n, c in chosen), summary, said)
 
 
 def _newer(files: dict[str, str], newer: dict[str, str]) -> None:

@@ -215,21 +215,24 @@ async def test_a_pasted_token_is_masked_everywhere_it_could_travel(
         slack, model_server, slack_config, slack_secrets, start_bot, store, log_output):
     pasted = "ghp_" + "Z9" * 18  # a GitHub token someone pasted
     aws = "AKIA" + "QWERTYUIOPASDFGH"
+    openai = "sk-proj-" + "Kx" * 20
     async with FakeGitHub(token=GITHUB_TOKEN) as github:
         config = dataclasses.replace(slack_config, checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0))
         await start_bot(config, secrets=dataclasses.replace(slack_secrets, github_token=GITHUB_TOKEN))
         script_team(model_server)
         parent = slack.say("C1", "UANN", f"the deploy uses {pasted} and key {aws}")
-        message, _ = await mention(slack, f"find all intf keys, my token is {pasted}", thread_ts=parent.ts)
+        env = slack.share_file("settings.txt", f"OPENAI_API_KEY={openai}\n".encode())  # given with the request
+        message, _ = await mention(slack, f"find all intf keys, my token is {pasted}", thread_ts=parent.ts, files=(env,))
         thread = await finished(slack, "C1", parent.ts)
         gists = list(github.gists.values())
 
     bodies = [str(r.body) for r in model_server.requests]
-    assert bodies and all(pasted not in b and aws not in b for b in bodies)  # no prompt
+    assert bodies and all(pasted not in b and aws not in b and openai not in b for b in bodies)  # no prompt
     assert "[redacted]" in planner_prompt(model_server)
-    assert gists and all(pasted not in c and aws not in c for g in gists for c in [g.description, *g.files.values()])
+    assert gists and all(secret not in c for g in gists for c in [g.description, *g.files.values()]
+                         for secret in (pasted, aws, openai))
     database = store.path.read_bytes() + b"".join(p.read_bytes() for p in store.path.parent.glob(store.path.name + "-*"))
-    assert pasted.encode() not in database and aws.encode() not in database  # nor the store
+    assert not any(secret.encode() in database for secret in (pasted, aws, openai))  # nor the store
     logged = log_output.getvalue()
     assert "chat.postMessage" in logged and pasted not in logged and aws not in logged  # nor the log
     assert all(pasted not in m.text for m in slack.messages if m.user != "UANN")  # nor the bot's replies
