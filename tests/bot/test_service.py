@@ -85,7 +85,7 @@ async def test_bad_tasks_are_refused_before_anything_runs(model_server, config, 
 
 async def test_runs_beyond_the_global_limit_queue_and_are_told_their_place(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     sinks = [Sink() for _ in range(3)]
     handles = [await service.submit(request(thread=f"t{i}", user=f"u{i}"), sinks[i], FolderPublisher(tmp_path / str(i)))
@@ -99,7 +99,7 @@ async def test_runs_beyond_the_global_limit_queue_and_are_told_their_place(model
 
 
 async def test_one_run_at_a_time_per_thread_and_the_next_continues_from_it(model_server, config, secrets, store, tmp_path):
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     first = await service.submit(request(), Sink(), FolderPublisher(tmp_path / "a"))
     second_sink = Sink()
@@ -117,7 +117,7 @@ async def test_one_run_at_a_time_per_thread_and_the_next_continues_from_it(model
 
 async def test_per_user_limit_queues_that_users_extra_runs(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_runs_per_user": 1})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     busy, other = Sink(), Sink()
     a = await service.submit(request(thread="t1"), Sink(), FolderPublisher(tmp_path / "a"))
@@ -144,7 +144,7 @@ async def test_cancel_stops_the_run_closes_the_model_stream_and_records_stopped(
 
 async def test_cancel_while_queued_records_stopped(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.2))
     first = await service.submit(request(thread="t1"), Sink(), FolderPublisher(tmp_path / "a"))
     queued_sink = Sink()
@@ -241,7 +241,7 @@ async def test_cancel_right_after_submit_still_ends_the_run_stopped(model_server
 async def test_a_queued_run_starts_even_if_the_slot_frees_while_it_is_being_told_it_waits(
         model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store)
 
     class SlowNotices(Sink):
@@ -258,7 +258,7 @@ async def test_a_queued_run_starts_even_if_the_slot_frees_while_it_is_being_told
 
 async def test_a_burst_cannot_overfill_the_queue(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1, "max_queued_runs": 3})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     attempts = [service.submit(request(thread=f"t{i}", user=f"u{i}"), Sink(), FolderPublisher(tmp_path / str(i)))
                 for i in range(6)]
@@ -271,7 +271,7 @@ async def test_a_burst_cannot_overfill_the_queue(model_server, config, secrets, 
 
 async def test_one_user_cannot_fill_the_queue(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1, "max_queued_runs_per_user": 2})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     # one runs, two wait: the third waiting run is one too many
     handles = [await service.submit(request(thread=f"t{i}"), Sink(), FolderPublisher(tmp_path / str(i))) for i in range(3)]
