@@ -61,8 +61,7 @@ def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: Inpu
     """The context ``earlier`` (oldest first) gives the request ``request``. ``more_before``: the platform
     held older messages than it was asked for (the bound cut them already)."""
     people = [m for m in earlier if not m.by_bot and (m.text.strip() or m.files)]
-    masked, secrets = _masked(people)
-    kept = _newest_within(masked, limits)
+    kept, secrets = _masked(_newest_within(people, limits))  # only what is sent on needs masking
     notes: list[str] = []
     if len(kept) < len(people) or more_before:
         notes.append(_cut_note(len(kept), len(people), more_before, limits))
