@@ -247,7 +247,8 @@ class Service:
         if prepared is None:
             return Taken()
         request = prepared.request
-        if prepared.earlier is not None and not admission.known_thread:  # the bot's own threads continue as follow-ups
+        wanted = self._config.input.thread_messages > 0 and not admission.known_thread  # its own threads: follow-ups
+        if prepared.earlier is not None and wanted:
             request = dataclasses.replace(request, thread=await self._read_earlier(prepared.earlier, request.text))
         try:
             return Taken(run=await self._start(request, prepared.thread, platform))

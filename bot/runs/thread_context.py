@@ -123,6 +123,8 @@ def _masked_file(file: Attachment) -> tuple[Attachment, int]:
 
 def _newest_within(messages: list[EarlierMessage], limits: InputConfig) -> list[EarlierMessage]:
     """The newest messages within the bounds, and the one the request replies to wherever it is."""
+    if not limits.thread_messages:
+        return []
     replied = [m for m in messages if m.replied_to][:1]
     chars = sum(_size(m) for m in replied)
     kept: list[EarlierMessage] = []

@@ -33,7 +33,9 @@ PASTED_SECRETS = (
     re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),  # OpenAI keys
     re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),  # AWS access key ids
     # An AWS secret access key is 40 characters of base64 with nothing to tell it by but its name nearby.
-    re.compile(r"(?i)(?<=aws_secret_access_key)(\s*[=:]\s*[\"']?)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"),
+    # (a config line, an environment variable, the CLI's JSON: aws_secret_access_key = …, "SecretAccessKey": "…").
+    re.compile(r"(?i)((?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)[\"']?\s*[=:]\s*[\"']?)"
+               r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"),
 )
 
 

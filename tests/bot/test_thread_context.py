@@ -84,6 +84,19 @@ def test_each_common_secret_format_is_masked(secret):
     assert masked == f"before {MASK} after" and count == 1
 
 
-def test_an_aws_secret_key_is_masked_by_its_name_and_ordinary_text_is_left_alone():
-    masked, count = mask_pasted_secrets("aws_secret_access_key = " + "k" * 40 + "\nsk-learn is a package, AKIA too short")
-    assert masked == f"aws_secret_access_key = {MASK}\nsk-learn is a package, AKIA too short" and count == 1
+@pytest.mark.parametrize("line", ["aws_secret_access_key = {}", "AWS_SECRET_ACCESS_KEY={}", '"SecretAccessKey": "{}"',
+                                  "export AWS_SECRET_KEY='{}'"])
+def test_an_aws_secret_key_is_masked_by_the_name_before_it(line):
+    masked, count = mask_pasted_secrets(line.format("k/" * 20))
+    assert masked == line.format(MASK) and count == 1
+
+
+def test_ordinary_text_is_left_alone():
+    text = "sk-learn is a package; AKIA is too short; xoxb alone is a word; 40 chars: " + "k" * 40
+    assert mask_pasted_secrets(text) == (text, 0)
+
+
+def test_with_no_thread_messages_allowed_nothing_is_read_not_even_the_replied_message():
+    replied = EarlierMessage("Ann", "the spec", replied_to=True)
+    context = thread_context([replied, said(1)], "go", InputConfig(thread_messages=0))
+    assert context.messages == ()
