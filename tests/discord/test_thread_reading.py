@@ -4,8 +4,8 @@ their attachments: the team sees them as quoted context, code blocks that name a
 from __future__ import annotations
 
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
-from tests.discord.payloads import BOB, message
-from tests.fakes.discord_api import CHANNEL_ID, user
+from tests.discord.payloads import ANN, BOB, message
+from tests.fakes.discord_api import CHANNEL_ID, GUILD_ID, user
 
 MAIN_PY = "def handle(method, path):\n    return 200, []\n"
 
@@ -95,3 +95,28 @@ async def test_a_token_pasted_into_the_mention_is_masked_in_the_thread_name_and_
     assert token not in discord_api.threads[thread]["name"] and "[redacted]" in discord_api.threads[thread]["name"]
     assert all(token not in str(r.body) for r in model_server.requests)
     assert all(token not in m.content for m in discord_api.channel_messages(thread))
+
+
+async def test_a_mention_in_a_thread_people_started_reads_the_thread_and_its_first_message(
+        start_bot, discord_api, model_server):
+    await start_bot(message_content_intent=True)
+    script_team(model_server)
+    starter = said(discord_api, "review thread for main.py")
+    thread_id = int(starter["id"])  # Discord gives a thread started from a message that message's id
+    thread = {"id": str(thread_id), "type": 11, "guild_id": str(GUILD_ID), "parent_id": str(CHANNEL_ID),
+              "owner_id": str(ANN), "name": "review", "last_message_id": None, "message_count": 0, "member_count": 2,
+              "rate_limit_per_user": 0, "flags": 0, "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
+                                                                        "archive_timestamp": "2026-01-01T00:00:00+00:00",
+                                                                        "locked": False}}
+    discord_api.threads[thread_id] = thread
+    await discord_api.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
+    discord_api.remember(message(discord_api, thread_id, "main.py:\n```python\n" + MAIN_PY + "```"))
+    discord_api.remember(message(discord_api, thread_id, "it should 404 on unknown ids", user_id=BOB))
+    await discord_api.dispatch("MESSAGE_CREATE", message(discord_api, thread_id, "write tests for main.py above",
+                                                         mention_bot=True))
+    await eventually(lambda: final_message(discord_api, thread_id), "the run's final message")
+    prompt = planner_prompt(model_server)
+    quoted = prompt[prompt.index("quoted\n"):]
+    assert quoted.index("review thread for main.py") < quoted.index("it should 404 on unknown ids")
+    assert "```python path=main.py\n" + MAIN_PY in prompt
+    assert discord_api.calls_to("GET", f"/channels/{thread_id}/messages")
