@@ -52,14 +52,18 @@ async def read_earlier(client: AsyncWebClient, message: Incoming, bot_user: str,
     notes: list[str] = []
     files_left = max_files
     earlier = []
-    for index, item in enumerate(reversed(before)):  # newest first: only the newest are read whole, files and all
+    people = 0
+    for item in reversed(before):  # newest first
+        by_bot, text = _by_bot(item, bot_user), str(item.get("text") or "")
+        if by_bot or people >= max_messages:  # left out, or beyond the bound: counted for the cut's line only
+            earlier.append(EarlierMessage(str(item.get("user") or ""), text, by_bot=by_bot))
+            continue
+        people += 1
         files: tuple[Attachment, ...] = ()
-        if item.get("files") and files_left > 0 and index < max_messages and not _by_bot(item, bot_user):
-            files = await _files(item, client, downloads, api_url, max_bytes, notes)
-            files = files[-files_left:]
+        if item.get("files") and files_left > 0:
+            files = (await _files(item, client, downloads, api_url, max_bytes, notes))[-files_left:]
             files_left -= len(files)
-        earlier.append(EarlierMessage(await names.of(item), await _text(str(item.get("text") or ""), names), files,
-                                      by_bot=_by_bot(item, bot_user)))
+        earlier.append(EarlierMessage(await names.of(item), await _text(text, names), files, by_bot=by_bot))
     return Earlier(tuple(earlier[::-1]), tuple(notes), more)
 
 
