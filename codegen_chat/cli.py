@@ -25,9 +25,9 @@ from bot.checkin import FolderPublisher
 from bot.config.sections import Config, ConfigError, Secrets, find_config_path, load_config
 from bot.config.settings import Range, number_argument
 from bot.health.doctor import model_checks, run_doctor
-from bot.process.lifecycle import signals_handled, until_shutdown
+from bot.process.lifecycle import SHUTDOWN_REASON, signals_handled, until_shutdown
 from bot.process.logs import configure_logging
-from bot.runs.runner import SHUTDOWN_REASON, STOPPED_REASON
+from bot.runs.runner import STOPPED_REASON
 from bot.runs.service import new_run_id
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor, install_log_redaction

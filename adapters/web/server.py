@@ -17,9 +17,9 @@ from adapters.web.access import Gate, check_binding, is_loopback
 from adapters.web.hub import Hub
 from adapters.web.platform import PLATFORM, platform
 from adapters.web.routes import STATIC, WebChat, build_app
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, ConfigError, Secrets, WebConfig
 from bot.health.checks import Health
-from bot.health.doctor_types import CheckResult
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
 

@@ -25,12 +25,12 @@ from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.types import Attachment, RunRequest, RunStatus, ThreadContext
+from bot.chat.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.config.sections import Config
 from bot.health.checks import Connected, Health
 from bot.process.logs import tag_logs
-from bot.runs.access import Place, refusal
 from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.thread_context import Gathered, ReadEarlier, thread_context

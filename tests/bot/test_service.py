@@ -338,7 +338,7 @@ async def test_a_run_stopped_mid_way_leaves_its_latest_files_for_the_follow_up(
 
 
 def arrival(text="find all intf keys", key="m1", thread="", user="ann", channel="C1", addressed=True, **place):
-    from bot.runs.access import Place
+    from bot.chat.access import Place
     from bot.runs.service import Arrival
 
     return Arrival(key, thread, Place(user, channel, **place), text, addressed)
@@ -359,7 +359,7 @@ async def take(service, thread, platform, **fields):
 def chat(access=None):
     import dataclasses
 
-    from bot.runs.access import AccessRules
+    from bot.chat.access import AccessRules
     from tests.fakes.chat_thread import platform
 
     return dataclasses.replace(platform(name="chat"), access=access or AccessRules())
@@ -388,7 +388,7 @@ async def test_an_unaddressed_message_is_taken_only_in_a_thread_the_bot_works_in
 
 async def test_someone_outside_the_allowlists_is_refused_with_a_sentence_and_nothing_is_recorded(
         model_server, config, secrets, store):
-    from bot.runs.access import WRONG_CHANNEL, AccessRules
+    from bot.chat.access import WRONG_CHANNEL, AccessRules
 
     service = make_service(config, secrets, store)
     rules = AccessRules.of("chat", channels=["C9"], users=["boss"])
@@ -401,7 +401,7 @@ async def test_someone_outside_the_allowlists_is_refused_with_a_sentence_and_not
 
 async def test_a_message_is_prepared_only_once_admitted_and_a_run_starts_only_through_admission(
         model_server, config, secrets, store):
-    from bot.runs.access import AccessRules
+    from bot.chat.access import AccessRules
     from bot.runs.service import Prepared
     from tests.fakes.chat_thread import RecordingThread
 
@@ -431,7 +431,7 @@ async def test_an_addressed_message_with_a_task_that_cannot_be_taken_says_why(
 
 
 async def test_only_who_started_a_run_may_stop_it_and_a_run_that_ended_says_so(model_server, config, secrets, store):
-    from bot.runs.access import WRONG_ROLE, AccessRules, Place
+    from bot.chat.access import WRONG_ROLE, AccessRules, Place
     from tests.fakes.chat_thread import RecordingThread
 
     model_server.script("planner", Reply("Thinking about it...", chunk=4, stall_after=8))
