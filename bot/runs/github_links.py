@@ -1,7 +1,8 @@
 """GitHub links in a thread, read through the API: a pull request (its description, its diff within
 ``[input] max_link_diff_chars``, its review comments), a commit (its message and diff) or a file (given
 as a file). Only links to repositories the allow-list names are fetched, with the bot's ``GITHUB_TOKEN``;
-every other link is left as text. PyGithub blocks, so each read runs in a worker thread.
+every other link is left as text. PyGithub blocks, so each read runs in a worker thread; it is imported
+only when a link is read, so a run with none (and ``codegen-chat run``'s start) never loads it.
 
 The allow-list is its own small check (``AllowedRepositories``) so that a repositories table kept
 elsewhere in the config can stand in for it.
@@ -17,8 +18,6 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
-
-from github import Auth, Github, GithubException
 
 from agents.types import Attachment, ThreadMessage
 from bot.config.sections import InputConfig
@@ -108,6 +107,8 @@ class LinkReader:
             return Linked()
         if not self._token:
             return Linked(notes=("GitHub links in the thread were not read: GITHUB_TOKEN is not set.",))
+        from github import GithubException
+
         notes = [f"Only the first {MAX_LINKS} GitHub links were read."] if len(links) > MAX_LINKS else []
         messages: list[ThreadMessage] = []
         files: list[Attachment] = []
@@ -125,6 +126,8 @@ class LinkReader:
         return Linked(tuple(messages), tuple(files), tuple(notes))
 
     def _read_one(self, link: Link) -> ThreadMessage | Attachment:
+        from github import Auth, Github, GithubException
+
         github = Github(auth=Auth.Token(self._token), base_url=self._api_url, timeout=TIMEOUT_S, retry=None,
                         user_agent="codegen-chat", lazy=True)  # no request until something is read
         try:
