@@ -107,23 +107,33 @@ class LinkReader:
             return Linked()
         if not self._token:
             return Linked(notes=("GitHub links in the thread were not read: GITHUB_TOKEN is not set.",))
-        from github import GithubException
-
         notes = [f"Only the first {MAX_LINKS} GitHub links were read."] if len(links) > MAX_LINKS else []
+        chosen = links[:MAX_LINKS]
+        results = await asyncio.gather(*(asyncio.to_thread(self._read_one, link) for link in chosen),
+                                       return_exceptions=True)  # at once: each may take up to TIMEOUT_S
         messages: list[ThreadMessage] = []
         files: list[Attachment] = []
-        for link in links[:MAX_LINKS]:
-            try:
-                read = await asyncio.to_thread(self._read_one, link)
-            except GithubException as error:
-                log.warning("reading %s from GitHub failed: HTTP %s", link.label, error.status)
-                notes.append(f"{link.label} could not be read from GitHub (HTTP {error.status}).")
-                continue
-            if isinstance(read, Attachment):
+        for link, read in zip(chosen, results, strict=True):
+            if isinstance(read, BaseException):
+                notes.append(self._why_not(link, read))
+            elif isinstance(read, Attachment):
                 files.append(read)
             else:
                 messages.append(read)
         return Linked(tuple(messages), tuple(files), tuple(notes))
+
+    @staticmethod
+    def _why_not(link: Link, error: BaseException) -> str:
+        """One line for a link that could not be read; the run goes on without it."""
+        from github import GithubException
+
+        if isinstance(error, GithubException):
+            log.warning("reading %s from GitHub failed: HTTP %s", link.label, error.status)
+            return f"{link.label} could not be read from GitHub (HTTP {error.status})."
+        if not isinstance(error, Exception):
+            raise error  # a cancellation or an exit is not a link's trouble
+        log.warning("reading %s from GitHub failed: %s", link.label, type(error).__name__)
+        return f"{link.label} could not be read from GitHub ({type(error).__name__})."
 
     def _read_one(self, link: Link) -> ThreadMessage | Attachment:
         from github import Auth, Github, GithubException

@@ -47,3 +47,12 @@ async def test_without_a_token_no_link_is_fetched_and_the_note_says_why():
     reader = LinkReader(InputConfig(link_repositories=("acme/*",)), "https://api.github.com", "")
     linked = await reader.read(["https://github.com/acme/shop/pull/1"])
     assert linked.notes == ("GitHub links in the thread were not read: GITHUB_TOKEN is not set.",) and not linked.messages
+
+
+async def test_a_github_that_does_not_answer_costs_a_note_not_the_run():
+    async with FakeGitHub(token=TOKEN, prefix="/api/v3") as github:
+        host = github.url.removesuffix("/api/v3")
+        url = github.url
+    reader = LinkReader(InputConfig(link_repositories=("acme/*",)), url, TOKEN)  # the server is gone now
+    linked = await reader.read([f"{host}/acme/shop/pull/1"])
+    assert len(linked.notes) == 1 and linked.notes[0].startswith("acme/shop#1 could not be read from GitHub (")
