@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 
+import aiohttp
 import discord
 
 from agents.errors import UserInputError
@@ -18,6 +19,7 @@ log = logging.getLogger(__name__)
 
 NO_INTENT = ("The bot cannot read the earlier messages here: Discord's Message Content intent is off "
              "([discord] message_content_intent); it works from your request alone.")
+NOT_READ = "The bot could not read the earlier messages here ({error}); it works from your request alone."
 NO_ACCESS = ("The bot could not read the earlier messages here (Discord refused: it needs Read Message History "
              "in this channel); it works from your request alone.")
 
@@ -35,6 +37,9 @@ async def read_earlier(message: discord.Message, me: discord.abc.User, max_messa
     except discord.Forbidden:
         log.warning("discord: reading the history of %s was refused", channel.id)
         return Earlier(withheld=NO_ACCESS)
+    except (discord.HTTPException, aiohttp.ClientError, TimeoutError, OSError) as error:  # Discord did not answer
+        log.warning("discord: reading the history of %s failed: %s", channel.id, type(error).__name__)
+        return Earlier(withheld=NOT_READ.format(error=type(error).__name__))
     chosen = {m.id: m for m in [*recent, *(x for x in (starter, replied) if x is not None)]}
     ordered = sorted(chosen.values(), key=lambda m: m.id)
     notes: list[str] = []

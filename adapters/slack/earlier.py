@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 import aiohttp
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.files import read_shared_files
@@ -29,6 +29,7 @@ PAGE_SIZE = 200  # Slack's largest page for both methods
 WITHHELD = frozenset({"missing_scope", "not_in_channel", "channel_not_found", "not_allowed_token_type"})
 NO_HISTORY = ("The bot could not read the earlier messages here (Slack said {error}: the app needs the "
               "channels:history and groups:history scopes, and to be in the channel); it works from your request alone.")
+NOT_READ = "The bot could not read the earlier messages here ({error}); it works from your request alone."
 _MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|([^>]*))?>")
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>")
 _CHANNEL = re.compile(r"<#[A-Z0-9]+\|([^>]*)>")
@@ -43,10 +44,11 @@ async def read_earlier(client: AsyncWebClient, message: Incoming, bot_user: str,
                      else await _history(client, message, max_messages))
     except SlackApiError as error:
         code = str(error.response.get("error") or "")
-        if code in WITHHELD:
-            log.warning("slack: reading %s in %s was refused (%s)", message.thread_ts, message.channel, code)
-            return Earlier(withheld=NO_HISTORY.format(error=code))
-        raise
+        log.warning("slack: reading %s in %s was refused (%s)", message.thread_ts, message.channel, code)
+        return Earlier(withheld=(NO_HISTORY if code in WITHHELD else NOT_READ).format(error=code))
+    except (SlackClientError, aiohttp.ClientError, TimeoutError, OSError) as error:  # Slack did not answer
+        log.warning("slack: reading %s in %s failed: %s", message.thread_ts, message.channel, type(error).__name__)
+        return Earlier(withheld=NOT_READ.format(error=type(error).__name__))
     before = [m for m in raw if float(m.get("ts") or 0) < float(message.ts)]
     names = _Names(client)
     notes: list[str] = []

@@ -284,3 +284,14 @@ async def test_the_code_review_thread_ends_with_tests_that_import_the_pasted_mai
         await mention(slack, REQUEST, user="UCAT", thread_ts=parent.ts)
         thread = await finished(slack, "C1", parent.ts)
     assert thread[-1].text.startswith("✅ Passed:") and "Tests: 2 passed, 0 failed" in thread[-1].text
+
+
+async def test_slack_failing_to_give_the_thread_costs_a_notice_not_the_run(slack, model_server, slack_config, start_bot):
+    await start_bot(with_changes(slack_config, slack={"max_rate_limit_retries": 0}))
+    script_team(model_server)
+    parent = slack.say("C1", "UANN", "earlier words")
+    slack.fail("conversations.replies", 500)
+    await mention(slack, "find all intf keys", thread_ts=parent.ts)
+    thread = await finished(slack, "C1", parent.ts)
+    assert any(m.text.startswith("ℹ️ The bot could not read the earlier messages here") for m in thread)
+    assert thread[-1].text.startswith("✅ Passed:")
