@@ -212,7 +212,7 @@ class Manager:
 
     async def _execute(self, request: RunRequest, emit: Emit) -> None:
         run = self._start(request, emit)
-        read = request.thread.summary if request.thread else ""  # a follow-up's thread was read by the first run
+        read = request.thread.summary if request.thread is not None else ""  # a follow-up's thread was read by the first run
         await emit(RunStarted(request.run_id, task=request.task, follow_up=len(request.prior.tasks) if request.prior else 0,
                               context=read))
         for note in request.thread.notes if request.thread is not None else ():  # the cut, masked secrets, what was not read

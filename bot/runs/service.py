@@ -177,8 +177,8 @@ class Service:
         """The context the messages before a request give it (``bot.runs.thread_context``), with the GitHub
         links in them read; when the platform withholds them, a line saying so and no context."""
         earlier = await read()
-        if earlier.withheld:
-            return ThreadContext(notes=(earlier.withheld,))
+        if earlier.withheld:  # the status message says so for good, the notice says why
+            return ThreadContext(summary=NOT_READ, notes=(earlier.withheld,))
         linked = await self._links.read([request, *(m.text for m in earlier.messages if not m.by_bot)])
         gathered = Gathered(linked.messages, linked.files, (*earlier.notes, *linked.notes))
         return thread_context(earlier.messages, request, self._config.input, gathered, earlier.more_before)
@@ -450,6 +450,7 @@ class Service:
             other.ready.set()
 
 
+NOT_READ = "earlier messages not read"  # the platform withheld them: the status message's line
 RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved files.)"
 ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again
 

@@ -252,7 +252,7 @@ async def test_a_workspace_that_withholds_the_history_scope_gets_a_notice_and_a_
     notices = [m.text for m in thread if "could not read the earlier messages" in m.text]
     assert len(notices) == 1 and "missing_scope" in notices[0] and "channels:history" in notices[0]
     assert "earlier words" not in planner_prompt(model_server)
-    assert thread[-1].text.startswith("✅ Passed:")
+    assert thread[-1].text.startswith("✅ Passed:") and "📖 Earlier messages not read" in thread[0].text
 
 
 REVIEW_TESTS = '''```python path=test_main.py
