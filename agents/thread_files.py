@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from agents import file_names
 from agents.fences import Block, segments
 from agents.file_replies import FileContext, ReplyFormatError, parse_files
+from agents.language import BUILT_IN, Languages
 
 CONFIG_FILES = frozenset({"go.mod", "Cargo.toml", "package.json"})  # known by their content alone
 
@@ -25,18 +26,18 @@ class MessageFiles:
     blocks: int  # code blocks in the message
 
 
-def files_in_message(text: str, mentioned: str) -> MessageFiles:
+def files_in_message(text: str, mentioned: str, languages: Languages = BUILT_IN) -> MessageFiles:
     """The files ``text`` holds; ``mentioned``: the rest of the thread and the request, whose file
-    names count as naming an unnamed block."""
+    names count as naming an unnamed block; ``languages``: the ones the run knows (the config's too)."""
     parts = segments(text)
     blocks = [p for p in parts if isinstance(p, Block)]
     if not blocks:
         return MessageFiles({}, text, 0)
     try:
-        reply = parse_files(text, FileContext(mentioned=mentioned))
+        reply = parse_files(text, FileContext(mentioned=mentioned, languages=languages))
     except ReplyFormatError:
         return MessageFiles({}, text, len(blocks))
-    named = set(file_names.mentioned_files(f"{text}\n{mentioned}")) | CONFIG_FILES
+    named = set(file_names.mentioned_files(f"{text}\n{mentioned}", languages)) | CONFIG_FILES
     files = {path: body for path, body in reply.files.items() if path in named or path.rsplit("/", 1)[-1] in named}
     return MessageFiles(files, _with_blocks_named(parts, files), len(blocks))
 

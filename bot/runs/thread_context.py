@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
+from agents.language import BUILT_IN, Languages
 from agents.thread_files import files_in_message
 from agents.types import Attachment, ThreadContext, ThreadMessage
 from bot.config.sections import InputConfig
@@ -57,7 +58,8 @@ class Gathered:
 
 
 def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: InputConfig,
-                   gathered: Gathered = Gathered(), more_before: bool = False) -> ThreadContext:
+                   gathered: Gathered = Gathered(), more_before: bool = False,
+                   languages: Languages = BUILT_IN) -> ThreadContext:
     """The context ``earlier`` (oldest first) gives the request ``request``. ``more_before``: the platform
     held older messages than it was asked for (the bound cut them already)."""
     people = [m for m in earlier if not m.by_bot and (m.text.strip() or m.files)]
@@ -70,7 +72,7 @@ def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: Inpu
     files: dict[str, str] = {}
     blocks = 0
     for message in kept:
-        read = files_in_message(message.text, mentioned)
+        read = files_in_message(message.text, mentioned, languages)
         blocks += read.blocks
         messages.append(ThreadMessage(message.author, read.text))
         _newer(files, {a.name: a.content for a in message.files})
