@@ -130,8 +130,9 @@ async def _command_failed(interaction: discord.Interaction, error: app_commands.
 
 def make_bot(service: Service, config: Config, secrets: Secrets) -> CodegenBot:
     max_bytes = min(config.discord.max_attachment_bytes, config.input.max_attachment_bytes)
-    return CodegenBot(Context(service, platform(config.discord), config.discord, Redactor(secrets.values()), max_bytes,
-                              ChannelPace(config.discord.channel_writes_per_5s)))
+    redact = Redactor(secrets.values(), patterns=True)  # a /code header quotes the task, pasted tokens and all
+    return CodegenBot(Context(service, platform(config.discord), config.discord, redact, max_bytes,
+                              ChannelPace(config.discord.channel_writes_per_5s), config.input))
 
 
 async def serve(service: Service, config: Config, secrets: Secrets) -> None:

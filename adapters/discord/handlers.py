@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol, cast
 
 import discord
 
+from adapters.discord.earlier import read_earlier
 from adapters.discord.platform import PLATFORM, interaction_place, message_place, thread_key
 from adapters.discord.text import thread_name, without_mention
 from adapters.discord.thread import ChannelPace, DiscordThread
 from agents.errors import UserInputError
 from agents.types import Attachment
 from bot.chat.thread import ChatPlatform
-from bot.config.sections import DiscordConfig
+from bot.config.sections import DiscordConfig, InputConfig
 from bot.runs.attachments import to_attachment
 from bot.runs.service import Arrival, Prepared, Service
 from bot.safety.redact import Redactor
@@ -43,6 +45,7 @@ class Context:
     redact: Redactor
     max_attachment_bytes: int
     pace: ChannelPace  # Discord's write rate per channel, for every thread the bot writes in
+    limits: InputConfig = field(default_factory=InputConfig)  # how much of a thread a mention reads
 
 
 class HasContext(Protocol):
@@ -99,8 +102,11 @@ async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Mess
     async def prepare() -> Prepared:
         attachments = await read_attachments(message.attachments, ctx)
         thread = await thread_for(ctx, message.channel, message, task)
+        limits = ctx.limits
+        earlier = partial(read_earlier, message, me, limits.thread_messages, ctx.max_attachment_bytes,
+                          limits.max_attachments, ctx.config.message_content_intent)
         return Prepared(arrival.request(PLATFORM, str(thread.id), attachments),
-                        DiscordThread(thread, arrival.place.user, ctx.pace))
+                        DiscordThread(thread, arrival.place.user, ctx.pace), earlier)
 
     try:
         taken = await ctx.service.take(arrival, ctx.platform, prepare)

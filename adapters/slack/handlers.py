@@ -7,12 +7,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+from functools import partial
 from typing import Any
 
 import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.earlier import read_earlier
 from adapters.slack.files import read_shared_files
 from adapters.slack.markup import escape
 from adapters.slack.messages import Incoming, arrival_of, incoming
@@ -24,6 +26,7 @@ from bot.chat.access import Place
 from bot.chat.thread import ChatPlatform
 from bot.config.sections import Config
 from bot.runs.service import Prepared, Service
+from bot.runs.thread_context import Earlier
 
 log = logging.getLogger(__name__)
 
@@ -78,11 +81,17 @@ class SlackBot:
                 attachments = await read_shared_files(list(message.files), self._client, self._downloads,
                                                       self._config.slack.api_url, self._config.input.max_attachment_bytes)
                 request = dataclasses.replace(request, attachments=attachments)
-            return Prepared(request, thread)
+            reads_earlier = not (message.direct and message.thread_ts == message.ts)  # a DM itself is no thread
+            return Prepared(request, thread, earlier=partial(self._earlier, message, bot_user) if reads_earlier else None)
 
         taken = await self._service.take(arrival, self._platform, prepare)
         if taken.refusal:
             await thread.ephemeral(message.user, taken.refusal)
+
+    async def _earlier(self, message: Incoming, bot_user: str) -> Earlier:
+        limits = self._config.input
+        return await read_earlier(self._client, message, bot_user, limits.thread_messages, self._downloads,
+                                  self._config.slack.api_url, limits.max_attachment_bytes, limits.max_attachments)
 
     async def on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()

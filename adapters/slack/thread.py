@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 MAX_FILES_PER_UPLOAD = 10  # files.completeUploadExternal takes a batch; keep each one small
 STOP_ACTION = "codegen_stop"
 TASK_STATES = {ACTIVE: "in_progress", DONE: "complete"}  # anything else: "error"
+READ_STEP = "read"  # the plan's first task: what the bot read of the thread
 # Refusals that say the workspace (not this one thread) does not let the app use a feature; a Slack that
 # does not know the method at all (an older Enterprise Grid, a Slack-compatible server) is one too.
 WORKSPACE_REFUSALS = frozenset({"missing_scope", "not_allowed_token_type", "feature_not_enabled", "not_allowed",
@@ -160,7 +161,8 @@ class SlackThread:
         if title != streaming.title:
             streaming.title = title
             chunks.append(PlanUpdateChunk(title=title))
-        for step in progress.steps:
+        read = Step(READ_STEP, progress.read[:1].upper() + progress.read[1:], DONE) if progress.read else None
+        for step in ([read] if read else []) + list(progress.steps):  # what was read of the thread, done first
             if streaming.shown.get(step.key) != step:
                 streaming.shown[step.key] = step
                 chunks.append(TaskUpdateChunk(id=step.key, title=_plain(step.title),

@@ -123,11 +123,23 @@ class TeamConfig(Checked, section="team"):
     wait_notice_s: Seconds = TeamSettings.wait_notice_s
 
 
+DEFAULT_THREAD_MESSAGES = 50
+DEFAULT_THREAD_CHARS = 40_000
+
+
 @dataclass(frozen=True)
 class InputConfig(Checked, section="input"):
     max_task_chars: Annotated[int, Range(1, 10_000_000)] = 20_000
     max_attachment_bytes: Annotated[int, Range(1, 1_000_000_000)] = 256_000
     max_attachments: Annotated[int, Range(0, 1_000)] = 10
+    # A mention in a Slack or Discord thread reads the messages before it: at most this many, newest kept,
+    thread_messages: Annotated[int, Range(0, 10_000)] = DEFAULT_THREAD_MESSAGES
+    # and at most this many characters of them (their text and the files read from them).
+    thread_chars: Annotated[int, Range(0, 10_000_000)] = DEFAULT_THREAD_CHARS
+    # Repositories whose GitHub links in a thread are read (a pull request, a commit, a file): "owner/name",
+    # or "owner/*" for all of an owner's. Empty: no link is fetched.
+    link_repositories: tuple[Annotated[str, Matches(r"[\w.-]+/(?:[\w.-]+|\*)", "owner/name or owner/*")], ...] = ()
+    max_link_diff_chars: Annotated[int, Range(0, 10_000_000)] = 20_000  # of a linked pull request's or commit's diff
 
 
 @dataclass(frozen=True)
