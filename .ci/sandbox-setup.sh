@@ -8,12 +8,21 @@ started=$(date +%s)
 need=()
 dpkg -s docker.io >/dev/null 2>&1 || need+=(docker.io)
 dpkg -s debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+dpkg -s runsc >/dev/null 2>&1 || need+=(runsc)  # gVisor, for [sandbox] runtime = "runsc" (tests/sandbox/test_gvisor.py)
 if [ ${#need[@]} -gt 0 ]; then
   echo "sandbox-setup: installing ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   # docker.io brings containerd, runc, iptables and tini (the init the sandbox runs under).
   apt-get install -y -qq --no-install-recommends "${need[@]}" ca-certificates >/dev/null
+fi
+
+# Register runsc with the engine before dockerd starts. ptrace is the platform that needs no KVM; gVisor's
+# own network stack is off (the sandbox has no network while tests run anyway).
+if [ ! -e /etc/docker/daemon.json ]; then
+  mkdir -p /etc/docker
+  echo '{"runtimes": {"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--platform=ptrace", "--network=none"]}}}' \
+    >/etc/docker/daemon.json
 fi
 
 if ! docker info >/dev/null 2>&1; then

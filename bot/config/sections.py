@@ -227,6 +227,9 @@ class SandboxConfig(Checked, section="sandbox"):
 
     enabled: bool = True
     docker_host: str = ""  # empty: DOCKER_HOST from the environment, else the local socket
+    # the engine's container runtime for test containers: empty for its default (runc); "runsc" for gVisor,
+    # registered with the engine under that name (docs/sandbox.md)
+    runtime: Annotated[str, Matches(r"[A-Za-z0-9][A-Za-z0-9_.-]*|", "a runtime name the Docker engine knows, e.g. runsc")] = ""
     use_offline_images: bool = False
     timeout_s: Seconds = 120.0
     setup_timeout_s: Seconds = 300.0

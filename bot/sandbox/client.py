@@ -53,3 +53,24 @@ def engine_failed(error: BaseException, during: str = "the test run") -> Sandbox
     """The one sentence for an engine that failed or went away mid-way."""
     return SandboxError(f"the Docker engine failed during {during} ({short_error(error)}); "
                         "`codegen-chat doctor` checks the engine")
+
+
+def check_runtime(client: docker.DockerClient, config: SandboxConfig) -> None:
+    """``SandboxError`` when ``[sandbox] runtime`` names a runtime the engine does not have (blocking: a thread)."""
+    if not config.runtime:
+        return
+    known = sorted((client.info().get("Runtimes") or {}).keys())
+    if config.runtime not in known:
+        raise SandboxError(
+            f"the Docker engine has no runtime {config.runtime!r} ([sandbox] runtime; it has {', '.join(known) or 'none'}): "
+            f'register it in /etc/docker/daemon.json ("runtimes": {{"{config.runtime}": '
+            f'{{"path": "/usr/bin/{config.runtime}"}}}}) and reload dockerd, or leave runtime empty for the engine\'s default')
+
+
+def runtime_ended(runtime: str, error: BaseException) -> SandboxError:
+    """The one sentence for a container that a configured runtime (gVisor's runsc) ended under a run."""
+    # Debian bookworm's runsc 20221219 ends its sandbox with status 2 (its own crash) at the first exec
+    # into a hardened container: the exec then vanishes with it (404/409 from the engine).
+    return SandboxError(f"the container runtime {runtime!r} ended the sandbox's container during the test run "
+                        f"({short_error(error)}); Debian bookworm's runsc 20221219 does so at a run's first exec: "
+                        "use a newer runsc (docs/sandbox.md, gVisor) or [sandbox] runtime = \"\"")

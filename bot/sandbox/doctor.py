@@ -9,7 +9,7 @@ import docker
 from agents.errors import SandboxError
 from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, SandboxConfig, Secrets
-from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked
+from bot.sandbox.client import ENGINE_ERRORS, check_runtime, engine_failed, open_checked
 from bot.sandbox.images import present_image
 from bot.sandbox.languages import image_candidates, languages
 
@@ -39,6 +39,14 @@ async def sandbox_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
 async def _engine_and_images(client: docker.DockerClient, sandbox: SandboxConfig) -> list[CheckResult]:
     version = await asyncio.to_thread(client.version)
     results = [CheckResult("docker", True, f"engine {version.get('Version', '?')} reachable")]
+    if sandbox.runtime:
+        try:
+            await asyncio.to_thread(check_runtime, client, sandbox)
+            results.append(CheckResult("sandbox runtime", True, f"{sandbox.runtime} registered with the engine"))
+        except SandboxError as error:
+            results.append(CheckResult("sandbox runtime", False, str(error).partition(": register")[0],
+                                       fix=f"register {sandbox.runtime} with the engine (docs/sandbox.md), or set "
+                                           "[sandbox] runtime = \"\""))
     for name, language in sorted(languages(sandbox).items()):
         image = await asyncio.to_thread(present_image, client, language, sandbox)
         detail = f"{image} present" if image else f"missing ({' or '.join(image_candidates(language, sandbox))})"

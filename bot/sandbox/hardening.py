@@ -82,6 +82,7 @@ def container_options(config: SandboxConfig, name: str, language: LanguageConfig
     """
     return {
         **({"dns": ["127.0.0.1"]} if network else {}),
+        **({"runtime": config.runtime} if config.runtime else {}),  # gVisor (runsc): a kernel of its own
         "image": image,
         "command": KEEPER,
         "labels": labels(name),

@@ -30,7 +30,7 @@ from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import containers, reports, setup_network
 from bot.sandbox.authority import Authority, quoted
 from bot.sandbox.authority.table import authority_for
-from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked, short_error
+from bot.sandbox.client import ENGINE_ERRORS, check_runtime, engine_failed, open_checked, runtime_ended, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
 from bot.sandbox.hardening import DEADLINE_GRACE_S, DEADLINE_UNSET, set_deadline
 from bot.sandbox.hollow import hollow_tests
@@ -86,6 +86,7 @@ class DockerSandbox:
             if self._client is None:
                 self._client = await open_checked(self._config)
             try:
+                await self._call(check_runtime, self._client, self._config)
                 await self._call(containers.reap_orphans, self._client)
             except ENGINE_ERRORS as error:
                 raise engine_failed(error, "the start") from None
@@ -166,6 +167,8 @@ class DockerSandbox:
             report = await self._run(job, language, limit_s, held)
             return report
         except ENGINE_ERRORS as error:
+            if self._config.runtime:
+                raise runtime_ended(self._config.runtime, error) from None
             raise engine_failed(error) from None
         finally:
             if report is not None and not self._closed:
