@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import statistics
@@ -95,7 +96,7 @@ async def measure(server: TimedServer, argv: list[str], env: dict[str, str], cwd
     server.spans.clear()
     at_first: dict[str, float] = {}
     started = time.perf_counter()
-    process = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # noqa: ASYNC220  # starting does not wait
 
     def first_request() -> None:
         if not at_first:
@@ -103,7 +104,7 @@ async def measure(server: TimedServer, argv: list[str], env: dict[str, str], cwd
 
     server.on_request[:] = [first_request]
     while True:  # the server runs on this loop, so the child is polled; wait4 gives its CPU time as it is reaped
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)  # noqa: ASYNC222  # WNOHANG: never waits
         if pid:
             break
         await asyncio.sleep(0.005)
@@ -114,7 +115,7 @@ async def measure(server: TimedServer, argv: list[str], env: dict[str, str], cwd
     if process.returncode != 0 or not requests:
         raise SystemExit(f"{argv[1:3]} failed ({process.returncode}):\n{stderr[-3000:]}")
     spans = sorted(server.spans)
-    gaps = [(nxt[0] - end) * 1000 for (_, end), nxt in zip(spans, spans[1:], strict=False)]
+    gaps = [(nxt[0] - end) * 1000 for (_, end), nxt in itertools.pairwise(spans)]
     sizes = [(r.agent, r.prompt_chars) for r in requests]
     system: dict[str, str] = {}
     for r in requests:
