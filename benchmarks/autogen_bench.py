@@ -139,7 +139,7 @@ def autogen_python() -> Path:
     return python
 
 
-async def codegen_chat(server: TimedServer, tmp: str) -> Measured:
+async def codegen_chat(server: TimedServer, tmp: str, profile: str = "") -> Measured:
     config = Path(tmp) / "config.toml"
     config.write_text(f'[storage]\npath = "{tmp}/store.sqlite3"\n[sandbox]\nuse_offline_images = true\n'
                       f'[budget]\nmax_rounds = {ROUNDS + 1}\n')
@@ -147,8 +147,8 @@ async def codegen_chat(server: TimedServer, tmp: str) -> Measured:
            "PYTHONPATH": str(ROOT)}
     server.script_run()
     out = tempfile.mkdtemp(dir=tmp)
-    return await measure(server, [sys.executable, "-m", "codegen_chat.cli", "run", d.TASK, "--json", "--out", out],
-                         env, tmp)
+    command = [str(ROOT / "benchmarks" / "profiled_cli.py"), profile] if profile else ["-m", "codegen_chat.cli"]
+    return await measure(server, [sys.executable, *command, "run", d.TASK, "--json", "--out", out], env, tmp)
 
 
 async def autogen(server: TimedServer, tmp: str, python: Path, ours: Measured) -> Measured:
@@ -163,6 +163,9 @@ async def autogen(server: TimedServer, tmp: str, python: Path, ours: Measured) -
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="runs of each, taken in turn; the medians are shown")
+    parser.add_argument("--profile", metavar="FILE", default="",
+                        help="profile codegen-chat's process from its first request on (cProfile, written to FILE) in one "
+                             "extra run, not measured")
     args = parser.parse_args()
     python = await asyncio.to_thread(autogen_python)
     ours: list[Measured] = []
@@ -172,6 +175,8 @@ async def main() -> None:
             for _ in range(args.runs):
                 ours.append(await codegen_chat(server, tmp))
                 theirs.append(await autogen(server, tmp, python, ours[-1]))
+            if args.profile:
+                await codegen_chat(server, tmp, str(Path(args.profile).resolve()))
     show(ours, theirs)
 
 
