@@ -6,7 +6,8 @@ The work is the realistic five-fix-round run (``tests/fakes/durations_script.py`
 streaming 64-character chunks as real servers send (``tests/fakes/openai_server.py``, on loopback in this
 process). Both teams are outside processes: ``codegen-chat run --json`` (its tests in the real sandbox) and
 ``benchmarks/autogen_team.py`` (AutoGen's ``SelectorGroupChat`` with the same agents speaking in the same
-order, chosen without a model call; its system prompts are codegen-chat's own). AutoGen comes from PyPI
+order, chosen without a model call; its system prompts are codegen-chat's own, and each of codegen-chat's
+test runs is posted to its chat, where it happened, by an agent that makes no model call). AutoGen comes from PyPI
 (``autogen-agentchat`` and ``autogen-ext[openai]`` 0.7.5) into a virtualenv of the benchmark's own under
 ``~/.cache/codegen-chat-bench``, created on the first run; it is never a dependency of the product.
 
@@ -27,6 +28,7 @@ import asyncio
 import itertools
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -75,6 +77,7 @@ class TimedServer(FakeOpenAI):
 class Measured:
     startup_s: float = 0.0
     cpu_per_call_ms: float = 0.0
+    threads_per_call_ms: float = 0.0  # of it, in threads other than the main one (Docker SDK, SQLite)
     wall_per_call_ms: float = 0.0
     calls: int = 0
     prompt_chars: int = 0
@@ -82,12 +85,27 @@ class Measured:
     first_programmer: int = 0
     order: list[str] = field(default_factory=list)
     system: dict[str, str] = field(default_factory=dict)
+    tests: list[str] = field(default_factory=list)  # codegen-chat's test outputs, in order
 
 
-def cpu_of(pid: int) -> float:
-    """A live process's CPU seconds (user and system) from ``/proc``."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def cpu_of(pid: int, task: int | None = None) -> float:
+    """A live process's (or one of its threads') CPU seconds, user and system, from ``/proc``; 0 once gone."""
+    where = f"/proc/{pid}/task/{task}/stat" if task else f"/proc/{pid}/stat"
+    try:
+        fields = Path(where).read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def thread_cpu(pid: int, seen: dict[int, float]) -> None:
+    """The CPU of each of the process's threads so far, kept in ``seen`` (the last reading before it exits)."""
+    try:
+        tasks = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+    except OSError:
+        return
+    for task in tasks:
+        seen[task] = max(seen.get(task, 0.0), cpu_of(pid, task))
 
 
 async def measure(server: TimedServer, argv: list[str], env: dict[str, str], cwd: str) -> Measured:
@@ -103,10 +121,12 @@ async def measure(server: TimedServer, argv: list[str], env: dict[str, str], cwd
             at_first["wall"], at_first["cpu"] = time.perf_counter() - started, cpu_of(process.pid)
 
     server.on_request[:] = [first_request]
+    threads: dict[int, float] = {}
     while True:  # the server runs on this loop, so the child is polled; wait4 gives its CPU time as it is reaped
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)  # noqa: ASYNC222  # WNOHANG: never waits
         if pid:
             break
+        thread_cpu(process.pid, threads)
         await asyncio.sleep(0.005)
     process.returncode = os.waitstatus_to_exitcode(status)
     server.on_request.clear()
@@ -123,6 +143,7 @@ async def measure(server: TimedServer, argv: list[str], env: dict[str, str], cwd
     return Measured(
         startup_s=at_first["wall"],
         cpu_per_call_ms=(usage.ru_utime + usage.ru_stime - at_first["cpu"]) / len(requests) * 1000,
+        threads_per_call_ms=sum(cpu for task, cpu in threads.items() if task != process.pid) / len(requests) * 1000,
         wall_per_call_ms=statistics.median(gaps) if gaps else 0.0,
         calls=len(requests), prompt_chars=sum(c for _, c in sizes), largest=max(c for _, c in sizes),
         first_programmer=next((c for a, c in sizes if a == "programmer"), 0),
@@ -140,6 +161,7 @@ def autogen_python() -> Path:
 
 
 async def codegen_chat(server: TimedServer, tmp: str, profile: str = "") -> Measured:
+    tmp = tempfile.mkdtemp(dir=tmp)  # a store of its own: its turns and test runs are read back below
     config = Path(tmp) / "config.toml"
     config.write_text(f'[storage]\npath = "{tmp}/store.sqlite3"\n[sandbox]\nuse_offline_images = true\n'
                       f'[budget]\nmax_rounds = {ROUNDS + 1}\n')
@@ -148,13 +170,26 @@ async def codegen_chat(server: TimedServer, tmp: str, profile: str = "") -> Meas
     server.script_run()
     out = tempfile.mkdtemp(dir=tmp)
     command = [str(ROOT / "benchmarks" / "profiled_cli.py"), profile] if profile else ["-m", "codegen_chat.cli"]
-    return await measure(server, [sys.executable, *command, "run", d.TASK, "--json", "--out", out], env, tmp)
+    measured = await measure(server, [sys.executable, *command, "run", d.TASK, "--json", "--out", out], env, tmp)
+    measured.order, measured.tests = transcript(Path(tmp) / "store.sqlite3")
+    return measured
+
+
+def transcript(path: Path) -> tuple[list[str], list[str]]:
+    """The run's speakers in order, "sandbox" where a test run reported, and each test run's output."""
+    with sqlite3.connect(path) as db:
+        turns = [(at, agent, "") for agent, at in db.execute("SELECT agent, started_at FROM turns")]
+        tests = [(at, "sandbox", json.loads(body)) for body, at in
+                 db.execute("SELECT body, at FROM notes WHERE kind = 'test_report'")]
+    order = sorted(turns + tests, key=lambda item: item[0])
+    return ([who for _, who, _ in order],
+            [f"{body['stdout']}{body['stderr']}" for _, who, body in order if who == "sandbox"])
 
 
 async def autogen(server: TimedServer, tmp: str, python: Path, ours: Measured) -> Measured:
     spec = Path(tmp) / "autogen.json"
     spec.write_text(json.dumps({"base_url": server.base_url, "task": d.TASK, "order": ours.order,
-                                "system": ours.system}))
+                                "system": ours.system, "tests": ours.tests}))
     server.script_run()
     return await measure(server, [str(python), str(ROOT / "benchmarks" / "autogen_team.py"), str(spec)],
                          {**os.environ, "PYTHONPATH": ""}, tmp)
@@ -163,7 +198,7 @@ async def autogen(server: TimedServer, tmp: str, python: Path, ours: Measured) -
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="runs of each, taken in turn; the medians are shown")
-    parser.add_argument("--profile", metavar="FILE", default="",
+    parser.add_argument("--profile", metavar="FILE", default="", type=lambda path: str(Path(path).resolve()),
                         help="profile codegen-chat's process from its first request on (cProfile, written to FILE) in one "
                              "extra run, not measured")
     args = parser.parse_args()
@@ -176,7 +211,7 @@ async def main() -> None:
                 ours.append(await codegen_chat(server, tmp))
                 theirs.append(await autogen(server, tmp, python, ours[-1]))
             if args.profile:
-                await codegen_chat(server, tmp, str(Path(args.profile).resolve()))
+                await codegen_chat(server, tmp, args.profile)
     show(ours, theirs)
 
 
@@ -189,6 +224,7 @@ def show(ours: list[Measured], theirs: list[Measured]) -> None:
     print(f"  {'measure':<44}{'codegen-chat':>14}{'AutoGen':>14}{'ratio':>9}")
     rows = [("model calls", "calls", "{:.0f}"), ("prompt characters sent", "prompt_chars", "{:,.0f}"),
             ("orchestration CPU per model call (ms)", "cpu_per_call_ms", "{:.1f}"),
+            ("  of it in worker threads (ms)", "threads_per_call_ms", "{:.1f}"),
             ("orchestration wall per model call (ms)", "wall_per_call_ms", "{:.1f}"),
             ("start-up to the first request (s)", "startup_s", "{:.2f}")]
     for label, name, form in rows:

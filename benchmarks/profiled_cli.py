@@ -10,8 +10,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.model import client  # noqa: E402
-from codegen_chat import cli  # noqa: E402
+from bot.model import client
+from codegen_chat import cli
 
 profile = cProfile.Profile()
 first_stream = client.OpenAIChatModel.stream
