@@ -12,7 +12,7 @@ from bot.config.sections import Config, Secrets
 from bot.runs.plugin import PlatformPlugin
 
 # The platforms' packages, imported when a command first asks for the platforms: their SDKs (Slack Bolt,
-# discord.py, the web server) cost a third of a second to import, and `codegen-chat run` needs none of them.
+# discord.py, the web server) cost a fifth of a second of CPU to import, and `codegen-chat run` needs none of them.
 PACKAGES = ("adapters.slack", "adapters.discord", "adapters.web")
 
 
