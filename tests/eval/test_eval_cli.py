@@ -71,7 +71,7 @@ async def test_a_request_that_cannot_run_is_refused_in_one_line_before_any_model
 async def test_no_model_configured_is_said_before_anything_runs(tmp_path):
     tasks(tmp_path, GOOD)
     config = tmp_path / "config.toml"
-    config.write_text("[sandbox]\nuse_offline_images = true\n")
+    config.write_text('[llm]\nprovider = "openai"\n[sandbox]\nuse_offline_images = true\n')
     code, out, err = await eval_cli(tmp_path, "--suite", "tasks.jsonl", config=config, key="")
     assert code == 2 and "OPENAI_API_KEY is not set: export it, or set OPENAI_BASE_URL" in err
     assert not (tmp_path / "eval.json").exists() and list(tmp_path.glob("eval-*")) == []
