@@ -12,7 +12,7 @@ from agents.types import Publication, RunStatus, TestReport, Usage
 from bot.chat.failures import failure_excerpt
 from bot.checkin.files import README_NAME, gist_layout
 from bot.checkin.readme import compose_readme
-from bot.runs.runner import SHUTDOWN_REASON
+from bot.process.lifecycle import SHUTDOWN_REASON
 
 AGENT_TITLES = {
     "planner": "Planner", "programmer": "Programmer", "optimizer": "Optimizer (review)",

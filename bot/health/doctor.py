@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import openai
 
+from bot.config.doctor_types import CheckResult, DoctorCheck
 from bot.config.sections import Config, Secrets
-from bot.health.doctor_types import CheckResult, DoctorCheck
 from bot.model.client import OpenAIChatModel
 from bot.model.embedded.doctor import embedded_checks
 from bot.model.embedded.endpoint import HOW_TO_CONFIGURE, endpoint_configured, uses_embedded
