@@ -8,8 +8,8 @@ import time
 from openai import AsyncOpenAI, OpenAIError
 
 from agents.errors import CodegenError
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config
-from bot.health.doctor_types import CheckResult
 from bot.model.client import NO_KEY_PLACEHOLDER
 from bot.model.embedded.endpoint import data_folder, model_file, settings_for
 from bot.model.embedded.server import INSTALL_HINT, EmbeddedServer, server_version
