@@ -39,11 +39,13 @@ class _Server:
 
 def test_the_served_config_points_every_role_at_the_one_model_one_request_at_a_time():
     config = dataclasses.replace(_config(parallel_requests=0), agents={
-        "default": AgentSettings(model="gpt-4o", max_tokens=2000), "tester": AgentSettings(model="gpt-4o-mini")})
+        "default": AgentSettings(model="gpt-4o", max_tokens=4096, temperature=0.3),
+        "tester": AgentSettings(model="gpt-4o-mini", max_tokens=500)})
     served = served_config(config, _Server())  # type: ignore[arg-type]
     assert served.llm.base_url == "http://127.0.0.1:4321/v1" and served.llm.parallel_requests == 1
     assert {served.agent(role).model for role in ("planner", "tester", "checkin")} == {"qwen2.5-coder-0.5b-instruct"}
-    assert served.agent("planner").max_tokens == 2000  # what else a role sets is kept
+    assert served.agent("planner").max_tokens == 1024 and served.agent("tester").max_tokens == 500  # loops end soon
+    assert served.agent("planner").temperature == 0.3  # what else a role sets is kept
     assert served_secrets(Secrets(openai_api_key="sk-x", github_token="g")) == Secrets(github_token="g")
 
 

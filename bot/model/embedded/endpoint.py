@@ -20,6 +20,9 @@ from bot.model.embedded.server import EmbeddedServer, ServerNotInstalled, Server
 from bot.model.embedded.weights import ModelFile, default_model, own_model
 
 SERVED_REQUESTS = 1  # llama-cpp-python's server answers one request at a time
+# A small model now and then repeats itself until max_tokens (one Tester reply ran to 4,096 tokens of the same
+# test, seven minutes on 2 cores); the team's files for a task fit well within this, so a loop costs a minute.
+REPLY_TOKENS = 1024
 HOW_TO_CONFIGURE = ("for a hosted model export OPENAI_API_KEY; for a server of your own set OPENAI_BASE_URL "
                     "or [llm] base_url")
 
@@ -56,11 +59,18 @@ def settings_for(model: ModelFile) -> ServerSettings:
 
 
 def served_config(config: Config, server: EmbeddedServer) -> Config:
-    """``config`` pointed at the embedded server: its URL, one request at a time, every role on its model."""
+    """``config`` pointed at the embedded server: its URL, one request at a time, every role on its model, no
+    reply longer than ``REPLY_TOKENS``."""
     llm = dataclasses.replace(config.llm, base_url=server.base_url, parallel_requests=SERVED_REQUESTS)
-    agents = {role: dataclasses.replace(settings, model=None) for role, settings in config.agents.items()}
-    default = dataclasses.replace(agents.get("default", AgentSettings()), model=server.model.alias)
+    agents = {role: dataclasses.replace(settings, model=None, max_tokens=_capped(settings.max_tokens))
+              for role, settings in config.agents.items()}
+    default = dataclasses.replace(agents.get("default", AgentSettings()), model=server.model.alias,
+                                  max_tokens=_capped(config.agent("default").max_tokens))
     return dataclasses.replace(config, llm=llm, agents={**agents, "default": default})
+
+
+def _capped(max_tokens: int | None) -> int | None:
+    return None if max_tokens is None else min(max_tokens, REPLY_TOKENS)
 
 
 def served_secrets(secrets: Secrets) -> Secrets:
