@@ -67,7 +67,7 @@ async def test_a_port_taken_before_the_server_binds_it_is_passed_over(tmp_path, 
     assert server.process.poll() is not None and not servers_of(tmp_path)
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 async def test_the_server_never_outlives_the_bot(tmp_path, cached_default_model, how):
     data = data_folder_with_model(tmp_path, cached_default_model)
     bot = await asyncio.create_subprocess_exec(
