@@ -39,7 +39,7 @@ from bot.model.client import OpenAIChatModel
 from bot.runs.service import team_settings
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor
-from bot.sandbox.languages import languages
+from bot.sandbox.languages import registry
 from codegen_chat.build import team_model
 
 TEAM_ROLES = (Role.PLANNER, Role.PROGRAMMER, Role.OPTIMIZER, Role.TESTER, Role.MANAGER)
@@ -88,7 +88,7 @@ async def _eval_with(plan: _Plan, config: Config, secrets: Secrets, model: OpenA
 
         async with DockerSandbox(config.sandbox) as sandbox:
             await asyncio.to_thread(plan.folder.write_meta, meta)
-            parts = Parts(model, sandbox, PromptBook(), team_settings(config), config.prices)
+            parts = Parts(model, sandbox, PromptBook(languages=registry(config.sandbox)), team_settings(config), config.prices)
             return await _run(plan, meta, parts, concurrency, Redactor(secrets.values(), urls=True))
     except SandboxError as error:
         raise EvalHalted(f"the sandbox cannot be used: {error}") from None
@@ -112,7 +112,7 @@ async def _plan(args: argparse.Namespace, config: Config) -> _Plan:
     limit = earlier.limit if earlier and args.limit is None else args.limit
     if earlier and limit != earlier.limit:
         raise EvalError(f"The eval in {folder.path} began with --limit {earlier.limit}; resume it the same way.")
-    suite = (await load_suite(suite_name, set(languages(config.sandbox)), config.input)).limited(limit)
+    suite = (await load_suite(suite_name, registry(config.sandbox), config.input)).limited(limit)
     ids = tuple(problem.id for problem in suite.problems)
     if earlier and ids != earlier.problems:
         raise EvalError(f"The suite {suite_name} changed since the eval in {folder.path} began (its problems differ); "
