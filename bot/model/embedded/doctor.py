@@ -66,7 +66,7 @@ async def _measured(model: ModelFile, config: Config, version: str) -> CheckResu
         await server.stop()
     return CheckResult("embedded model speed", True,
                        f"llama-cpp-python {version}: ready in {ready:.1f}s, context {settings.context:,} tokens, "
-                       f"{settings.threads} threads, {speed}")
+                       f"{settings.threads} thread{'s' if settings.threads != 1 else ''}, {speed}")
 
 
 async def _tokens_per_second(server: EmbeddedServer) -> str:
