@@ -198,7 +198,7 @@ async def autogen(server: TimedServer, tmp: str, python: Path, ours: Measured) -
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="runs of each, taken in turn; the medians are shown")
-    parser.add_argument("--profile", metavar="FILE", default="", type=lambda path: str(Path(path).resolve()),
+    parser.add_argument("--profile", metavar="FILE", default=None, type=lambda path: str(Path(path).resolve()),
                         help="profile codegen-chat's process from its first request on (cProfile, written to FILE) in one "
                              "extra run, not measured")
     args = parser.parse_args()
