@@ -15,6 +15,7 @@ from docker.types import Ulimit
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.process import liveness as processes
 from bot.sandbox.files import UNPACK_EXIT
+from bot.sandbox.judge import JUDGE_DIR
 
 LABEL = "codegen-chat.sandbox"  # every container we start carries it: cleanup finds them by it
 LABEL_HOST = "codegen-chat.host"
@@ -33,7 +34,11 @@ MB = 1024 * 1024
 # any of the team's code exists in the container, so it cannot be lost or raced; only the keeper can read it
 # (mode 0622), and the commands' user can neither remove the FIFO (sticky /tmp) nor signal the keeper.
 DEADLINE_FIFO = "/tmp/.deadline"
-KEEPER = ["sh", "-c", f"trap 'exit 0' TERM; mkfifo -m 622 {DEADLINE_FIFO} || exit 1; read s < {DEADLINE_FIFO}; "
+# It also makes the folder only it may write, where the runners' reports are sealed, and makes its work dir
+# (its cwd) sticky again: Docker resets a working dir's mode to 0755 (``judge``).
+KEEPER = ["sh", "-c", f"trap 'exit 0' TERM; chmod 1777 . 2>/dev/null; mkdir -m 755 {JUDGE_DIR} && "
+          f"mkfifo -m 622 {DEADLINE_FIFO} || exit 1; "
+          f"read s < {DEADLINE_FIFO}; "
           "case $s in ''|*[!0-9]*) s=1;; esac; sleep \"$s\" & wait $!"]
 DEADLINE_UNSET = "[sandbox] the container's deadline could not be set"
 # The keeper runs as a user of its own, so the commands (another user) can neither kill it nor be kept
@@ -114,10 +119,11 @@ def container_options(config: SandboxConfig, name: str, language: LanguageConfig
 
 
 def _tmpfs(config: SandboxConfig, language: LanguageConfig) -> dict[str, str]:
-    uid, _, gid = config.user.partition(":")
-    owner = f"uid={uid},gid={gid or uid}" if uid.isdigit() and (gid or uid).isdigit() else ""
-    work = ",".join(filter(None, [f"size={config.workdir_size_mb}m", "mode=0755", owner, "exec", "nosuid",
-                                  "nodev"]))
+    # The work dir belongs to the keeper's user and is sticky, as /tmp is: the commands' user may add files,
+    # but not remove or rename the user's tests, which the keeper's user unpacks there (``judge``).
+    uid = keeper_user(config).partition(":")[0]
+    work = ",".join([f"size={config.workdir_size_mb}m", "mode=1777", f"uid={uid},gid={uid}", "exec", "nosuid",
+                     "nodev"])
     tmp = f"size={config.tmp_size_mb}m,mode=1777,exec,nosuid,nodev"
     return {language.workdir: work, "/tmp": tmp}
 

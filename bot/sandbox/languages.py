@@ -30,7 +30,7 @@ _PYTHON_SETUP = (
 # from pytest.ini, pyproject.toml, setup.cfg or tox.ini), counted from a JUnit XML report outside the work
 # dir: a run that ends before pytest writes it (sys.exit or os._exit at import) has not passed. No plugin
 # the dependency setup installed is loaded by its entry point (it could rewrite the report).
-_PYTHON_REPORT = "/tmp/.results/junit.xml"
+_PYTHON_REPORT = "/tmp/.judge/junit.xml"  # sealed by the sandbox (bot.sandbox.judge)
 _PYTHON_TEST = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -c /dev/null --rootdir=. -q -rfE --tb=short "
                 f"-p no:cacheprovider --color=no --junitxml={_PYTHON_REPORT}")
 _NODE_TEST_FILES = "$(find . -path ./node_modules -prune -o \\( -name '*.test.{ext}' -o -name '*_test.{ext}' " \

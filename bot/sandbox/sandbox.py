@@ -27,12 +27,12 @@ from docker.models.containers import Container
 from agents.errors import SandboxError
 from agents.types import TestJob, TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
-from bot.sandbox import containers, reports, setup_network
+from bot.sandbox import containers, judge, reports, setup_network
 from bot.sandbox.authority import Authority, quoted
 from bot.sandbox.authority.table import authority_for
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
-from bot.sandbox.hardening import DEADLINE_GRACE_S, DEADLINE_UNSET, set_deadline
+from bot.sandbox.hardening import DEADLINE_GRACE_S, DEADLINE_UNSET, keeper_user, set_deadline
 from bot.sandbox.hollow import hollow_tests
 from bot.sandbox.images import missing_image, present_image
 from bot.sandbox.languages import languages
@@ -233,12 +233,15 @@ class DockerSandbox:
 
     async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
                             held: _Held, limit_s: float, deadline: str) -> TestReport:
+        if not setup:
+            await self._seal(container, language.report_file)
         first = language.setup_command if setup else _test_command(language)
         unpack_then_first = await self._stage(container, job.files, language, first, deadline)
         if setup:
             report = await self._setup(container, language, held, unpack_then_first)
             if report is not None:
                 return report
+            await self._seal(container, language.report_file)  # only now: the setup (the team's code) is over
         # After a setup (the team's code ran), stop what it left running: it could rewrite files or reports.
         test = unpack_then_first if not setup else ["sh", "-c", STOP_LEFTOVERS + _test_command(language)]
         step = await self._step(container, test, language.workdir, limit_s)
@@ -247,37 +250,60 @@ class DockerSandbox:
     async def _run_user_first(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
                               held: _Held, limit_s: float, deadline: str, authority: Authority,
                               user: list[str]) -> TestReport:
-        """The user's tests alone, locked down and judged per file; then the team's, as configured."""
+        """The user's tests alone, locked down and judged per file; then the team's, as configured.
+
+        The user's files are unpacked first, by the sandbox's own user (``judge``): nothing the team's code
+        does afterwards, in the setup, a build step or the tests, can change, remove or replace them."""
         present = authority.pass_files(job.files, user)
         team_tests = {path: text for path, text in job.files.items() if path not in present}
+        theirs = {path: text for path, text in present.items() if path not in user}
         token = secrets.token_hex(8)  # frames the user's files' sections of the output
         command = authority.command(user, present, language.workdir, token)
+        await self._stage_user_files(container, job, language, user, deadline)
         if setup:
             report = await self._setup(container, language, held, await self._stage(
-                container, present, language, language.setup_command, deadline))
+                container, theirs, language, language.setup_command))
             if report is not None:
                 return report
-            # The setup ran the team's code: stop what it left running, then put the user's files back.
+            # The setup ran the team's code: stop what it left running.
             await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
                              self._config.user, "/")
-            present = {path: job.files[path] for path in user}
-        argv = await self._stage(container, present, language, command, "" if setup else deadline)
+            theirs = {}
+        await self._seal(container, authority.report_path)
+        argv = await self._stage(container, theirs, language, judge.await_fifo(authority.report_path) + command
+                                 if authority.report_path else command)
         budget = self._config.max_output_bytes // (2 if team_tests else 1)
         step = await self._step(container, argv, language.workdir, limit_s, output_limit=budget)
-        written = await self._read_report(container, authority) if not step.timed_out else ""
+        written = await self._read_sealed(container, authority.report_path) if not step.timed_out else ""
         verdict = authority.verdict(user, job.files, step.stdout, written, token, language.workdir)
         shown = authority.shown(step.stdout, token)
         team = None
         if why := self._hollow(job, user):
             team = reports.refused(why, which="the team's tests")
         elif team_tests and not step.timed_out:
-            remove_user = f"{STOP_LEFTOVERS}rm -f -- {quoted(user)}; {_test_command(language)}"
-            argv = await self._stage(container, team_tests, language, remove_user)
+            await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
+                             self._config.user, "/")
+            await self._as_judge(container, f"cd {quoted([language.workdir])} && rm -f -- {quoted(user)}")
+            await self._seal(container, language.report_file)
+            argv = await self._stage(container, team_tests, language, _test_command(language))
             team_step = await self._step(container, argv, language.workdir, max(limit_s - step.duration_s, 1.0),
                                          output_limit=budget)
             team = reports.single(team_step, language, self._config,
                                   await self._written(container, language, team_step))
         return reports.combined(user, shown, step, verdict, team, self._config)
+
+    async def _stage_user_files(self, container: Container, job: TestJob, language: LanguageConfig,
+                                user: list[str], deadline: str) -> None:
+        """The container's deadline, every folder of the job (sticky) and the user's files, as the sandbox's
+        own user, before any file of the team's is in the container."""
+        before = deadline + judge.folders(job.files, language.workdir)
+        argv = await self._stage(container, {path: job.files[path] for path in user}, language, "exit 0", before,
+                                 as_judge=True)
+        code, text = await self._call(containers.run_quiet, self._client_(), container, argv, self._judge_user, "/")
+        if code == UNPACK_EXIT and DEADLINE_UNSET in text:
+            raise SandboxError("the sandbox container did not take its deadline (its first process is gone)")
+        if code != 0:
+            raise SandboxError(f"could not copy the user's tests into the sandbox (exit {code}): {text[:500]}")
 
     def _hollow(self, job: TestJob, user: list[str]) -> str:
         """Why the team's tests would pass without testing, for a built-in language that can tell."""
@@ -285,24 +311,37 @@ class DockerSandbox:
             return hollow_tests(job.files, user)
         return ""
 
-    async def _read_report(self, container: Container, authority: Authority) -> str:
-        """The runner's structured report of the user's pass."""
-        return await self._read_file(container, authority.report_path) if authority.report_path else ""
-
     async def _written(self, container: Container, language: LanguageConfig, step: StepResult) -> str | None:
         """The structured report the language's test command wrote ('' when it wrote none), or None when
         the language keeps none (its counts come from the output)."""
         if not language.report_file:
             return None
-        return "" if step.timed_out else await self._read_file(container, language.report_file)
+        return "" if step.timed_out else await self._read_sealed(container, language.report_file)
 
-    async def _read_file(self, container: Container, path: str) -> str:
-        """A file the runner wrote, read after stopping anything the tests left running."""
-        _, text = await self._call(
-            containers.run_quiet, self._client_(), container,
-            ["sh", "-c", f"{STOP_LEFTOVERS}cat {quoted([path])} 2>/dev/null"], self._config.user, "/",
-            2 * REPORT_LIMIT)
+    async def _seal(self, container: Container, path: str) -> None:
+        """Start the sandbox's own reader of the report a runner is about to write at ``path`` (``judge``)."""
+        if path:
+            await self._call(containers.exec_detached, self._client_(), container, ["sh", "-c", judge.seal(path)],
+                             self._judge_user)
+
+    async def _read_sealed(self, container: Container, path: str) -> str:
+        """The report the runner wrote at ``path``, as sealed when it closed it; read after stopping anything
+        the tests left running (one could hold the channel open)."""
+        await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
+                         self._config.user, "/")
+        _, text = await self._call(containers.run_quiet, self._client_(), container,
+                                   ["sh", "-c", judge.read_sealed(path)], self._judge_user, "/", 2 * REPORT_LIMIT)
         return text
+
+    async def _as_judge(self, container: Container, script: str) -> None:
+        code, text = await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", script],
+                                      self._judge_user, "/")
+        if code != 0:
+            raise SandboxError(f"a sandbox step failed (exit {code}): {text[:500]}")
+
+    @property
+    def _judge_user(self) -> str:
+        return keeper_user(self._config)
 
     async def _setup(self, container: Container, language: LanguageConfig, held: _Held,
                      argv: list[str]) -> TestReport | None:
@@ -365,13 +404,13 @@ class DockerSandbox:
         return False
 
     async def _stage(self, container: Container, files: Mapping[str, str], language: LanguageConfig,
-                     first: str, deadline: str = "") -> list[str]:
+                     first: str, deadline: str = "", as_judge: bool = False) -> list[str]:
         """Stage all but the last chunk of the files; the command that sets the container's ``deadline``
         (the job's first such command only), unpacks them and runs ``first``."""
         stage, unpack_then_first = staged(files, language.workdir, self._config.max_upload_bytes, first, deadline)
+        user = self._judge_user if as_judge else self._config.user
         for argv in stage:
-            code, text = await self._call(
-                containers.run_quiet, self._client_(), container, argv, self._config.user, "/")
+            code, text = await self._call(containers.run_quiet, self._client_(), container, argv, user, "/")
             if code != 0:
                 raise SandboxError(f"could not copy the files into the sandbox (exit {code}): {text[:500]}")
         return unpack_then_first
@@ -441,11 +480,11 @@ class DockerSandbox:
 
 
 def _test_command(language: LanguageConfig) -> str:
-    """The configured test command, after removing any report an earlier step (the setup: the team's code)
-    could have left where the runner writes its own."""
+    """The configured test command; one that writes a report first waits for the channel the sandbox reads
+    it through (``judge``), so no file the team's code left there is read as the report."""
     if not language.report_file:
         return language.test_command
-    return f"rm -f -- {quoted([language.report_file])}; {language.test_command}"
+    return judge.await_fifo(language.report_file) + language.test_command
 
 
 @dataclass(eq=False)
