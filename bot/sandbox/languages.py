@@ -101,7 +101,7 @@ DEFAULT_LANGUAGES: dict[str, LanguageConfig] = {
         env={**_BASE_ENV, "GOCACHE": "/tmp/go-cache", "GOPATH": "/tmp/go", "CGO_ENABLED": "0",
              "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"},
         setup_when=("go.sum",), setup_command="go mod download",
-        test_command="[ -f go.mod ] || go mod init sandbox >/dev/null 2>&1; go test -v ./...",
+        test_command="[ -f go.mod ] || go mod init sandbox >/dev/null 2>&1; go test -json ./...",
         report_format="go",
     ),
     "rust": LanguageConfig(

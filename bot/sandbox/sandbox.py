@@ -28,7 +28,7 @@ from agents.errors import SandboxError
 from agents.types import TestJob, TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import containers, judge, reports, setup_network
-from bot.sandbox.authority import Authority, quoted
+from bot.sandbox.authority import REPORT_SEPARATOR, Authority, quoted
 from bot.sandbox.authority.table import authority_for
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
@@ -214,7 +214,7 @@ class DockerSandbox:
         if runner is not None and (why := runner.refusal(job.files, user)):
             return reports.refused(why, which="the user's tests" if user else "the tests")
         authority = runner if user else None
-        if authority is None and (why := self._hollow(job, user)):
+        if authority is None and (why := self._hollow(job, user) or (runner.team_refusal(job.files) if runner else "")):
             return reports.refused(why, which="the tests")  # anyone's: `sandbox run DIR` tests a user's folder
         setup = _needs_setup(language, job.files)
         network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
@@ -228,15 +228,17 @@ class DockerSandbox:
         # stops by itself, even if this process dies (``hardening.KEEPER``).
         deadline = set_deadline(limit_s + (self._config.setup_timeout_s if setup else 0.0) + DEADLINE_GRACE_S)
         if authority is None:
-            return await self._run_one_pass(container, job, language, setup, held, limit_s, deadline)
+            return await self._run_one_pass(container, job, language, setup, held, limit_s, deadline, runner)
         return await self._run_user_first(container, job, language, setup, held, limit_s, deadline, authority, user)
 
     async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
-                            held: _Held, limit_s: float, deadline: str) -> TestReport:
+                            held: _Held, limit_s: float, deadline: str, guard: Authority | None) -> TestReport:
+        token = secrets.token_hex(8)
+        files = {**job.files, **guard.team_files(job.files)} if guard else job.files
         if not setup:
             await self._seal(container, language.report_file)
         first = language.setup_command if setup else _test_command(language)
-        unpack_then_first = await self._stage(container, job.files, language, first, deadline)
+        unpack_then_first = await self._stage(container, files, language, first, deadline)
         if setup:
             report = await self._setup(container, language, held, unpack_then_first)
             if report is not None:
@@ -244,8 +246,9 @@ class DockerSandbox:
             await self._seal(container, language.report_file)  # only now: the setup (the team's code) is over
         # After a setup (the team's code ran), stop what it left running: it could rewrite files or reports.
         test = unpack_then_first if not setup else ["sh", "-c", STOP_LEFTOVERS + _test_command(language)]
-        step = await self._step(container, test, language.workdir, limit_s)
-        return reports.single(step, language, self._config, await self._written(container, language, step))
+        step = await self._step(container, test, language.workdir, limit_s, guard.team_env(token) if guard else None)
+        report = reports.single(step, language, self._config, await self._written(container, language, step))
+        return reports.guarded(report, guard, step.stdout, token)
 
     async def _run_user_first(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
                               held: _Held, limit_s: float, deadline: str, authority: Authority,
@@ -256,7 +259,7 @@ class DockerSandbox:
         does afterwards, in the setup, a build step or the tests, can change, remove or replace them."""
         present = authority.pass_files(job.files, user)
         team_tests = {path: text for path, text in job.files.items() if path not in present}
-        theirs = {path: text for path, text in present.items() if path not in user}
+        theirs = theirs_all = {path: text for path, text in present.items() if path not in user}
         token = secrets.token_hex(8)  # frames the user's files' sections of the output
         command = authority.command(user, present, language.workdir, token)
         await self._stage_user_files(container, job, language, user, deadline)
@@ -269,27 +272,30 @@ class DockerSandbox:
             await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
                              self._config.user, "/")
             theirs = {}
-        await self._seal(container, authority.report_path)
-        argv = await self._stage(container, theirs, language, judge.await_fifo(authority.report_path) + command
-                                 if authority.report_path else command)
+        paths = authority.report_paths(user)
+        for path in paths:
+            await self._seal(container, path)
+        argv = await self._stage(container, theirs, language, "".join(map(judge.await_fifo, paths)) + command)
         budget = self._config.max_output_bytes // (2 if team_tests else 1)
         step = await self._step(container, argv, language.workdir, limit_s, output_limit=budget)
-        written = await self._read_sealed(container, authority.report_path) if not step.timed_out else ""
+        written = "" if step.timed_out else await self._read_reports(container, paths)
         verdict = authority.verdict(user, job.files, step.stdout, written, token, language.workdir)
         shown = authority.shown(step.stdout, token)
         team = None
-        if why := self._hollow(job, user):
+        if why := self._hollow(job, user) or authority.team_refusal(team_tests):
             team = reports.refused(why, which="the team's tests")
         elif team_tests and not step.timed_out:
             await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
                              self._config.user, "/")
             await self._as_judge(container, f"cd {quoted([language.workdir])} && rm -f -- {quoted(user)}")
             await self._seal(container, language.report_file)
-            argv = await self._stage(container, team_tests, language, _test_command(language))
+            team_files = {**team_tests, **authority.team_files({**team_tests, **theirs_all})}
+            argv = await self._stage(container, team_files, language, _test_command(language))
             team_step = await self._step(container, argv, language.workdir, max(limit_s - step.duration_s, 1.0),
-                                         output_limit=budget)
-            team = reports.single(team_step, language, self._config,
-                                  await self._written(container, language, team_step))
+                                         authority.team_env(token), output_limit=budget)
+            team = reports.guarded(reports.single(team_step, language, self._config,
+                                                  await self._written(container, language, team_step)),
+                                   authority, team_step.stdout, token)
         return reports.combined(user, shown, step, verdict, team, self._config)
 
     async def _stage_user_files(self, container: Container, job: TestJob, language: LanguageConfig,
@@ -332,6 +338,13 @@ class DockerSandbox:
         _, text = await self._call(containers.run_quiet, self._client_(), container,
                                    ["sh", "-c", judge.read_sealed(path)], self._judge_user, "/", 2 * REPORT_LIMIT)
         return text
+
+    async def _read_reports(self, container: Container, paths: list[str]) -> str:
+        """The user pass's sealed reports: one as it is, several each after a ``REPORT_SEPARATOR`` line."""
+        if len(paths) == 1:
+            return await self._read_sealed(container, paths[0])
+        return "".join([f"{REPORT_SEPARATOR} {index}\n{await self._read_sealed(container, path)}\n"
+                        for index, path in enumerate(paths)])
 
     async def _as_judge(self, container: Container, script: str) -> None:
         code, text = await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", script],
