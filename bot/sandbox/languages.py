@@ -12,8 +12,10 @@ import dataclasses
 import hashlib
 import os
 import re
+import shlex
 
 from bot.config.sections import ConfigError, LanguageConfig, SandboxConfig
+from bot.sandbox.authority.python import PYTEST_THEN_EXIT
 
 OFFLINE_ENV = "CODEGEN_SANDBOX_OFFLINE"  # "1": use the offline images whatever the config says
 OFFLINE_PREFIX = "codegen-chat-sandbox"
@@ -31,11 +33,14 @@ _PYTHON_SETUP = (
 # dir: a run that ends before pytest writes it (sys.exit or os._exit at import) has not passed. No plugin
 # the dependency setup installed is loaded by its entry point (it could rewrite the report).
 _PYTHON_REPORT = "/tmp/.judge/junit.xml"  # sealed by the sandbox (bot.sandbox.judge)
-_PYTHON_TEST = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -c /dev/null --rootdir=. -q -rfE --tb=short "
+# pytest's own main, then the process ends (os._exit): no atexit handler of the code runs after the report.
+_PYTHON_TEST = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -c {shlex.quote(PYTEST_THEN_EXIT)} -c /dev/null --rootdir=. "
+                "-q -rfE --tb=short "
                 f"-p no:cacheprovider --color=no --junitxml={_PYTHON_REPORT}")
 _NODE_TEST_FILES = "$(find . -path ./node_modules -prune -o \\( -name '*.test.{ext}' -o -name '*_test.{ext}' " \
     "-o -name 'test_*.{ext}' -o -name '*.spec.{ext}' \\) -print | sort)"
-_NODE_SETUP = "if command -v npm >/dev/null; then npm install --no-audit --no-fund; " \
+# No lifecycle script runs (the package's own or a dependency's): the setup installs, it runs nothing.
+_NODE_SETUP = "if command -v npm >/dev/null; then npm install --no-audit --no-fund --ignore-scripts; " \
     "else echo 'npm is not in this image: dependencies not installed' >&2; fi"
 # TypeScript: compiled by tsc when the image has it (the offline one does), else node >= 22.6 strips
 # the types itself (the official node image; imports then name the .ts file). Without @types/node,

@@ -27,7 +27,7 @@ from docker.models.containers import Container
 from agents.errors import SandboxError
 from agents.types import TestJob, TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
-from bot.sandbox import containers, judge, reports, setup_network
+from bot.sandbox import containers, dependencies, judge, reports, setup_network
 from bot.sandbox.authority import REPORT_SEPARATOR, Authority, quoted
 from bot.sandbox.authority.table import authority_for
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked, short_error
@@ -217,6 +217,8 @@ class DockerSandbox:
         if authority is None and (why := self._hollow(job, user) or (runner.team_refusal(job.files) if runner else "")):
             return reports.refused(why, which="the tests")  # anyone's: `sandbox run DIR` tests a user's folder
         setup = _needs_setup(language, job.files)
+        if setup and runner is not None and (why := dependencies.refusal(job.files, language.setup_when)):
+            return reports.refused(why, which="the tests")
         network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
         container = await self._pool.claim(job.language) if not network else None
         if container is None:

@@ -16,25 +16,25 @@ RUST_USER = "#[test]\nfn test_add() { assert_eq!(calc::add(2, 3), 5); }\n" \
             "#[test]\nfn test_sub() { assert_eq!(calc::sub(5, 3), 2); }\n"
 RUST_WRONG = RUST.buggy().merged({"tests/calc_test.rs": RUST_USER})
 HARMLESS_RS = "#[test]\\nfn test_sub() {}\\n"
-# A build script that tries every way of putting its own test in place of the user's.
-BUILD_RS = ("use std::fs;\nfn main() {\n"
-            f"    let _ = fs::write(\"tests/calc_test.rs\", \"{HARMLESS_RS}\");\n"
-            "    let _ = fs::remove_file(\"tests/calc_test.rs\");\n"
-            "    let _ = fs::rename(\"tests/calc_test.rs\", \"tests/moved.rs\");\n"
-            f"    let _ = fs::write(\"tests/calc_test.rs\", \"{HARMLESS_RS}\");\n"
-            "    let _ = fs::create_dir_all(\"tests/calc_test\");\n"
-            f"    let _ = fs::write(\"tests/calc_test/main.rs\", \"{HARMLESS_RS}\");\n"
-            "}\n")
+# Build scripts that put a test of their own in place of the user's, each its own way.
+BUILD_RS = {
+    "rewrite": f"fn main() {{ let _ = std::fs::write(\"tests/calc_test.rs\", \"{HARMLESS_RS}\"); }}\n",
+    "replace": f"fn main() {{ let _ = std::fs::write(\"tests/new.txt\", \"{HARMLESS_RS}\"); "
+               "let _ = std::fs::rename(\"tests/new.txt\", \"tests/calc_test.rs\"); }\n",
+    "remove-and-add": f"fn main() {{ let _ = std::fs::remove_file(\"tests/calc_test.rs\"); "
+                      f"let _ = std::fs::write(\"tests/calc_test.rs\", \"{HARMLESS_RS}\"); }}\n",
+}
 
 
 def rust_job(files: FileSet) -> TestJob:
     return TestJob("rust", files, authoritative=("tests/calc_test.rs",))
 
 
-async def test_a_rust_build_script_cannot_rewrite_the_users_tests(sandbox):
-    report = await sandbox.run(rust_job(RUST_WRONG.merged({"build.rs": BUILD_RS})))
+@pytest.mark.parametrize("how", sorted(BUILD_RS))
+async def test_a_rust_build_script_cannot_rewrite_the_users_tests(sandbox, how):
+    report = await sandbox.run(rust_job(RUST_WRONG.merged({"build.rs": BUILD_RS[how]})))
     assert report.status is TestStatus.FAILED, report.output(20_000)
-    assert "test_sub" in report.output(100_000)
+    assert (report.passed, report.failed) == (1, 1), report.output(20_000)  # the user's own test_sub ran
 
 
 async def test_rust_code_that_prints_results_and_exits_does_not_pass(sandbox):
@@ -85,19 +85,21 @@ async def test_go_passes_that_were_earned_still_count(sandbox):
     assert "--- PASS: TestAdd" in report.stdout and "@@codegen" not in report.stdout
 
 
-PY_SECOND = "from calc import add\n\ndef test_add_again():\n    assert add(1, 1) == 2\n"
-# Imported by the first user test file; rewrites the second one on disk before pytest imports it.
+PY_FIRST = "from calc import add\n\ndef test_add_first():\n    assert add(1, 1) == 2\n"
+# Imported by the first user test file (test_a.py); rewrites the next one on disk before pytest imports it.
 PY_REWRITES_TESTS = PYTHON.buggy()["calc.py"] + (
-    "\nimport os\nfor _name in ('test_calc.py', 'test_more.py'):\n"
-    "    for _how in ('write', 'replace'):\n"
-    "        try:\n"
-    "            if _how == 'write':\n"
-    "                open(_name, 'w').write('def test_ok():\\n    pass\\n')\n"
-    "            else:\n"
-    "                open('x_' + _name, 'w').write('def test_ok():\\n    pass\\n')\n"
-    "                os.replace('x_' + _name, _name)\n"
-    "        except OSError:\n"
-    "            pass\n")
+    "\nimport os\nfor _how in ('write', 'replace', 'remove'):\n"
+    "    try:\n"
+    "        if _how == 'write':\n"
+    "            open('test_calc.py', 'w').write('def test_ok():\\n    pass\\n')\n"
+    "        elif _how == 'replace':\n"
+    "            open('x.py', 'w').write('def test_ok():\\n    pass\\n')\n"
+    "            os.replace('x.py', 'test_calc.py')\n"
+    "        else:\n"
+    "            os.remove('test_calc.py')\n"
+    "            open('test_calc.py', 'w').write('def test_ok():\\n    pass\\n')\n"
+    "    except OSError:\n"
+    "        pass\n")
 PASSING_XML = ('<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="3">'
                '<testcase classname="test_calc" name="test_add" file="test_calc.py"/>'
                '<testcase classname="test_calc" name="test_sub" file="test_calc.py"/>'
@@ -109,13 +111,17 @@ PY_REWRITES_REPORT = PYTHON.buggy()["calc.py"] + (
     "\nimport atexit, glob, os, time\n"
     f"XML = {PASSING_XML!r}\n"
     "def _forge():\n"
-    "    for path in glob.glob('/tmp/.judge/*') + ['/tmp/.judge/' + name for name in ('jun' + 'it.xml', 'user-report.xml')]:\n"
+    "    for path in glob.glob('/tmp/**/*.xml', recursive=True) + glob.glob('/tmp/.*/*.xml') + glob.glob('/tmp/.judge/*')"
+    " + ['/tmp/.judge/' + name for name in ('jun' + 'it.xml', 'user-report.xml')]:\n"
     "        try:\n"
     "            with open(path, 'w') as report:\n"
     "                report.write(XML)\n"
     "        except OSError:\n"
     "            pass\n"
-    "atexit.register(_forge)\n"
+    "def _forge_and_exit():\n"
+    "    _forge()\n"
+    "    os._exit(0)\n"
+    "atexit.register(_forge_and_exit)\n"
     "if os.fork() == 0:\n"
     "    os.setsid()\n"
     "    time.sleep(2)\n"
@@ -124,10 +130,10 @@ PY_REWRITES_REPORT = PYTHON.buggy()["calc.py"] + (
 
 
 async def test_python_code_cannot_rewrite_the_users_test_files_while_they_run(sandbox):
-    files = PYTHON.buggy().merged({"calc.py": PY_REWRITES_TESTS, "test_more.py": PY_SECOND})
-    report = await sandbox.run(TestJob("python", files, authoritative=("test_calc.py", "test_more.py")))
+    files = PYTHON.buggy().merged({"calc.py": PY_REWRITES_TESTS, "test_a.py": PY_FIRST})
+    report = await sandbox.run(TestJob("python", files, authoritative=("test_a.py", "test_calc.py")))
     assert report.status is TestStatus.FAILED, report.output(20_000)
-    assert "test_sub" in report.output(100_000)
+    assert "test_sub" in report.output(100_000) and "test_ok" not in report.output(100_000)
 
 
 @pytest.mark.parametrize("user", [(), ("test_calc.py",)], ids=["team-pass", "user-pass"])

@@ -26,7 +26,7 @@ from bot.sandbox.junit import outcome, stopped, testcases, without_note
 
 DEPS = "/tmp/deps"  # where the python setup step installs requirements.txt
 # pytest's own main, and then the process ends with its exit code: nothing of the code runs after it.
-_MAIN = ("import os, sys, pytest; code = pytest.main(sys.argv[1:]); sys.stdout.flush(); sys.stderr.flush(); "
+PYTEST_THEN_EXIT = ("import os, sys, pytest; code = pytest.main(sys.argv[1:]); sys.stdout.flush(); sys.stderr.flush(); "
          "os._exit(int(code))")
 
 
@@ -38,7 +38,7 @@ class Pytest(Authority):
         return (
             f"rm -rf {REPORT_DIR} && mkdir -p {REPORT_DIR} && printf '%s' {shlex.quote(ini)} > {REPORT_DIR}/pytest.ini && "
             "env -u PYTEST_ADDOPTS -u PYTEST_PLUGINS PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 "
-            f"python3 -I -c {shlex.quote(_MAIN)} -c {REPORT_DIR}/pytest.ini --rootdir={workdir} --noconftest "
+            f"python3 -I -c {shlex.quote(PYTEST_THEN_EXIT)} -c {REPORT_DIR}/pytest.ini --rootdir={workdir} --noconftest "
             f"-p no:cacheprovider -q -rfEs --tb=short --color=no --junitxml={self.report_path} "
             f"{quoted(user, workdir.rstrip('/') + '/')}"
         )
