@@ -214,6 +214,28 @@ class SandboxConfig(Checked, section="sandbox"):
     debian_suite: str = "bookworm"
     languages: dict[str, LanguageConfig] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, language in self.languages.items():
+            key, problem = language_problem(language)
+            if problem:
+                raise SettingsError(f"sandbox.languages.{name}{key}", problem)
+
+
+REPORT_FORMATS = ("pytest", "tap", "go", "cargo", "junit", "exit-code")
+
+
+def language_problem(language: LanguageConfig) -> tuple[str, str]:
+    """What makes a configured language unusable (the key under it, the problem), checked when the config is
+    read: a run must never be the first to find that its language cannot run tests."""
+    if not language.image and not language.offline_image:
+        return "", 'no image: set image = "..." (and offline_image for offline use)'
+    if not language.test_command.strip():
+        return ".test_command", "empty: set the shell command that runs the tests"
+    if language.report_format not in REPORT_FORMATS:
+        return ".report_format", f"{language.report_format!r} is not known (use one of: {', '.join(REPORT_FORMATS)})"
+    return "", ""
+
 
 @dataclass(frozen=True)
 class SlackConfig(Checked, section="slack"):

@@ -14,7 +14,7 @@ import os
 import re
 import shlex
 
-from bot.config.sections import ConfigError, LanguageConfig, SandboxConfig
+from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox.authority.python import PYTEST_THEN_EXIT
 
 OFFLINE_ENV = "CODEGEN_SANDBOX_OFFLINE"  # "1": use the offline images whatever the config says
@@ -140,25 +140,10 @@ DEFAULT_LANGUAGES: dict[str, LanguageConfig] = {
 }
 
 
-REPORT_FORMATS = ("pytest", "tap", "go", "cargo", "junit", "exit-code")
-
-
 def languages(config: SandboxConfig) -> dict[str, LanguageConfig]:
-    """The built-in table with the config's entries laid over it, name by name; bad entries refused."""
-    for name, language in config.languages.items():
-        _check(name, language)
+    """The built-in table with the config's entries laid over it, name by name (each entry was checked when
+    the config was read: ``bot.config.sections.language_problem``)."""
     return {**DEFAULT_LANGUAGES, **config.languages}
-
-
-def _check(name: str, language: LanguageConfig) -> None:
-    key = f"sandbox.languages.{name}"
-    if not language.image and not language.offline_image:
-        raise ConfigError(f"{key}: no image: set image = \"...\" (and offline_image for offline use)")
-    if not language.test_command:
-        raise ConfigError(f"{key}.test_command: empty: set the shell command that runs the tests")
-    if language.report_format not in REPORT_FORMATS:
-        raise ConfigError(f"{key}.report_format: {language.report_format!r} is not known "
-                          f"(use one of: {', '.join(REPORT_FORMATS)})")
 
 
 def use_offline(config: SandboxConfig) -> bool:

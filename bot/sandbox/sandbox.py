@@ -1,11 +1,13 @@
 """The Docker sandbox: runs a job's tests in a fresh, locked-down container and reports what it saw.
 
-One run: wait for a slot (the concurrency cap) -> take a warm container or start one -> stage the
-files -> set the container's own deadline, unpack the files and run the dependency setup when the files
-call for it (network only then, per config), all in one command -> cut the network -> the test command
+One run: wait for a slot (the concurrency cap) -> take a warm container or start one -> (the user's tests
+first: unpack them as the sandbox's own user, read-only to the team's code, ``judge``) -> stage the files
+-> unpack them and run the dependency setup when the files call for it (registry packages only,
+``dependencies``; network only then, per config), in one command -> cut the network -> the test command
 (the first command when there was no setup), its output capped as it streams, killed from outside at the
-deadline -> read the counts -> remove the container: in the background once the run has its report
-(``close()`` waits for it), before a cancellation completes.
+deadline -> read the counts from the runner's sealed report -> remove the container: in the background
+once the run has its report (``close()`` waits for it), before a cancellation completes. Before each
+step the container gets its own deadline, so it ends by itself should this process die.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from bot.sandbox.authority import REPORT_SEPARATOR, Authority, quoted
 from bot.sandbox.authority.table import authority_for
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked, short_error
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
-from bot.sandbox.hardening import DEADLINE_GRACE_S, DEADLINE_UNSET, keeper_user, set_deadline
+from bot.sandbox.hardening import BETWEEN_STEPS_S, DEADLINE_GRACE_S, DEADLINE_UNSET, keeper_user, set_deadline
 from bot.sandbox.hollow import hollow_tests
 from bot.sandbox.images import missing_image, present_image
 from bot.sandbox.languages import languages
@@ -226,21 +228,20 @@ class DockerSandbox:
                 held.egress = await self._open_egress()
             container = await self._start(job.language, language, held.egress.name if held.egress else None)
         held.containers.append(container)
-        # Enforced inside the container too: the job's first command sets the deadline at which the container
-        # stops by itself, even if this process dies (``hardening.KEEPER``).
-        deadline = set_deadline(limit_s + (self._config.setup_timeout_s if setup else 0.0) + DEADLINE_GRACE_S)
+        # Enforced inside the container too: before each step the container gets the deadline at which it stops
+        # by itself, even if this process dies (``hardening.KEEPER``, ``_step``).
         if authority is None:
-            return await self._run_one_pass(container, job, language, setup, held, limit_s, deadline, runner)
-        return await self._run_user_first(container, job, language, setup, held, limit_s, deadline, authority, user)
+            return await self._run_one_pass(container, job, language, setup, held, limit_s, runner)
+        return await self._run_user_first(container, job, language, setup, held, limit_s, authority, user)
 
     async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
-                            held: _Held, limit_s: float, deadline: str, guard: Authority | None) -> TestReport:
+                            held: _Held, limit_s: float, guard: Authority | None) -> TestReport:
         token = secrets.token_hex(8)
         files = {**job.files, **guard.team_files(job.files)} if guard else job.files
         if not setup:
             await self._seal(container, language.report_file)
         first = language.setup_command if setup else _test_command(language)
-        unpack_then_first = await self._stage(container, files, language, first, deadline)
+        unpack_then_first = await self._stage(container, files, language, first)
         if setup:
             report = await self._setup(container, language, held, unpack_then_first)
             if report is not None:
@@ -253,8 +254,7 @@ class DockerSandbox:
         return reports.guarded(report, guard, step.stdout, token)
 
     async def _run_user_first(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
-                              held: _Held, limit_s: float, deadline: str, authority: Authority,
-                              user: list[str]) -> TestReport:
+                              held: _Held, limit_s: float, authority: Authority, user: list[str]) -> TestReport:
         """The user's tests alone, locked down and judged per file; then the team's, as configured.
 
         The user's files are unpacked first, by the sandbox's own user (``judge``): nothing the team's code
@@ -264,7 +264,7 @@ class DockerSandbox:
         theirs = theirs_all = {path: text for path, text in present.items() if path not in user}
         token = secrets.token_hex(8)  # frames the user's files' sections of the output
         command = authority.command(user, present, language.workdir, token)
-        await self._stage_user_files(container, job, language, user, deadline)
+        await self._stage_user_files(container, job, language, user)
         if setup:
             report = await self._setup(container, language, held, await self._stage(
                 container, theirs, language, language.setup_command))
@@ -301,10 +301,10 @@ class DockerSandbox:
         return reports.combined(user, shown, step, verdict, team, self._config)
 
     async def _stage_user_files(self, container: Container, job: TestJob, language: LanguageConfig,
-                                user: list[str], deadline: str) -> None:
-        """The container's deadline, every folder of the job (sticky) and the user's files, as the sandbox's
-        own user, before any file of the team's is in the container."""
-        before = deadline + judge.folders(job.files, language.workdir)
+                                user: list[str]) -> None:
+        """The container's deadline for the staging, every folder of the job (sticky) and the user's files, as
+        the sandbox's own user, before any file of the team's is in the container."""
+        before = set_deadline(BETWEEN_STEPS_S) + judge.folders(job.files, language.workdir)
         argv = await self._stage(container, {path: job.files[path] for path in user}, language, "exit 0", before,
                                  as_judge=True)
         code, text = await self._call(containers.run_quiet, self._client_(), container, argv, self._judge_user, "/")
@@ -337,8 +337,9 @@ class DockerSandbox:
         the tests left running (one could hold the channel open)."""
         await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
                          self._config.user, "/")
-        _, text = await self._call(containers.run_quiet, self._client_(), container,
-                                   ["sh", "-c", judge.read_sealed(path)], self._judge_user, "/", 2 * REPORT_LIMIT)
+        script = set_deadline(BETWEEN_STEPS_S) + judge.read_sealed(path)  # the step is over: a short deadline
+        _, text = await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", script],
+                                   self._judge_user, "/", 2 * REPORT_LIMIT)
         return text
 
     async def _read_reports(self, container: Container, paths: list[str]) -> str:
@@ -347,6 +348,13 @@ class DockerSandbox:
             return await self._read_sealed(container, paths[0])
         return "".join([f"{REPORT_SEPARATOR} {index}\n{await self._read_sealed(container, path)}\n"
                         for index, path in enumerate(paths)])
+
+    async def _arm(self, container: Container, seconds: float) -> None:
+        """The container stops by itself ``seconds`` from now (``hardening.KEEPER``), unless armed again."""
+        code, _ = await self._call(containers.run_quiet, self._client_(), container,
+                                   ["sh", "-c", set_deadline(seconds)], self._judge_user, "/")
+        if code != 0:
+            raise SandboxError("the sandbox container did not take its deadline (its first process is gone)")
 
     async def _as_judge(self, container: Container, script: str) -> None:
         code, text = await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", script],
@@ -383,7 +391,9 @@ class DockerSandbox:
 
     async def _step(self, container: Container, argv: list[str], workdir: str, limit_s: float,
                     env: dict[str, str] | None = None, output_limit: int | None = None) -> StepResult:
-        """Run one command in the container, killed from outside after ``limit_s``."""
+        """Run one command in the container, killed from outside after ``limit_s``, and from inside a little
+        later should this process die meanwhile (the container's deadline)."""
+        await self._arm(container, limit_s + DEADLINE_GRACE_S)
         client = self._client_()
         output = SplitOutput(output_limit or self._config.max_output_bytes)
         started = time.monotonic()
@@ -399,8 +409,6 @@ class DockerSandbox:
         stdout, stderr = output.texts()
         if code == UNPACK_EXIT and UNPACK_FAILED in stderr:
             raise SandboxError(f"could not copy the files into the sandbox: {stderr[-500:]}")
-        if code == UNPACK_EXIT and DEADLINE_UNSET in stderr:
-            raise SandboxError("the sandbox container did not take its deadline (its first process is gone)")
         return StepResult(code, timed_out, duration, stdout, stderr, output.truncated)
 
     async def _wait(self, reader: asyncio.Future[None], exec_id: str, limit_s: float) -> bool:
@@ -419,10 +427,10 @@ class DockerSandbox:
         return False
 
     async def _stage(self, container: Container, files: Mapping[str, str], language: LanguageConfig,
-                     first: str, deadline: str = "", as_judge: bool = False) -> list[str]:
-        """Stage all but the last chunk of the files; the command that sets the container's ``deadline``
-        (the job's first such command only), unpacks them and runs ``first``."""
-        stage, unpack_then_first = staged(files, language.workdir, self._config.max_upload_bytes, first, deadline)
+                     first: str, before: str = "", as_judge: bool = False) -> list[str]:
+        """Stage all but the last chunk of the files; the command that runs the shell ``before``, unpacks them
+        and runs ``first``."""
+        stage, unpack_then_first = staged(files, language.workdir, self._config.max_upload_bytes, first, before)
         user = self._judge_user if as_judge else self._config.user
         for argv in stage:
             code, text = await self._call(containers.run_quiet, self._client_(), container, argv, user, "/")
