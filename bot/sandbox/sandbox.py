@@ -246,9 +246,11 @@ class DockerSandbox:
             report = await self._setup(container, language, held, unpack_then_first)
             if report is not None:
                 return report
-            await self._seal(container, language.report_file)  # only now: the setup (the team's code) is over
-        # After a setup (the team's code ran), stop what it left running: it could rewrite files or reports.
-        test = unpack_then_first if not setup else ["sh", "-c", STOP_LEFTOVERS + _test_command(language)]
+            # The setup ran the team's code: stop what it left running before the report's channel exists.
+            await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
+                             self._config.user, "/")
+            await self._seal(container, language.report_file)
+        test = unpack_then_first if not setup else ["sh", "-c", _test_command(language)]
         step = await self._step(container, test, language.workdir, limit_s, guard.team_env(token) if guard else None)
         report = reports.single(step, language, self._config, await self._written(container, language, step))
         return reports.guarded(report, guard, step.stdout, token)

@@ -45,7 +45,8 @@ def sandbox_run(folder, project: str, host: str, timeout_s: float = TIMEOUT_S) -
     command = (f"hostname {host} && exec {shlex.quote(sys.executable)} -m codegen_chat.cli sandbox run --language python "
                f"{project} --timeout {timeout_s}")
     return subprocess.Popen(["unshare", "--uts", "sh", "-c", command], cwd=folder,
-                            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "CODEGEN_SANDBOX_OFFLINE": "1"},
+                            env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "PYTHONPATH": str(ROOT),
+                                 "CODEGEN_SANDBOX_OFFLINE": "1"},
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
