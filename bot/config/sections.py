@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from agents.errors import CodegenError
+from agents.language.reports import REPORT_FORMATS
 from agents.manager import Budget, FixReplies, Order, TeamSettings
 from agents.types import Role
 from bot.config.settings import Checked, Matches, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
@@ -228,10 +230,7 @@ class SandboxConfig(Checked, section="sandbox"):
         for name, language in self.languages.items():
             key, problem = language_problem(language)
             if problem:
-                raise SettingsError(f"sandbox.languages.{name}{key}", problem)
-
-
-REPORT_FORMATS = ("pytest", "tap", "go", "cargo", "junit", "exit-code")
+                raise ConfigError(f"sandbox.languages.{name}{key}: {problem}")
 
 
 def language_problem(language: LanguageConfig) -> tuple[str, str]:
@@ -243,6 +242,14 @@ def language_problem(language: LanguageConfig) -> tuple[str, str]:
         return ".test_command", "empty: set the shell command that runs the tests"
     if language.report_format not in REPORT_FORMATS:
         return ".report_format", f"{language.report_format!r} is not known (use one of: {', '.join(REPORT_FORMATS)})"
+    for extension in language.extensions:
+        if not re.fullmatch(r"\.[\w.+-]+", extension):
+            return ".extensions", (f"{extension!r} is not a file extension: write it with its dot, "
+                                   f"like \".{extension.strip('.*') or 'ext'}\"")
+    for pattern in language.test_files:
+        if "*" not in pattern:
+            return ".test_files", (f"{pattern!r} names one file, not a kind of file: write a pattern with a *, "
+                                   "like \"*_test.lua\" or \"test_*.lua\"")
     return "", ""
 
 

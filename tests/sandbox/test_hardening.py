@@ -13,7 +13,6 @@ import pytest
 from agents.errors import SandboxError
 from agents.types import FileSet, TestJob
 from bot.config.sections import REPORT_FORMATS, ConfigError, LanguageConfig, SandboxConfig, load_config
-from bot.config.settings import SettingsError
 from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, staged
 from bot.sandbox.hardening import LABEL, LABEL_PID, LABEL_PIDNS, MB, container_options, owner_gone, pid_namespace
 from bot.sandbox.languages import (
@@ -140,7 +139,7 @@ def test_config_languages_lay_over_the_defaults():
     (LanguageConfig(image="ruby:3", test_command="x", report_format="xml"), "sandbox.languages.ruby.report_format"),
 ])
 def test_bad_language_entries_name_their_key(entry, key):
-    with pytest.raises(SettingsError, match=key):
+    with pytest.raises(ConfigError, match=key):
         SandboxConfig(languages={"ruby": entry})
 
 

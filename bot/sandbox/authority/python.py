@@ -20,14 +20,12 @@ import shlex
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
 
+from agents.language.python import PYTEST_THEN_EXIT
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, judge, quoted
 from bot.sandbox.judge import JUDGE_DIR
 from bot.sandbox.junit import outcome, stopped, testcases, without_note
 
 DEPS = "/tmp/deps"  # where the python setup step installs requirements.txt
-# pytest's own main, and then the process ends with its exit code: nothing of the code runs after it.
-PYTEST_THEN_EXIT = ("import os, sys, pytest; code = pytest.main(sys.argv[1:]); sys.stdout.flush(); sys.stderr.flush(); "
-         "os._exit(int(code))")
 
 
 class Pytest(Authority):
