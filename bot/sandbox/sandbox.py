@@ -231,13 +231,18 @@ class DockerSandbox:
         # Enforced inside the container too: before each step the container gets the deadline at which it stops
         # by itself, even if this process dies (``hardening.KEEPER``, ``_step``).
         if authority is None:
-            return await self._run_one_pass(container, job, language, setup, held, limit_s, runner)
+            return await self._run_one_pass(container, job, language, setup, held, limit_s, runner, user)
         return await self._run_user_first(container, job, language, setup, held, limit_s, authority, user)
 
     async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
-                            held: _Held, limit_s: float, guard: Authority | None) -> TestReport:
+                            held: _Held, limit_s: float, guard: Authority | None, user: list[str]) -> TestReport:
+        """The configured test command over all the files. The user's files (a language of the config's can
+        have them too) are the sandbox's own user's, read-only to the rest, as in a user pass."""
         token = secrets.token_hex(8)
         files = {**job.files, **guard.team_files(job.files)} if guard else job.files
+        if user:
+            await self._stage_user_files(container, job, language, user)
+            files = {path: text for path, text in files.items() if path not in user}
         if not setup:
             await self._seal(container, language.report_file)
         first = language.setup_command if setup else _test_command(language)

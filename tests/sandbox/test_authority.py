@@ -89,7 +89,7 @@ async def test_python_team_files_cannot_pass_a_wrong_sub(docker_client, attack):
 async def test_the_same_files_pass_when_the_code_is_right(docker_client):
     """The defences do not break an honest run: the code is right, the team's extras are harmless."""
     files = PYTHON.correct().merged({**PYTHON_ATTACKS["pytest-ini-addopts"], **PYTHON_ATTACKS["tox-ini-addopts"],
-                                     **plugin_package("helperlib", "VALUE = 4\n", entry_point=False),
+                                     "helperlib.py": "VALUE = 4\n",  # vendored: the setup installs no local package
                                      "test_extra.py": "import helperlib\n\ndef test_dep():\n"
                                                       "    assert helperlib.VALUE == 4\n"})
     async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
