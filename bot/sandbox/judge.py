@@ -19,7 +19,8 @@ import shlex
 from collections.abc import Iterable
 
 JUDGE_DIR = "/tmp/.judge"
-SEAL_WAIT_S = 2.0  # how long a test command waits for its report's FIFO, and a read for the sealed copy
+FIFO_WAIT_S = 30.0  # at most this long a test command waits for its report's FIFO (started just before it)
+SEAL_WAIT_S = 10.0  # at most this long a read waits for the sealed copy (the reader is ended first)
 
 
 def folders(paths: Iterable[str], workdir: str) -> str:
@@ -50,14 +51,17 @@ def seal(path: str) -> str:
 
 def await_fifo(path: str) -> str:
     """Shell put before a test command: wait until the report's FIFO is there (its reader started with it)."""
-    tries = int(SEAL_WAIT_S / 0.02)
+    tries = int(FIFO_WAIT_S / 0.02)
     return (f"i=0; until [ -p {shlex.quote(path)} ]; do i=$((i+1)); [ $i -le {tries} ] || "
             f"{{ echo '[sandbox] the report channel was not ready' >&2; break; }}; sleep 0.02; done; ")
 
 
 def read_sealed(path: str) -> str:
-    """Shell printing the sealed report ('' when the runner never closed it: no report)."""
+    """Shell printing the sealed report ('' when the runner never wrote one). Run once nothing of the
+    commands' user is left: opening the FIFO for a moment ends a reader still waiting for a writer that
+    never came (it reads nothing), and never blocks."""
     tries = int(SEAL_WAIT_S / 0.05)
-    final = shlex.quote(sealed(path))
-    return (f"i=0; until [ -f {final} ]; do i=$((i+1)); [ $i -le {tries} ] || exit 0; sleep 0.05; done; "
+    fifo, final = shlex.quote(path), shlex.quote(sealed(path))
+    return (f"[ -p {fifo} ] && {{ exec 4<> {fifo}; exec 4>&-; }}; "
+            f"i=0; until [ -f {final} ]; do i=$((i+1)); [ $i -le {tries} ] || exit 0; sleep 0.05; done; "
             f"cat {final}")
