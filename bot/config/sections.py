@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from agents.errors import CodegenError, UserInputError
+from agents.language.reports import REPORT_FORMATS
 from agents.manager import Budget, FixReplies, Order, TeamSettings
 from agents.types import Role
 from bot.config.settings import (
@@ -253,6 +254,33 @@ class SandboxConfig(Checked, section="sandbox"):
     debian_mirror: str = DEFAULT_DEBIAN_MIRROR
     debian_suite: str = "bookworm"
     languages: dict[str, LanguageConfig] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, language in self.languages.items():
+            key, problem = language_problem(language)
+            if problem:
+                raise ConfigError(f"sandbox.languages.{name}{key}: {problem}")
+
+
+def language_problem(language: LanguageConfig) -> tuple[str, str]:
+    """What makes a configured language unusable (the key under it, the problem), checked when the config is
+    read: a run must never be the first to find that its language cannot run tests."""
+    if not language.image and not language.offline_image:
+        return "", 'no image: set image = "..." (and offline_image for offline use)'
+    if not language.test_command.strip():
+        return ".test_command", "empty: set the shell command that runs the tests"
+    if language.report_format not in REPORT_FORMATS:
+        return ".report_format", f"{language.report_format!r} is not known (use one of: {', '.join(REPORT_FORMATS)})"
+    for extension in language.extensions:
+        if not re.fullmatch(r"\.[\w.+-]+", extension):
+            return ".extensions", (f"{extension!r} is not a file extension: write it with its dot, "
+                                   f"like \".{extension.strip('.*') or 'ext'}\"")
+    for pattern in language.test_files:
+        if "*" not in pattern:
+            return ".test_files", (f"{pattern!r} names one file, not a kind of file: write a pattern with a *, "
+                                   "like \"*_test.lua\" or \"test_*.lua\"")
+    return "", ""
 
 
 @dataclass(frozen=True)
