@@ -1,6 +1,6 @@
 """The ``codegen-chat`` command.
 
-    codegen-chat run "TASK" [--file PATH]... [--out DIR] [--continue RUN_ID]
+    codegen-chat run "TASK" [--file PATH]... [--out DIR] [--continue RUN_ID] [--repo OWNER/NAME|URL|PATH [--base BRANCH]]
     codegen-chat history [RUN_ID] [--limit N]
     codegen-chat doctor
     codegen-chat sandbox run|build ...
@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--file", action="append", default=[], metavar="PATH", help="attach a text file (repeatable)")
     run.add_argument("--out", metavar="DIR", help="where the final files go (default: ./codegen-RUN_ID)")
     run.add_argument("--continue", dest="continue_run", metavar="RUN_ID", help="follow up on an earlier run")
+    run.add_argument("--repo", metavar="OWNER/NAME|URL|PATH", default="",
+                     help="work in this repository (allow-listed in [repos]) or local git folder; check in as a PR")
+    run.add_argument("--base", metavar="BRANCH", default="", help="the branch to start from (default: the repo's)")
     run.set_defaults(handler=_run)
 
     history = commands.add_parser("history", help="list runs, or show one run's transcript")
@@ -114,7 +117,7 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             if where[0] != PLATFORM:
                 raise UserInputError(f"Run {args.continue_run} lives in {where[0]}; continue it there.")
             thread_key = where[1]
-        request = TerminalRun(args.task, args.file, args.out, args.continue_run)
+        request = TerminalRun(args.task, args.file, args.out, args.continue_run, args.repo, args.base)
 
         with signals_handled(config.runtime.shutdown_grace_s) as shutdown:
             async with running_service(config, secrets, store, sandbox_first=False) as service:

@@ -51,6 +51,8 @@ class TerminalRun:
     files: list[str]
     out_dir: str | None
     continue_run: str | None
+    repo: str = ""  # --repo OWNER/NAME|URL|PATH
+    base: str = ""  # --base BRANCH
 
 
 async def run_in_terminal(service: Service, request: TerminalRun, folder_publisher: Callable[[Path], Publisher],
@@ -63,7 +65,8 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
     await asyncio.to_thread(check_out_dir, out_dir)
     renderer = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ, redact=redact)
     fallback: Publisher = folder_publisher(out_dir)
-    chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments)
+    chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments, repo=request.repo,
+                       base=request.base, place=PLATFORM)
     handle = await service.submit(chat, renderer, fallback, run_id=run_id)
     out.write(f"Run {run_id} started. Ctrl-C stops it.\n")
     interrupted = False

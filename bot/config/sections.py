@@ -266,6 +266,37 @@ class DiscordConfig(Checked, section="discord"):
     thread_detail: Annotated[str, OneOf("full", "compact")] = "full"
 
 
+@dataclass(frozen=True)
+class RepoSettings(Checked):
+    """``[repos."owner/name"]``: one repository the team may work on, and how."""
+
+    base: str = ""  # the branch work starts from; empty: the repository's default branch
+    test_command: str = ""  # empty: detected from the tree (pytest, npm test, go test ./..., cargo test, Maven/Gradle)
+    defaults_for: tuple[str, ...] = ()  # places where a request naming no repository means this one: "slack:C0123",
+    #                                     "discord:GUILD_OR_CHANNEL_ID", "web", "terminal"
+    users: tuple[str, ...] = ()  # who may ask for work on it (platform user ids); empty: whoever may use the bot
+    labels: tuple[str, ...] = ()  # added to [repos] labels on its pull requests
+    co_authors: dict[str, str] = field(default_factory=dict)  # user id -> "Name <email>" for Co-authored-by
+
+
+@dataclass(frozen=True)
+class ReposConfig(Checked, section="repos"):
+    """``[repos]``: working on a team's repository and checking the work in as a pull request (docs/repositories.md).
+    Only the repositories given as ``[repos."owner/name"]`` tables may be named; the rest is refused."""
+
+    git_url: Url = "https://github.com"  # where owner/name is cloned from and pushed to; Enterprise: https://HOST
+    max_files: Annotated[int, Range(1, 10_000_000)] = 20_000  # a larger tree is refused with a sentence
+    max_bytes: Bytes = 500_000_000  # fetched objects and checked-out files, each
+    max_file_bytes: Bytes = 1_000_000  # larger files are neither shown to the team nor sent to the sandbox
+    clone_timeout_s: Seconds = 300.0
+    map_chars: Annotated[int, Range(200, 1_000_000)] = 6_000  # the repository map's fixed size in every prompt
+    draft: bool = True  # pull requests open as drafts
+    open_failing_prs: bool = False  # a failing run pushes its branch; a pull request only with this set
+    labels: tuple[str, ...] = ("codegen-chat",)
+    local_paths: bool = True  # `codegen-chat run --repo PATH` works on a folder of this machine
+    allowed: dict[str, RepoSettings] = field(default_factory=dict)  # the [repos."owner/name"] tables, by name
+
+
 RoleName = Annotated[str, OneOf("default", *(r.value for r in Role), noun="a role")]
 
 
@@ -302,6 +333,7 @@ class Config(Checked):
     discord: DiscordConfig = field(default_factory=DiscordConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     web: WebConfig = field(default_factory=WebConfig)
+    repos: ReposConfig = field(default_factory=ReposConfig)
     source: str = field(default="(built-in defaults)", metadata={"internal": True})
 
     def agent(self, role: str) -> ResolvedAgentSettings:
@@ -375,6 +407,16 @@ def find_config_path(explicit: str | None, env: Mapping[str, str] | None = None)
     return local if local.exists() else None
 
 
+def _repositories_apart(data: dict[str, Any]) -> dict[str, Any]:
+    """``[repos."owner/name"]`` tables moved under ``repos.allowed``, so ``[repos]`` keeps its plain keys."""
+    repos = data.get("repos")
+    if not isinstance(repos, dict):
+        return data
+    allowed = {key: value for key, value in repos.items() if "/" in key}
+    plain = {key: value for key, value in repos.items() if "/" not in key}
+    return {**data, "repos": {**plain, "allowed": allowed}} if allowed else data
+
+
 def load_config(path: Path | None) -> Config:
     """Read and check the whole config once; any problem is a ``ConfigError`` naming the key."""
     if path is None:
@@ -386,7 +428,7 @@ def load_config(path: Path | None) -> Config:
     except (OSError, UnicodeDecodeError) as error:
         raise ConfigError(f"{path}: cannot read the config file: {error}") from None
     try:
-        return dataclasses.replace(build(Config, parse_toml(text), ""), source=str(path))
+        return dataclasses.replace(build(Config, _repositories_apart(parse_toml(text)), ""), source=str(path))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     except SettingsError as error:

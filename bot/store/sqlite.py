@@ -117,6 +117,10 @@ class RunSummary:
     checkin: CheckInResult | None
     user_id: str = ""  # who asked for the run, in the platform's ids
     attachments: tuple[str, ...] = ()  # the names of the files given with the task
+    repository: str = ""  # where the run worked, if in a repository: its name, branch, pull request, head commit
+    branch: str = ""
+    pr_url: str = ""
+    head_commit: str = ""
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,11 @@ class Store:
                 )
         return len(stale)
 
+    async def set_repository(self, run_id: str, repository: str, branch: str) -> None:
+        """The repository and branch a run works on, kept from its start (a follow-up continues there)."""
+        async with self._transaction("write to"):
+            await self._execute("UPDATE runs SET repository = ?, branch = ? WHERE id = ?", (repository, branch, run_id))
+
     async def set_status_message(self, run_id: str, message_id: str) -> None:
         async with self._transaction("write to"):
             await self._execute("UPDATE runs SET status_message = ? WHERE id = ?", (message_id, run_id))
@@ -285,7 +294,7 @@ class Store:
             return PriorWork(
                 tasks=tuple(r["task"] for r in rows), plan=last["plan"], files=FileSet(json.loads(last["files"])),
                 tests=FileSet(json.loads(last["tests"])).without(user_tests), user_tests=user_tests,
-                language=last["language"],
+                language=last["language"], **_repository_of(rows),
             )
 
     async def has_conversation(self, platform: str, thread_key: str) -> bool:
@@ -317,7 +326,13 @@ class Store:
                                                               **asdict(event.report)})
             await self._execute("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))
         elif isinstance(event, CheckedIn):
-            await self._execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))
+            result = event.result
+            await self._execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(result)), event.run_id))
+            if result.repository:
+                await self._execute(
+                    "UPDATE runs SET repository = ?, branch = ?, head_commit = ?, pr_url = ? WHERE id = ?",
+                    (result.repository, result.branch, result.head,
+                     result.location if result.kind == "pull_request" else "", event.run_id))
         elif isinstance(event, Notice):
             await self._note(event.run_id, "notice", {"text": event.text})
         elif isinstance(event, WorkSaved):
@@ -535,6 +550,11 @@ ADDED_COLUMNS = {
     # Token counts estimated from text (the server reported none): shown as estimates when read back.
     ("runs", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
     ("turns", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
+    # The repository a run worked in ("acme/billing", or a local folder), its branch, pull request and head commit.
+    ("runs", "repository"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "branch"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "pr_url"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "head_commit"): "TEXT NOT NULL DEFAULT ''",
 }
 
 
@@ -589,11 +609,18 @@ def _owner_gone(owner: str, host: str) -> bool:
     return owner_host == host and processes.gone(pid, started)
 
 
+def _repository_of(rows: list[aiosqlite.Row]) -> dict[str, str]:
+    """The repository and branch the conversation's latest repository run worked on (pushed or not)."""
+    last = next((r for r in reversed(rows) if r["repository"]), None)
+    return {"repository": last["repository"], "branch": last["branch"] if last["head_commit"] else ""} if last else {}
+
+
 def _report(text: str | None) -> TestReport | None:
     if not text:
         return None
     data = json.loads(text)
-    return TestReport(**{**data, "status": TestStatus(data["status"])})
+    return TestReport(**{**data, "status": TestStatus(data["status"]),
+                         "already_failing": tuple(data.get("already_failing", ()))})
 
 
 def _summary(row: aiosqlite.Row) -> RunSummary:
@@ -603,7 +630,8 @@ def _summary(row: aiosqlite.Row) -> RunSummary:
         finished_at=row["finished_at"], usage=_usage(row, priced=False),
         cost_usd=row["cost_usd"], platform=row["platform"], thread_key=row["thread_key"],
         checkin=CheckInResult(**checkin) if checkin else None, user_id=row["user_id"],
-        attachments=tuple(json.loads(row["attachments"])),
+        attachments=tuple(json.loads(row["attachments"])), repository=row["repository"], branch=row["branch"],
+        pr_url=row["pr_url"], head_commit=row["head_commit"],
     )
 
 

@@ -1,6 +1,8 @@
 """A loopback GitHub REST API for the calls the check-in makes, spoken to by the real PyGithub.
 
     POST /gists, GET|PATCH /gists/{id}, GET /user
+    GET /repos/{owner}/{name}, GET /repos/{owner}/{name}/branches/{branch},
+    GET|POST /repos/{owner}/{name}/pulls, PATCH /repos/{owner}/{name}/pulls/{n}, POST .../issues/{n}/labels
 
 Responses have GitHub's shapes (the attributes PyGithub's ``Gist``, ``GistFile``, ``GistHistoryState`` and
 ``AuthenticatedUser`` read), its validation rules (no empty files, no ``/`` in names), its auth answers
@@ -49,6 +51,28 @@ class Fault:
 
 
 @dataclass
+class StoredRepo:
+    full_name: str
+    default_branch: str = "main"
+    size_kb: int = 10
+    push: bool = True
+    protected: tuple[str, ...] = ("main",)
+
+
+@dataclass
+class StoredPull:
+    number: int
+    repo: str
+    head: str
+    base: str
+    title: str
+    body: str
+    draft: bool
+    state: str = "open"
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass
 class StoredGist:
     id: str
     description: str
@@ -66,6 +90,8 @@ class FakeGitHub:
         self.prefix = prefix
         self.requests: list[Recorded] = []
         self.gists: dict[str, StoredGist] = {}
+        self.repos: dict[str, StoredRepo] = {}
+        self.pulls: list[StoredPull] = []
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
@@ -113,6 +139,13 @@ class FakeGitHub:
         app.router.add_post(f"{p}/gists", self._create)
         app.router.add_get(f"{p}/gists/{{id}}", self._get)
         app.router.add_patch(f"{p}/gists/{{id}}", self._edit)
+        r = f"{p}/repos/{{owner}}/{{name}}"
+        app.router.add_get(r, self._repo)
+        app.router.add_get(f"{r}/branches/{{branch:.+}}", self._branch)
+        app.router.add_get(f"{r}/pulls", self._list_pulls)
+        app.router.add_post(f"{r}/pulls", self._create_pull)
+        app.router.add_patch(f"{r}/pulls/{{number}}", self._edit_pull)
+        app.router.add_post(f"{r}/issues/{{number}}/labels", self._add_labels)
         self._runner, self._port = await loopback.start(app)
         return self
 
@@ -196,6 +229,92 @@ class FakeGitHub:
         gist.files, gist.description = files, data.get("description", gist.description)
         self._commit(gist, additions=1, deletions=1)
         return self._json(self._gist_json(gist))
+
+    # --- repositories and pull requests ------------------------------------------------------------
+
+    def add_repo(self, full_name: str, **kw: Any) -> StoredRepo:
+        self.repos[full_name.lower()] = repo = StoredRepo(full_name, **kw)
+        return repo
+
+    def _stored_repo(self, request: web.Request) -> StoredRepo | None:
+        return self.repos.get(f"{request.match_info['owner']}/{request.match_info['name']}".lower())
+
+    async def _repo(self, request: web.Request) -> web.Response:
+        repo = self._stored_repo(request)
+        return self._json(self._repo_json(repo)) if repo else self._not_found()
+
+    async def _branch(self, request: web.Request) -> web.Response:
+        repo = self._stored_repo(request)
+        if repo is None:
+            return self._not_found()
+        name = request.match_info["branch"]
+        if name != repo.default_branch and name not in repo.protected:
+            return self._json({"message": "Branch not found", "documentation_url": DOCS}, 404)
+        return self._json({"name": name, "protected": name in repo.protected,
+                           "commit": {"sha": "0" * 40, "url": ""}, "_links": {}})
+
+    async def _list_pulls(self, request: web.Request) -> web.Response:
+        repo = self._stored_repo(request)
+        if repo is None:
+            return self._not_found()
+        owner = repo.full_name.split("/")[0]
+        q = request.query
+        found = [pr for pr in self.pulls if pr.repo == repo.full_name and pr.state == q.get("state", "open")
+                 and ("head" not in q or q["head"] == f"{owner}:{pr.head}") and q.get("base", pr.base) == pr.base]
+        return self._json([self._pull_json(pr) for pr in found])
+
+    async def _create_pull(self, request: web.Request) -> web.Response:
+        repo = self._stored_repo(request)
+        if repo is None:
+            return self._not_found()
+        data = await request.json()
+        if any(pr.repo == repo.full_name and pr.head == data["head"] and pr.state == "open" for pr in self.pulls):
+            return self._json({"message": "Validation Failed", "documentation_url": DOCS, "errors": [
+                {"resource": "PullRequest", "code": "custom",
+                 "message": f"A pull request already exists for {data['head']}."}]}, 422)
+        pull = StoredPull(len(self.pulls) + 1, repo.full_name, data["head"], data["base"], data["title"],
+                          data.get("body", ""), bool(data.get("draft")))
+        self.pulls.append(pull)
+        return self._json(self._pull_json(pull), 201)
+
+    def _pull(self, request: web.Request) -> StoredPull | None:
+        repo = self._stored_repo(request)
+        number = int(request.match_info["number"])
+        return next((pr for pr in self.pulls if repo and pr.repo == repo.full_name and pr.number == number), None)
+
+    async def _edit_pull(self, request: web.Request) -> web.Response:
+        pull = self._pull(request)
+        if pull is None:
+            return self._not_found()
+        data = await request.json()
+        pull.body = data.get("body", pull.body)
+        pull.title = data.get("title", pull.title)
+        return self._json(self._pull_json(pull))
+
+    async def _add_labels(self, request: web.Request) -> web.Response:
+        pull = self._pull(request)
+        if pull is None:
+            return self._not_found()
+        data = await request.json()
+        names = data.get("labels", data) if isinstance(data, dict) else data
+        pull.labels += [n for n in names if n not in pull.labels]
+        return self._json([{"name": n, "color": "ededed", "url": ""} for n in pull.labels])
+
+    def _repo_json(self, repo: StoredRepo) -> dict[str, Any]:
+        owner, name = repo.full_name.split("/")
+        return {"id": 1, "name": name, "full_name": repo.full_name, "private": True, "size": repo.size_kb,
+                "default_branch": repo.default_branch, "owner": {**self._owner(), "login": owner},
+                "html_url": f"http://127.0.0.1:{self._port}/{repo.full_name}", "url": f"{self.url}/repos/{repo.full_name}",
+                "permissions": {"admin": False, "push": repo.push, "pull": True}}
+
+    def _pull_json(self, pull: StoredPull) -> dict[str, Any]:
+        html = f"http://127.0.0.1:{self._port}/{pull.repo}/pull/{pull.number}"
+        return {"id": pull.number, "number": pull.number, "state": pull.state, "title": pull.title,
+                "body": pull.body, "draft": pull.draft, "html_url": html,
+                "url": f"{self.url}/repos/{pull.repo}/pulls/{pull.number}",
+                "issue_url": f"{self.url}/repos/{pull.repo}/issues/{pull.number}",
+                "head": {"ref": pull.head, "label": pull.head}, "base": {"ref": pull.base, "label": pull.base},
+                "labels": [{"name": n} for n in pull.labels], "user": self._owner()}
 
     # --- GitHub's shapes --------------------------------------------------------------------------------
 

@@ -1,0 +1,183 @@
+"""Fetching a repository's base branch and laying out its files, with nothing of the repository run.
+
+    git clone --bare --depth 1 --single-branch --no-tags --filter=blob:limit=MAX_FILE_BYTES --branch BASE URL
+
+then the tree is read (``ls-tree``) and the fetched blobs are written out by this module, not by
+``git checkout``: no ``.gitattributes`` filter, smudge driver, LFS or hook can take part, a link is never made
+(it is left out and named), a submodule is never fetched, and a path that would leave the folder (git's fsck
+refuses those already) is refused again here. Larger files than the limit are never fetched at all. Caps on
+the file count and on the bytes (watched while git fetches) end the fetch with a sentence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.repos.errors import RepoError, TooLarge
+from bot.repos.git import Git, GitFailed
+
+REGULAR, EXECUTABLE, LINK, SUBMODULE = "100644", "100755", "120000", "160000"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_files: int
+    max_bytes: int
+    max_file_bytes: int
+
+
+@dataclass
+class Checkout:
+    """A fetched branch: the bare git folder, the files written out, and what was left out and why."""
+
+    git_dir: Path
+    tree: Path
+    branch: str
+    head: str
+    files: dict[str, str] = field(default_factory=dict)  # path -> blob id, every file written
+    modes: dict[str, str] = field(default_factory=dict)  # path -> git file mode, for every tree entry kept
+    left_out: dict[str, str] = field(default_factory=dict)  # path -> why it is not in the folder
+
+
+async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> Checkout:
+    """Clone ``base`` (empty: the default branch) of ``url`` into ``where`` and write its files out."""
+    git_dir, tree = where / "git", where / "tree"
+    tree.mkdir(parents=True)
+    args = ["clone", "--bare", "--quiet", "--depth", "1", "--single-branch", "--no-tags",
+            f"--filter=blob:limit={limits.max_file_bytes}"]
+    args += ["--branch", base] if base else []
+    try:
+        await git.run([*args, "--", url, str(git_dir)], where, watch=where, max_bytes=limits.max_bytes)
+    except GitFailed as error:
+        raise RepoError(_clone_problem(error, url, base)) from None
+    head = await _head(git, git_dir)
+    branch = base or (await git.run(["symbolic-ref", "--short", "HEAD"], git_dir)).stdout.decode().strip()
+    checkout = Checkout(git_dir, tree, branch, head)
+    entries = await _entries(git, git_dir)
+    if len(entries) > limits.max_files:
+        raise TooLarge(f"The repository has {len(entries):,} files; this bot works on at most {limits.max_files:,} "
+                       "([repos] max_files).")
+    sizes = await _local_blobs(git, git_dir)
+    wanted = _choose(entries, sizes, checkout, limits)
+    await _write_out(git, git_dir, tree, wanted, checkout)
+    return checkout
+
+
+def _clone_problem(error: GitFailed, url: str, base: str) -> str:
+    said = error.stderr.lower()
+    if "remote branch" in said and "not found" in said:
+        return f"The repository has no branch {base!r} to start from."
+    if any(s in said for s in ("not found", "authentication failed", "could not read username", "403", "401")):
+        return ("The repository could not be fetched: it does not exist, or the bot's token cannot read it "
+                "(a fine-grained token needs Contents access to it).")
+    if "could not resolve host" in said or "failed to connect" in said or "connection refused" in said:
+        return f"The git host could not be reached ({str(error).removeprefix('git clone failed: ')})."
+    return f"The repository could not be fetched: {str(error).removeprefix('git clone failed: ')}"
+
+
+async def _head(git: Git, git_dir: Path) -> str:
+    done = await git.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], git_dir, check=False)
+    if done.code != 0:
+        raise RepoError("The repository is empty: it has no commit to start from.")
+    return done.stdout.decode().strip()
+
+
+async def _entries(git: Git, git_dir: Path) -> list[tuple[str, str, str]]:
+    """(mode, blob id, path) of every entry of HEAD's tree: trees are always fetched, so no blob is asked for."""
+    out = (await git.run(["ls-tree", "-r", "-z", "--full-tree", "HEAD"], git_dir)).stdout
+    entries = []
+    for record in out.split(b"\0"):
+        if record:
+            meta, path = record.split(b"\t", 1)
+            mode, _kind, oid = meta.decode().split()
+            entries.append((mode, oid, path.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+async def _local_blobs(git: Git, git_dir: Path) -> dict[str, int]:
+    """Size of each blob this clone holds; ``--batch-all-objects`` lists only what is here (no lazy fetch)."""
+    out = (await git.run(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+                          "--batch-all-objects"], git_dir)).stdout.decode()
+    sizes = {}
+    for line in out.splitlines():
+        oid, kind, size = line.split()
+        if kind == "blob":
+            sizes[oid] = int(size)
+    return sizes
+
+
+def _choose(entries: list[tuple[str, str, str]], sizes: dict[str, int], checkout: Checkout,
+            limits: Limits) -> list[tuple[str, str, str]]:
+    wanted, total = [], 0
+    for mode, oid, path in entries:
+        problem = unsafe_path(path)
+        if problem:
+            checkout.left_out[path] = problem
+            continue
+        if mode == LINK:
+            checkout.left_out[path] = "a link: links are never made from a repository's tree"
+        elif mode == SUBMODULE:
+            checkout.left_out[path] = "a submodule: submodules are never fetched"
+        elif mode not in (REGULAR, EXECUTABLE):
+            checkout.left_out[path] = f"an entry of mode {mode}"
+        elif oid not in sizes:
+            checkout.left_out[path] = f"larger than {limits.max_file_bytes:,} bytes ([repos] max_file_bytes)"
+        else:
+            total += sizes[oid]
+            wanted.append((mode, oid, path))
+        checkout.modes[path] = mode
+    if total > limits.max_bytes:
+        raise TooLarge(f"The repository's files hold {total:,} bytes; this bot works on at most "
+                       f"{limits.max_bytes:,} ([repos] max_bytes).")
+    return wanted
+
+
+_BAD_PART = re.compile(r"^(?:\.git|\.\.?|)$", re.IGNORECASE)
+
+
+def unsafe_path(path: str) -> str:
+    """Why a tree path may not be written under the folder ('' when it may)."""
+    if path.startswith("/") or "\\" in path or "\0" in path:
+        return "a path that leaves the repository's folder"
+    if any(_BAD_PART.match(part.rstrip(". ")) for part in path.split("/")):
+        return "a path that leaves the repository's folder or names its .git"
+    if posixpath.normpath(path) != path:
+        return "a path that is not in its plain form"
+    return ""
+
+
+async def _write_out(git: Git, git_dir: Path, tree: Path, wanted: list[tuple[str, str, str]],
+                     checkout: Checkout) -> None:
+    if not wanted:
+        return
+    request = "".join(f"{oid}\n" for _, oid, _ in wanted).encode()
+    out = (await git.run(["cat-file", "--batch"], git_dir, stdin=request)).stdout
+    await asyncio.to_thread(_write_files, out, tree, wanted, checkout)
+
+
+def _write_files(out: bytes, tree: Path, wanted: list[tuple[str, str, str]], checkout: Checkout) -> None:
+    at = 0
+    root = tree.resolve()
+    for mode, oid, path in wanted:
+        header_end = out.index(b"\n", at)
+        _oid, _kind, size = out[at:header_end].decode().split()
+        body = out[header_end + 1: header_end + 1 + int(size)]
+        at = header_end + 1 + int(size) + 1
+        target = root / path
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent.resolve() != target.parent or target.is_symlink():
+                raise OSError("not a plain folder")  # never: no link is ever made here, but said if it were
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         0o755 if mode == EXECUTABLE else 0o644)
+        except (FileExistsError, NotADirectoryError, OSError):
+            checkout.left_out[path] = "it clashes with another path of the tree"
+            continue
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(body)
+        checkout.files[path] = oid

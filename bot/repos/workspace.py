@@ -1,0 +1,128 @@
+"""``RepoWorkspace``: a fetched repository as the team's workspace (``agents.protocols.Workspace``).
+
+The team reads the map and whole files from the folder ``bot.repos.checkout`` wrote; its changes become
+commits on the run's own branch, made from blobs and trees directly (``hash-object --no-filters``,
+``update-index``, ``commit-tree``), so git's work-tree machinery, and whatever the repository configures
+for it, never runs. ``bot.repos.pushing`` pushes that branch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from pathlib import Path
+
+from agents import language as languages
+from agents.types import FileSet, RepoTests
+from bot.repos.checkout import EXECUTABLE, REGULAR, Checkout, unsafe_path
+from bot.repos.errors import RepoError
+from bot.repos.git import Git
+from bot.repos.map import repository_map
+
+TEXT_SNIFF = 8192
+
+
+class RepoWorkspace:
+    def __init__(self, name: str, git: Git, checkout: Checkout, tests: RepoTests, map_chars: int,
+                 max_file_bytes: int, branch: str, co_author: str = "") -> None:
+        self.name = name
+        self.git = git
+        self.checkout = checkout
+        self.branch = branch  # the run's own branch: its commits go there
+        self.head = checkout.head  # the newest commit of the run's branch (the base's head until a commit)
+        self.commits: list[str] = []  # made by this run, oldest first
+        self._tests, self._map_chars, self._max_file_bytes = tests, map_chars, max_file_bytes
+        self._co_author = co_author
+        self._map: str | None = None
+        self._text_cache: dict[str, str | None] = {}
+        self._committed: dict[str, str] = {}  # path -> content as last committed by this run
+        self._lock = asyncio.Lock()
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def map(self) -> str:
+        if self._map is None:
+            self._map = repository_map(self.checkout.files, self._text, self._map_chars)
+        return self._map
+
+    def paths(self) -> frozenset[str]:
+        return frozenset(self.checkout.files)
+
+    def existing_tests(self) -> frozenset[str]:
+        return frozenset(p for p in self.checkout.files if languages.looks_like_test(p))
+
+    def tests(self) -> RepoTests:
+        return self._tests
+
+    async def read(self, paths: Iterable[str]) -> FileSet:
+        wanted = [p for p in dict.fromkeys(paths) if p in self.checkout.files]
+        texts = await asyncio.to_thread(lambda: {p: self._text(p) for p in wanted})
+        return FileSet({p: t for p, t in texts.items() if t is not None})
+
+    async def everything(self) -> FileSet:
+        """Every text file of the tree, for the sandbox (binary files stay out: the job carries text)."""
+        return await self.read(sorted(self.checkout.files))
+
+    def original(self, path: str) -> str | None:
+        return self._text(path)
+
+    def _text(self, path: str) -> str | None:
+        """The file's text as fetched; None for a binary or too large file, or one that is not there."""
+        if path in self._text_cache:
+            return self._text_cache[path]
+        text = None
+        if path in self.checkout.files:
+            try:
+                data = (self.checkout.tree / path).read_bytes()
+            except OSError:
+                data = None
+            if data is not None and len(data) <= self._max_file_bytes and b"\0" not in data[:TEXT_SNIFF]:
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = None
+        self._text_cache[path] = text
+        return text
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def changed(self, files: FileSet) -> dict[str, str]:
+        """The files that differ from the fetched tree (new files included)."""
+        return {p: c for p, c in files.items() if self._text(p) != c}
+
+    async def commit(self, files: FileSet, message: str) -> str | None:
+        """One commit on the run's branch holding every file that differs from what this run last committed
+        (the fetched tree, at first); None when nothing does."""
+        async with self._lock:
+            changes = {p: c for p, c in self.changed(files).items() if self._committed.get(p) != c}
+            if not changes:
+                return None
+            for path in changes:
+                if problem := unsafe_path(path):
+                    raise RepoError(f"{path}: {problem}; it was not committed.")
+            commit = await self._commit(changes, message)
+            self._committed.update(changes)
+            self.head = commit
+            self.commits.append(commit)
+            return commit
+
+    async def _commit(self, changes: dict[str, str], message: str) -> str:
+        git_dir = self.checkout.git_dir
+        index = {"GIT_INDEX_FILE": str(git_dir / "codegen-index")}
+        await self.git.run(["read-tree", self.head], git_dir, env=index)
+        entries = []
+        for path, content in changes.items():
+            oid = (await self.git.run(["hash-object", "-w", "--no-filters", "--stdin"], git_dir,
+                                      stdin=content.encode())).stdout.decode().strip()
+            mode = self.checkout.modes.get(path, REGULAR)
+            entries.append(f"{mode if mode in (REGULAR, EXECUTABLE) else REGULAR} {oid}\t{path}\n")
+        await self.git.run(["update-index", "--index-info"], git_dir, stdin="".join(entries).encode(), env=index)
+        tree = (await self.git.run(["write-tree"], git_dir, env=index)).stdout.decode().strip()
+        text = message + (f"\n\nCo-authored-by: {self._co_author}" if self._co_author else "") + "\n"
+        commit = (await self.git.run(["commit-tree", tree, "-p", self.head, "-F", "-"], git_dir,
+                                     stdin=text.encode())).stdout.decode().strip()
+        return commit
+
+    @property
+    def tree(self) -> Path:
+        return self.checkout.tree
