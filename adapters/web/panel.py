@@ -56,7 +56,8 @@ def _run(record: RunRecord, redact: Redact) -> Panel:
 
 def _round(body: dict[str, Any], redact: Redact) -> Panel:
     fields = {k: v for k, v in body.items() if k not in ("round", "language")}
-    report = TestReport(**{**fields, "status": TestStatus(fields["status"])})
+    report = TestReport(**{**fields, "status": TestStatus(fields["status"]),
+                           "already_failing": tuple(fields.get("already_failing", ()))})
     return {
         "round": body.get("round", 0), "language": body.get("language", ""), "ok": report.ok,
         "summary": report.summary(), "passed": report.passed, "failed": report.failed,

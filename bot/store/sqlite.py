@@ -655,7 +655,8 @@ def _note_event(run_id: str, kind: str, body: str) -> Event | None:
         return Notice(run_id, data.get("text", ""))
     if kind == "test_report":
         round_, language = data.pop("round"), data.pop("language")
-        report = TestReport(**{**data, "status": TestStatus(data["status"])})
+        report = TestReport(**{**data, "status": TestStatus(data["status"]),
+                                "already_failing": tuple(data.get("already_failing", ()))})
         return TestReported(run_id, round=round_, language=language, report=report)
     return None
 
