@@ -70,7 +70,7 @@ class GitHubRepos:
     async def protected(self, full_name: str, branch: str) -> bool:
         def get() -> bool:
             try:
-                return bool(self._client.get_repo(full_name, lazy=True).get_branch(branch).protected)
+                return bool(self._client.get_repo(full_name).get_branch(branch).protected)
             except UnknownObjectException:
                 return False  # no such branch yet: the bot's new branch
         return await self._call(get)
@@ -79,7 +79,7 @@ class GitHubRepos:
                                   draft: bool, labels: Sequence[str]) -> PullRequest:
         """The branch's open pull request with this body, or a new one; labels added either way."""
         def work() -> PullRequest:
-            repo = self._client.get_repo(full_name, lazy=True)
+            repo = self._client.get_repo(full_name)
             owner = full_name.split("/", 1)[0]
             existing = list(repo.get_pulls(state="open", head=f"{owner}:{head}", base=base))
             if existing:
