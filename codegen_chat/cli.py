@@ -24,7 +24,6 @@ from agents.errors import CodegenError, UserInputError
 from bot.checkin import FolderPublisher
 from bot.config.sections import Config, ConfigError, Secrets, find_config_path, load_config
 from bot.config.settings import Range, number_argument
-from bot.health.checks import register as register_health
 from bot.health.doctor import model_checks, run_doctor
 from bot.process.lifecycle import signals_handled, until_shutdown
 from bot.process.logs import configure_logging
@@ -34,8 +33,9 @@ from bot.safety.inert import inert
 from bot.safety.redact import Redactor, install_log_redaction
 from bot.sandbox.commands import register as register_sandbox
 from bot.store.doctor import store_checks
-from codegen_chat import eval_command, serve, web
+from codegen_chat import eval_command, health, serve, web
 from codegen_chat.build import open_store, running_service
+from codegen_chat.platforms import chat_checks
 
 log = logging.getLogger("codegen")
 
@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_sandbox(commands)
     serve.register(commands)
-    register_health(commands)
+    health.register(commands)
     web.register(commands)
     eval_command.register(commands)
     return parser
@@ -159,7 +159,7 @@ async def _doctor(args: argparse.Namespace, config: Config, secrets: Secrets) ->
     from bot.sandbox import sandbox_checks
 
     return await run_doctor(config, secrets, [model_checks, store_checks, sandbox_checks, checkin_checks,
-                                              serve.chat_checks, web.web_checks])
+                                              chat_checks])
 
 
 if __name__ == "__main__":

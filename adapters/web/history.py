@@ -15,8 +15,8 @@ from agents.replies import ReplyFormatError, parse_readme
 from agents.types import Publication, Role, RunStatus
 from bot.chat.renderer import Redact, RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
-from bot.store.history import History
-from bot.store.sqlite import RunSummary, conversation_key
+from bot.store.protocol import History
+from bot.store.records import RunSummary, conversation_key
 
 ELSEWHERE_REASON = "it was under way in another process of the bot when this page was drawn"
 

@@ -25,7 +25,7 @@ from adapters.web.panel import Panel, build_panel
 from adapters.web.platform import PLATFORM
 from bot.chat.renderer import Redact
 from bot.chat.thread import ChatPlatform
-from bot.store.history import History
+from bot.store.protocol import History
 
 log = logging.getLogger(__name__)
 

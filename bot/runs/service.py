@@ -37,8 +37,8 @@ from bot.runs.access import Place, refusal
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.usage import RunUsage
 from bot.safety.redact import Redactor
-from bot.store.history import History
-from bot.store.sqlite import INTERRUPTED_REASON, Interrupted, Store, conversation_key
+from bot.store.protocol import History, Store
+from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,26 @@ class Admission:
 
 
 IGNORED = Admission()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What an adapter makes of an admitted message: the request (its files read) and the thread to draw in."""
+
+    request: ChatRequest
+    thread: ChatThread
+
+
+Prepare = Callable[[], Awaitable["Prepared | None"]]  # None: it could not, and has said why
+
+
+@dataclass(frozen=True)
+class Taken:
+    """How a message was taken: the run it started, or a refusal for the adapter to say (neither: not for
+    the bot, already taken, or the adapter's preparation said why it could not go on)."""
+
+    run: RunHandle | None = None
+    refusal: str = ""
 
 
 @dataclass
@@ -207,7 +227,26 @@ class Service:
         await asyncio.sleep(0)
         return handle
 
-    async def start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
+    async def take(self, arrival: Arrival, platform: ChatPlatform, prepare: Prepare) -> Taken:
+        """The one way a chat message becomes a run, so no adapter can skip a check by calling things out of
+        order: the message is admitted (``admit``: a redelivery, chatter, the allowlists, a task that can be
+        taken), then the adapter prepares it (``prepare``: files read, the thread opened; the expensive part,
+        after every cheap refusal), then the run starts in that thread, with the queue's limits checked again.
+        A task that cannot be taken is a ``UserInputError`` before ``prepare``; once the thread exists, it is
+        said there instead."""
+        admission = await self.admit(arrival, platform)
+        if not admission.take:
+            return Taken(refusal=admission.refusal)
+        prepared = await prepare()
+        if prepared is None:
+            return Taken()
+        try:
+            return Taken(run=await self._start(prepared.request, prepared.thread, platform))
+        except UserInputError as error:  # the queue filled up while the adapter prepared
+            await prepared.thread.post(platform.markup.text(f"⚠️ {error}"))
+            return Taken()
+
+    async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
         """Queue the run and draw it in ``thread``: the status message with the Stop control first, then
         every event (``bot.chat.renderer``). ``UserInputError`` says why a request cannot be taken."""
         run_id = new_run_id()
@@ -294,7 +333,7 @@ class Service:
     async def _resume(self, run: Interrupted, thread: ChatThread, platform: ChatPlatform) -> None:
         request = ChatRequest(platform.name, run.thread_key, run.user_id, f"{RESUMED_PREFIX} {run.task}")
         try:
-            await self.start(request, thread, platform)
+            await self._start(request, thread, platform)
         except UserInputError as error:
             log.warning("could not resume run %s: %s", run.id, error)
         else:

@@ -344,6 +344,18 @@ def arrival(text="find all intf keys", key="m1", thread="", user="ann", channel=
     return Arrival(key, thread, Place(user, channel, **place), text, addressed)
 
 
+async def take(service, thread, platform, **fields):
+    """A message taken the one way platforms take them, in conversation T1; its run (None when refused)."""
+    from bot.runs.service import Prepared
+
+    message = arrival(**fields)
+
+    async def prepare():
+        return Prepared(message.request("chat", "T1"), thread)
+
+    return (await service.take(message, platform, prepare)).run
+
+
 def chat(access=None):
     import dataclasses
 
@@ -367,7 +379,7 @@ async def test_an_unaddressed_message_is_taken_only_in_a_thread_the_bot_works_in
     script_team(model_server)
     service = make_service(config, secrets, store)
     assert not (await service.admit(arrival(key="a", thread="T1", addressed=False), chat())).take  # chatter
-    handle = await service.start(arrival().request("chat", "T1"), RecordingThread(), chat())
+    handle = await take(service, RecordingThread(), chat(), key="first")
     await handle.wait()
     assert (await service.admit(arrival(key="b", thread="T1", addressed=False, text="now async"), chat())).take
     assert not (await service.admit(arrival(key="c", thread="T2", addressed=False), chat())).take
@@ -387,6 +399,30 @@ async def test_someone_outside_the_allowlists_is_refused_with_a_sentence_and_not
     assert await store.runs() == [] and model_server.requests == []
 
 
+async def test_a_message_is_prepared_only_once_admitted_and_a_run_starts_only_through_admission(
+        model_server, config, secrets, store):
+    from bot.runs.access import AccessRules
+    from bot.runs.service import Prepared
+    from tests.fakes.chat_thread import RecordingThread
+
+    script_team(model_server)
+    service, prepared = make_service(config, secrets, store), []
+    thread = RecordingThread()
+
+    async def prepare():
+        prepared.append(True)  # where an adapter downloads files and opens the thread
+        return Prepared(arrival().request("chat", "T1"), thread)
+
+    refused = await service.take(arrival(channel="C1"), chat(AccessRules.of("chat", channels=["C9"])), prepare)
+    assert refused.run is None and refused.refusal and prepared == []
+    taken = await service.take(arrival(key="m2"), chat(), prepare)
+    assert prepared == [True] and taken.run is not None
+    await taken.run.wait()
+    assert thread.messages and (await store.run(taken.run.run_id)).summary.status == "passed"
+    again = await service.take(arrival(key="m2"), chat(), prepare)  # a redelivery starts nothing
+    assert again.run is None and not again.refusal and prepared == [True]
+
+
 @pytest.mark.parametrize("text, words", [("  ", "The task is empty"), ("x" * 20_001, "the limit is 20,000")])
 async def test_an_addressed_message_with_a_task_that_cannot_be_taken_says_why(
         model_server, config, secrets, store, text, words):
@@ -401,8 +437,8 @@ async def test_only_who_started_a_run_may_stop_it_and_a_run_that_ended_says_so(m
     model_server.script("planner", Reply("Thinking about it...", chunk=4, stall_after=8))
     service = make_service(config, secrets, store)
     platform = chat(AccessRules.of("chat", roles=["coder"]))
-    handle = await service.start(arrival().request("chat", "T1"), RecordingThread(), platform)
     coder = frozenset({"coder"})
+    handle = await take(service, RecordingThread(), platform, roles=coder)
     assert service.stop(handle.run_id, Place("bob", "C1"), platform) == WRONG_ROLE
     assert service.stop(handle.run_id, Place("bob", "C1", roles=coder), platform) == (
         "Only @ann (who started this run) can stop it.")
@@ -418,7 +454,7 @@ async def test_stopping_a_platform_stops_its_runs_and_their_threads_say_so(model
 
     model_server.script("planner", Reply("Thinking about it...", chunk=4, stall_after=8))
     service, thread = make_service(config, secrets, store), RecordingThread()
-    handle = await service.start(arrival().request("chat", "T1"), thread, chat())
+    handle = await take(service, thread, chat())
     while not model_server.calls("planner"):
         await asyncio.sleep(0.01)
     await service.stop_all("chat", grace_s=10)

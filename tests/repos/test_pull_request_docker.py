@@ -17,7 +17,7 @@ from bot.config.sections import CheckinConfig, Config, ReposConfig, RepoSettings
 from bot.repos.desk import RepoDesk
 from bot.runs.service import ChatRequest, Service
 from bot.sandbox import DockerSandbox
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 from tests.docker_support import TEST_CONFIG
 from tests.fakes.team_script import ScriptedModel
 from tests.repos.conftest import TOKEN
@@ -99,7 +99,7 @@ async def test_a_change_lands_as_a_pull_request_and_a_follow_up_adds_a_commit(gi
     model = ScriptedModel({"planner": [PLAN, PLAN], "programmer": [CODE, CODE_LOGGED],
                            "tester": [TESTS + EDITED_EXISTING, TESTS], "optimizer": ["Fine.\nVERDICT: APPROVE"] * 2,
                            "checkin": ["# retries\n"] * 2})
-    store = await Store.open(config.db_path())
+    store = await SQLiteStore.open(config.db_path())
     try:
         async with DockerSandbox(config.sandbox, client=docker_client) as sandbox:
             service = Service(config, store, model, sandbox, repos=RepoDesk(config, TOKEN))
