@@ -179,7 +179,6 @@ class _Run:
     written: dict[str, int] = field(default_factory=dict)  # path -> when last written (a counter): newest is highest
     answered: asyncio.Event = field(default_factory=asyncio.Event)  # the model has begun its first reply
     workspace: Workspace | None = None  # the repository the run works in, if any
-    tree: FileSet = field(default_factory=FileSet)  # its text files as fetched, for its test runs
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
 
     def repo_map(self) -> str:
@@ -360,24 +359,25 @@ class Manager:
             return
         named = named_files(run.request.task, workspace.paths())
         run.files = (await workspace.read(named)).merged(run.files)
-        run.tree = await workspace.everything()
         run.language = workspace.tests().language
         await run.emit(Notice(run.request.run_id, f"Working in {workspace.name}: {len(workspace.paths()):,} files; "
                                                   f"read whole: {', '.join(run.files) or 'none yet'}."))
 
     async def _baseline(self, run: _Run) -> None:
         """The repository's tests before any change, so the ones already failing are never blamed on it."""
-        report = await self._sandbox.run(self._repo_job(run, FileSet(), FileSet()))
+        report = await self._sandbox.run(await self._repo_job(run, FileSet(), FileSet()))
         run.already_failing = baseline_failures(report)
         failing = ", ".join(run.already_failing[:10]) or "none"
         await run.emit(Notice(run.request.run_id, f"Before any change, the repository's tests: {report.summary()}; "
                                                   f"already failing: {failing}."))
 
-    def _repo_job(self, run: _Run, files: FileSet, tests: FileSet) -> TestJob:
+    async def _repo_job(self, run: _Run, files: FileSet, tests: FileSet) -> TestJob:
+        """The repository's own tests over its whole tree, with the team's files laid over it."""
         assert run.workspace is not None
         repo_tests = run.workspace.tests()
         changed = files.merged(tests)
-        return TestJob(language=repo_tests.language, files=run.tree.merged(changed), timeout_s=self._time_left(run),
+        tree = await run.workspace.everything()  # the rest of the tree arrives while the Planner writes
+        return TestJob(language=repo_tests.language, files=tree.merged(changed), timeout_s=self._time_left(run),
                        command=repo_tests.command, report_format=repo_tests.report_format, team_files=tuple(changed))
 
     async def _read_named(self, run: _Run, text: str) -> None:
@@ -491,7 +491,7 @@ class Manager:
             files=run.files.merged(self._all_tests(run)),
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
             authoritative=tuple(run.user_tests),
-        ) if run.workspace is None else self._repo_job(run, run.files, self._all_tests(run))
+        ) if run.workspace is None else await self._repo_job(run, run.files, self._all_tests(run))
         report = judged(await self._sandbox.run(job), run.already_failing)
         run.tested = tested  # with its report: a run stopped meanwhile keeps the pair it last had
         await self._commit_round(run, report)

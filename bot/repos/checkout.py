@@ -1,12 +1,17 @@
 """Fetching a repository's base branch and laying out its files, with nothing of the repository run.
 
-    git clone --bare --depth 1 --single-branch --no-tags --filter=blob:limit=MAX_FILE_BYTES --branch BASE URL
+In three steps, so the team can start from the map while most of the files are still on their way:
 
-then the tree is read (``ls-tree``) and the fetched blobs are written out by this module, not by
-``git checkout``: no ``.gitattributes`` filter, smudge driver, LFS or hook can take part, a link is never made
-(it is left out and named), a submodule is never fetched, and a path that would leave the folder (git's fsck
-refuses those already) is refused again here. Larger files than the limit are never fetched at all. Caps on
-the file count and on the bytes (watched while git fetches) end the fetch with a sentence.
+    fetch        git clone --bare --depth 1 --single-branch --no-tags --filter=blob:none --branch BASE URL
+                 the tree only (paths, no file contents): the file count is capped here
+    fetch_files  the contents of a few named files (the map's, the task's), asked for by blob id
+    fetch_rest   every other file up to MAX_FILE_BYTES (git fetch --refetch --filter=blob:limit=...)
+
+The files are written out by this module, not by ``git checkout``: no ``.gitattributes`` filter, smudge
+driver, LFS or hook can take part, a link is never made (it is left out and named), a submodule is never
+fetched, and a path that would leave the folder (git's fsck refuses those already) is refused again here.
+Larger files than the limit are never fetched by ``fetch_rest``. The bytes are watched while git fetches:
+past ``max_bytes`` the fetch is stopped, with a sentence.
 """
 
 from __future__ import annotations
@@ -42,14 +47,19 @@ class Checkout:
     files: dict[str, str] = field(default_factory=dict)  # path -> blob id, every file written
     modes: dict[str, str] = field(default_factory=dict)  # path -> git file mode, for every tree entry kept
     left_out: dict[str, str] = field(default_factory=dict)  # path -> why it is not in the folder
+    blobs: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (mode, blob id) of each regular file
+    complete: bool = False  # every file that can be had is written (``fetch_rest`` ran)
+
+    @property
+    def paths(self) -> list[str]:
+        return list(self.blobs)
 
 
 async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> Checkout:
-    """Clone ``base`` (empty: the default branch) of ``url`` into ``where`` and write its files out."""
+    """Clone ``base`` (empty: the default branch) of ``url`` into ``where``: its tree, no file contents yet."""
     git_dir, tree = where / "git", where / "tree"
     tree.mkdir(parents=True)
-    args = ["clone", "--bare", "--quiet", "--depth", "1", "--single-branch", "--no-tags",
-            f"--filter=blob:limit={limits.max_file_bytes}"]
+    args = ["clone", "--bare", "--quiet", "--depth", "1", "--single-branch", "--no-tags", "--filter=blob:none"]
     args += ["--branch", base] if base else []
     try:
         await git.run([*args, "--", url, str(git_dir)], where, watch=where, max_bytes=limits.max_bytes)
@@ -62,10 +72,51 @@ async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> C
     if len(entries) > limits.max_files:
         raise TooLarge(f"The repository has {len(entries):,} files; this bot works on at most {limits.max_files:,} "
                        "([repos] max_files).")
-    sizes = await _local_blobs(git, git_dir)
-    wanted = _choose(entries, sizes, checkout, limits)
-    await _write_out(git, git_dir, tree, wanted, checkout)
+    _sort(entries, checkout)
     return checkout
+
+
+async def fetch_files(git: Git, checkout: Checkout, paths: list[str], limits: Limits) -> None:
+    """Fetch and write out these files (those not written yet), asked for by blob id: a bounded fetch."""
+    wanted = [(*checkout.blobs[p], p) for p in dict.fromkeys(paths) if p in checkout.blobs and p not in checkout.files]
+    if not wanted or checkout.complete:
+        return
+    present = set(await _local_blobs(git, checkout.git_dir))
+    ask = sorted({oid for _, oid, _ in wanted if oid not in present})
+    if ask:
+        try:
+            await git.run(["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
+                           "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin",
+                           "origin"], checkout.git_dir, stdin="".join(f"{oid}\n" for oid in ask).encode(),
+                          watch=checkout.git_dir, max_bytes=limits.max_bytes)
+        except GitFailed as error:
+            raise RepoError(f"The repository's files could not be fetched: {error}") from None
+    sizes = await _local_blobs(git, checkout.git_dir)
+    await _write_out(git, checkout.git_dir, checkout.tree, [w for w in wanted if w[1] in sizes], checkout)
+
+
+async def fetch_rest(git: Git, checkout: Checkout, limits: Limits) -> None:
+    """Fetch every file up to ``max_file_bytes`` and write out those not written yet."""
+    try:
+        await git.run(["fetch", "--quiet", "--refetch", "--depth", "1", "--no-tags", "--no-write-fetch-head",
+                       "--recurse-submodules=no", f"--filter=blob:limit={limits.max_file_bytes}", "origin",
+                       checkout.head], checkout.git_dir, watch=checkout.git_dir, max_bytes=limits.max_bytes)
+    except GitFailed as error:
+        raise RepoError(f"The repository's files could not be fetched: {error}") from None
+    sizes = await _local_blobs(git, checkout.git_dir)
+    wanted, total = [], 0
+    for path, (mode, oid) in checkout.blobs.items():
+        if oid not in sizes:
+            checkout.left_out[path] = f"larger than {limits.max_file_bytes:,} bytes ([repos] max_file_bytes)"
+            continue
+        total += sizes[oid]
+        if path not in checkout.files:
+            wanted.append((mode, oid, path))
+    if total > limits.max_bytes:
+        raise TooLarge(f"The repository's files hold {total:,} bytes; this bot works on at most "
+                       f"{limits.max_bytes:,} ([repos] max_bytes).")
+    await _write_out(git, checkout.git_dir, checkout.tree, wanted, checkout)
+    checkout.complete = True
 
 
 def _clone_problem(error: GitFailed, url: str, base: str) -> str:
@@ -111,30 +162,21 @@ async def _local_blobs(git: Git, git_dir: Path) -> dict[str, int]:
     return sizes
 
 
-def _choose(entries: list[tuple[str, str, str]], sizes: dict[str, int], checkout: Checkout,
-            limits: Limits) -> list[tuple[str, str, str]]:
-    wanted, total = [], 0
+def _sort(entries: list[tuple[str, str, str]], checkout: Checkout) -> None:
+    """Regular files become ``blobs``; links, submodules and unsafe paths are left out, each with its reason."""
     for mode, oid, path in entries:
         problem = unsafe_path(path)
         if problem:
             checkout.left_out[path] = problem
-            continue
-        if mode == LINK:
+        elif mode == LINK:
             checkout.left_out[path] = "a link: links are never made from a repository's tree"
         elif mode == SUBMODULE:
             checkout.left_out[path] = "a submodule: submodules are never fetched"
         elif mode not in (REGULAR, EXECUTABLE):
             checkout.left_out[path] = f"an entry of mode {mode}"
-        elif oid not in sizes:
-            checkout.left_out[path] = f"larger than {limits.max_file_bytes:,} bytes ([repos] max_file_bytes)"
         else:
-            total += sizes[oid]
-            wanted.append((mode, oid, path))
+            checkout.blobs[path] = (mode, oid)
         checkout.modes[path] = mode
-    if total > limits.max_bytes:
-        raise TooLarge(f"The repository's files hold {total:,} bytes; this bot works on at most "
-                       f"{limits.max_bytes:,} ([repos] max_bytes).")
-    return wanted
 
 
 _BAD_PART = re.compile(r"^(?:\.git|\.\.?|)$", re.IGNORECASE)

@@ -37,29 +37,40 @@ def top_level_names(path: str, text: str) -> list[str]:
     return list(dict.fromkeys(pattern.findall(text[:MAX_READ_CHARS])))
 
 
+def ordered(paths: Iterable[str]) -> list[str]:
+    """Nearer the top of the tree first, then by path."""
+    return sorted(paths, key=lambda p: (p.count("/"), p))
+
+
+def map_candidates(paths: Iterable[str], budget_chars: int) -> list[str]:
+    """The source files whose names the map could show: as many as its budget has lines for, at most."""
+    return [p for p in ordered(paths) if _has_names(p)][: max(1, budget_chars // 20)]
+
+
 def repository_map(paths: Iterable[str], read: Callable[[str], str | None], budget_chars: int) -> str:
     """The map: one line per file (``path: name, name``) while ``budget_chars`` allows, then per-folder counts."""
-    ordered = sorted(paths, key=lambda p: (p.count("/"), p))
+    in_order = ordered(paths)
     lines: list[str] = []
     used = 0
     summary_room = min(400, budget_chars // 4)
     shown = 0
-    for path in ordered:
-        names = top_level_names(path, read(path) or "") if path.rfind(".") >= 0 and _has_names(path) else []
+    for path in in_order:
+        names = top_level_names(path, read(path) or "") if _has_names(path) else []
         line = path + (": " + ", ".join(names[:MAX_NAMES_PER_FILE]) if names else "")
         if used + len(line) + 1 > budget_chars - summary_room:
             break
         lines.append(line)
         used += len(line) + 1
         shown += 1
-    rest = ordered[shown:]
+    rest = in_order[shown:]
     if rest:
         lines.append(_summary(rest, budget_chars - used))
     return "\n".join(lines)
 
 
 def _has_names(path: str) -> bool:
-    return path[path.rfind("."):].lower() in _NAMES
+    dot = path.rfind(".")
+    return dot >= 0 and path[dot:].lower() in _NAMES
 
 
 def _summary(rest: list[str], room: int) -> str:

@@ -3,6 +3,7 @@ then the branch fetched into the run's own folder, its test command found, the r
 
 from __future__ import annotations
 
+import asyncio
 import re
 import shutil
 import tempfile
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from agents.repository import named_files
 from agents.types import RepoTests
 from bot.config.sections import ReposConfig
 from bot.repos.checkout import Limits, fetch
@@ -37,8 +39,10 @@ class OpenedRepo:
     folder: Path
     github: GitHubRepos | None
 
-    def close(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+    async def close(self) -> None:
+        """Stop any fetch still going and remove the run's folder (the clone and its files)."""
+        await self.workspace.close()
+        await asyncio.to_thread(shutil.rmtree, self.folder, True)
 
 
 def branch_name(task: str, run_id: str) -> str:
@@ -49,6 +53,7 @@ def branch_name(task: str, run_id: str) -> str:
 
 async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github: GitHubRepos | None,
                     run_id: str, task: str, continue_branch: str = "", co_author: str = "") -> OpenedRepo:
+    """The repository's tree fetched, the files the first prompts show fetched, the rest on its way."""
     """The repository fetched and ready; ``RepoError`` with a sentence when it cannot be."""
     local = bool(target.name.path)
     url = f"file://{target.name.path}" if local else f"{config.git_url.rstrip('/')}/{target.name.full_name}.git"
@@ -71,12 +76,12 @@ async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github:
         limits = Limits(config.max_files, config.max_bytes, config.max_file_bytes)
         checkout = await fetch(git, url, continue_branch or base, folder / "work", limits)
         base = base or checkout.branch
-        tests = detect(list(checkout.files), target.settings.test_command) or RepoTests("python", PYTEST, "pytest")
+        tests = detect(checkout.paths, target.settings.test_command) or RepoTests("python", PYTEST, "pytest")
         branch = continue_branch or branch_name(task, run_id)
         name = f"{target.name.shown}@{base}"
-        workspace = RepoWorkspace(name, git, checkout, tests, config.map_chars, config.max_file_bytes, branch,
-                                  co_author)
+        workspace = RepoWorkspace(name, git, checkout, tests, config.map_chars, limits, branch, co_author)
+        await workspace.prepare(named_files(task, checkout.paths))
         return OpenedRepo(workspace, target, access, base, folder, github)
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        await asyncio.to_thread(shutil.rmtree, folder, True)
         raise

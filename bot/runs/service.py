@@ -431,7 +431,7 @@ class Service:
             return failed
         finally:
             if opened is not None:
-                await asyncio.to_thread(opened.close)
+                await asyncio.shield(opened.close())
             self._release(waiter)
 
     async def _admit(self, waiter: _Waiter, sinks: Sequence[EventSink]) -> None:

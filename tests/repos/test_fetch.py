@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.repos.checkout import Limits, fetch
+from bot.repos.checkout import Checkout, Limits, fetch, fetch_files, fetch_rest
 from bot.repos.errors import RepoError, TooLarge
 from bot.repos.git import Git, GitAccess
 from tests.repos.conftest import TOKEN
@@ -23,13 +23,19 @@ def _git(host, tmp_path: Path, token: str = TOKEN, timeout_s: float = 60) -> Git
     return Git(GitAccess(f"{host.url}/acme/billing.git", token), home, timeout_s)
 
 
+async def _fetch_all(git: Git, url: str, base: str, where: Path, limits: Limits = LIMITS) -> Checkout:
+    checkout = await fetch(git, url, base, where, limits)
+    await fetch_rest(git, checkout, limits)
+    return checkout
+
+
 def _everything_under(folder: Path) -> bytes:
     return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 async def test_a_clone_writes_the_base_branch_and_sends_the_token_only_as_a_header(git_host, tmp_path):
     make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
-    checkout = await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w", LIMITS)
+    checkout = await _fetch_all(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w")
     assert (checkout.tree / "billing/client.py").read_text() == PYTHON_PROJECT["billing/client.py"]
     assert set(checkout.files) == set(PYTHON_PROJECT) and checkout.branch == "main" and len(checkout.head) == 40
     assert all(TOKEN not in r.path + r.query for r in git_host.requests)  # never in a URL
@@ -72,7 +78,7 @@ async def test_hostile_contents_run_nothing_on_the_host(git_host, tmp_path, monk
              ".githooks/post-checkout": f"#!/bin/sh\ntouch {marker}\n", "big.bin": "x" * 200_000}
     make_repo(git_host.root, "acme/billing", files, links={"etc": "/etc", "docs/passwd": "/etc/passwd"},
               submodule="vendor/lib")
-    checkout = await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w", LIMITS)
+    checkout = await _fetch_all(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w")
     assert not marker.exists()
     assert not any(p.is_symlink() for p in checkout.tree.rglob("*"))
     assert "link" in checkout.left_out["etc"] and "link" in checkout.left_out["docs/passwd"]
@@ -93,5 +99,19 @@ async def test_a_fetch_growing_past_the_byte_cap_is_stopped(git_host, tmp_path):
     files = {f"data/{i}.txt": os.urandom(50_000).hex() for i in range(60)}  # ~6 MB that does not compress
     make_repo(git_host.root, "acme/billing", files)
     with pytest.raises(TooLarge, match="max_bytes"):
-        await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w",
-                    Limits(1000, 1_000_000, 1_000_000))
+        await _fetch_all(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w",
+                         Limits(1000, 1_000_000, 1_000_000))
+
+
+async def test_the_first_fetch_brings_the_tree_and_only_the_files_asked_for(git_host, tmp_path):
+    files = {**PYTHON_PROJECT, **{f"data/{i}.txt": os.urandom(20_000).hex() for i in range(50)}}  # ~2 MB
+    make_repo(git_host.root, "acme/billing", files)
+    git = _git(git_host, tmp_path)
+    checkout = await fetch(git, f"{git_host.url}/acme/billing.git", "main", tmp_path / "w", LIMITS)
+    assert set(checkout.blobs) == set(files) and checkout.files == {}  # paths, no contents
+    await fetch_files(git, checkout, ["billing/client.py", "billing/money.py"], LIMITS)
+    assert set(checkout.files) == {"billing/client.py", "billing/money.py"}
+    packs = sum(p.stat().st_size for p in (checkout.git_dir / "objects").rglob("*") if p.is_file())
+    assert packs < 200_000  # not the 2 MB of data files
+    await fetch_rest(git, checkout, LIMITS)
+    assert set(checkout.files) == set(files) and checkout.complete

@@ -1,0 +1,66 @@
+"""Naming a repository: the three written forms, the command line's, the allow-list and the place's default;
+a repository that is not allowed is refused with a sentence before any model call."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.errors import UserInputError
+from bot.config.sections import Config, ReposConfig, RepoSettings
+from bot.repos.names import RepoName, from_argument, named_in, resolve
+from bot.runs.service import ChatRequest, Service
+from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
+
+REPOS = ReposConfig(allowed={"acme/billing": RepoSettings(base="develop", defaults_for=("slack:C01",)),
+                             "acme/secret": RepoSettings(users=("U1",))})
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("add retries to the client in acme/billing and test it", RepoName("acme/billing")),
+    ("fix it, repo:acme/billing@release/2", RepoName("acme/billing", base="release/2")),
+    ("see https://github.com/acme/billing/tree/main for the code", RepoName("acme/billing", base="main")),
+    ("work in the other/tool repo", RepoName("other/tool")),
+    ("put the helper in src/utils.py", None),  # a path, not a repository
+    ("move it in lib/core", None),
+    ("https://gitlab.com/acme/billing", None),  # not the configured git host
+])
+def test_the_written_forms(text, expected):
+    assert named_in(text, REPOS) == expected
+
+
+def test_allow_list_users_and_defaults():
+    assert resolve(RepoName("acme/billing"), REPOS, "terminal", "u").base == "develop"
+    assert resolve(None, REPOS, "slack:C01", "u").name.full_name == "acme/billing"
+    assert resolve(None, REPOS, "slack:C02", "u") is None
+    with pytest.raises(UserInputError, match=r'not one this bot may work on.*\[repos\."other/tool"\]'):
+        resolve(RepoName("other/tool"), REPOS, "terminal", "u")
+    with pytest.raises(UserInputError, match="not on the list of people"):
+        resolve(RepoName("acme/secret"), REPOS, "terminal", "U2")
+    with pytest.raises(UserInputError, match="only from its terminal"):
+        resolve(RepoName(path="/srv/code"), REPOS, "slack:C01", "u")
+
+
+def test_the_command_line_takes_a_name_a_url_or_a_folder(tmp_path):
+    assert from_argument("acme/billing", "main") == RepoName("acme/billing", base="main")
+    assert from_argument("https://github.com/acme/billing.git") == RepoName("acme/billing")
+    assert from_argument(str(tmp_path)) == RepoName(path=str(tmp_path.resolve()))
+    with pytest.raises(UserInputError, match="no such folder"):
+        from_argument(str(tmp_path / "missing"))
+    with pytest.raises(UserInputError, match="not a branch name"):
+        from_argument("acme/billing", "bad..name")
+
+
+async def test_a_request_for_a_repository_not_allowed_is_refused_before_any_model_call(tmp_path):
+    from bot.repos.desk import RepoDesk
+    from bot.store.sqlite import SQLiteStore
+
+    config = Config(repos=REPOS)
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
+    model = ScriptedModel()
+    try:
+        service = Service(config, store, model, ScriptedSandbox(), repos=RepoDesk(config, ""))
+        with pytest.raises(UserInputError, match="other/tool is not one this bot may work on"):
+            service.check(ChatRequest("slack", "t", "u", "add retries in the other/tool repo", place="slack:C01"))
+        assert model.calls == []
+    finally:
+        await store.close()
