@@ -20,6 +20,7 @@ import asyncio
 import os
 import posixpath
 import re
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -211,15 +212,18 @@ def _write_files(out: bytes, tree: Path, wanted: list[tuple[str, str, str]], che
         body = out[header_end + 1: header_end + 1 + int(size)]
         at = header_end + 1 + int(size) + 1
         target = root / path
+        temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.part")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            if target.parent.resolve() != target.parent or target.is_symlink():
+            if target.parent.resolve() != target.parent:
                 raise OSError("not a plain folder")  # never: no link is ever made here, but said if it were
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                          0o755 if mode == EXECUTABLE else 0o644)
-        except (FileExistsError, NotADirectoryError, OSError):
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(body)
+            os.replace(temporary, target)  # whole or not at all: a fetch beside this one may write it too
+        except OSError:
+            temporary.unlink(missing_ok=True)
             checkout.left_out[path] = "it clashes with another path of the tree"
             continue
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(body)
         checkout.files[path] = oid

@@ -41,7 +41,9 @@ class RepoWorkspace:
         self._text_cache: dict[str, str | None] = {}
         self._committed: dict[str, str] = {}  # path -> content as last committed by this run
         self._lock = asyncio.Lock()  # one commit at a time
-        self._fetching = asyncio.Lock()  # one fetch at a time in the clone
+        # Named files are fetched one request at a time, beside the background fetch of the rest (git writes
+        # each fetch's objects apart, and each file is written whole by a rename), so a read never waits for it.
+        self._fetching = asyncio.Lock()
         self._rest: asyncio.Task[None] | None = None
         self._tree: FileSet | None = None
 
@@ -58,12 +60,13 @@ class RepoWorkspace:
             await asyncio.gather(self._rest, return_exceptions=True)
 
     async def _fetch(self, paths: list[str]) -> None:
+        if all(p in self.checkout.files for p in paths if p in self.checkout.blobs):
+            return  # written already: no need to wait for a fetch under way
         async with self._fetching:
             await fetch_files(self.git, self.checkout, paths, self._limits)
 
     async def _fetch_rest(self) -> None:
-        async with self._fetching:
-            await fetch_rest(self.git, self.checkout, self._limits)
+        await fetch_rest(self.git, self.checkout, self._limits)
 
     # -- reading ---------------------------------------------------------------------------------
 

@@ -74,8 +74,7 @@ class FakeGitHost:
             "REMOTE_USER": "x-access-token", "REMOTE_ADDR": "127.0.0.1", "GIT_CONFIG_NOSYSTEM": "1",
             "HOME": str(self.root),
         }
-        if "Content-Encoding" in request.headers:
-            env["HTTP_CONTENT_ENCODING"] = request.headers["Content-Encoding"]
+        # A gzip-encoded body (git compresses large requests) arrives decoded: aiohttp undoes the encoding.
         if "Git-Protocol" in request.headers:
             env["GIT_PROTOCOL"] = request.headers["Git-Protocol"]
         process = await asyncio.create_subprocess_exec(

@@ -3,6 +3,7 @@ hostile tree runs nothing on the host (no filter, hook, submodule or link takes 
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
@@ -115,3 +116,15 @@ async def test_the_first_fetch_brings_the_tree_and_only_the_files_asked_for(git_
     assert packs < 200_000  # not the 2 MB of data files
     await fetch_rest(git, checkout, LIMITS)
     assert set(checkout.files) == set(files) and checkout.complete
+
+
+async def test_named_files_fetched_beside_the_rest_are_each_written_whole(git_host, tmp_path):
+    files = {**PYTHON_PROJECT, **{f"data/{i}.txt": f"{i}\n" * 2000 for i in range(300)}}
+    make_repo(git_host.root, "acme/billing", files)
+    git = _git(git_host, tmp_path)
+    checkout = await fetch(git, f"{git_host.url}/acme/billing.git", "main", tmp_path / "w", LIMITS)
+    named = [f"data/{i}.txt" for i in range(0, 300, 7)]
+    await asyncio.gather(fetch_rest(git, checkout, LIMITS), fetch_files(git, checkout, named, LIMITS))
+    assert checkout.left_out == {}
+    assert {p: (checkout.tree / p).read_text() for p in files} == files
+    assert not list(checkout.tree.rglob("*.part"))
