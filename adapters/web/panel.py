@@ -27,7 +27,7 @@ def build_panel(key: str, records: list[RunRecord], redact: Redact) -> Panel:
     with_files = [r for r in records if r.files or r.tests]
     work = with_files[-1] if with_files else None
     gist = next((r.summary.checkin.location for r in reversed(records)
-                 if r.summary.checkin and r.summary.checkin.kind == "gist"), "")
+                 if r.summary.checkin and r.summary.checkin.kind in ("gist", "pull_request", "branch")), "")
     return {
         "run": latest.summary.id,
         "status": latest.summary.status,

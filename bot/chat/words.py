@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from agents.events import RunFinished, TestReported
 from agents.fences import inert
-from agents.types import Publication, RunStatus, TestReport, Usage
+from agents.types import CheckInResult, Publication, RunStatus, TestReport, Usage
 from bot.chat.failures import failure_excerpt
 from bot.checkin.files import README_NAME, gist_layout
 from bot.checkin.readme import compose_readme
@@ -82,6 +82,15 @@ def report_line(report: TestReport) -> str:
 CONTINUE_HINT = "Reply in this thread to continue from where it stopped."
 
 
+CHECKIN_WORDS = {"pull_request": "Pull request", "branch": "Branch"}
+
+
+def checkin_line(result: CheckInResult) -> str:
+    """Where the work went: "Pull request: URL", "Branch: ...", else "Result: ..." (a Gist, a folder), and why."""
+    word = CHECKIN_WORDS.get(result.kind, "Result")
+    return f"{word}: {result.location}" + (f" ({result.note})" if result.note else "")
+
+
 def final_summary(event: RunFinished) -> str:
     """The last message of a run: status, why, the test result, where the result is, tokens and cost."""
     reason = event.reason.rstrip(".")  # some reasons are whole sentences already; one full stop either way
@@ -90,7 +99,7 @@ def final_summary(event: RunFinished) -> str:
     if event.report:
         lines.append(report_line(event.report))
     if event.checkin:
-        lines.append(f"Result: {event.checkin.location}" + (f" ({event.checkin.note})" if event.checkin.note else ""))
+        lines.append(checkin_line(event.checkin))
     usage = f"Tokens: {event.usage.tokens_text()}"
     lines.append(usage + (f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""))
     return "\n".join(lines)
