@@ -68,11 +68,11 @@ from bot.chat.thread import COMPACT, ChatPlatform, ChatThread
 from bot.chat.words import (
     agent_title,
     attached_files,
-    checkin_line,
     final_text,
     notice_text,
     report_text,
     turn_header,
+    where_text,
     working_text,
 )
 
@@ -335,7 +335,7 @@ class RunRenderer:
         """The Check-In's message says where the work went, once that is known (compact: the status does)."""
         shown = self._checkin
         if shown is not None:
-            where = f"🔗 {checkin_line(result)}"
+            where = f"🔗 {where_text(result)}"
             await self._thread.edit(shown.message_id, f"{shown.text}\n{self._show(where)}")
 
     # -- the rest of the run ------------------------------------------------------------------

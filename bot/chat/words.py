@@ -85,10 +85,15 @@ CONTINUE_HINT = "Reply in this thread to continue from where it stopped."
 CHECKIN_WORDS = {"pull_request": "Pull request", "branch": "Branch"}
 
 
+def where_text(result: CheckInResult) -> str:
+    """Where the work went, and why there: "Pull request: URL", "Branch: ...", or just the Gist's link."""
+    word = CHECKIN_WORDS.get(result.kind)
+    return (f"{word}: " if word else "") + result.location + (f" ({result.note})" if result.note else "")
+
+
 def checkin_line(result: CheckInResult) -> str:
-    """Where the work went: "Pull request: URL", "Branch: ...", else "Result: ..." (a Gist, a folder), and why."""
-    word = CHECKIN_WORDS.get(result.kind, "Result")
-    return f"{word}: {result.location}" + (f" ({result.note})" if result.note else "")
+    """The final reply's line: a repository's words, else "Result: ..." (a Gist, a folder)."""
+    return where_text(result) if result.kind in CHECKIN_WORDS else f"Result: {where_text(result)}"
 
 
 def final_summary(event: RunFinished) -> str:
