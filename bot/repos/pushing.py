@@ -16,13 +16,13 @@ async def push(repo: OpenedRepo) -> str:
         raise PushRefused(f"The bot pushes only to branches of its own ({BRANCH_PREFIX}...), not to {branch}.")
     if repo.github is not None and await repo.github.protected(repo.target.name.full_name, branch):
         raise PushRefused(f"{branch} is a protected branch; the bot does not push to it.")
-    try:
-        await workspace.git.run(["push", "--porcelain", "--no-verify", "origin",
-                                 f"{workspace.head}:refs/heads/{branch}"], workspace.checkout.git_dir)
-    except GitFailed as error:
-        said = error.stderr
-        if "non-fast-forward" in said or "fetch first" in said or "[rejected]" in said:
-            raise PushRefused(f"Someone pushed to {branch} while the team worked; the bot does not force-push over "
-                              "commits it did not make, so nothing was pushed.") from None
-        raise PushRefused(f"The push to {branch} was refused: {str(error).removeprefix('git push failed: ')}") from None
-    return workspace.head
+    done = await workspace.git.run(["push", "--porcelain", "--no-verify", "origin",
+                                    f"{workspace.head}:refs/heads/{branch}"], workspace.checkout.git_dir, check=False)
+    if done.code == 0:
+        return workspace.head
+    said = done.stdout.decode("utf-8", "replace") + done.stderr  # --porcelain tells each ref's fate on stdout
+    if "non-fast-forward" in said or "fetch first" in said or "[rejected]" in said:
+        raise PushRefused(f"Someone pushed to {branch} while the team worked; the bot does not force-push over "
+                          "commits it did not make, so nothing was pushed.")
+    reason = str(GitFailed("push", done.code, said)).removeprefix("git push failed: ")
+    raise PushRefused(f"The push to {branch} was refused: {reason}")

@@ -1,0 +1,135 @@
+"""Repository faults each end in a sentence and lose nothing: an unknown repository or one the token may not
+push to (no model call), a branch someone else pushed to (never forced), GitHub failing at the pull request
+(the work goes to the fallback with a note, its branch already pushed), and a failing run (a branch, no PR)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from agents.events import Event
+from agents.types import RunStatus, TestJob, TestReport, TestStatus
+from bot.checkin import FolderPublisher
+from bot.config.sections import BudgetConfig, CheckinConfig, Config, ReposConfig, RepoSettings
+from bot.repos.desk import RepoDesk
+from bot.repos.errors import PushRefused
+from bot.repos.pushing import push
+from bot.runs.service import ChatRequest, Service
+from bot.store.sqlite import SQLiteStore
+from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
+from tests.repos.conftest import TOKEN
+from tests.repos.fixtures import PYTHON_PROJECT, branch_files, git, make_repo
+from tests.repos.test_pull_request_docker import CODE, PLAN, TESTS
+
+TASK = "add retries to the client in acme/billing"
+
+
+def _config(git_host, github, tmp_path: Path, **budget: int) -> Config:
+    return Config(
+        repos=ReposConfig(git_url=git_host.url, allowed={"acme/billing": RepoSettings()}),
+        checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0, backoff_s=0.01, max_retries=1),
+        budget=BudgetConfig(**budget), storage=dataclasses.replace(Config().storage, path=str(tmp_path / "db")))
+
+
+def _passing(job: TestJob) -> TestReport:
+    return TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed")
+
+
+def _failing(job: TestJob) -> TestReport:
+    """The repository passes as it is (the baseline); the team's change fails a test."""
+    if not job.team_files:
+        return _passing(job)
+    return TestReport(TestStatus.FAILED, 1, 0.1, 1, 1, "FAILED tests/test_client.py::test_x - boom\n1 failed, 1 passed")
+
+
+async def _run(config: Config, model: ScriptedModel, verdict, tmp_path: Path, text: str = TASK):
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        service = Service(config, store, model, ScriptedSandbox(verdict), repos=RepoDesk(config, TOKEN))
+        events: list[Event] = []
+
+        async def sink(event: Event) -> None:
+            events.append(event)
+
+        handle = await service.submit(ChatRequest("terminal", "s", "alice", text, place="terminal"), sink,
+                                      FolderPublisher(tmp_path / "saved"))
+        return await handle.wait()
+    finally:
+        await store.close()
+
+
+def _team() -> ScriptedModel:
+    return ScriptedModel({"planner": [PLAN], "programmer": [CODE], "tester": [TESTS],
+                          "optimizer": ["VERDICT: APPROVE"], "checkin": ["# retries\n"]})
+
+
+@pytest.mark.parametrize("setup, sentence", [
+    (lambda github: None, "GitHub knows no repository acme/billing that the bot's token can see"),
+    (lambda github: github.add_repo("acme/billing", push=False), "may read acme/billing but not push to it"),
+    (lambda github: github.add_repo("acme/billing", size_kb=10_000_000), "this bot works on at most"),
+])
+async def test_a_repository_the_bot_cannot_use_ends_the_run_with_a_sentence_and_no_model_call(
+        git_host, github, tmp_path, setup, sentence):
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    setup(github)
+    model = _team()
+    finished = await _run(_config(git_host, github, tmp_path), model, _passing, tmp_path)
+    assert finished.status is RunStatus.ERROR and sentence in finished.reason
+    assert model.calls == []
+
+
+async def test_github_failing_at_the_pull_request_keeps_the_work_in_the_fallback(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.fail(503, times=None, method="POST", path="/repos/acme/billing/pulls")
+    finished = await _run(_config(git_host, github, tmp_path), _team(), _passing, tmp_path)
+    assert finished.status is RunStatus.PASSED
+    assert finished.checkin.kind == "folder" and "instead" in finished.checkin.note
+    assert (tmp_path / "saved" / "billing" / "client.py").read_text().count("ConnectionError") >= 1
+    pushed = [b for b in git("branch", "--list", "codegen-chat/*", cwd=bare).split() if b != "*"]
+    assert len(pushed) == 1  # the branch was pushed before GitHub failed; only the pull request is missing
+    assert github.pulls == []
+
+
+async def test_a_failing_run_pushes_its_branch_and_opens_no_pull_request(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    finished = await _run(_config(git_host, github, tmp_path, max_rounds=1), _team(), _failing, tmp_path)
+    assert finished.status is RunStatus.FAILED
+    assert finished.checkin.kind == "branch" and "no pull request" in finished.checkin.note
+    assert github.pulls == []
+    assert "except ConnectionError" in branch_files(bare, finished.checkin.branch)["billing/client.py"]
+
+
+async def test_a_branch_someone_else_pushed_to_is_never_forced(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    config = _config(git_host, github, tmp_path)
+    desk = RepoDesk(config, TOKEN)
+    target = desk.target(TASK, "", "", "terminal", "alice")
+    opened = await desk.open(target, "r1", TASK)
+    try:
+        workspace = opened.workspace
+        files = await workspace.read(["billing/client.py"])
+        await workspace.commit(files.merged({"billing/client.py": "# one\n"}), "first")
+        await push(opened)
+        # Someone pushes to the bot's branch meanwhile.
+        other = tmp_path / "other"
+        git("clone", "-q", "--branch", workspace.branch, str(bare), str(other), cwd=tmp_path)
+        (other / "NOTES.md").write_text("mine\n")
+        git("add", "NOTES.md", cwd=other)
+        git("commit", "-q", "-m", "A person's commit", cwd=other)
+        git("push", "-q", "origin", workspace.branch, cwd=other)
+        theirs = git("rev-parse", workspace.branch, cwd=bare).strip()
+        await workspace.commit(files.merged({"billing/client.py": "# two\n"}), "second")
+        with pytest.raises(PushRefused, match="Someone pushed to codegen-chat/.* does not force-push"):
+            await push(opened)
+        assert git("rev-parse", workspace.branch, cwd=bare).strip() == theirs  # their commit stands
+        with pytest.raises(PushRefused, match="only to branches of its own"):
+            workspace.branch = "main"
+            await push(opened)
+    finally:
+        await opened.close()
+    assert not opened.folder.exists()
