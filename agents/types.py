@@ -222,6 +222,7 @@ class RepoTests:
     language: str
     command: str
     report_format: str = ""
+    shown: str = ""  # the command as a person would type it ("pytest"), when ``command`` spells out more
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ its branch, with no pull request unless ``[repos] open_failing_prs``. Whatever c
 
 from __future__ import annotations
 
+import re
+
 from agents.errors import CheckInError
 from agents.types import CheckInResult, Publication, RunStatus
 from bot.config.sections import ReposConfig
@@ -52,11 +54,12 @@ def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
     report = publication.report
     tests = workspace.tests()
     lines = ["## Task", *(f"- {t}" for t in (*publication.earlier_tasks, publication.task)), ""]
-    if publication.plan:
-        lines += ["## Plan", publication.plan.strip(), ""]
+    plan = re.sub(r"(?im)^\s*LANGUAGE:.*$", "", publication.plan).strip()  # the Planner's note to the team
+    if plan:
+        lines += ["## Plan", plan, ""]
     changed = publication.changed or tuple(workspace.changed(publication.files))
     lines += ["## What changed", *(f"- `{p}`{' (new)' if workspace.original(p) is None else ''}" for p in changed), ""]
-    lines += ["## Tests", f"Command: `{tests.command}` ({tests.language} sandbox)",
+    lines += ["## Tests", f"Command: `{tests.shown or tests.command}` (in the {tests.language} sandbox)",
               f"Result: {report.summary() if report else 'not run'}"]
     if report and report.already_failing:
         lines += ["", "Already failing before this change (not caused by it, not counted for it):",

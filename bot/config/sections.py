@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -417,6 +418,11 @@ def _repositories_apart(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "repos": {**plain, "allowed": allowed}} if allowed else data
 
 
+def _as_written(message: str) -> str:
+    """A repository's table named as config.toml writes it: ``repos."acme/billing".key``."""
+    return re.sub(r"repos\.allowed\.([^.\s:]+)", r'repos."\1"', message)
+
+
 def load_config(path: Path | None) -> Config:
     """Read and check the whole config once; any problem is a ``ConfigError`` naming the key."""
     if path is None:
@@ -432,4 +438,4 @@ def load_config(path: Path | None) -> Config:
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     except SettingsError as error:
-        raise ConfigError(f"{path}: {error}") from None
+        raise ConfigError(f"{path}: {_as_written(str(error))}") from None

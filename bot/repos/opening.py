@@ -76,7 +76,7 @@ async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github:
         limits = Limits(config.max_files, config.max_bytes, config.max_file_bytes)
         checkout = await fetch(git, url, continue_branch or base, folder / "work", limits)
         base = base or checkout.branch
-        tests = detect(checkout.paths, target.settings.test_command) or RepoTests("python", PYTEST, "pytest")
+        tests = detect(checkout.paths, target.settings.test_command) or RepoTests("python", PYTEST, "pytest", "pytest")
         branch = continue_branch or branch_name(task, run_id)
         name = f"{target.name.shown}@{base}"
         workspace = RepoWorkspace(name, git, checkout, tests, config.map_chars, limits, branch, co_author)

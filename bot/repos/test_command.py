@@ -36,7 +36,10 @@ def detect(paths: Collection[str], configured: str = "") -> RepoTests | None:
         language = found[0] if found else "python"
         report = "pytest" if "pytest" in configured else {"go": "go", "rust": "cargo"}.get(language, "exit-code")
         return RepoTests(language, configured, report)
-    return RepoTests(*found) if found else None
+    if not found:
+        return None
+    language, command, report = found
+    return RepoTests(language, command, report, shown="pytest" if command == PYTEST else "")
 
 
 def _detected(paths: Collection[str]) -> tuple[str, str, str] | None:

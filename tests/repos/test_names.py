@@ -64,3 +64,17 @@ async def test_a_request_for_a_repository_not_allowed_is_refused_before_any_mode
         assert model.calls == []
     finally:
         await store.close()
+
+
+def test_repository_tables_are_read_from_config_toml_and_a_wrong_key_is_named(tmp_path):
+    from bot.config.sections import ConfigError, load_config
+
+    path = tmp_path / "config.toml"
+    path.write_text('[repos]\ndraft = false\n[repos."acme/billing"]\ntest_command = "make test"\n'
+                    'defaults_for = ["slack:C01"]\n')
+    repos = load_config(path).repos
+    assert not repos.draft and repos.allowed["acme/billing"].test_command == "make test"
+    assert resolve(None, repos, "slack:C01", "u").name.full_name == "acme/billing"
+    path.write_text('[repos."acme/billing"]\ntest_comand = "x"\n')
+    with pytest.raises(ConfigError, match=r'repos\."acme/billing"\.test_comand: unknown key'):
+        load_config(path)

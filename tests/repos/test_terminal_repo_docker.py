@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fakes import team_script as s
 from tests.repos.conftest import TOKEN
 from tests.repos.fixtures import GO_PROJECT, PYTHON_PROJECT, branch_files, git, make_repo
 from tests.repos.test_pull_request_docker import CODE, PLAN, TESTS
@@ -18,9 +17,13 @@ MUL_TESTS = ('```go path=mul_test.go\npackage calc\n\nimport "testing"\n\n'
              'func TestMul(t *testing.T) { if Mul(2, 3) != 6 { t.Fatal("mul") } }\n```\n')
 
 
+README = "# Retries\n\n`fetch` tries a request again on ConnectionError, at most `attempts` times.\n"
+
+
 def _script(model_server, plan: str, code: str, tests: str) -> None:
     for role, replies in {"planner": [plan], "programmer": [code], "tester": [tests],
-                          "optimizer": [s.APPROVE], "checkin": [s.README]}.items():
+                          "optimizer": ["The retries stop after the last attempt and re-raise.\nVERDICT: APPROVE"],
+                          "checkin": [README]}.items():
         model_server.script(role, *replies)
 
 
