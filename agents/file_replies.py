@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agents import file_names
-from agents import language as languages
 from agents.diffs import DiffError, apply, as_diff
 from agents.fences import Block, segments
+from agents.language import BUILT_IN, Languages
 from agents.paths import UnsafePath, clash, project_path
 from agents.types import FileSet
 
@@ -52,6 +52,7 @@ class FileContext:
     user_tests: tuple[str, ...] = ()  # never the name of a new file
     mentioned: str = ""  # the task and the plan: file names they mention count as named
     writes_tests: bool = False  # the Tester's reply: an unnamed block is a test file
+    languages: Languages = BUILT_IN  # the languages the run knows (the config's too)
 
 
 @dataclass(frozen=True)
@@ -96,8 +97,8 @@ def parse_files(text: str, context: FileContext | None = None) -> FileReply:
     context = context or FileContext()
     blocks = _blocks(text, context)
     if not blocks:
-        raise ReplyFormatError("no fenced code block with a file was found",
-                               _example(context, file_names.default_code_name("", context.language or "python"), ""))
+        usual = file_names.default_code_name("", context.language or "python", context.languages)
+        raise ReplyFormatError("no fenced code block with a file was found", _example(context, usual, ""))
     notices: list[str] = []
     named = [b for b in blocks if b.path]
     if not named:
@@ -138,14 +139,15 @@ def _blocks(text: str, context: FileContext) -> list[_Read]:
 
 def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
     word = block.fence.language.lower()
-    language = languages.normalise(word) if word else ""
-    if language not in file_names.KNOWN_LANGUAGES:
+    known = context.languages
+    language = known.normalise(word) if word else ""
+    if language not in known:
         language = language if word in NON_SOURCE | SHELLS | {"json", "yaml", "toml"} else ""
     body = block.body
-    path = block.fence.path or _label(prose_above)
+    path = block.fence.path or _label(prose_above, known)
     first, _, rest = body.partition("\n")
     marker = _MARKER_LINE.match(first)
-    if marker and (marker.group("keyword") or file_names.language_of(marker.group("path"))):
+    if marker and (marker.group("keyword") or known.of_path(marker.group("path"))):
         path, body = path or marker.group("path"), rest
     diff = as_diff(word or language, body)
     if diff is not None:
@@ -156,7 +158,7 @@ def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
             return _Read(path, "", language, f"{path or 'a file'} was sent as a diff, and {error}")
     if not body.endswith("\n") and body:
         body += "\n"
-    return _Read(path, body, language or (file_names.language_of(path) if path else "") or context.language)
+    return _Read(path, body, language or (known.of_path(path) if path else "") or context.language)
 
 
 def _current(context: FileContext, path: str) -> str | None:
@@ -167,7 +169,7 @@ def _current(context: FileContext, path: str) -> str | None:
     return {**context.code, **context.tests}.get(clean)
 
 
-def _label(prose: str) -> str:
+def _label(prose: str, languages: Languages) -> str:
     """A file name on one of the two non-blank lines just above a block: a label or heading line
     (``**src/app.py**``, ``### File: app.py``), or a sentence ending in a colon that names one file."""
     lines = [line for line in prose.rstrip("\n").split("\n") if line.strip()][-2:]
@@ -175,7 +177,7 @@ def _label(prose: str) -> str:
         match = _LABEL.match(line)
         if match:
             return match.group("path")
-        mentioned = file_names.mentioned_files(line)
+        mentioned = file_names.mentioned_files(line, languages)
         if line.rstrip().endswith(":") and len(mentioned) == 1:
             return mentioned[0]
     return ""
@@ -199,10 +201,10 @@ def _obvious(blocks: list[_Read], context: FileContext, notices: list[str]) -> l
     source = [(b.body, b.language) for b in blocks if _is_source(b.body, b.language, context)]
     if context.writes_tests:  # tests, else new code, else (a weak model's echo of the code) anything: the
         existing = {c.strip() for c in context.code.values()}  # test run then says no test ran, and why
-        tests = [(b, lang) for b, lang in source if file_names.is_test_code(b, lang)]
+        tests = [(b, lang) for b, lang in source if file_names.is_test_code(b, context.languages.get(lang))]
         candidates = tests or [(b, lang) for b, lang in source if b.strip() not in existing] or source
     else:
-        candidates = [(b, lang) for b, lang in source if not file_names.is_test_code(b, lang)]
+        candidates = [(b, lang) for b, lang in source if not file_names.is_test_code(b, context.languages.get(lang))]
     if not candidates:
         return config
     body, language = max(candidates, key=lambda c: len(c[0]))
@@ -215,11 +217,11 @@ def _obvious(blocks: list[_Read], context: FileContext, notices: list[str]) -> l
 
 
 def _obvious_name(body: str, language: str, context: FileContext) -> str:
-    mentioned = file_names.mentioned_files(context.mentioned)
+    mentioned = file_names.mentioned_files(context.mentioned, context.languages)
     if context.writes_tests:
         module = _module_under_test(context, language, mentioned)
-        return file_names.test_name(body, language, module, mentioned, context.user_tests)
-    return file_names.code_name(body, language, context.code, mentioned)
+        return file_names.test_name(body, language, module, mentioned, context.user_tests, context.languages)
+    return file_names.code_name(body, language, context.code, mentioned, context.languages)
 
 
 def _is_source(body: str, language: str, context: FileContext) -> bool:
@@ -235,9 +237,10 @@ def _is_source(body: str, language: str, context: FileContext) -> bool:
 def _module_under_test(context: FileContext, language: str, mentioned: list[str]) -> str:
     """The code the tests are for: the code file the task or plan mentions, else the first one; before any code
     exists (the Programmer writes it while the Tester does), the code file the task or plan names."""
-    code = [p for p in context.code if file_names.language_of(p) == language] or list(context.code)
+    known = context.languages
+    code = [p for p in context.code if known.of_path(p) == language] or list(context.code)
     named = [m for m in mentioned if m in code]
-    planned = [m for m in mentioned if file_names.language_of(m) == language and not languages.looks_like_test(m)]
+    planned = [m for m in mentioned if known.of_path(m) == language and not known.looks_like_test(m)]
     return (named or code or planned or [""])[0]
 
 
@@ -270,7 +273,7 @@ def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> d
 
 def _example(context: FileContext, name: str, body: str) -> str:
     """The model's own code in the documented form, cut to a few lines, for a format reminder."""
-    language = file_names.language_of(name) or context.language or "python"
+    language = context.languages.of_path(name) or context.language or "python"
     lines = body.rstrip("\n").splitlines()
     shown = "\n".join(lines[:EXAMPLE_LINES]) if lines else "...the whole file..."
     more = "\n...the rest of the file..." if len(lines) > EXAMPLE_LINES else ""

@@ -22,7 +22,7 @@ import jinja2
 
 from agents.failures import digest
 from agents.fences import fenced
-from agents.language import EXTENSIONS
+from agents.language import BUILT_IN, Languages
 from agents.types import Message
 
 DEFAULT_OUTPUT_LIMIT = 340  # characters of failing test output shown to a model (agents.failures says which)
@@ -32,15 +32,9 @@ def default_prompt_dir() -> Path:
     return Path(str(importlib.resources.files("prompts")))
 
 
-def lang_of(path: str) -> str:
-    """The fence language for a path ('python' for a .py file), or '' when unknown."""
-    dot = path.rfind(".")
-    return EXTENSIONS.get(path[dot:].lower(), "") if dot >= 0 else ""
-
-
-def file_block(path: str, content: str) -> str:
+def file_block(path: str, content: str, languages: Languages = BUILT_IN) -> str:
     """A file as the team shows it to a model: its language and path on the fence, then the file exactly."""
-    return fenced(content, f"{lang_of(path)} path={path}")
+    return fenced(content, f"{languages.of_path(path)} path={path}")
 
 
 class _SetAside:
@@ -73,7 +67,9 @@ def _finalize(value: object) -> object:
 
 
 class PromptBook:
-    def __init__(self, directory: Path | None = None) -> None:
+    """The role templates, rendered with the fence language of each file named by ``languages``."""
+
+    def __init__(self, directory: Path | None = None, languages: Languages = BUILT_IN) -> None:
         self._env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(directory or default_prompt_dir()),
             undefined=jinja2.StrictUndefined,
@@ -83,8 +79,9 @@ class PromptBook:
             autoescape=False,
             finalize=_finalize,
         )
-        self._env.globals.update(lang_of=lang_of, file_block=file_block, fenced=fenced, failing_output=digest,
-                                limit=DEFAULT_OUTPUT_LIMIT)
+        self._env.globals.update(lang_of=languages.of_path, fenced=fenced, failing_output=digest,
+                                 file_block=lambda path, content: file_block(path, content, languages),
+                                 limit=DEFAULT_OUTPUT_LIMIT)
         # The shared macros as a global, because blocks rendered one by one skip top-level imports.
         self._env.globals["shared"] = self._env.get_template("_shared.jinja").make_module()
 

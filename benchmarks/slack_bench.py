@@ -47,7 +47,7 @@ def line(name: str, values: list[float], target: float | None = None) -> str:
 
 async def bench(mentions: int, update_interval: float, folder: Path) -> None:
     async with FakeSlack() as slack, FakeOpenAI(models=("gpt-4o-mini",)) as model_server:
-        model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+        model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
         config = Config(
             llm=LLMConfig(base_url=model_server.base_url, request_timeout_s=30.0, max_retries=2),
             storage=StorageConfig(path=str(folder / "bench.sqlite3")),

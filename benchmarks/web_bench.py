@@ -72,7 +72,7 @@ class TickingModel:
             for _ in range(self.lines):
                 yield f"⏱ {time.monotonic_ns()}\n"
                 await asyncio.sleep(self.tick)
-        yield s._fallback(role)
+        yield s.TEAM_DEFAULTS[role]
         yield Usage(1000, 200)
 
 

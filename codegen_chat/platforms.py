@@ -8,8 +8,8 @@ import dataclasses
 import adapters.discord
 import adapters.slack
 import adapters.web
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, Secrets
-from bot.health.doctor_types import CheckResult
 from bot.runs.plugin import PlatformPlugin
 
 PLATFORMS: tuple[PlatformPlugin, ...] = (

@@ -17,9 +17,8 @@ from agents.errors import UserInputError
 from bot.config.sections import Config, Secrets
 from bot.health.checks import Health
 from bot.health.http import start_health_server
-from bot.process.lifecycle import signals_handled, until_shutdown
+from bot.process.lifecycle import SHUTDOWN_REASON, signals_handled, until_shutdown
 from bot.runs.plugin import PlatformPlugin
-from bot.runs.runner import SHUTDOWN_REASON
 from bot.runs.service import Service
 from codegen_chat.build import open_store, running_service
 from codegen_chat.platforms import PLATFORMS, enabled, health_carrier

@@ -19,9 +19,9 @@ from adapters.slack.messages import Incoming, arrival_of, incoming
 from adapters.slack.platform import PLATFORM, platform
 from adapters.slack.thread import STOP_ACTION, SlackFeatures, SlackThread
 from agents.errors import UserInputError
+from bot.chat.access import Place
 from bot.chat.thread import ChatPlatform
 from bot.config.sections import Config
-from bot.runs.access import Place
 from bot.runs.service import Prepared, Service
 
 log = logging.getLogger(__name__)

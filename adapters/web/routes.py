@@ -42,10 +42,10 @@ from adapters.web.hub import Hub, new_key
 from adapters.web.platform import PLATFORM
 from adapters.web.tasks import Task, TooLarge, body_limit, parse_task, read_body
 from agents.errors import UserInputError
+from bot.chat.access import Place
 from bot.chat.renderer import Redact
 from bot.chat.thread import ChatPlatform
 from bot.config.sections import InputConfig
-from bot.runs.access import Place
 from bot.runs.service import Arrival, ChatRequest, Prepared, Service
 
 log = logging.getLogger(__name__)

@@ -17,9 +17,9 @@ from adapters.web.access import Gate, check_binding, is_loopback
 from adapters.web.hub import Hub
 from adapters.web.platform import PLATFORM, platform
 from adapters.web.routes import STATIC, WebChat, build_app
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, ConfigError, Secrets, WebConfig
 from bot.health.checks import Health
-from bot.health.doctor_types import CheckResult
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
 
@@ -36,7 +36,8 @@ async def serve(service: Service, config: Config, secrets: Secrets, public_route
     check_binding(settings, token)
     listening = bind(settings)
     web, redact = platform(settings), Redactor(secrets.values())
-    hub = Hub(service.history, web, redact, busy=lambda key: service.active_run(PLATFORM, key) is not None)
+    hub = Hub(service.history, web, redact, busy=lambda key: service.active_run(PLATFORM, key) is not None,
+              languages=service.languages)
     chat = WebChat(service, hub, web, config.input, Gate.of(settings, token), redact)
     if service.health is not None and service.health.carrier == PLATFORM:
         public_routes = [*public_routes, *health_routes(service.health)]

@@ -14,8 +14,8 @@ import asyncio
 from collections.abc import Iterable
 from pathlib import Path
 
-from agents import language as languages
 from agents.errors import WorkspaceError
+from agents.language import BUILT_IN
 from agents.types import FileSet, RepoTests
 from bot.repos.checkout import EXECUTABLE, REGULAR, Checkout, Limits, fetch_files, fetch_rest, unsafe_path
 from bot.repos.errors import RepoError
@@ -79,7 +79,7 @@ class RepoWorkspace:
         return frozenset(self.checkout.blobs)
 
     def existing_tests(self) -> frozenset[str]:
-        return frozenset(p for p in self.checkout.blobs if languages.looks_like_test(p))
+        return frozenset(p for p in self.checkout.blobs if BUILT_IN.looks_like_test(p))
 
     def tests(self) -> RepoTests:
         return self._tests

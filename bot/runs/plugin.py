@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, Secrets
-from bot.health.doctor_types import CheckResult
 from bot.runs.service import Service
 
 Serve = Callable[[Service, Config, Secrets], Coroutine[Any, Any, None]]  # runs until cancelled

@@ -24,6 +24,7 @@ from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.types import Attachment, PriorWork, RunRequest, RunStatus
+from bot.chat.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.checkin.masking import MaskingPublisher
@@ -33,10 +34,10 @@ from bot.process.logs import tag_logs
 from bot.repos.desk import RepoDesk
 from bot.repos.names import RepoTarget
 from bot.repos.opening import OpenedRepo
-from bot.runs.access import Place, refusal
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.usage import RunUsage
 from bot.safety.redact import Redactor
+from bot.sandbox.languages import registry
 from bot.store.protocol import History, Store
 from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
 
@@ -147,7 +148,8 @@ class Service:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
         self._repos = repos
         self._publisher_for = publisher_for
-        self._prompts = prompts or PromptBook()
+        self.languages = self._languages = registry(config.sandbox)  # the config's languages too, for every layer
+        self._prompts = prompts or PromptBook(languages=self._languages)
         self._redact = redact or Redactor(())
         self._waiting: list[_Waiter] = []
         self._running: list[_Waiter] = []
@@ -251,7 +253,7 @@ class Service:
         every event (``bot.chat.renderer``). ``UserInputError`` says why a request cannot be taken."""
         run_id = new_run_id()
         follows = self.active_run(request.platform, request.thread_key)
-        renderer = RunRenderer(thread, platform, self._redact)
+        renderer = RunRenderer(thread, platform, self._redact, self._languages)
         handle = await self.submit(request, renderer, renderer, run_id=run_id)
         # The status message (and its Stop control) appears once the run exists, so a press always finds
         # it; the run's first events wait in the renderer's queue meanwhile, so it still comes first.
@@ -324,7 +326,7 @@ class Service:
                 await self._resume(run, thread, platform)
 
     async def _tell_interrupted(self, run: Interrupted, thread: ChatThread, platform: ChatPlatform) -> None:
-        renderer = RunRenderer(thread, platform, self._redact)
+        renderer = RunRenderer(thread, platform, self._redact, self._languages)
         earlier = [e for e in await self._store.timeline(run.id) if not isinstance(e, RunFinished | CheckedIn)]
         await renderer.reopen(run.id, run.status_message, earlier)  # its status message keeps the steps it showed
         await renderer(RunFinished(run.id, status=RunStatus.INTERRUPTED, reason=INTERRUPTED_REASON, usage=run.usage))
@@ -483,7 +485,7 @@ def team_settings(config: Config) -> TeamSettings:
     """How the team works on every run this config serves (``codegen-chat eval`` lays its modes over it)."""
     return TeamSettings(budget=config.budget, publish_failed=config.checkin.publish_failed,
                         order=Order(config.team.order), fix_replies=FixReplies(config.team.fix_replies),
-                        wait_notice_s=config.team.wait_notice_s)
+                        wait_notice_s=config.team.wait_notice_s, languages=registry(config.sandbox))
 
 
 def new_run_id() -> str:

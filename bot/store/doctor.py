@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, Secrets
-from bot.health.doctor_types import CheckResult
 from bot.store.errors import StoreError
 from bot.store.open import open_store
 

@@ -104,7 +104,7 @@ def script_team(server: FakeOpenAI, **overrides: list[str]) -> None:
 
 
 def answer_every_role(server: FakeOpenAI) -> None:
-    server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
 
 
 async def mention(slack: FakeSlack, text: str, user: str = "UANN", channel: str = "C1", thread_ts: str | None = None,

@@ -43,7 +43,7 @@ async def test_a_disk_filling_up_mid_run_ends_it_with_an_error_not_a_pass(model_
         status = await run_in_terminal(service, TerminalRun("find all intf keys", [], str(tmp_path / "out"), None),
                                        FolderPublisher, 10_000, "session-1", out=out)
         text = out.getvalue()
-        assert status == 1
+        assert status == 3
         assert f"ERROR — could not save the run to {db}: the disk is full; free some space" in text
         assert "PASSED" not in text and text.count("could not save the run") == 1
         assert not model_server.calls("checkin")  # the run ended there: nothing published as if recorded
@@ -79,7 +79,7 @@ async def test_every_command_on_a_damaged_database_ends_with_one_line(model_serv
     damage(db, header=header)
     for args in (["history"], ["history", "r3"], ["run", "task"], ["serve"]):
         code, out, err = await cli(tmp_path, *args, config=config)  # a hang fails here, at cli()'s timeout
-        assert code == 1 and "Traceback" not in err + out, (args, err)
+        assert code == (3 if args[0] == "run" else 1) and "Traceback" not in err + out, (args, err)
         lines = err.strip().splitlines()
         assert len(lines) == 1 and str(db) in lines[0], (args, err)
         assert "damaged" in lines[0] or "not an SQLite database" in lines[0], (args, err)
@@ -95,7 +95,7 @@ async def test_a_read_only_store_folder_says_what_to_do(model_server, tmp_path):
     with read_only(tmp_path):
         for args in (["history"], ["run", "task"]):
             code, out, err = await cli(tmp_path, *args, config=config)
-            assert code == 1 and "Traceback" not in err, err
+            assert code == (3 if args[0] == "run" else 1) and "Traceback" not in err, err
             assert f"its folder {tmp_path} is read-only; make the folder writable, or set storage.path elsewhere" in err
 
 
@@ -120,7 +120,7 @@ async def test_a_store_that_fails_when_the_run_is_recorded_is_one_line(model_ser
     await store._db.commit()
     await store.close()
     code, out, err = await cli(tmp_path, "run", "task", config=config)
-    assert code == 1 and "could not save the run to" in err and "Traceback" not in err
+    assert code == 3 and "could not save the run to" in err and "Traceback" not in err
     assert model_server.requests == []
 
 
