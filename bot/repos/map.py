@@ -1,7 +1,8 @@
 """A repository's map for the team's prompts: its paths, and per source file its top-level names, within a
 fixed number of characters however large the repository is.
 
-Files nearer the top of the tree come first (a reader starts there too); a file's names are read only while
+Files nearer the top of the tree come first (a reader starts there too), a few of each folder before more of
+any one; a file's names are read only while
 the map has room, so building it costs no more for 10,000 files than for 500. What does not fit is summed
 up per folder in the last lines.
 """
@@ -38,8 +39,15 @@ def top_level_names(path: str, text: str) -> list[str]:
 
 
 def ordered(paths: Iterable[str]) -> list[str]:
-    """Nearer the top of the tree first, then by path."""
-    return sorted(paths, key=lambda p: (p.count("/"), p))
+    """Nearer the top of the tree first; at each depth every folder's first file, then every folder's second,
+    and so on, so one crowded folder does not hide the others."""
+    rank: dict[str, int] = {}
+    seen: Counter[str] = Counter()
+    for path in sorted(paths):
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        rank[path] = seen[folder]
+        seen[folder] += 1
+    return sorted(rank, key=lambda p: (p.count("/"), rank[p], p))
 
 
 def map_candidates(paths: Iterable[str], budget_chars: int) -> list[str]:

@@ -133,3 +133,28 @@ async def test_a_branch_someone_else_pushed_to_is_never_forced(git_host, github,
     finally:
         await opened.close()
     assert not opened.folder.exists()
+
+
+async def test_prompts_stay_within_the_ceiling_on_a_large_repository(git_host, github, tmp_path):
+    files = {**PYTHON_PROJECT, **{f"pkg{i % 30}/mod_{i}.py": f"def f{i}():\n    return {i}\n" for i in range(3000)}}
+    make_repo(git_host.root, "acme/billing", files)
+    github.add_repo("acme/billing")
+    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE, CODE], "tester": [TESTS, TESTS],
+                           "optimizer": ["VERDICT: APPROVE"] * 2, "manager": ["DECISION: fix_code"],
+                           "checkin": ["# retries\n"]})
+    rounds = iter([_failing, _passing])
+    verdicts = {"baseline": _passing}
+
+    def verdict(job: TestJob) -> TestReport:
+        if not job.team_files:
+            return verdicts["baseline"](job)
+        return next(rounds, _passing)(job)
+
+    config = _config(git_host, github, tmp_path)
+    finished = await _run(config, model, verdict, tmp_path)
+    assert finished.status is RunStatus.PASSED, finished.reason
+    planner = model.user_prompt("planner")
+    the_map = planner.split("top-level names)\n", 1)[1].split("\n\nWork in this repository")[0]
+    assert len(the_map) <= config.repos.map_chars and "more files" in the_map
+    first_programmer = next(chars for role, chars in model.prompts if role == "programmer")
+    assert max(chars for _, chars in model.prompts) <= 1.5 * first_programmer
