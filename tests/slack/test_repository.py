@@ -50,5 +50,5 @@ async def test_a_mention_in_a_channel_with_a_default_repository_ends_with_a_pull
     assert len(git("log", "--format=%H", f"main..{pull.head}", cwd=bare).split()) >= 2
 
 
-def pull_url(github: FakeGitHub, number: int) -> str:
-    return f"http://127.0.0.1:{github.url.rsplit(':', 1)[1]}/acme/billing/pull/{number}"
+def pull_url(fake: FakeGitHub, number: int) -> str:
+    return f"http://127.0.0.1:{fake.url.rsplit(':', 1)[1]}/acme/billing/pull/{number}"
