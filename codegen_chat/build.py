@@ -14,7 +14,7 @@ from bot.config.sections import Config, ConfigError, Secrets
 from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
 from bot.process.logs import AgentTaggedModel
-from bot.repos.desk import RepoDesk
+from bot.repos.desk import AppCredentials, RepoDesk
 from bot.runs.service import PublisherFactory, Service
 from bot.safety.redact import Redactor
 from bot.sandbox import DockerSandboxOnDemand
@@ -82,8 +82,9 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
             await ready()
         tagged: ChatModel = AgentTaggedModel(model)
         team_model = health.model.watch(tagged) if health else tagged
+        repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
         yield Service(config, store, team_model, sandbox, publisher_factory(config, secrets, store),
-                      redact=Redactor(secrets.values()), health=health, repos=RepoDesk(config, secrets.github_token))
+                      redact=Redactor(secrets.values()), health=health, repos=repos)
     finally:
         close = getattr(sandbox, "close", None)
         if close is not None:

@@ -374,6 +374,11 @@ class Secrets:
     openai_api_key: str = ""
     openai_base_url: str = ""
     github_token: str = ""
+    # A GitHub App instead of (or beside) a token, for repository work: its id, its private key (PEM) and the
+    # installation on the team's organization; each run mints an installation token from them.
+    github_app_id: str = field(default="", metadata={"public": True})
+    github_app_private_key: str = ""
+    github_app_installation_id: str = field(default="", metadata={"public": True})
     slack_bot_token: str = ""
     slack_app_token: str = ""
     slack_signing_secret: str = ""
@@ -398,7 +403,8 @@ class Secrets:
         """Every secret that is set, for scrubbing text before it leaves the process: the tokens, and what
         credentials in ``OPENAI_BASE_URL`` or a configured endpoint URL reveal (``bot.safety.redact.url_secrets``)."""
         tokens = [getattr(self, f.name) for f in dataclasses.fields(self)
-                  if not f.metadata.get("internal") and f.name != "openai_base_url" and getattr(self, f.name)]
+                  if not f.metadata.get("internal") and not f.metadata.get("public")
+                  and f.name != "openai_base_url" and getattr(self, f.name)]
         return tokens + [s for url in (self.openai_base_url, *self.config_endpoints) for s in url_secrets(url)]
 
     def require(self, *names: str) -> None:

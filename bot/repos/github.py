@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from github import Auth, Github
+from github import Auth, Github, GithubIntegration
 from github.GithubException import GithubException, UnknownObjectException
 
 from bot.checkin.gist import USER_AGENT
@@ -40,6 +40,24 @@ class PullRequest:
     number: int
     url: str
     created: bool  # False: the branch's open pull request, updated
+
+
+@dataclass(frozen=True)
+class GitHubApp:
+    """A GitHub App's credentials: each run works with a fresh installation token (valid for an hour)."""
+
+    app_id: str
+    private_key: str
+    installation_id: int
+
+    async def installation_token(self, config: CheckinConfig, *, sleep: Sleep = asyncio.sleep) -> str:
+        def mint() -> str:
+            integration = GithubIntegration(
+                auth=Auth.AppAuth(self.app_id, self.private_key), base_url=config.github_api_url.rstrip("/"),
+                timeout=max(1, int(config.timeout_s)), retry=None, seconds_between_requests=None,
+                seconds_between_writes=None, user_agent=USER_AGENT)
+            return integration.get_access_token(self.installation_id).token
+        return await call_github(mint, RetryPolicy.from_config(config), Redactor([self.private_key]), sleep)
 
 
 class GitHubRepos:

@@ -32,6 +32,7 @@ class FakeGitHost:
     root: Path
     token: str = "ghp_git_token_0123456789"
     requests: list[GitRequest] = field(default_factory=list)
+    also: set[str] = field(default_factory=set)  # more tokens it accepts (a GitHub fake's installation tokens)
     _runner: web.AppRunner | None = None
     _port: int = 0
 
@@ -60,7 +61,7 @@ class FakeGitHost:
         if not header.startswith("Basic "):
             return False
         _, _, password = base64.b64decode(header[6:]).decode().partition(":")
-        return password == self.token
+        return password == self.token or password in self.also
 
     async def _serve(self, request: web.Request) -> web.StreamResponse:
         self.requests.append(GitRequest(request.method, request.path, request.query_string, dict(request.headers)))

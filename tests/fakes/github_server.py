@@ -92,6 +92,8 @@ class FakeGitHub:
         self.gists: dict[str, StoredGist] = {}
         self.repos: dict[str, StoredRepo] = {}
         self.pulls: list[StoredPull] = []
+        self.tokens: set[str] = {token}  # every token it accepts: installation tokens it minted join them
+        self.apps: dict[str, tuple[str, int]] = {}  # app id -> (public key PEM, installation id)
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
@@ -139,6 +141,7 @@ class FakeGitHub:
         app.router.add_post(f"{p}/gists", self._create)
         app.router.add_get(f"{p}/gists/{{id}}", self._get)
         app.router.add_patch(f"{p}/gists/{{id}}", self._edit)
+        app.router.add_post(f"{p}/app/installations/{{id}}/access_tokens", self._mint)
         r = f"{p}/repos/{{owner}}/{{name}}"
         app.router.add_get(r, self._repo)
         app.router.add_get(f"{r}/branches/{{branch:.+}}", self._branch)
@@ -183,7 +186,9 @@ class FakeGitHub:
 
     @web.middleware
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if request.headers.get("Authorization") != f"token {self.token}":
+        if request.path.startswith(f"{self.prefix}/app/"):
+            return await handler(request)  # a GitHub App's JWT, checked by the endpoint
+        if request.headers.get("Authorization", "").removeprefix("token ") not in self.tokens:
             return self._json({"message": "Bad credentials", "documentation_url": DOCS}, 401)
         writes_gist = request.method in ("POST", "PATCH") and request.path.startswith(f"{self.prefix}/gists")
         if writes_gist and self.scopes is not None and "gist" not in self.scopes.split(", "):
@@ -229,6 +234,30 @@ class FakeGitHub:
         gist.files, gist.description = files, data.get("description", gist.description)
         self._commit(gist, additions=1, deletions=1)
         return self._json(self._gist_json(gist))
+
+    # --- a GitHub App's installation tokens ------------------------------------------------------------
+
+    def add_app(self, app_id: str, public_key_pem: str, installation_id: int) -> None:
+        self.apps[app_id] = (public_key_pem, installation_id)
+
+    async def _mint(self, request: web.Request) -> web.Response:
+        """An installation token for a JWT the App signed with its private key (RS256, iss = the app id)."""
+        import jwt
+
+        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        try:
+            app_id = str(jwt.decode(bearer, options={"verify_signature": False})["iss"])
+            public_key, installation = self.apps[app_id]
+            jwt.decode(bearer, public_key, algorithms=["RS256"])
+        except (KeyError, jwt.PyJWTError):
+            return self._json({"message": "A JSON web token could not be decoded", "documentation_url": DOCS}, 401)
+        if int(request.match_info["id"]) != installation:
+            return self._not_found()
+        token = f"ghs_{hashlib.sha1(bearer.encode()).hexdigest()[:36]}"
+        self.tokens.add(token)
+        expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+        return self._json({"token": token, "expires_at": expires, "permissions": {
+            "contents": "write", "pull_requests": "write"}, "repository_selection": "selected"}, 201)
 
     # --- repositories and pull requests ------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import pytest
 from agents.events import Event
 from agents.types import RunStatus, TestJob, TestReport, TestStatus
 from bot.checkin import FolderPublisher
-from bot.config.sections import BudgetConfig, CheckinConfig, Config, ReposConfig, RepoSettings
+from bot.config.sections import BudgetConfig, CheckinConfig, Config, ConfigError, ReposConfig, RepoSettings
 from bot.repos.desk import RepoDesk
 from bot.repos.errors import PushRefused
 from bot.repos.pushing import push
@@ -158,3 +158,43 @@ async def test_prompts_stay_within_the_ceiling_on_a_large_repository(git_host, g
     assert len(the_map) <= config.repos.map_chars and "more files" in the_map
     first_programmer = next(chars for role, chars in model.prompts if role == "programmer")
     assert max(chars for _, chars in model.prompts) <= 1.5 * first_programmer
+
+
+async def test_a_github_app_mints_a_token_per_run_for_git_and_the_pull_request(git_host, github, tmp_path):
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    from bot.config.sections import Secrets
+    from bot.repos.desk import AppCredentials
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    private = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption()).decode()
+    public = key.public_key().public_bytes(serialization.Encoding.PEM,
+                                           serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+    github.add_app("4242", public, 77)
+    git_host.also = github.tokens  # the host takes what GitHub minted, as github.com does
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    secrets = Secrets(github_app_id="4242", github_app_private_key=private, github_app_installation_id="77")
+    config = _config(git_host, github, tmp_path)
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        desk = RepoDesk(config, "", app=AppCredentials.from_secrets(secrets))
+        service = Service(config, store, _team(), ScriptedSandbox(_passing), repos=desk)
+
+        async def sink(event: Event) -> None:
+            pass
+
+        handle = await service.submit(ChatRequest("terminal", "s", "alice", TASK, place="terminal"), sink,
+                                      FolderPublisher(tmp_path / "saved"))
+        finished = await handle.wait()
+    finally:
+        await store.close()
+    assert finished.status is RunStatus.PASSED and finished.checkin.kind == "pull_request", finished.checkin
+    minted = next(t for t in github.tokens if t.startswith("ghs_"))
+    assert any(r.path.endswith("/access_tokens") for r in github.requests)
+    assert github.requests[-1].headers["Authorization"] == f"token {minted}"
+    assert "4242" not in secrets.values() and private in secrets.values()  # ids are no secret; the key is
+    with pytest.raises(ConfigError, match="go together"):
+        AppCredentials.from_secrets(Secrets(github_app_id="4242"))
