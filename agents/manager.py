@@ -371,6 +371,8 @@ class Manager:
         report = await self._sandbox.run(await self._repo_job(run, FileSet(), FileSet()))
         run.already_failing = baseline_failures(report)
         failing = ", ".join(run.already_failing[:10]) or "none"
+        if not report.ok and not run.already_failing:
+            failing = "none that can be named (the tests do not pass as the repository stands)"
         await run.emit(Notice(run.request.run_id, f"Before any change, the repository's tests: {report.summary()}; "
                                                   f"already failing: {failing}."))
 

@@ -137,3 +137,32 @@ async def test_a_change_lands_as_a_pull_request_and_a_follow_up_adds_a_commit(gi
             assert history[0].head_commit == git("rev-parse", branch, cwd=bare).strip()
     finally:
         await store.close()
+
+
+@pytest.mark.docker
+async def test_a_repository_whose_tests_never_end_runs_only_in_the_sandbox_and_ends(git_host, github, tmp_path,
+                                                                                  docker_client):
+    marker = tmp_path / "RAN-ON-THE-HOST"
+    hostile = {**PYTHON_PROJECT,
+               "conftest.py": (f"import os\nos.makedirs({str(tmp_path)!r}, exist_ok=True)\n"  # runs wherever
+                               f"open({str(marker)!r}, 'w').write('x')\n"),  # pytest runs
+               "tests/test_forever.py": "def test_forever():\n    while True:\n        pass\n"}
+    make_repo(git_host.root, "acme/billing", hostile)
+    github.add_repo("acme/billing")
+    config = dataclasses.replace(_config(git_host, github, tmp_path),
+                                 sandbox=dataclasses.replace(TEST_CONFIG, timeout_s=4.0),
+                                 budget=dataclasses.replace(Config().budget, max_rounds=1))
+    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE], "tester": [TESTS],
+                           "optimizer": ["VERDICT: APPROVE"], "checkin": ["# retries\n"]})
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        async with DockerSandbox(config.sandbox, client=docker_client) as sandbox:
+            service = Service(config, store, model, sandbox, repos=RepoDesk(config, TOKEN))
+            finished, events = await _run(service, "add retries to the client in acme/billing", tmp_path)
+    finally:
+        await store.close()
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert any("Before any change, the repository's tests: timeout" in n for n in notices), notices
+    assert finished.status is RunStatus.FAILED and "the last test run: timeout" in finished.reason
+    assert not marker.exists()  # the repository's conftest.py ran in the container, never here
+    assert finished.checkin.kind == "branch" and github.pulls == []  # pushed, no PR for a failing run
