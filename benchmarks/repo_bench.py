@@ -76,7 +76,7 @@ async def _measure(count: int, size: int, work: Path) -> tuple[int, float]:
 
             started = time.perf_counter()
             handle = await service.submit(ChatRequest("terminal", "b", "me", "add retries to billing/client.py in "
-                                                      "acme/billing", place="terminal"), sink, _Nowhere())
+                                                      "acme/billing", places=("terminal",)), sink, _Nowhere())
             finished = await handle.wait()
             assert model.first_at is not None, f"no model call was made: {finished.reason}"
             return model.first_chars, model.first_at - started

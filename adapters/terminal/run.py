@@ -73,7 +73,7 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
         sink = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ, redact=redact)
     fallback: Publisher = folder_publisher(out_dir)
     chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments, repo=request.repo,
-                       base=request.base, place=PLATFORM)
+                       base=request.base, places=(PLATFORM,))
     handle = await service.submit(chat, sink, fallback, run_id=run_id)
     if not request.json_lines:
         out.write(f"Run {run_id} started. Ctrl-C stops it.\n")

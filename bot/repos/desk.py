@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,7 @@ class RepoDesk:
         self._github = github  # made at first use when there is a token
         self._app = app  # a GitHub App's: each run mints its own installation token (then used instead)
 
-    def target(self, text: str, argument: str, base: str, place: str, user: str,
+    def target(self, text: str, argument: str, base: str, places: Sequence[str], user: str,
                previous: str = "") -> RepoTarget | None:
         """The repository the request is for: ``argument`` (``--repo``), else one its text names, else the
         conversation's (``previous``), else the place's default. ``UserInputError`` when it is not allowed."""
@@ -52,7 +53,7 @@ class RepoDesk:
         named: RepoName | None = from_argument(argument, base) if argument else named_in(text, repos)
         if named is None and previous:
             named = RepoName(path=previous) if previous.startswith("/") else RepoName(full_name=previous)
-        return resolve(named, repos, place, user, terminal=place == "terminal")
+        return resolve(named, repos, places, user, terminal="terminal" in places)
 
     async def open(self, target: RepoTarget, run_id: str, task: str, continue_branch: str = "",
                    user: str = "") -> OpenedRepo:

@@ -14,6 +14,7 @@ person may not use, is refused with a sentence, before any model call.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -88,12 +89,12 @@ def from_argument(value: str, base: str = "") -> RepoName:
     return RepoName(path=str(path.resolve()), base=_branch(base) if base else "")
 
 
-def resolve(named: RepoName | None, config: ReposConfig, place: str, user: str,
+def resolve(named: RepoName | None, config: ReposConfig, places: Sequence[str], user: str,
             terminal: bool = False) -> RepoTarget | None:
     """The repository the run works on (the one named, else the place's default), checked against the
     allow-list; ``UserInputError`` with one sentence when it may not be used. None: no repository."""
     if named is None:
-        named = default_for(place, config)
+        named = default_for(places, config)
         if named is None:
             return None
     if named.path:
@@ -111,11 +112,13 @@ def resolve(named: RepoName | None, config: ReposConfig, place: str, user: str,
     return RepoTarget(named, settings)
 
 
-def default_for(place: str, config: ReposConfig) -> RepoName | None:
-    """The repository configured as the default where the request was made ("slack:C0123", "terminal")."""
-    for full, settings in config.allowed.items():
-        if place and place in settings.defaults_for:
-            return RepoName(full_name=full)
+def default_for(places: Sequence[str], config: ReposConfig) -> RepoName | None:
+    """The repository configured as the default where the request was made: its channel's ("slack:C0123"),
+    else its server's ("discord:GUILD"), else the platform's ("web", "terminal")."""
+    for place in places:
+        for full, settings in config.allowed.items():
+            if place in settings.defaults_for:
+                return RepoName(full_name=full)
     return None
 
 

@@ -57,7 +57,8 @@ class ChatRequest:
     attachments: tuple[Attachment, ...] = ()
     repo: str = ""  # a repository given apart from the text (the terminal's --repo OWNER/NAME|URL|PATH)
     base: str = ""  # and its base branch (--base)
-    place: str = ""  # where it was asked, as [repos."owner/name"] defaults_for names it ("slack:C0123")
+    # where it was asked, most specific first, as [repos."owner/name"] defaults_for names places ("slack:C0123")
+    places: tuple[str, ...] = ()
     link: str = ""  # a link back to the conversation, for a pull request's description
 
 
@@ -73,9 +74,9 @@ class Arrival:
 
     def request(self, platform: str, thread_key: str = "", attachments: tuple[Attachment, ...] = ()) -> ChatRequest:
         """The request this message makes, in ``thread_key`` (its own thread unless another is given)."""
-        where = self.place.channel or self.place.server
+        where = [f"{platform}:{part}" for part in (self.place.channel, self.place.server) if part]
         return ChatRequest(platform, thread_key or self.thread_key, self.place.user, self.text, attachments,
-                           place=f"{platform}:{where}" if where else platform)
+                           places=(*where, platform))
 
 
 @dataclass(frozen=True)
@@ -382,21 +383,24 @@ class Service:
             if request.repo:
                 raise UserInputError("Repository work is not set up in this bot.")
             return None
-        return self._repos.target(request.text, request.repo, request.base, request.place or request.platform,
+        return self._repos.target(request.text, request.repo, request.base, request.places or (request.platform,),
                                   request.user_id, previous)
 
     async def _open_repository(self, request: ChatRequest, run_id: str, prior: PriorWork | None,
-                               publisher: Publisher) -> tuple[OpenedRepo | None, Publisher]:
-        """The run's repository fetched (``CodegenError`` with a sentence when it cannot be), and the publisher
-        that checks the run in there, masked like every other."""
+                               publisher: Publisher) -> tuple[OpenedRepo | None, Publisher, PriorWork | None]:
+        """The run's repository fetched (``CodegenError`` with a sentence when it cannot be), the publisher
+        that checks the run in there (masked like every other), and what earlier runs left that belongs here:
+        the files of another repository (or of none) are not carried into this one."""
         target = self._repository(request, prior.repository if prior else "")
         if target is None or self._repos is None:
-            return None, publisher
+            return None, publisher, prior
         same = prior is not None and prior.repository == target.name.shown
         opened = await self._repos.open(target, run_id, request.text.strip(), prior.branch if same and prior else "",
                                         request.user_id)
         await self._store.set_repository(run_id, target.name.shown, opened.workspace.branch)
-        return opened, MaskingPublisher(self._repos.publisher(opened, publisher, request.link), self._redact)
+        if prior is not None and not same:
+            prior = PriorWork(tasks=prior.tasks)
+        return opened, MaskingPublisher(self._repos.publisher(opened, publisher, request.link), self._redact), prior
 
     # -- one run ------------------------------------------------------------------------------
 
@@ -410,7 +414,8 @@ class Service:
             await self._admit(waiter, sinks)
             prior = await self._store.prior_work(conversation, run_id)
             try:
-                opened, publisher = await self._open_repository(request, run_id, prior, self._publisher_for(fallback))
+                opened, publisher, prior = await self._open_repository(request, run_id, prior,
+                                                                       self._publisher_for(fallback))
             except (UserInputError, CheckInError) as error:  # the repository cannot be used: said, no model call
                 failed = RunFinished(run_id, status=RunStatus.ERROR, reason=str(error))
                 await deliver(failed, sinks)

@@ -53,7 +53,7 @@ async def _run(config: Config, model: ScriptedModel, verdict, tmp_path: Path, te
         async def sink(event: Event) -> None:
             events.append(event)
 
-        handle = await service.submit(ChatRequest("terminal", "s", "alice", text, place="terminal"), sink,
+        handle = await service.submit(ChatRequest("terminal", "s", "alice", text, places=("terminal",)), sink,
                                       FolderPublisher(tmp_path / "saved"))
         return await handle.wait()
     finally:
@@ -108,7 +108,7 @@ async def test_a_branch_someone_else_pushed_to_is_never_forced(git_host, github,
     github.add_repo("acme/billing")
     config = _config(git_host, github, tmp_path)
     desk = RepoDesk(config, TOKEN)
-    target = desk.target(TASK, "", "", "terminal", "alice")
+    target = desk.target(TASK, "", "", ("terminal",), "alice")
     opened = await desk.open(target, "r1", TASK)
     try:
         workspace = opened.workspace
@@ -186,7 +186,7 @@ async def test_a_github_app_mints_a_token_per_run_for_git_and_the_pull_request(g
         async def sink(event: Event) -> None:
             pass
 
-        handle = await service.submit(ChatRequest("terminal", "s", "alice", TASK, place="terminal"), sink,
+        handle = await service.submit(ChatRequest("terminal", "s", "alice", TASK, places=("terminal",)), sink,
                                       FolderPublisher(tmp_path / "saved"))
         finished = await handle.wait()
     finally:
@@ -198,3 +198,32 @@ async def test_a_github_app_mints_a_token_per_run_for_git_and_the_pull_request(g
     assert "4242" not in secrets.values() and private in secrets.values()  # ids are no secret; the key is
     with pytest.raises(ConfigError, match="go together"):
         AppCredentials.from_secrets(Secrets(github_app_id="4242"))
+
+
+async def test_a_follow_up_in_another_repository_carries_no_file_of_the_first(git_host, github, tmp_path):
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    other = make_repo(git_host.root, "acme/other", {"README.md": "# other\n", "app.py": "def main():\n    pass\n"})
+    github.add_repo("acme/billing")
+    github.add_repo("acme/other")
+    config = dataclasses.replace(_config(git_host, github, tmp_path), repos=ReposConfig(
+        git_url=git_host.url, allowed={"acme/billing": RepoSettings(), "acme/other": RepoSettings()}))
+    model = ScriptedModel({"planner": [PLAN, "1. Change app.py.\nLANGUAGE: python"],
+                           "programmer": [CODE, "```python path=app.py\ndef main():\n    return 1\n```\n"],
+                           "tester": [TESTS, TESTS.replace("test_client", "test_app")],
+                           "optimizer": ["VERDICT: APPROVE"] * 2, "checkin": ["# x\n"] * 2})
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        service = Service(config, store, model, ScriptedSandbox(_passing), repos=RepoDesk(config, TOKEN))
+
+        async def sink(event: Event) -> None:
+            pass
+
+        for text in (TASK, "now make main return 1 in repo:acme/other"):
+            handle = await service.submit(ChatRequest("terminal", "s", "alice", text, places=("terminal",)), sink,
+                                          FolderPublisher(tmp_path / "saved"))
+            finished = await handle.wait()
+    finally:
+        await store.close()
+    assert finished.checkin.repository == "acme/other"
+    pushed = branch_files(other, finished.checkin.branch)
+    assert "billing/client.py" not in pushed and pushed["app.py"].endswith("return 1\n")

@@ -29,15 +29,15 @@ def test_the_written_forms(text, expected):
 
 
 def test_allow_list_users_and_defaults():
-    assert resolve(RepoName("acme/billing"), REPOS, "terminal", "u").base == "develop"
-    assert resolve(None, REPOS, "slack:C01", "u").name.full_name == "acme/billing"
-    assert resolve(None, REPOS, "slack:C02", "u") is None
+    assert resolve(RepoName("acme/billing"), REPOS, ("terminal",), "u").base == "develop"
+    assert resolve(None, REPOS, ("slack:C01", "slack"), "u").name.full_name == "acme/billing"
+    assert resolve(None, REPOS, ("slack:C02", "slack"), "u") is None
     with pytest.raises(UserInputError, match=r'not one this bot may work on.*\[repos\."other/tool"\]'):
-        resolve(RepoName("other/tool"), REPOS, "terminal", "u")
+        resolve(RepoName("other/tool"), REPOS, ("terminal",), "u")
     with pytest.raises(UserInputError, match="not on the list of people"):
-        resolve(RepoName("acme/secret"), REPOS, "terminal", "U2")
+        resolve(RepoName("acme/secret"), REPOS, ("terminal",), "U2")
     with pytest.raises(UserInputError, match="only from its terminal"):
-        resolve(RepoName(path="/srv/code"), REPOS, "slack:C01", "u")
+        resolve(RepoName(path="/srv/code"), REPOS, ("slack:C01",), "u")
 
 
 def test_the_command_line_takes_a_name_a_url_or_a_folder(tmp_path):
@@ -60,7 +60,7 @@ async def test_a_request_for_a_repository_not_allowed_is_refused_before_any_mode
     try:
         service = Service(config, store, model, ScriptedSandbox(), repos=RepoDesk(config, ""))
         with pytest.raises(UserInputError, match="other/tool is not one this bot may work on"):
-            service.check(ChatRequest("slack", "t", "u", "add retries in the other/tool repo", place="slack:C01"))
+            service.check(ChatRequest("slack", "t", "u", "add retries in the other/tool repo", places=("slack:C01",)))
         assert model.calls == []
     finally:
         await store.close()
@@ -74,7 +74,16 @@ def test_repository_tables_are_read_from_config_toml_and_a_wrong_key_is_named(tm
                     'defaults_for = ["slack:C01"]\n')
     repos = load_config(path).repos
     assert not repos.draft and repos.allowed["acme/billing"].test_command == "make test"
-    assert resolve(None, repos, "slack:C01", "u").name.full_name == "acme/billing"
+    assert resolve(None, repos, ("slack:C01",), "u").name.full_name == "acme/billing"
     path.write_text('[repos."acme/billing"]\ntest_comand = "x"\n')
     with pytest.raises(ConfigError, match=r'repos\."acme/billing"\.test_comand: unknown key'):
         load_config(path)
+
+
+def test_a_channel_default_comes_before_its_servers_and_the_platforms():
+    repos = ReposConfig(allowed={"acme/a": RepoSettings(defaults_for=("discord:G1",)),
+                                 "acme/b": RepoSettings(defaults_for=("discord:C5",)),
+                                 "acme/c": RepoSettings(defaults_for=("discord",))})
+    assert resolve(None, repos, ("discord:C5", "discord:G1", "discord"), "u").name.full_name == "acme/b"
+    assert resolve(None, repos, ("discord:C6", "discord:G1", "discord"), "u").name.full_name == "acme/a"
+    assert resolve(None, repos, ("discord:C6", "discord:G2", "discord"), "u").name.full_name == "acme/c"

@@ -85,7 +85,7 @@ async def _run(service: Service, text: str, tmp_path: Path) -> tuple[object, lis
     async def sink(event: Event) -> None:
         events.append(event)
 
-    request = ChatRequest("terminal", "session-1", "alice", text, place="terminal")
+    request = ChatRequest("terminal", "session-1", "alice", text, places=("terminal",))
     handle = await service.submit(request, sink, FolderPublisher(tmp_path / "fallback"))
     return await handle.wait(), events
 
