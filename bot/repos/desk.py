@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,12 +56,13 @@ class RepoDesk:
         return resolve(named, repos, places, user, terminal="terminal" in places)
 
     async def open(self, target: RepoTarget, run_id: str, task: str, continue_branch: str = "",
-                   user: str = "") -> OpenedRepo:
+                   user: str = "", mask: Callable[[str], str] = str) -> OpenedRepo:
         token, github = self._token, None
         if not target.name.path:
             token, github = await self._credentials()
         co_author = target.settings.co_authors.get(user, "")
-        return await open_repo(target, self._config.repos, token, github, run_id, task, continue_branch, co_author)
+        return await open_repo(target, self._config.repos, token, github, run_id, task, continue_branch, co_author,
+                               mask)
 
     async def _credentials(self) -> tuple[str, GitHubRepos | None]:
         """The token git and GitHub get for one run: a GitHub App's fresh installation token, else the token."""

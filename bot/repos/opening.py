@@ -7,6 +7,7 @@ import asyncio
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -52,7 +53,8 @@ def branch_name(task: str, run_id: str) -> str:
 
 
 async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github: GitHubRepos | None,
-                    run_id: str, task: str, continue_branch: str = "", co_author: str = "") -> OpenedRepo:
+                    run_id: str, task: str, continue_branch: str = "", co_author: str = "",
+                    mask: Callable[[str], str] = str) -> OpenedRepo:
     """The repository's tree fetched, the files the first prompts show fetched, the rest on its way."""
     """The repository fetched and ready; ``RepoError`` with a sentence when it cannot be."""
     local = bool(target.name.path)
@@ -79,7 +81,7 @@ async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github:
         tests = detect(checkout.paths, target.settings.test_command) or RepoTests("python", PYTEST, "pytest", "pytest")
         branch = continue_branch or branch_name(task, run_id)
         name = f"{target.name.shown}@{base}"
-        workspace = RepoWorkspace(name, git, checkout, tests, config.map_chars, limits, branch, co_author)
+        workspace = RepoWorkspace(name, git, checkout, tests, config.map_chars, limits, branch, co_author, mask)
         await workspace.prepare(named_files(task, checkout.paths))
         return OpenedRepo(workspace, target, access, base, folder, github)
     except BaseException:

@@ -11,7 +11,7 @@ for it, never runs. ``bot.repos.pushing`` pushes that branch.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agents.errors import WorkspaceError
@@ -27,7 +27,7 @@ TEXT_SNIFF = 8192
 
 class RepoWorkspace:
     def __init__(self, name: str, git: Git, checkout: Checkout, tests: RepoTests, map_chars: int,
-                 limits: Limits, branch: str, co_author: str = "") -> None:
+                 limits: Limits, branch: str, co_author: str = "", mask: Callable[[str], str] = str) -> None:
         self.name = name
         self.git = git
         self.checkout = checkout
@@ -37,6 +37,7 @@ class RepoWorkspace:
         self._tests, self._map_chars, self._limits = tests, map_chars, limits
         self._max_file_bytes = limits.max_file_bytes
         self._co_author = co_author
+        self._mask = mask  # the bot's secrets masked in whatever is committed (and so pushed), as in any check-in
         self._map: str | None = None
         self._text_cache: dict[str, str | None] = {}
         self._committed: dict[str, str] = {}  # path -> content as last committed by this run
@@ -142,6 +143,8 @@ class RepoWorkspace:
     async def commit(self, files: FileSet, message: str) -> str | None:
         """One commit on the run's branch holding every file that differs from what this run last committed
         (the fetched tree, at first); None when nothing does."""
+        files = FileSet({path: self._mask(content) for path, content in files.items()})
+        message = self._mask(message)
         async with self._lock:
             changes = {p: c for p, c in self.changed(files).items() if self._committed.get(p) != c}
             if not changes:

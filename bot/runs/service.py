@@ -396,7 +396,7 @@ class Service:
             return None, publisher, prior
         same = prior is not None and prior.repository == target.name.shown
         opened = await self._repos.open(target, run_id, request.text.strip(), prior.branch if same and prior else "",
-                                        request.user_id)
+                                        request.user_id, mask=self._redact)
         await self._store.set_repository(run_id, target.name.shown, opened.workspace.branch)
         if prior is not None and not same:
             prior = PriorWork(tasks=prior.tasks)

@@ -227,3 +227,31 @@ async def test_a_follow_up_in_another_repository_carries_no_file_of_the_first(gi
     assert finished.checkin.repository == "acme/other"
     pushed = branch_files(other, finished.checkin.branch)
     assert "billing/client.py" not in pushed and pushed["app.py"].endswith("return 1\n")
+
+
+async def test_a_secret_the_bot_holds_is_masked_in_every_commit_it_pushes(git_host, github, tmp_path):
+    from bot.safety.redact import Redactor
+
+    secret = "sk-live-0123456789abcdefSECRET"
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    leaky = CODE.replace('"""Send the request', f'"""Uses {secret}. Send the request')
+    model = ScriptedModel({"planner": [PLAN], "programmer": [leaky], "tester": [TESTS],
+                           "optimizer": ["VERDICT: APPROVE"], "checkin": ["# x\n"]})
+    config = _config(git_host, github, tmp_path)
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        service = Service(config, store, model, ScriptedSandbox(_passing), repos=RepoDesk(config, TOKEN),
+                          redact=Redactor([secret]))
+
+        async def sink(event: Event) -> None:
+            pass
+
+        handle = await service.submit(ChatRequest("terminal", "s", "alice", f"{TASK} with key {secret}",
+                                                  places=("terminal",)), sink, FolderPublisher(tmp_path / "saved"))
+        finished = await handle.wait()
+    finally:
+        await store.close()
+    history = git("log", "-p", "--format=%B", finished.checkin.branch, cwd=bare)
+    assert "Uses [redacted]" in history and secret not in history
+    assert secret not in github.pulls[0].body + github.pulls[0].title
