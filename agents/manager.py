@@ -334,13 +334,17 @@ class Manager:
         await run.emit(self._saved(run))
 
     async def _guarded(self, run: _Run, written: FileSet) -> FileSet:
-        """In a repository, its existing tests are authoritative: a rewrite of one is dropped, and said."""
+        """In a repository, its existing tests are authoritative and its CI configuration is off limits: a write
+        to either is dropped, and said."""
         if run.workspace is None:
             return written
-        kept, dropped = without_protected(written, run.workspace.existing_tests())
-        if dropped:
-            await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(dropped)} (the repository's own tests "
+        kept, tests, ci = without_protected(written, run.workspace.existing_tests())
+        if tests:
+            await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(tests)} (the repository's own tests "
                                                       "are authoritative; the team adds tests, it does not edit them)."))
+        if ci:
+            await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(ci)} (CI configuration runs with the "
+                                                      "repository's secrets; the team does not write it)."))
         return kept
 
     async def _first_plan(self, run: _Run) -> None:

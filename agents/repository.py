@@ -1,6 +1,7 @@
 """What the team does differently in a repository: which of its files to read whole, how its own tests
 judge a change (tests failing before the change are named, never blamed, never counted for it), and which
-files the team may not rewrite (the repository's existing tests are authoritative)."""
+files the team may not write (the repository's existing tests are authoritative; its CI configuration would
+run with the repository's secrets)."""
 
 from __future__ import annotations
 
@@ -45,7 +46,18 @@ def judged(report: TestReport, already_failing: tuple[str, ...]) -> TestReport:
     return dataclasses.replace(report, already_failing=still)
 
 
-def without_protected(written: FileSet, protected: Collection[str]) -> tuple[FileSet, list[str]]:
-    """The files written, less the repository's existing tests; and the ones dropped."""
-    dropped = sorted(p for p in written if p in protected)
-    return written.without(dropped), dropped
+# CI configuration runs with the repository's secrets once pushed: the team never writes it.
+CI_PATHS = (".github/workflows/", ".github/actions/", ".gitlab-ci.yml", ".circleci/", "Jenkinsfile",
+            ".buildkite/", "azure-pipelines.yml", ".travis.yml")
+
+
+def is_ci(path: str) -> bool:
+    return any(path == ci or path.startswith(ci) for ci in CI_PATHS)
+
+
+def without_protected(written: FileSet, protected: Collection[str]) -> tuple[FileSet, list[str], list[str]]:
+    """The files written, less the repository's existing tests and any CI configuration; and the ones dropped
+    (tests, CI)."""
+    tests = sorted(p for p in written if p in protected)
+    ci = sorted(p for p in written if is_ci(p) and p not in protected)
+    return written.without([*tests, *ci]), tests, ci

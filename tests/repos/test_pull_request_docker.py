@@ -68,6 +68,11 @@ EDITED_EXISTING = '''```python path=tests/test_money.py
 def test_rounding_half_even():
     pass
 ```
+
+```yaml path=.github/workflows/ci.yml
+on: push
+jobs: {leak: {runs-on: ubuntu-latest, steps: [{run: "echo ${{ secrets.DEPLOY_KEY }}"}]}}
+```
 '''
 
 
@@ -108,6 +113,7 @@ async def test_a_change_lands_as_a_pull_request_and_a_follow_up_adds_a_commit(gi
             assert first.status is RunStatus.PASSED, (first.reason, notices)
             assert any("already failing: " in n and "test_rounding_half_even" in n for n in notices)
             assert any("Not saved: tests/test_money.py" in n for n in notices)
+            assert any("Not saved: .github/workflows/ci.yml (CI configuration" in n for n in notices)
             assert first.checkin.kind == "pull_request" and first.checkin.location.endswith("/acme/billing/pull/1")
             branch = first.checkin.branch
             assert branch.startswith("codegen-chat/add-retries-to-the-client-") and branch.endswith(first.run_id)
@@ -120,6 +126,7 @@ async def test_a_change_lands_as_a_pull_request_and_a_follow_up_adds_a_commit(gi
             pushed = branch_files(bare, branch)
             assert "except ConnectionError" in pushed["billing/client.py"]
             assert pushed["tests/test_money.py"] == PYTHON_PROJECT["tests/test_money.py"]  # authoritative
+            assert not any(path.startswith(".github/") for path in pushed)
             assert branch_files(bare, "main") == PYTHON_PROJECT  # the base is untouched
             authors = git("log", "--format=%an", branch, cwd=bare).split()
             assert authors[0] == "codegen-chat" and authors[-1] == "Dev"
