@@ -334,8 +334,8 @@ class Manager:
         await run.emit(self._saved(run))
 
     async def _guarded(self, run: _Run, written: FileSet) -> FileSet:
-        """In a repository, its existing tests are authoritative and its CI configuration is off limits: a write
-        to either is dropped, and said."""
+        """In a repository, its existing tests are authoritative, its CI configuration is off limits and no file
+        is rewritten unread: such a write is dropped, and said (an unread file is read for the next round)."""
         if run.workspace is None:
             return written
         kept, tests, ci = without_protected(written, run.workspace.existing_tests())
@@ -345,7 +345,12 @@ class Manager:
         if ci:
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(ci)} (CI configuration runs with the "
                                                       "repository's secrets; the team does not write it)."))
-        return kept
+        unread = sorted(p for p in kept if p in run.workspace.paths() and p not in run.files and p not in run.tests)
+        if unread:  # a whole file written without its current text would throw the rest of it away
+            run.files = run.files.merged(await run.workspace.read(unread))
+            await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(unread)} (written without being read; "
+                                                      "the team now has the file as it is and can change it)."))
+        return kept.without(unread)
 
     async def _first_plan(self, run: _Run) -> None:
         """The plan, while the sandbox checks that it can run tests. A run that cannot test ends then, before

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.events import Event
+from agents.events import Event, Notice
 from agents.types import RunStatus, TestJob, TestReport, TestStatus
 from bot.checkin import FolderPublisher
 from bot.config.sections import BudgetConfig, CheckinConfig, Config, ConfigError, ReposConfig, RepoSettings
@@ -255,3 +255,36 @@ async def test_a_secret_the_bot_holds_is_masked_in_every_commit_it_pushes(git_ho
     history = git("log", "-p", "--format=%B", finished.checkin.branch, cwd=bare)
     assert "Uses [redacted]" in history and secret not in history
     assert secret not in github.pulls[0].body + github.pulls[0].title
+
+
+async def test_a_file_written_without_being_read_is_read_instead_and_changed_next_round(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    blind = "```python path=billing/money.py\ndef cents(amount):\n    return int(amount * 100)\n```\n"
+    seen = "```python path=billing/money.py\ndef cents(amount):\n    return round(amount * 100 + 0.0)\n```\n"
+    model = ScriptedModel({"planner": ["1. Make cents exact.\nLANGUAGE: python"], "programmer": [blind, seen],
+                           "tester": [TESTS], "optimizer": ["VERDICT: APPROVE"] * 2,
+                           "manager": ["DECISION: fix_code"], "checkin": ["# x\n"]})
+    rounds = iter([_failing, _passing])
+
+    def verdict(job: TestJob) -> TestReport:
+        return _passing(job) if not job.team_files else next(rounds, _passing)(job)
+
+    store = await SQLiteStore.open(_config(git_host, github, tmp_path).db_path())
+    try:
+        service = Service(_config(git_host, github, tmp_path), store, model, ScriptedSandbox(verdict),
+                          repos=RepoDesk(_config(git_host, github, tmp_path), TOKEN))
+        notices: list[str] = []
+
+        async def sink(event: Event) -> None:
+            if isinstance(event, Notice):
+                notices.append(event.text)
+
+        handle = await service.submit(ChatRequest("terminal", "s", "alice", "make cents exact in acme/billing",
+                                                  places=("terminal",)), sink, FolderPublisher(tmp_path / "saved"))
+        finished = await handle.wait()
+    finally:
+        await store.close()
+    assert any("Not saved: billing/money.py (written without being read" in n for n in notices)
+    assert "def cents(amount):\n    return round(amount * 100)" in model.user_prompt("programmer", 1)  # now read
+    assert "+ 0.0" in branch_files(bare, finished.checkin.branch)["billing/money.py"]
