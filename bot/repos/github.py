@@ -10,6 +10,7 @@ Authentication is a personal or fine-grained token, or a GitHub App installation
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from bot.repos.errors import RepoError
 from bot.safety.redact import Redactor
 
 T = TypeVar("T")
+TOKEN_NEEDS = ("the token needs Contents and Pull requests read and write on the repository (fine-grained), the repo "
+               "scope (classic), or a GitHub App installation with those permissions")
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,9 @@ class GitHubApp:
                 timeout=max(1, int(config.timeout_s)), retry=None, seconds_between_requests=None,
                 seconds_between_writes=None, user_agent=USER_AGENT)
             return integration.get_access_token(self.installation_id).token
-        return await call_github(mint, RetryPolicy.from_config(config), Redactor([self.private_key]), sleep)
+        policy = dataclasses.replace(RetryPolicy.from_config(config), subject="an installation token",
+                                     hint="the App needs to be installed with the id in GITHUB_APP_INSTALLATION_ID")
+        return await call_github(mint, policy, Redactor([self.private_key]), sleep)
 
 
 class GitHubRepos:
@@ -65,7 +70,8 @@ class GitHubRepos:
         self._client = Github(auth=auth, base_url=config.github_api_url.rstrip("/"),
                               timeout=max(1, int(config.timeout_s)), retry=None, seconds_between_requests=None,
                               seconds_between_writes=config.write_interval_s or None, user_agent=USER_AGENT)
-        self._policy = RetryPolicy.from_config(config)
+        self._policy = dataclasses.replace(RetryPolicy.from_config(config), subject="the pull request",
+                                           hint=TOKEN_NEEDS)
         self._redact = Redactor([secret] if secret else [])
         self._sleep = sleep
         self._lock = threading.Lock()

@@ -4,6 +4,7 @@ push to (no model call), a branch someone else pushed to (never forced), GitHub 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from pathlib import Path
 
@@ -288,3 +289,16 @@ async def test_a_file_written_without_being_read_is_read_instead_and_changed_nex
     assert any("Not saved: billing/money.py (written without being read" in n for n in notices)
     assert "def cents(amount):\n    return round(amount * 100)" in model.user_prompt("programmer", 1)  # now read
     assert "+ 0.0" in branch_files(bare, finished.checkin.branch)["billing/money.py"]
+
+
+async def test_a_rate_limited_pull_request_waits_as_github_says_then_opens(git_host, github, tmp_path):
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.fail(403, "You have exceeded a secondary rate limit.", times=1, headers={"retry-after": "1"},
+                method="POST", path="/repos/acme/billing/pulls")
+    started = asyncio.get_running_loop().time()
+    finished = await _run(_config(git_host, github, tmp_path), _team(), _passing, tmp_path)
+    assert finished.checkin.kind == "pull_request" and len(github.pulls) == 1
+    assert [c for c in github.calls() if c == ("POST", "/repos/acme/billing/pulls")] == [
+        ("POST", "/repos/acme/billing/pulls")] * 2
+    assert asyncio.get_running_loop().time() - started >= 1.0  # Retry-After honoured
