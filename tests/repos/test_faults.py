@@ -302,3 +302,20 @@ async def test_a_rate_limited_pull_request_waits_as_github_says_then_opens(git_h
     assert [c for c in github.calls() if c == ("POST", "/repos/acme/billing/pulls")] == [
         ("POST", "/repos/acme/billing/pulls")] * 2
     assert asyncio.get_running_loop().time() - started >= 1.0  # Retry-After honoured
+
+
+async def test_doctor_says_which_allow_listed_repositories_the_token_can_work_on(github):
+    from bot.config.sections import Secrets
+    from bot.repos.doctor import repo_checks
+
+    github.add_repo("acme/billing")
+    github.add_repo("acme/readonly", push=False)
+    config = Config(checkin=CheckinConfig(github_api_url=github.url, max_retries=0), repos=ReposConfig(allowed={
+        "acme/billing": RepoSettings(), "acme/readonly": RepoSettings(), "acme/gone": RepoSettings()}))
+    results = {r.name: r for r in await repo_checks(config, Secrets(github_token=TOKEN))}
+    assert results["Repository acme/billing"].ok and "work starts from main" in results["Repository acme/billing"].detail
+    assert not results["Repository acme/readonly"].ok and "not push" in results["Repository acme/readonly"].detail
+    assert not results["Repository acme/gone"].ok and "knows no repository" in results["Repository acme/gone"].detail
+    (none,) = await repo_checks(config, Secrets())
+    assert not none.ok and "never pushed" in none.detail
+    assert await repo_checks(Config(), Secrets(github_token=TOKEN)) == []
