@@ -120,6 +120,18 @@ async def fetch_rest(git: Git, checkout: Checkout, limits: Limits) -> None:
     checkout.complete = True
 
 
+async def default_branch(git: Git, url: str, where: Path) -> str:
+    """The branch the repository's HEAD names (``git ls-remote --symref``), '' when it names none."""
+    try:
+        out = (await git.run(["ls-remote", "--symref", "--", url, "HEAD"], where)).stdout.decode()
+    except GitFailed as error:
+        raise RepoError(_clone_problem(error, url, "")) from None
+    for line in out.splitlines():
+        if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
+            return line.removeprefix("ref: refs/heads/").removesuffix("\tHEAD")
+    return ""
+
+
 def _clone_problem(error: GitFailed, url: str, base: str) -> str:
     said = error.stderr.lower()
     if "remote branch" in said and "not found" in said:

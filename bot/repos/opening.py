@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from agents.repository import named_files
 from agents.types import RepoTests
 from bot.config.sections import ReposConfig
-from bot.repos.checkout import Limits, fetch
+from bot.repos.checkout import Limits, default_branch, fetch
 from bot.repos.errors import RepoError, TooLarge
 from bot.repos.git import Git, GitAccess
 from bot.repos.names import RepoTarget
@@ -55,8 +55,8 @@ def branch_name(task: str, run_id: str) -> str:
 async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github: GitHubRepos | None,
                     run_id: str, task: str, continue_branch: str = "", co_author: str = "",
                     mask: Callable[[str], str] = str) -> OpenedRepo:
-    """The repository's tree fetched, the files the first prompts show fetched, the rest on its way."""
-    """The repository fetched and ready; ``RepoError`` with a sentence when it cannot be."""
+    """The repository's tree fetched, the files the first prompts show fetched, the rest on its way;
+    ``RepoError`` with a sentence when it cannot be. ``continue_branch``: a follow-up's, fetched instead of the base."""
     local = bool(target.name.path)
     url = f"file://{target.name.path}" if local else f"{config.git_url.rstrip('/')}/{target.name.full_name}.git"
     access = GitAccess(url, "" if local else token, local=local)
@@ -76,6 +76,8 @@ async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github:
         home.mkdir()
         git = Git(access, home, config.clone_timeout_s)
         limits = Limits(config.max_files, config.max_bytes, config.max_file_bytes)
+        if continue_branch and not base:
+            base = await default_branch(git, url, folder)  # the pull request's base, not the branch fetched
         checkout = await fetch(git, url, continue_branch or base, folder / "work", limits)
         base = base or checkout.branch
         tests = detect(checkout.paths, target.settings.test_command) or RepoTests("python", PYTEST, "pytest", "pytest")

@@ -319,3 +319,36 @@ async def test_doctor_says_which_allow_listed_repositories_the_token_can_work_on
     (none,) = await repo_checks(config, Secrets())
     assert not none.ok and "never pushed" in none.detail
     assert await repo_checks(Config(), Secrets(github_token=TOKEN)) == []
+
+
+async def test_a_follow_up_on_a_local_folder_continues_its_branch(tmp_path):
+    from tests.repos.fixtures import GO_PROJECT
+
+    work = make_repo(tmp_path / "src", "me/calc", GO_PROJECT).parent.parent / "_work" / "me/calc"
+    mul = "```go path=calc.go\n" + GO_PROJECT["calc.go"] + "\nfunc Mul(a, b int) int { return a * b }\n```\n"
+    div = mul.replace("\n```\n", "\nfunc Div(a, b int) int { return a / b }\n```\n")
+    tests = '```go path=mul_test.go\npackage calc\n\nimport "testing"\n\nfunc TestMul(t *testing.T) {}\n```\n'
+    model = ScriptedModel({"planner": ["1. Add Mul.\nLANGUAGE: go", "1. Add Div.\nLANGUAGE: go"],
+                           "programmer": [mul, div], "tester": [tests, tests.replace("Mul", "Div")],
+                           "optimizer": ["VERDICT: APPROVE"] * 2, "checkin": ["# calc\n"] * 2})
+    config = Config(storage=dataclasses.replace(Config().storage, path=str(tmp_path / "db")))
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        service = Service(config, store, model, ScriptedSandbox(_passing), repos=RepoDesk(config, ""))
+
+        async def sink(event: Event) -> None:
+            pass
+
+        results = []
+        for text, repo in (("add Mul to calc.go", str(work)), ("now add Div too", "")):
+            handle = await service.submit(ChatRequest("terminal", "s", "me", text, repo=repo, places=("terminal",)),
+                                          sink, FolderPublisher(tmp_path / "saved"))
+            results.append(await handle.wait())
+    finally:
+        await store.close()
+    first, second = results
+    assert first.checkin.kind == second.checkin.kind == "branch", (first.checkin, second.checkin)
+    assert second.checkin.branch == first.checkin.branch
+    files = branch_files(work, first.checkin.branch)
+    assert "func Mul" in files["calc.go"] and "func Div" in files["calc.go"]
+    assert len(git("log", "--format=%H", f"main..{first.checkin.branch}", cwd=work).split()) == 2
