@@ -352,3 +352,14 @@ async def test_a_follow_up_on_a_local_folder_continues_its_branch(tmp_path):
     files = branch_files(work, first.checkin.branch)
     assert "func Mul" in files["calc.go"] and "func Div" in files["calc.go"]
     assert len(git("log", "--format=%H", f"main..{first.checkin.branch}", cwd=work).split()) == 2
+
+
+async def test_the_bot_authors_each_commit_and_the_person_who_asked_co_authors_it(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    config = dataclasses.replace(_config(git_host, github, tmp_path), repos=ReposConfig(
+        git_url=git_host.url, allowed={"acme/billing": RepoSettings(co_authors={"alice": "Ada <ada@example.com>"})}))
+    finished = await _run(config, _team(), _passing, tmp_path)
+    log = git("log", "--format=%an <%ae>|%B", f"main..{finished.checkin.branch}", cwd=bare)
+    assert log.startswith("codegen-chat <codegen-chat@users.noreply.github.com>|Round 1: ")
+    assert "Co-authored-by: Ada <ada@example.com>" in log
