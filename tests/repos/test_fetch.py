@@ -13,7 +13,7 @@ from bot.repos.checkout import Checkout, Limits, fetch, fetch_files, fetch_rest
 from bot.repos.errors import RepoError, TooLarge
 from bot.repos.git import Git, GitAccess
 from tests.repos.conftest import TOKEN
-from tests.repos.fixtures import PYTHON_PROJECT, make_repo
+from tests.repos.fixtures import PYTHON_PROJECT, git, make_repo
 
 LIMITS = Limits(max_files=1000, max_bytes=50_000_000, max_file_bytes=100_000)
 
@@ -55,7 +55,7 @@ async def test_a_wrong_token_a_missing_branch_and_an_empty_repository_each_get_a
         await fetch(_git(git_host, tmp_path), url, "release-9", tmp_path / "b", LIMITS)
     empty = git_host.root / "acme/empty.git"
     empty.mkdir(parents=True)
-    os.system(f"git init -q --bare {empty} && git -C {empty} config http.receivepack true")
+    git("init", "-q", "--bare", cwd=empty)
     with pytest.raises(RepoError, match="empty"):
         await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/empty.git", "", tmp_path / "c", LIMITS)
 
