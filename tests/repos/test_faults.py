@@ -363,3 +363,20 @@ async def test_the_bot_authors_each_commit_and_the_person_who_asked_co_authors_i
     log = git("log", "--format=%an <%ae>|%B", f"main..{finished.checkin.branch}", cwd=bare)
     assert log.startswith("codegen-chat <codegen-chat@users.noreply.github.com>|Round 1: ")
     assert "Co-authored-by: Ada <ada@example.com>" in log
+
+
+async def test_a_protected_branch_is_never_pushed_to(git_host, github, tmp_path):
+    from bot.repos.opening import branch_name
+
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing", protected=("main", branch_name(TASK, "r9")))
+    desk = RepoDesk(_config(git_host, github, tmp_path), TOKEN)
+    opened = await desk.open(desk.target(TASK, "", "", ("terminal",), "alice"), "r9", TASK)
+    try:
+        files = await opened.workspace.read(["billing/client.py"])
+        await opened.workspace.commit(files.merged({"billing/client.py": "# changed\n"}), "change")
+        with pytest.raises(PushRefused, match="is a protected branch; the bot does not push to it"):
+            await push(opened)
+    finally:
+        await opened.close()
+    assert git("branch", "--list", "codegen-chat/*", cwd=bare).strip() == ""
