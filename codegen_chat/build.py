@@ -15,6 +15,7 @@ from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
 from bot.process.logs import AgentTaggedModel
 from bot.repos.desk import AppCredentials, RepoDesk
+from bot.runs.github_links import LinkReader
 from bot.runs.service import PublisherFactory, Service
 from bot.safety.redact import Redactor
 from bot.sandbox import DockerSandboxOnDemand
@@ -84,7 +85,8 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
         team_model = health.model.watch(tagged) if health else tagged
         repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
         yield Service(config, store, team_model, sandbox, publisher_factory(config, secrets, store),
-                      redact=Redactor(secrets.values()), health=health, repos=repos)
+                      redact=Redactor(secrets.values()), health=health, repos=repos,
+                      links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
         close = getattr(sandbox, "close", None)
         if close is not None:

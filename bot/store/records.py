@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agents.types import CheckInResult, FileSet, TestReport, Usage
+from agents.types import CheckInResult, FileSet, TestReport, ThreadContext, Usage
 
 INTERRUPTED_REASON = "the bot stopped while this run was under way"
 
@@ -29,6 +29,7 @@ class RunSummary:
     branch: str = ""
     pr_url: str = ""
     head_commit: str = ""
+    context: str = ""  # what was read of the thread the request was made in ("read 14 earlier messages, ...")
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ class RunRecord:
     plan: str
     language: str
     user_tests: FileSet = field(default_factory=FileSet)  # which of ``tests`` the user supplied
+    thread: ThreadContext | None = None  # what was read of the chat thread the request was made in
 
 
 def conversation_key(platform: str, thread_key: str) -> str:

@@ -3,6 +3,8 @@
     POST /gists, GET|PATCH /gists/{id}, GET /user
     GET /repos/{owner}/{name}, GET /repos/{owner}/{name}/branches/{branch},
     GET|POST /repos/{owner}/{name}/pulls, PATCH /repos/{owner}/{name}/pulls/{n}, POST .../issues/{n}/labels
+    GET /repos/{owner}/{repo}/pulls/{n}, .../pulls/{n}/files, .../pulls/{n}/comments   (paginated with Link)
+    GET /repos/{owner}/{repo}/commits/{sha}, GET /repos/{owner}/{repo}/contents/{path}?ref=
 
 Responses have GitHub's shapes (the attributes PyGithub's ``Gist``, ``GistFile``, ``GistHistoryState`` and
 ``AuthenticatedUser`` read), its validation rules (no empty files, no ``/`` in names), its auth answers
@@ -16,6 +18,7 @@ calls have to run in worker threads for any test to pass.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import itertools
 import json
@@ -60,7 +63,7 @@ class StoredRepo:
 
 
 @dataclass
-class StoredPull:
+class OpenedPull:
     number: int
     repo: str
     head: str
@@ -70,6 +73,17 @@ class StoredPull:
     draft: bool
     state: str = "open"
     labels: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StoredPull:
+    """A pull request as a test sets it up: its text, changed files (path -> patch) and review comments."""
+
+    number: int
+    title: str
+    body: str
+    files: dict[str, str] = field(default_factory=dict)
+    comments: list[tuple[str, str, str]] = field(default_factory=list)  # (login, path, body)
 
 
 @dataclass
@@ -91,9 +105,12 @@ class FakeGitHub:
         self.requests: list[Recorded] = []
         self.gists: dict[str, StoredGist] = {}
         self.repos: dict[str, StoredRepo] = {}
-        self.pulls: list[StoredPull] = []
+        self.opened: list[OpenedPull] = []  # pull requests the bot opened
         self.tokens: set[str] = {token}  # every token it accepts: installation tokens it minted join them
         self.apps: dict[str, tuple[str, int]] = {}  # app id -> (public key PEM, installation id)
+        self.pulls: dict[tuple[str, int], StoredPull] = {}  # ("owner/repo", number) -> the pull request
+        self.commits: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}  # -> (message, path -> patch)
+        self.contents: dict[tuple[str, str, str], str] = {}  # ("owner/repo", ref, path) -> the file
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
@@ -141,6 +158,12 @@ class FakeGitHub:
         app.router.add_post(f"{p}/gists", self._create)
         app.router.add_get(f"{p}/gists/{{id}}", self._get)
         app.router.add_patch(f"{p}/gists/{{id}}", self._edit)
+        repo = f"{p}/repos/{{owner}}/{{repo}}"
+        app.router.add_get(f"{repo}/pulls/{{n}}", self._pull)
+        app.router.add_get(f"{repo}/pulls/{{n}}/files", self._pull_files)
+        app.router.add_get(f"{repo}/pulls/{{n}}/comments", self._pull_comments)
+        app.router.add_get(f"{repo}/commits/{{sha}}", self._commit_json)
+        app.router.add_get(f"{repo}/contents/{{path:.+}}", self._contents)
         app.router.add_post(f"{p}/app/installations/{{id}}/access_tokens", self._mint)
         r = f"{p}/repos/{{owner}}/{{name}}"
         app.router.add_get(r, self._repo)
@@ -288,7 +311,7 @@ class FakeGitHub:
             return self._not_found()
         owner = repo.full_name.split("/")[0]
         q = request.query
-        found = [pr for pr in self.pulls if pr.repo == repo.full_name and pr.state == q.get("state", "open")
+        found = [pr for pr in self.opened if pr.repo == repo.full_name and pr.state == q.get("state", "open")
                  and ("head" not in q or q["head"] == f"{owner}:{pr.head}") and q.get("base", pr.base) == pr.base]
         return self._json([self._pull_json(pr) for pr in found])
 
@@ -297,22 +320,22 @@ class FakeGitHub:
         if repo is None:
             return self._not_found()
         data = await request.json()
-        if any(pr.repo == repo.full_name and pr.head == data["head"] and pr.state == "open" for pr in self.pulls):
+        if any(pr.repo == repo.full_name and pr.head == data["head"] and pr.state == "open" for pr in self.opened):
             return self._json({"message": "Validation Failed", "documentation_url": DOCS, "errors": [
                 {"resource": "PullRequest", "code": "custom",
                  "message": f"A pull request already exists for {data['head']}."}]}, 422)
-        pull = StoredPull(len(self.pulls) + 1, repo.full_name, data["head"], data["base"], data["title"],
+        pull = OpenedPull(len(self.opened) + 1, repo.full_name, data["head"], data["base"], data["title"],
                           data.get("body", ""), bool(data.get("draft")))
-        self.pulls.append(pull)
+        self.opened.append(pull)
         return self._json(self._pull_json(pull), 201)
 
-    def _pull(self, request: web.Request) -> StoredPull | None:
+    def _opened_pull(self, request: web.Request) -> OpenedPull | None:
         repo = self._stored_repo(request)
         number = int(request.match_info["number"])
-        return next((pr for pr in self.pulls if repo and pr.repo == repo.full_name and pr.number == number), None)
+        return next((pr for pr in self.opened if repo and pr.repo == repo.full_name and pr.number == number), None)
 
     async def _edit_pull(self, request: web.Request) -> web.Response:
-        pull = self._pull(request)
+        pull = self._opened_pull(request)
         if pull is None:
             return self._not_found()
         data = await request.json()
@@ -321,7 +344,7 @@ class FakeGitHub:
         return self._json(self._pull_json(pull))
 
     async def _add_labels(self, request: web.Request) -> web.Response:
-        pull = self._pull(request)
+        pull = self._opened_pull(request)
         if pull is None:
             return self._not_found()
         data = await request.json()
@@ -336,7 +359,7 @@ class FakeGitHub:
                 "html_url": f"http://127.0.0.1:{self._port}/{repo.full_name}", "url": f"{self.url}/repos/{repo.full_name}",
                 "permissions": {"admin": False, "push": repo.push, "pull": True}}
 
-    def _pull_json(self, pull: StoredPull) -> dict[str, Any]:
+    def _pull_json(self, pull: OpenedPull) -> dict[str, Any]:
         html = f"http://127.0.0.1:{self._port}/{pull.repo}/pull/{pull.number}"
         return {"id": pull.number, "number": pull.number, "state": pull.state, "title": pull.title,
                 "body": pull.body, "draft": pull.draft, "html_url": html,
@@ -344,6 +367,70 @@ class FakeGitHub:
                 "issue_url": f"{self.url}/repos/{pull.repo}/issues/{pull.number}",
                 "head": {"ref": pull.head, "label": pull.head}, "base": {"ref": pull.base, "label": pull.base},
                 "labels": [{"name": n} for n in pull.labels], "user": self._owner()}
+    def _stored_pull(self, request: web.Request) -> StoredPull | None:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        return self.pulls.get((full, int(request.match_info["n"])))
+
+    async def _pull(self, request: web.Request) -> web.Response:
+        pull = self._stored_pull(request)
+        if pull is None:
+            return self._not_found()
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        api = f"{self.url}/repos/{full}/pulls/{pull.number}"
+        return self._json({"url": api, "id": pull.number, "number": pull.number, "state": "open", "title": pull.title,
+                           "body": pull.body, "user": self._owner(), "html_url": f"{self.html_url}/{full}/pull/{pull.number}",
+                           "review_comments_url": f"{api}/comments", "changed_files": len(pull.files)})
+
+    async def _pull_files(self, request: web.Request) -> web.Response:
+        pull = self._stored_pull(request)
+        if pull is None:
+            return self._not_found()
+        items = [{"sha": hashlib.sha1(patch.encode()).hexdigest(), "filename": path, "status": "modified",
+                  "patch": patch, "additions": patch.count("\n+"), "deletions": patch.count("\n-")}
+                 for path, patch in pull.files.items()]
+        return self._paged(request, items)
+
+    async def _pull_comments(self, request: web.Request) -> web.Response:
+        pull = self._stored_pull(request)
+        if pull is None:
+            return self._not_found()
+        items = [{"id": i + 1, "user": {**self._owner(), "login": login}, "path": path, "body": body}
+                 for i, (login, path, body) in enumerate(pull.comments)]
+        return self._paged(request, items)
+
+    async def _commit_json(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        sha = request.match_info["sha"]
+        found = next(((s, c) for (r, s), c in self.commits.items() if r == full and s.startswith(sha)), None)
+        if found is None:
+            return self._not_found()
+        sha, (message, files) = found
+        return self._json({"sha": sha, "url": f"{self.url}/repos/{full}/commits/{sha}",
+                           "commit": {"message": message, "author": {"name": "Octo", "email": "o@example.com"}},
+                           "files": [{"filename": path, "status": "modified", "patch": patch}
+                                     for path, patch in files.items()]})
+
+    async def _contents(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        path, ref = request.match_info["path"], request.query.get("ref", "main")
+        content = self.contents.get((full, ref, path))
+        if content is None:
+            return self._not_found()
+        data = content.encode()
+        return self._json({"type": "file", "encoding": "base64", "size": len(data), "name": path.rsplit("/", 1)[-1],
+                           "path": path, "content": base64.b64encode(data).decode(), "sha": hashlib.sha1(data).hexdigest(),
+                           "url": f"{self.url}/repos/{full}/contents/{path}?ref={ref}"})
+
+    def _paged(self, request: web.Request, items: list[dict[str, Any]]) -> web.Response:
+        """GitHub's pagination: ``per_page`` (30 by default) and a ``Link`` header to the next page."""
+        per_page = int(request.query.get("per_page", "30"))
+        page = int(request.query.get("page", "1"))
+        chunk = items[(page - 1) * per_page: page * per_page]
+        headers = {}
+        if page * per_page < len(items):
+            nxt = request.url.update_query(page=str(page + 1), per_page=str(per_page))
+            headers["Link"] = f'<{nxt}>; rel="next"'
+        return self._json(chunk, headers=headers)
 
     # --- GitHub's shapes --------------------------------------------------------------------------------
 

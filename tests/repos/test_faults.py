@@ -91,7 +91,7 @@ async def test_github_failing_at_the_pull_request_keeps_the_work_in_the_fallback
     assert (tmp_path / "saved" / "billing" / "client.py").read_text().count("ConnectionError") >= 1
     pushed = [b for b in git("branch", "--list", "codegen-chat/*", cwd=bare).split() if b != "*"]
     assert len(pushed) == 1  # the branch was pushed before GitHub failed; only the pull request is missing
-    assert github.pulls == []
+    assert github.opened == []
 
 
 async def test_a_failing_run_pushes_its_branch_and_opens_no_pull_request(git_host, github, tmp_path):
@@ -100,7 +100,7 @@ async def test_a_failing_run_pushes_its_branch_and_opens_no_pull_request(git_hos
     finished = await _run(_config(git_host, github, tmp_path, max_rounds=1), _team(), _failing, tmp_path)
     assert finished.status is RunStatus.FAILED
     assert finished.checkin.kind == "branch" and "no pull request" in finished.checkin.note
-    assert github.pulls == []
+    assert github.opened == []
     assert "except ConnectionError" in branch_files(bare, finished.checkin.branch)["billing/client.py"]
 
 
@@ -255,7 +255,7 @@ async def test_a_secret_the_bot_holds_is_masked_in_every_commit_it_pushes(git_ho
         await store.close()
     history = git("log", "-p", "--format=%B", finished.checkin.branch, cwd=bare)
     assert "Uses [redacted]" in history and secret not in history
-    assert secret not in github.pulls[0].body + github.pulls[0].title
+    assert secret not in github.opened[0].body + github.opened[0].title
 
 
 async def test_a_file_written_without_being_read_is_read_instead_and_changed_next_round(git_host, github, tmp_path):
@@ -298,7 +298,7 @@ async def test_a_rate_limited_pull_request_waits_as_github_says_then_opens(git_h
                 method="POST", path="/repos/acme/billing/pulls")
     started = asyncio.get_running_loop().time()
     finished = await _run(_config(git_host, github, tmp_path), _team(), _passing, tmp_path)
-    assert finished.checkin.kind == "pull_request" and len(github.pulls) == 1
+    assert finished.checkin.kind == "pull_request" and len(github.opened) == 1
     assert [c for c in github.calls() if c == ("POST", "/repos/acme/billing/pulls")] == [
         ("POST", "/repos/acme/billing/pulls")] * 2
     assert asyncio.get_running_loop().time() - started >= 1.0  # Retry-After honoured

@@ -117,7 +117,7 @@ async def test_a_change_lands_as_a_pull_request_and_a_follow_up_adds_a_commit(gi
             assert first.checkin.kind == "pull_request" and first.checkin.location.endswith("/acme/billing/pull/1")
             branch = first.checkin.branch
             assert branch.startswith("codegen-chat/add-retries-to-the-client-") and branch.endswith(first.run_id)
-            (pull,) = github.pulls
+            (pull,) = github.opened
             assert pull.draft and pull.base == "main" and pull.head == branch
             assert pull.labels == ["codegen-chat", "billing"]
             assert "3 passed, 0 failed (1 already failing before the change)" in pull.body
@@ -133,9 +133,9 @@ async def test_a_change_lands_as_a_pull_request_and_a_follow_up_adds_a_commit(gi
 
             second, _ = await _run(service, "also print each retry", tmp_path)
             assert second.status is RunStatus.PASSED, second.reason
-            assert second.checkin.branch == branch and len(github.pulls) == 1
+            assert second.checkin.branch == branch and len(github.opened) == 1
             assert "updated" in second.checkin.note
-            assert "also print each retry" in github.pulls[0].body
+            assert "also print each retry" in github.opened[0].body
             assert "retry {attempt + 1}'" in branch_files(bare, branch)["billing/client.py"]
             assert len(git("log", "--format=%H", f"main..{branch}", cwd=bare).split()) >= 2
             history = await store.runs(5)
@@ -172,4 +172,4 @@ async def test_a_repository_whose_tests_never_end_runs_only_in_the_sandbox_and_e
     assert any("Before any change, the repository's tests: timeout" in n for n in notices), notices
     assert finished.status is RunStatus.FAILED and "the last test run: timeout" in finished.reason
     assert not marker.exists()  # the repository's conftest.py ran in the container, never here
-    assert finished.checkin.kind == "branch" and github.pulls == []  # pushed, no PR for a failing run
+    assert finished.checkin.kind == "branch" and github.opened == []  # pushed, no PR for a failing run

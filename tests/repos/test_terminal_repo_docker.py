@@ -45,7 +45,7 @@ async def test_a_terminal_run_on_a_github_repository_ends_with_a_pull_request(mo
     assert "Working in acme/billing@main" in out
     assert "already failing: " in out and "test_rounding_half_even" in out
     assert "3 passed, 0 failed (1 already failing before the change)" in out
-    (pull,) = github.pulls
+    (pull,) = github.opened
     assert f"Checked in: http://127.0.0.1:{github.url.rsplit(':', 1)[1]}/acme/billing/pull/{pull.number}" in out
     assert pull.labels == ["codegen-chat", "api"]
     assert "except ConnectionError" in branch_files(bare, pull.head)["billing/client.py"]

@@ -39,12 +39,12 @@ async def test_a_mention_in_a_channel_with_a_default_repository_ends_with_a_pull
         await start_bot(config, sandbox=ScriptedSandbox(verdict=_passing), fake=slack, repos=RepoDesk(config, TOKEN))
         message, _ = await mention(slack, "add retries to billing/client.py")
         thread = await finished(slack, "C1", message.ts)
-        (pull,) = github.pulls
+        (pull,) = github.opened
         assert f"Pull request: {pull_url(github, pull.number)}" in thread[-1].text
         assert f"acme/billing/pull/{pull.number}" in thread[0].text  # the status message links it too
         await mention(slack, "also print each retry", thread_ts=message.ts)
         thread = await finished(slack, "C1", message.ts, count=2)
-    assert len(github.pulls) == 1 and "also print each retry" in github.pulls[0].body
+    assert len(github.opened) == 1 and "also print each retry" in github.opened[0].body
     assert "updated" in thread[-1].text
     assert "retry {attempt + 1}'" in branch_files(bare, pull.head)["billing/client.py"]
     assert len(git("log", "--format=%H", f"main..{pull.head}", cwd=bare).split()) >= 2
