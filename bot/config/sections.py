@@ -67,6 +67,10 @@ class LLMConfig(Checked, section="llm"):
     # How many requests the endpoint gets at once (across every run): 0, "auto", as many as the team makes
     # until the server drops a reply for another request, then one at a time (bot.model.endpoint_gate).
     parallel_requests: Annotated[int, Range(0, 1000)] = 0
+    # "auto": the endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL or base_url), else the embedded model;
+    # "openai": the endpoint only; "embedded": the embedded model, a llama.cpp server the bot runs itself.
+    provider: Annotated[str, OneOf("auto", "openai", "embedded")] = "auto"
+    embedded_model: str = ""  # a GGUF file for the embedded server; empty: the default, fetched once
 
 
 Temperature = Annotated[float, Range(0.0, 2.0)]
