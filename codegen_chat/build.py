@@ -17,6 +17,7 @@ from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
 from bot.model.embedded.endpoint import embedded_server, endpoint_configured, served_config, served_secrets, uses_embedded
 from bot.process.logs import AgentTaggedModel
+from bot.repos.desk import AppCredentials, RepoDesk
 from bot.runs.github_links import LinkReader
 from bot.runs.service import PublisherFactory, Service
 from bot.safety.redact import Redactor
@@ -114,8 +115,9 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
         async with team_model(config, secrets) as (config, model):
             tagged: ChatModel = AgentTaggedModel(model)
             watched = health.model.watch(tagged) if health else tagged
+            repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
             yield Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
-                          redact=Redactor(secrets.values()), health=health,
+                          redact=Redactor(secrets.values()), health=health, repos=repos,
                           links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
         if reaping is not None:  # a run that ended at once still removes what it found

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 import secrets
@@ -154,7 +155,7 @@ class DockerSandbox:
             raise SandboxError("tests are not run: the sandbox is disabled ([sandbox] enabled = false)")
         if self._closed:
             raise SandboxError("the sandbox was used after it was closed")
-        language = self._language(job.language)
+        language = _for_job(self._language(job.language), job)
         await self.start()
         # A job's own limit (the run's remaining time budget) can only shorten the configured one.
         limit_s = min(job.timeout_s, self._config.timeout_s) if job.timeout_s else self._config.timeout_s
@@ -210,6 +211,8 @@ class DockerSandbox:
             log.warning("could not remove a sandbox container: %s", short_error(error))
 
     async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float, held: _Held) -> TestReport:
+        if job.command:  # a repository's own tests: its tree is its own; the team's files are the ones checked
+            return await self._run_repository(job, language, limit_s, held)
         user = [path for path in job.authoritative if path in job.files]
         runner = authority_for(job.language, self._config)
         # A switch that turns tests off or runs them through another program is refused for anyone's tests.
@@ -233,6 +236,22 @@ class DockerSandbox:
         if authority is None:
             return await self._run_one_pass(container, job, language, setup, held, limit_s, runner, user)
         return await self._run_user_first(container, job, language, setup, held, limit_s, authority, user)
+
+    async def _run_repository(self, job: TestJob, language: LanguageConfig, limit_s: float, held: _Held) -> TestReport:
+        theirs = [path for path in job.files if path not in set(job.team_files)]
+        runner = authority_for(job.language, self._config)
+        if runner is not None and (why := runner.refusal(job.files, theirs)):
+            return reports.refused(why, which="the repository's tests")
+        if why := self._hollow(job, theirs):
+            return reports.refused(why, which="the repository's tests")
+        setup = _needs_setup(language, job.files)
+        network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
+        if network:
+            held.egress = await self._open_egress()
+        container = await self._start(job.language, language, held.egress.name if held.egress else None)
+        held.containers.append(container)
+        deadline = set_deadline(limit_s + (self._config.setup_timeout_s if setup else 0.0) + DEADLINE_GRACE_S)
+        return await self._run_one_pass(container, job, language, setup, held, limit_s, deadline)
 
     async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
                             held: _Held, limit_s: float, guard: Authority | None, user: list[str]) -> TestReport:
@@ -507,6 +526,16 @@ class DockerSandbox:
         if self._client is None:
             raise SandboxError("the sandbox was used before it started")
         return self._client
+
+
+def _for_job(language: LanguageConfig, job: TestJob) -> LanguageConfig:
+    """The language's settings with a repository job's own test command and report format laid over them
+    (the structured report file is read only when that command writes it)."""
+    if not job.command:
+        return language
+    report_file = language.report_file if language.report_file and language.report_file in job.command else ""
+    return dataclasses.replace(language, test_command=job.command, report_file=report_file,
+                               report_format=job.report_format or "exit-code")
 
 
 def _test_command(language: LanguageConfig) -> str:
