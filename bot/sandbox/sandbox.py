@@ -250,8 +250,9 @@ class DockerSandbox:
             held.egress = await self._open_egress()
         container = await self._start(job.language, language, held.egress.name if held.egress else None)
         held.containers.append(container)
-        deadline = set_deadline(limit_s + (self._config.setup_timeout_s if setup else 0.0) + DEADLINE_GRACE_S)
-        return await self._run_one_pass(container, job, language, setup, held, limit_s, deadline)
+        # The repository's tree is its own: built and tested as it is, counted the way the language's runner
+        # counts (its guard), each step under the deadline the container keeps by itself.
+        return await self._run_one_pass(container, job, language, setup, held, limit_s, runner, [])
 
     async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
                             held: _Held, limit_s: float, guard: Authority | None, user: list[str]) -> TestReport:
