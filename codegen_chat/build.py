@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from collections.abc import AsyncIterator
@@ -16,6 +17,7 @@ from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
 from bot.model.embedded.endpoint import embedded_server, endpoint_configured, served_config, served_secrets, uses_embedded
 from bot.process.logs import AgentTaggedModel
+from bot.repos.desk import AppCredentials, RepoDesk
 from bot.runs.github_links import LinkReader
 from bot.runs.service import PublisherFactory, Service
 from bot.safety.redact import Redactor
@@ -101,18 +103,35 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
     for work); else each run checks it beside its first model call (the Manager does), so a one-off run does
     not wait for it."""
     sandbox = build_sandbox(config)
+    reaping: asyncio.Future[None] | None = None
     try:
         ready = getattr(sandbox, "ready", None)
         if ready is not None and sandbox_first:  # engine and images; leftovers removed
             await ready()
+        elif (start := getattr(sandbox, "start", None)) is not None and config.sandbox.enabled:
+            # Leftovers of an earlier process go now, off the run's path, even if this one never tests.
+            reaping = asyncio.ensure_future(start())
+            reaping.add_done_callback(_start_failed)
         async with team_model(config, secrets) as (config, model):
             tagged: ChatModel = AgentTaggedModel(model)
             watched = health.model.watch(tagged) if health else tagged
+            repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
             yield Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
-                          redact=Redactor(secrets.values()), health=health,
+                          redact=Redactor(secrets.values()), health=health, repos=repos,
                           links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
+        if reaping is not None:  # a run that ended at once still removes what it found
+            await asyncio.wait({reaping}, timeout=REAP_WAIT_S)
         close = getattr(sandbox, "close", None)
         if close is not None:
             await close()
+
+
+REAP_WAIT_S = 10.0  # at most this long at the end of a one-off run for the leftovers' removal to finish
+
+
+def _start_failed(started: asyncio.Future[None]) -> None:
+    """The engine did not answer at the start: the run says so itself if it comes to its tests."""
+    if not started.cancelled() and (error := started.exception()) is not None:
+        log.debug("the sandbox did not start: %s", error)
 

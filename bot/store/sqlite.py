@@ -211,6 +211,11 @@ class SQLiteStore:
                 )
         return len(stale)
 
+    async def set_repository(self, run_id: str, repository: str, branch: str) -> None:
+        """The repository and branch a run works on, kept from its start (a follow-up continues there)."""
+        async with self._transaction("write to"):
+            await self._execute("UPDATE runs SET repository = ?, branch = ? WHERE id = ?", (repository, branch, run_id))
+
     async def set_status_message(self, run_id: str, message_id: str) -> None:
         async with self._transaction("write to"):
             await self._execute("UPDATE runs SET status_message = ? WHERE id = ?", (message_id, run_id))
@@ -246,7 +251,7 @@ class SQLiteStore:
             return PriorWork(
                 tasks=tuple(r["task"] for r in rows), plan=last["plan"], files=FileSet(json.loads(last["files"])),
                 tests=FileSet(json.loads(last["tests"])).without(user_tests), user_tests=user_tests,
-                language=last["language"], thread=next((t for t in read if t), None),
+                language=last["language"], thread=next((t for t in read if t), None), **_repository_of(rows),
             )
 
     async def has_conversation(self, platform: str, thread_key: str) -> bool:
@@ -278,7 +283,13 @@ class SQLiteStore:
                                                               **asdict(event.report)})
             await self._execute("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))
         elif isinstance(event, CheckedIn):
-            await self._execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))
+            result = event.result
+            await self._execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(result)), event.run_id))
+            if result.repository:
+                await self._execute(
+                    "UPDATE runs SET repository = ?, branch = ?, head_commit = ?, pr_url = ? WHERE id = ?",
+                    (result.repository, result.branch, result.head,
+                     result.location if result.kind == "pull_request" else "", event.run_id))
         elif isinstance(event, Notice):
             await self._note(event.run_id, "notice", {"text": event.text})
         elif isinstance(event, WorkSaved):
@@ -512,6 +523,11 @@ ADDED_COLUMNS = {
     # Token counts estimated from text (the server reported none): shown as estimates when read back.
     ("runs", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
     ("turns", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
+    # The repository a run worked in ("acme/billing", or a local folder), its branch, pull request and head commit.
+    ("runs", "repository"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "branch"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "pr_url"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "head_commit"): "TEXT NOT NULL DEFAULT ''",
     ("runs", "thread"): "TEXT NOT NULL DEFAULT ''",  # what was read of the chat thread the request came from
 }
 
@@ -563,6 +579,12 @@ def _owner_gone(owner: str, host: str) -> bool:
     return owner_host == host and processes.gone(pid, started)
 
 
+def _repository_of(rows: list[aiosqlite.Row]) -> dict[str, str]:
+    """The repository and branch the conversation's latest repository run worked on (pushed or not)."""
+    last = next((r for r in reversed(rows) if r["repository"]), None)
+    return {"repository": last["repository"], "branch": last["branch"] if last["head_commit"] else ""} if last else {}
+
+
 def _thread_json(thread: ThreadContext | None) -> str:
     return json.dumps(asdict(thread)) if thread is not None else ""
 
@@ -578,7 +600,8 @@ def _report(text: str | None) -> TestReport | None:
     if not text:
         return None
     data = json.loads(text)
-    return TestReport(**{**data, "status": TestStatus(data["status"])})
+    return TestReport(**{**data, "status": TestStatus(data["status"]),
+                         "already_failing": tuple(data.get("already_failing", ()))})
 
 
 def _summary(row: aiosqlite.Row) -> RunSummary:
@@ -588,7 +611,8 @@ def _summary(row: aiosqlite.Row) -> RunSummary:
         finished_at=row["finished_at"], usage=_usage(row, priced=False),
         cost_usd=row["cost_usd"], platform=row["platform"], thread_key=row["thread_key"],
         checkin=CheckInResult(**checkin) if checkin else None, user_id=row["user_id"],
-        attachments=tuple(json.loads(row["attachments"])),
+        attachments=tuple(json.loads(row["attachments"])), repository=row["repository"], branch=row["branch"],
+        pr_url=row["pr_url"], head_commit=row["head_commit"],
         context=_thread(row["thread"]).summary if row["thread"] else "",
     )
 
@@ -613,7 +637,8 @@ def _note_event(run_id: str, kind: str, body: str) -> Event | None:
         return Notice(run_id, data.get("text", ""))
     if kind == "test_report":
         round_, language = data.pop("round"), data.pop("language")
-        report = TestReport(**{**data, "status": TestStatus(data["status"])})
+        report = TestReport(**{**data, "status": TestStatus(data["status"]),
+                                "already_failing": tuple(data.get("already_failing", ()))})
         return TestReported(run_id, round=round_, language=language, report=report)
     return None
 
