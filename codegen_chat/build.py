@@ -129,6 +129,9 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
                           redact=Redactor(secrets.values()), health=health, repos=repos,
                           links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
+        if reap is not None and reaping is None:  # no model answered: the leftovers go now all the same
+            reaping = asyncio.ensure_future(reap())
+            reaping.add_done_callback(_start_failed)
         if reaping is not None:  # a run that ended at once still removes what it found
             await asyncio.wait({reaping}, timeout=REAP_WAIT_S)
         close = getattr(sandbox, "close", None)
