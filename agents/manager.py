@@ -532,8 +532,9 @@ class Manager:
                     unreadable: Callable[[ReplyFormatError], T] | None = None) -> T:
         """Stream one reply and return what ``parse`` reads in it. One more try is allowed: after an
         unreadable reply, with a reminder showing the model its own reply in the expected form; after a
-        prompt too long for the model, an empty reply or a cut one, with the prompt trimmed. Then the run
-        fails, except that a reply still unreadable becomes ``unreadable(error)`` where the workflow can go
+        prompt too long for the model, an empty reply or a cut one, with the prompt trimmed (a reply of files cut
+        at its length limit after whole files is used as it is). Then the run fails, except that a reply still
+        unreadable (or cut again before any whole file) becomes ``unreadable(error)`` where the workflow can go
         on without it (files: the tests then show what is missing)."""
         messages = self._prompts.render(role, **prompt)
         for attempt in (1, 2):
@@ -543,13 +544,16 @@ class Manager:
             started = self._clock()
             text, usage, trouble = await self._reply(run, role, messages)
             run.usage = run.usage + usage
-            value, failure = self._read(text, trouble, last, parse)
+            value, failure = self._read(text, trouble, parse)
+            if isinstance(trouble, ReplyCut) and not last and not _whole_files_before_cut(value, failure):
+                value, failure = None, None  # nothing whole arrived: asked again, shorter
             await run.emit(TurnFinished(
                 run.request.run_id, agent=role, round=run.round, text=text, usage=usage,
                 files=value.files if failure is None and isinstance(value, FileReply) else FileSet(),
                 duration_s=self._clock() - started, model=self._model.model_name(role),
             ))
-            if trouble is not None and not (last and isinstance(trouble, ReplyCut) and failure is None):
+            usable_cut = isinstance(trouble, ReplyCut) and (value is not None or (last and unreadable is not None))
+            if trouble is not None and not usable_cut:
                 if isinstance(trouble, ReplyDropped):  # nothing wrong with the prompt: the same again
                     if last:
                         raise ModelError(f"{trouble} Asking again did not help.")
@@ -607,11 +611,11 @@ class Manager:
         return "".join(parts), usage, None
 
     @staticmethod
-    def _read(text: str, trouble: ModelError | None, last: bool,
+    def _read(text: str, trouble: ModelError | None,
               parse: Callable[[str], T]) -> tuple[T | None, ReplyFormatError | None]:
-        """What ``parse`` reads in a reply that is worth reading: a whole one, or a cut one on the last try
-        (without a code block the cut left open)."""
-        if trouble is not None and not (last and isinstance(trouble, ReplyCut)):
+        """What ``parse`` reads in a reply that is worth reading: a whole one, or a cut one (without the code block
+        the cut left open)."""
+        if trouble is not None and not isinstance(trouble, ReplyCut):
             return None, None
         try:
             return parse(without_open_block(text) if trouble else text), None
@@ -737,6 +741,11 @@ class Manager:
             user_tests=run.user_tests,
             report=run.report, usage=run.usage, checkin=run.checkin, language=run.language, plan=run.plan,
         )
+
+
+def _whole_files_before_cut(value: object, failure: ReplyFormatError | None) -> bool:
+    """Whether a reply cut at its length limit brought whole files before the cut (those are used as they are)."""
+    return failure is None and isinstance(value, FileReply) and bool(value.files)
 
 
 def _nothing_saved(failure: ReplyFormatError) -> FileReply:

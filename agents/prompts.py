@@ -23,6 +23,7 @@ import jinja2
 from agents.failures import digest
 from agents.fences import fenced
 from agents.language import EXTENSIONS
+from agents.python_files import stubs
 from agents.types import Message
 
 DEFAULT_OUTPUT_LIMIT = 340  # characters of failing test output shown to a model (agents.failures says which)
@@ -41,6 +42,11 @@ def lang_of(path: str) -> str:
 def file_block(path: str, content: str) -> str:
     """A file as the team shows it to a model: its language and path on the fence, then the file exactly."""
     return fenced(content, f"{lang_of(path)} path={path}")
+
+
+def stubs_in(files: dict[str, str]) -> list[str]:
+    """The functions still to be written in the Python files shown (``name()``, a signature and a docstring)."""
+    return [f"`{name}`" for path, code in files.items() if lang_of(path) == "python" for name in stubs(code)]
 
 
 class _SetAside:
@@ -84,7 +90,7 @@ class PromptBook:
             finalize=_finalize,
         )
         self._env.globals.update(lang_of=lang_of, file_block=file_block, fenced=fenced, failing_output=digest,
-                                limit=DEFAULT_OUTPUT_LIMIT)
+                                limit=DEFAULT_OUTPUT_LIMIT, stubs_in=stubs_in)
         # The shared macros as a global, because blocks rendered one by one skip top-level imports.
         self._env.globals["shared"] = self._env.get_template("_shared.jinja").make_module()
 
