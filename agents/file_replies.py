@@ -290,8 +290,8 @@ def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> d
         if why:
             notices.append(f"Not saved: {path} ({why}).")
             continue
-        body = _last_whole(path, reads, notices)
-        if file_names.language_of(path) == "python":
+        body: str | None = _last_whole(path, reads, notices)
+        if body is not None and file_names.language_of(path) == "python":
             body = _python_file(path, body, context, notices)
         if body is not None:
             files[path] = body

@@ -236,15 +236,18 @@ def print_table(cache: Cache, problems: list[Problem], modes: list[str]) -> None
         solved = sum(r["passed"] for r in rows)
         tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in rows)
         wall = sum(r["wall_s"] for r in rows)
-        per = (lambda total: f"{total / solved:14.0f}") if solved else (lambda total: f"{'-':>14}")
         print(f"{mode:<16} {solved:>3}/{len(rows):<3}{100 * solved / len(rows):5.1f}% "
-              f"{statistics.fmean(r['model_calls'] for r in rows):14.1f} {per(tokens)} {per(wall)}")
+              f"{statistics.fmean(r['model_calls'] for r in rows):14.1f} {_per(tokens, solved)} {_per(wall, solved)}")
     both = [p.id for p in problems if all(cache.get(p.id, m) for m in modes)]
     for mode in modes[1:]:
         gained = [p for p in both if cache.get(p, mode)["passed"] and not cache.get(p, modes[0])["passed"]]  # type: ignore[index]
         lost = [p for p in both if not cache.get(p, mode)["passed"] and cache.get(p, modes[0])["passed"]]  # type: ignore[index]
         print(f"{mode} against {modes[0]}: solved {len(gained)} it missed, missed {len(lost)} it solved"
               + (f" ({', '.join(lost)})" if lost else ""))
+
+
+def _per(total: float, solved: int) -> str:
+    return f"{total / solved:14.0f}" if solved else f"{'-':>14}"
 
 
 def main() -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.events import Notice, TestReported, TurnFinished
+from agents.events import TestReported, TurnFinished
 from agents.manager import Manager
 from agents.types import RunRequest, RunStatus
 from bot.model.client import OpenAIChatModel
