@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from agents import diffs, file_names
+from agents import diffs, file_names, python_files
 from agents import language as languages
 from agents.checkless import checkless_tests
 from agents.errors import (
@@ -87,6 +87,7 @@ from agents.replies import (
     parse_review,
     parse_triage,
 )
+from agents.task_examples import example_tests
 from agents.test_health import nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
 from agents.types import (
@@ -145,6 +146,8 @@ class TeamSettings:
     check_in: bool = True  # the Check-In writes a README and publishes the outcome (off: nothing is published)
     wait_notice_s: float = 5.0  # silence from the model before the run says it is waiting
     wait_repeat_s: float = 10.0  # and how often it says so again while the silence lasts
+    task_examples: bool = True  # the examples in the given files' docstrings run as tests no one may edit
+    plan_stubs: bool = False  # plan even when the given files already hold the functions to write
 
 
 @dataclass
@@ -325,7 +328,14 @@ class Manager:
 
     async def _first_plan(self, run: _Run) -> None:
         """The plan, while the sandbox checks that it can run tests. A run that cannot test ends then, before
-        any other model call, and says so whatever else went wrong meanwhile (the model's endpoint, say)."""
+        any other model call, and says so whatever else went wrong meanwhile (the model's endpoint, say).
+        Files that already hold the functions to write (their signatures and docstrings) are the plan: the
+        Programmer writes first, from the task and those files."""
+        if not self._settings.plan_stubs and not run.request.prior and _stubs_given(run.files):
+            run.answered.set()
+            run.language = languages.detect(run.files, run.language) or languages.DEFAULT
+            await self._start_sandbox(run)
+            return
         try:
             await at_once(run.sink, self._plan(run), self._start_sandbox(run))
         except RunFailed as error:
@@ -658,6 +668,8 @@ class Manager:
         for attachment in request.attachments:
             target = "user_tests" if languages.looks_like_test(attachment.name) else "files"
             setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
+        if self._settings.task_examples and not prior:
+            run.user_tests = example_tests(run.files).merged(run.user_tests)
         run.language = languages.detect([*run.files, *run.user_tests], run.language)
         return run
 
@@ -741,6 +753,11 @@ class Manager:
             user_tests=run.user_tests,
             report=run.report, usage=run.usage, checkin=run.checkin, language=run.language, plan=run.plan,
         )
+
+
+def _stubs_given(files: FileSet) -> bool:
+    """Whether the given files hold Python functions still to be written (a signature and a docstring)."""
+    return any(python_files.stubs(code) for path, code in files.items() if path.endswith(".py"))
 
 
 def _whole_files_before_cut(value: object, failure: ReplyFormatError | None) -> bool:
