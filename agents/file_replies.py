@@ -314,6 +314,11 @@ def _python_file(path: str, body: str, context: FileContext, notices: list[str])
     body, stubs = python_files.without_repeated_stubs(body)
     if stubs:
         notices.append(f"{path} repeated the stub of {', '.join(stubs)} above the answer; the answer was kept.")
+    if not context.writes_tests:
+        body, examples = python_files.examples_as_main(body)
+        if examples:
+            notices.append(f"{path} ended with {examples} example call(s); they now run only when it is run as a "
+                           'script (under if __name__ == "__main__":), not when it is imported.')
     current = context.code.get(path)
     merged = python_files.merged_into(current, body) if current is not None and not context.writes_tests else None
     if merged is not None:

@@ -6,6 +6,8 @@ A small model answers in ways that keep the right code in a shape that would bre
   ``without_repeated_stubs`` keeps the whole one;
 - only the function that was asked for, where the file holds more (imports, helpers, other functions):
   ``merged_into`` puts the function in its place in the file and keeps the rest;
+- example calls after the code (``print(f(3))  # Output: 5``), which run, and may fail, whenever the module is
+  imported: ``examples_as_main`` has them run only when the file is run as a script;
 - a file that does not parse: ``syntax_problem`` says where, so it is never taken as the current file.
 """
 
@@ -55,6 +57,30 @@ def without_repeated_stubs(code: str) -> tuple[str, list[str]]:
     for node in reversed(stubs):
         del lines[_first_line(node) - 1:node.end_lineno]
     return "".join(lines).lstrip("\n"), [node.name for node in stubs]
+
+
+def examples_as_main(code: str) -> tuple[str, int]:
+    """``code`` with the calls and asserts that follow its last definition moved under
+    ``if __name__ == "__main__":`` (a script run as before; an import runs none), and how many were moved."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code, 0
+    last_definition = max((i for i, n in enumerate(tree.body) if isinstance(n, _DEFINITIONS)), default=None)
+    if last_definition is None:
+        return code, 0
+    trailing = tree.body[last_definition + 1:]
+    if not trailing or not all(_is_example(node) for node in trailing):
+        return code, 0
+    lines = code.splitlines(keepends=True)
+    start = tree.body[last_definition].end_lineno or 0  # the comments above the calls go with them
+    moved = "".join("    " + line if line.strip() else line for line in lines[start:]).lstrip("\n")
+    guarded = "".join(lines[:start]).rstrip("\n") + '\n\n\nif __name__ == "__main__":\n' + moved.rstrip("\n") + "\n"
+    return (guarded, len(trailing)) if not syntax_problem(guarded) else (code, 0)
+
+
+def _is_example(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
 
 
 @dataclass(frozen=True)

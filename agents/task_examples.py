@@ -57,5 +57,6 @@ def _test_file(module: str, path: str, examples: dict[str, str]) -> str:
         "    for name, text in EXAMPLES.items():\n"
         f"        test = parser.get_doctest(text, dict(vars(module)), name, {path!r}, 0)\n"
         "        doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE).run(test, out=report.append)\n"
-        '    assert not report, "".join(report)\n'
+        "    if report:  # doctest's own account of each failed example: what was run, expected and got\n"
+        '        raise AssertionError("".join(report))\n'
     )

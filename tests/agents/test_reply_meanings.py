@@ -78,3 +78,18 @@ def test_a_file_that_does_not_parse_is_never_taken_for_the_current_file():
     assert any("calc.py is not valid Python" in n and "stays as it was" in n for n in files.notices)
     with pytest.raises(ReplyFormatError, match="calc.py is not valid Python"):
         read("```python path=calc.py\ndef total(xs):\n    return sum(xs\n```\n", {"calc.py": STUB})
+
+
+def test_example_calls_after_the_code_run_only_when_the_file_is_a_script():
+    examples = "# Example usage:\nprint(total([1, 2]))  # 3\nassert total([]) == 0\n"
+    reply = f"```python path=calc.py\n{STUB}    return sum(xs)\n\n{examples}```\n"
+    files = read(reply, {"calc.py": STUB})
+    code = files.files["calc.py"]
+    assert code.endswith('if __name__ == "__main__":\n    # Example usage:\n    print(total([1, 2]))  # 3\n'
+                         "    assert total([]) == 0\n")
+    assert any("2 example call(s)" in notice for notice in files.notices)
+
+
+def test_a_script_that_does_its_work_at_the_end_keeps_it_when_it_is_more_than_calls():
+    script = "import sys\n\n\ndef main():\n    return 0\n\n\ncode = main()\nsys.exit(code)\n"
+    assert read(f"```python path=tool.py\n{script}```\n").files["tool.py"] == script
