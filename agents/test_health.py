@@ -2,7 +2,7 @@
 
 A generated test that cannot run says nothing about the code: nothing was collected (pytest's exit 5,
 "no tests ran", a Go package with no test files, ``# tests 0``, ``running 0 tests``), or a test file
-does not compile or import (a syntax error in it, a module it names that does not exist). Such a
+does not compile or import (a syntax error in it, a module or a name it imports that does not exist). Such a
 report goes straight back to the Tester with the error; no model is asked to triage it.
 
 An error in the code under test is not the tests' fault: only errors whose every location is one of the
@@ -28,7 +28,7 @@ _ERROR_AT = [
     # Python: a syntax error while importing a file, or an import failing in a test module.
     re.compile(r'^E?\s*File "(?:/work/)?(?P<path>[^"]+)", line \d+\n(?:E.*\n){0,3}E\s+(?:SyntaxError|IndentationError|TabError)',
                re.M),
-    re.compile(r"^(?P<path>[\w./-]+\.py):\d+: in <module>\n(?:.*\n){0,3}?E\s+(?:ModuleNotFoundError|SyntaxError)", re.M),
+    re.compile(r"^(?P<path>[\w./-]+\.py):\d+: in <module>\n(?:.*\n){0,3}?E\s+(?:ModuleNotFoundError|ImportError|SyntaxError)", re.M),
     # Go, C, C++, Java: "./x_test.go:3:57: undefined: x", "./test_calc.c:3:39: error: ...", "./XTest.java:3: error: ...".
     re.compile(r"^(?:\./)?(?P<path>[\w./-]+\.(?:go|c|h|cc|cpp|hpp|java|kt)):\d+(?::\d+)?: (?!warning|note)", re.M),
     # Rust: "error[E0425]: ..." then " --> tests/calc.rs:3:30".
