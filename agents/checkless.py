@@ -14,14 +14,14 @@ import builtins
 import re
 from collections.abc import Mapping
 
-from agents.language import looks_like_test
+from agents.language import Languages
 
 
-def checkless_tests(files: Mapping[str, str]) -> str:
+def checkless_tests(files: Mapping[str, str], languages: Languages) -> str:
     """Why the team's Python tests cannot fail for what the code does (naming the file and test), or ''."""
     trees = {}
     for path, text in files.items():
-        if path.endswith(".py") and looks_like_test(path):
+        if path.endswith(".py") and languages.looks_like_test(path):
             try:
                 trees[path] = ast.parse(text)
             except (SyntaxError, ValueError):

@@ -20,16 +20,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from agents.language.reports import FAILED_NAMES
 from agents.types import TestReport
 
 _SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$", re.M)
 _BANNER = re.compile(r"^={3,}.*={3,}$|^={3,}$", re.M)  # pytest's "=== short test summary info ===" and the like
 _FAILED_LINE = re.compile(r"^(?:FAILED|ERROR) (?:[^\s:]+::)?(?P<name>\S+(?:\[[^\]]*\])?)", re.M)
-_OTHER_NAMES = [
-    re.compile(r"^\s*--- FAIL: (?P<name>\S+)", re.M),  # go test
-    re.compile(r"^\s*not ok \d+ - (?P<name>.+?)(?: #.*)?$", re.M),  # TAP: node --test, C/C++ test programs
-    re.compile(r"^test (?P<name>\S+) \.\.\. FAILED$", re.M),  # cargo test
-]
 _FIRST_FAILURE = re.compile(r"FAIL|not ok|panicked|Error|error|failed|Traceback|✖", re.M)
 FIRST_SHARE = 0.6  # the first failure, shown in full, takes at most this share of the budget
 LINE_CHARS = 160  # a one-line failure is cut to this many characters
@@ -65,7 +61,7 @@ def failing_tests(report: TestReport) -> list[str]:
     text = report.stdout + "\n" + report.stderr
     names = [f.name for f in _pytest_failures(text)] or [m.group("name") for m in _FAILED_LINE.finditer(text)]
     if not names:
-        names = [m.group("name").strip() for pattern in _OTHER_NAMES for m in pattern.finditer(text)]
+        names = [m.group("name").strip() for pattern in FAILED_NAMES for m in pattern.finditer(text)]
     return list(dict.fromkeys(names))
 
 

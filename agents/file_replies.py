@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agents import file_names, python_files
-from agents import language as languages
 from agents.diffs import DiffError, apply, as_diff
 from agents.fences import Block, segments
+from agents.language import BUILT_IN, Languages
 from agents.paths import UnsafePath, clash, project_path
 from agents.types import FileSet
 
@@ -52,6 +52,7 @@ class FileContext:
     user_tests: tuple[str, ...] = ()  # never the name of a new file
     mentioned: str = ""  # the task and the plan: file names they mention count as named
     writes_tests: bool = False  # the Tester's reply: an unnamed block is a test file
+    languages: Languages = BUILT_IN  # the languages the run knows (the config's too)
 
 
 @dataclass(frozen=True)
@@ -99,8 +100,8 @@ def parse_files(text: str, context: FileContext | None = None) -> FileReply:
     context = context or FileContext()
     blocks = _blocks(text, context)
     if not blocks:
-        raise ReplyFormatError("no fenced code block with a file was found",
-                               _example(context, file_names.default_code_name("", context.language or "python"), ""))
+        usual = file_names.default_code_name("", context.language or "python", context.languages)
+        raise ReplyFormatError("no fenced code block with a file was found", _example(context, usual, ""))
     named = [b for b in blocks if b.path]
     notices = list(dict.fromkeys(b.notice for b in named if b.notice))
     if not named:
@@ -143,12 +144,13 @@ def _blocks(text: str, context: FileContext) -> list[_Read]:
 
 def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
     word = block.fence.language.lower()
-    language = languages.normalise(word) if word else ""
-    if language not in file_names.KNOWN_LANGUAGES:
+    known = context.languages
+    language = known.normalise(word) if word else ""
+    if language not in known:
         language = language if word in NON_SOURCE | SHELLS | {"json", "yaml", "toml"} else ""
     body, notice = block.body, ""
-    path = block.fence.path or _label(prose_above)
-    named = _name_line(body)
+    path = block.fence.path or _label(prose_above, known)
+    named = _name_line(body, known)
     if named:
         line, named_path, body = named
         notice = f"The first line of a code block ({line.strip()}) named its file; it was read as the name, not as code."
@@ -162,11 +164,11 @@ def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
             return _Read(path, "", language, f"{path or 'a file'} was sent as a diff, and {error}")
     if not body.endswith("\n") and body:
         body += "\n"
-    language = language or (file_names.language_of(path) if path else "") or context.language
+    language = language or (known.of_path(path) if path else "") or context.language
     return _Read(path, body, language, notice=notice)
 
 
-def _name_line(body: str) -> tuple[str, str, str] | None:
+def _name_line(body: str, known: Languages) -> tuple[str, str, str] | None:
     """The block's first line when it names the block's file (``path=solution.py``, ``# file: app.py``,
     ``// main.go``, ``calc.py``), the path it names, and the body without it. A line naming no file of a known
     language without saying it is a name (``# notes.txt``), or a quoted name with no comment mark (a string
@@ -175,11 +177,13 @@ def _name_line(body: str) -> tuple[str, str, str] | None:
     match = _NAME_LINE.match(first)
     if match is None:
         return None
-    if not match.group("keyword") and not file_names.language_of(match.group("path")):
+    if not match.group("keyword") and not known.of_path(match.group("path")):
         return None
     if not match.group("comment") and ("'" in first or '"' in first):
         return None
     return first, match.group("path"), rest
+
+
 
 
 def _current(context: FileContext, path: str) -> str | None:
@@ -190,7 +194,7 @@ def _current(context: FileContext, path: str) -> str | None:
     return {**context.code, **context.tests}.get(clean)
 
 
-def _label(prose: str) -> str:
+def _label(prose: str, languages: Languages) -> str:
     """A file name on one of the two non-blank lines just above a block: a label or heading line
     (``**src/app.py**``, ``### File: app.py``), or a sentence ending in a colon that names one file."""
     lines = [line for line in prose.rstrip("\n").split("\n") if line.strip()][-2:]
@@ -198,7 +202,7 @@ def _label(prose: str) -> str:
         match = _LABEL.match(line)
         if match:
             return match.group("path")
-        mentioned = file_names.mentioned_files(line)
+        mentioned = file_names.mentioned_files(line, languages)
         if line.rstrip().endswith(":") and len(mentioned) == 1:
             return mentioned[0]
     return ""
@@ -222,10 +226,10 @@ def _obvious(blocks: list[_Read], context: FileContext, notices: list[str]) -> l
     source = [(b.body, b.language) for b in blocks if _is_source(b.body, b.language, context)]
     if context.writes_tests:  # tests, else new code, else (a weak model's echo of the code) anything: the
         existing = {c.strip() for c in context.code.values()}  # test run then says no test ran, and why
-        tests = [(b, lang) for b, lang in source if file_names.is_test_code(b, lang)]
+        tests = [(b, lang) for b, lang in source if file_names.is_test_code(b, context.languages.get(lang))]
         candidates = tests or [(b, lang) for b, lang in source if b.strip() not in existing] or source
     else:  # the code, without a block that only repeats a current file (the stub it was asked to complete)
-        code = [(b, lang) for b, lang in source if not file_names.is_test_code(b, lang)]
+        code = [(b, lang) for b, lang in source if not file_names.is_test_code(b, context.languages.get(lang))]
         echoed = {_normal(c) for c in context.code.values()}
         candidates = [(b, lang) for b, lang in code if _normal(b) not in echoed] or code
     if not candidates:
@@ -240,11 +244,11 @@ def _obvious(blocks: list[_Read], context: FileContext, notices: list[str]) -> l
 
 
 def _obvious_name(body: str, language: str, context: FileContext) -> str:
-    mentioned = file_names.mentioned_files(context.mentioned)
+    mentioned = file_names.mentioned_files(context.mentioned, context.languages)
     if context.writes_tests:
         module = _module_under_test(context, language, mentioned)
-        return file_names.test_name(body, language, module, mentioned, context.user_tests)
-    return file_names.code_name(body, language, context.code, mentioned)
+        return file_names.test_name(body, language, module, mentioned, context.user_tests, context.languages)
+    return file_names.code_name(body, language, context.code, mentioned, context.languages)
 
 
 def _is_source(body: str, language: str, context: FileContext) -> bool:
@@ -260,9 +264,10 @@ def _is_source(body: str, language: str, context: FileContext) -> bool:
 def _module_under_test(context: FileContext, language: str, mentioned: list[str]) -> str:
     """The code the tests are for: the code file the task or plan mentions, else the first one; before any code
     exists (the Programmer writes it while the Tester does), the code file the task or plan names."""
-    code = [p for p in context.code if file_names.language_of(p) == language] or list(context.code)
+    known = context.languages
+    code = [p for p in context.code if known.of_path(p) == language] or list(context.code)
     named = [m for m in mentioned if m in code]
-    planned = [m for m in mentioned if file_names.language_of(m) == language and not languages.looks_like_test(m)]
+    planned = [m for m in mentioned if known.of_path(m) == language and not known.looks_like_test(m)]
     return (named or code or planned or [""])[0]
 
 
@@ -290,19 +295,19 @@ def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> d
         if why:
             notices.append(f"Not saved: {path} ({why}).")
             continue
-        body: str | None = _last_whole(path, reads, notices)
-        if body is not None and file_names.language_of(path) == "python":
+        python = context.languages.of_path(path) == "python"
+        body: str | None = _last_whole(path, reads, notices, python)
+        if body is not None and python:
             body = _python_file(path, body, context, notices)
         if body is not None:
             files[path] = body
     return files
 
 
-def _last_whole(path: str, reads: list[_Read], notices: list[str]) -> str:
+def _last_whole(path: str, reads: list[_Read], notices: list[str], python: bool) -> str:
     """Of the copies of one file in a reply, the last one that is whole (for Python: that parses)."""
     if len(reads) == 1:
         return reads[0].body
-    python = file_names.language_of(path) == "python"
     whole = [r for r in reads if not python or not python_files.syntax_problem(r.body)] or reads
     notices.append(f"{path} was written {len(reads)} times in the reply; the last whole copy was kept.")
     return whole[-1].body
@@ -342,7 +347,7 @@ def _normal(code: str) -> str:
 
 def _example(context: FileContext, name: str, body: str) -> str:
     """The model's own code in the documented form, cut to a few lines, for a format reminder."""
-    language = file_names.language_of(name) or context.language or "python"
+    language = context.languages.of_path(name) or context.language or "python"
     lines = body.rstrip("\n").splitlines()
     shown = "\n".join(lines[:EXAMPLE_LINES]) if lines else "...the whole file..."
     more = "\n...the rest of the file..." if len(lines) > EXAMPLE_LINES else ""

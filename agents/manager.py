@@ -41,7 +41,6 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from agents import diffs, file_names, python_files
-from agents import language as languages
 from agents.checkless import checkless_tests
 from agents.errors import (
     AgentReplyError,
@@ -72,6 +71,7 @@ from agents.failures import failing_source, failing_tests
 from agents.file_replies import without_open_block
 from agents.handoff import Emit, events_of
 from agents.lanes import at_once, lane_or
+from agents.language import BUILT_IN, DEFAULT, Languages
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.replies import (
@@ -146,6 +146,7 @@ class TeamSettings:
     check_in: bool = True  # the Check-In writes a README and publishes the outcome (off: nothing is published)
     wait_notice_s: float = 5.0  # silence from the model before the run says it is waiting
     wait_repeat_s: float = 10.0  # and how often it says so again while the silence lasts
+    languages: Languages = BUILT_IN  # the languages the team knows (the config adds its own)
     task_examples: bool = True  # the examples in the given files' docstrings run as tests no one may edit
     plan_stubs: bool = False  # plan even when the given files already hold the functions to write
 
@@ -205,8 +206,9 @@ class Manager:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._model, self._sandbox, self._publisher = model, sandbox, publisher
-        self._prompts = prompts or PromptBook()
         self._settings = settings or TeamSettings()
+        self._languages = self._settings.languages
+        self._prompts = prompts or PromptBook(languages=self._languages)
         self._clock = clock
 
     def run(self, request: RunRequest) -> AsyncIterator[Event]:
@@ -275,10 +277,11 @@ class Manager:
         back to the Tester without triage; ``forced_triage`` asks the Manager even when only one answer is
         allowed). No triage is asked for a round that cannot happen."""
         run.report = await self._test(run)
-        unrunnable = (unrunnable_tests(run.report, run.language, run.tests) if run.tests
-                      else nothing_ran(run.report, run.language) if run.tests_missing else "")
+        unrunnable = (unrunnable_tests(run.report, run.language, run.tests, self._languages) if run.tests
+                      else nothing_ran(run.report, run.language, self._languages) if run.tests_missing else "")
         # Passing tests that cannot fail prove nothing: they are the Tester's to fix, as tests that cannot run.
-        cannot_fail = run.cannot_fail = checkless_tests(run.tests.as_dict()) if run.report.ok and not unrunnable else ""
+        cannot_fail = run.cannot_fail = (checkless_tests(run.tests.as_dict(), self._languages)
+                                         if run.report.ok and not unrunnable else "")
         if run.report.ok and not unrunnable and not cannot_fail:
             return None
         if run.round >= self._settings.budget.max_rounds:
@@ -310,17 +313,17 @@ class Manager:
         """The Programmer's turn, its files kept (and saved for a follow-up) as soon as it ends. A test file is the
         Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first."""
         written = await self._code(run)
-        written = written.without(p for p in written if p in run.tests and languages.looks_like_test(p))
+        written = written.without(p for p in written if p in run.tests and self._languages.looks_like_test(p))
         run.tests = run.tests.without(written)
         run.files = run.files.merged(self._stamped(run, written))
-        run.language = languages.detect(run.files, run.language)
+        run.language = self._languages.detect(run.files, run.language)
         run.code_stale = False
         await run.emit(self._saved(run))
 
     async def _tests_step(self, run: _Run) -> None:
         """The Tester's turn, its files kept (and saved) as soon as it ends (whose file is whose: ``_code_step``)."""
         written = await self._write_tests(run)
-        written = written.without(p for p in written if p in run.files and not languages.looks_like_test(p))
+        written = written.without(p for p in written if p in run.files and not self._languages.looks_like_test(p))
         run.files = run.files.without(written)
         run.tests = run.tests.merged(self._stamped(run, written))
         run.tests_stale, run.tests_missing = False, not run.tests
@@ -333,7 +336,7 @@ class Manager:
         Programmer writes first, from the task and those files."""
         if not self._settings.plan_stubs and not run.request.prior and _stubs_given(run.files):
             run.answered.set()
-            run.language = languages.detect(run.files, run.language) or languages.DEFAULT
+            run.language = self._languages.detect(run.files, run.language) or DEFAULT
             await self._start_sandbox(run)
             return
         try:
@@ -375,10 +378,10 @@ class Manager:
         finally:
             run.answered.set()
         run.plan_seen = set()
-        if hint and not languages.known(hint, run.request.task):
+        if hint and not self._languages.known(hint, run.request.task):
             hint = ""  # "LANGUAGE: English" from a small model is no language to test in
-        run.language = (languages.detect(run.files, hint or run.language) or languages.named_in(run.request.task)
-                        or languages.DEFAULT)
+        run.language = (self._languages.detect(run.files, hint or run.language) or self._languages.named_in(run.request.task)
+                        or DEFAULT)
 
     def _plan_for(self, run: _Run, role: Role) -> str:
         """The plan, for a role that has not worked from it yet (afterwards the files carry it)."""
@@ -427,18 +430,24 @@ class Manager:
             files=run.files.as_dict(), user_tests=list(run.user_tests), tests=run.tests.as_dict(),
             report=run.report if fixing else None,
             triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
-            reply_notes=run.reply_notes.get(Role.TESTER, ()),
+            reply_notes=run.reply_notes.get(Role.TESTER, ()), runner_note=self._runner_note(run.language),
         )
         context = self._file_context(run, writes_tests=True)
         reply = await self._turn(run, Role.TESTER, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.TESTER, reply.notices)
         return reply.files.without(run.user_tests)  # and ``_tests_step`` keeps the code the Programmer's
 
+    def _runner_note(self, language: str) -> str:
+        """How a language the config added finds its tests, for the Tester (the template names the built-in
+        languages' runners itself)."""
+        described = self._languages.get(language)
+        return described.tests_are_found() if described and language not in BUILT_IN else ""
+
     async def _test(self, run: _Run) -> TestReport:
         self._check_budget(run)
         tested = (run.files, run.tests)
         job = TestJob(
-            language=run.language or languages.detect([*run.files, *run.tests]),
+            language=run.language or self._languages.detect([*run.files, *run.tests]),
             files=run.files.merged(self._all_tests(run)),
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
             authoritative=tuple(run.user_tests),
@@ -477,9 +486,10 @@ class Manager:
                                                   f"({why.splitlines()[0].rstrip(':')}); the Tester fixes them."))
         example = ""
         if why.startswith("no test ran"):
-            module = next((p for p in run.files if file_names.language_of(p) == run.language), "")
-            mentioned = file_names.mentioned_files(f"{run.request.task}\n{run.plan}")
-            skeleton = file_names.test_skeleton(run.language, module, run.files.get(module, ""), mentioned)
+            known = self._languages
+            module = next((p for p in run.files if known.of_path(p) == run.language), "")
+            mentioned = file_names.mentioned_files(f"{run.request.task}\n{run.plan}", known)
+            skeleton = file_names.test_skeleton(run.language, module, run.files.get(module, ""), mentioned, known)
             example = f"\n\nA test file the runner finds starts like this:\n\n{skeleton}" if skeleton else ""
         return Triage(Action.FIX_TESTS, f"The tests could not run: {why}{example}")
 
@@ -654,6 +664,7 @@ class Manager:
         return FileContext(
             language=run.language, code=run.files.as_dict(), tests=self._all_tests(run).as_dict(),
             user_tests=tuple(run.user_tests), mentioned=f"{run.request.task}\n{run.plan}", writes_tests=writes_tests,
+            languages=self._languages,
         )
 
     # -- budgets and bookkeeping --------------------------------------------------------------
@@ -666,11 +677,11 @@ class Manager:
             run.user_tests = prior.user_tests
             run.tests_stale = True  # a follow-up changes what the code does, so its tests change too
         for attachment in request.attachments:
-            target = "user_tests" if languages.looks_like_test(attachment.name) else "files"
+            target = "user_tests" if self._languages.looks_like_test(attachment.name) else "files"
             setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
         if self._settings.task_examples and not prior:
             run.user_tests = example_tests(run.files).merged(run.user_tests)
-        run.language = languages.detect([*run.files, *run.user_tests], run.language)
+        run.language = self._languages.detect([*run.files, *run.user_tests], run.language)
         return run
 
     async def _next_piece(self, run: _Run, role: Role, stream: AsyncIterator[str | Usage]) -> str | Usage | None:

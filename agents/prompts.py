@@ -22,7 +22,7 @@ import jinja2
 
 from agents.failures import digest
 from agents.fences import fenced
-from agents.language import EXTENSIONS
+from agents.language import BUILT_IN, Languages
 from agents.python_files import stubs
 from agents.types import Message
 
@@ -33,20 +33,14 @@ def default_prompt_dir() -> Path:
     return Path(str(importlib.resources.files("prompts")))
 
 
-def lang_of(path: str) -> str:
-    """The fence language for a path ('python' for a .py file), or '' when unknown."""
-    dot = path.rfind(".")
-    return EXTENSIONS.get(path[dot:].lower(), "") if dot >= 0 else ""
-
-
-def file_block(path: str, content: str) -> str:
+def file_block(path: str, content: str, languages: Languages = BUILT_IN) -> str:
     """A file as the team shows it to a model: its language and path on the fence, then the file exactly."""
-    return fenced(content, f"{lang_of(path)} path={path}")
+    return fenced(content, f"{languages.of_path(path)} path={path}")
 
 
 def stubs_in(files: dict[str, str]) -> list[str]:
     """The functions still to be written in the Python files shown (``name()``, a signature and a docstring)."""
-    return [f"`{name}`" for path, code in files.items() if lang_of(path) == "python" for name in stubs(code)]
+    return [f"`{name}`" for path, code in files.items() if path.endswith(".py") for name in stubs(code)]
 
 
 class _SetAside:
@@ -79,7 +73,9 @@ def _finalize(value: object) -> object:
 
 
 class PromptBook:
-    def __init__(self, directory: Path | None = None) -> None:
+    """The role templates, rendered with the fence language of each file named by ``languages``."""
+
+    def __init__(self, directory: Path | None = None, languages: Languages = BUILT_IN) -> None:
         self._env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(directory or default_prompt_dir()),
             undefined=jinja2.StrictUndefined,
@@ -89,8 +85,9 @@ class PromptBook:
             autoescape=False,
             finalize=_finalize,
         )
-        self._env.globals.update(lang_of=lang_of, file_block=file_block, fenced=fenced, failing_output=digest,
-                                limit=DEFAULT_OUTPUT_LIMIT, stubs_in=stubs_in)
+        self._env.globals.update(lang_of=languages.of_path, fenced=fenced, failing_output=digest,
+                                 file_block=lambda path, content: file_block(path, content, languages),
+                                 limit=DEFAULT_OUTPUT_LIMIT, stubs_in=stubs_in)
         # The shared macros as a global, because blocks rendered one by one skip top-level imports.
         self._env.globals["shared"] = self._env.get_template("_shared.jinja").make_module()
 

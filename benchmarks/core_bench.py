@@ -45,7 +45,7 @@ from agents.types import Message, RunRequest, RunStatus, TestReport, TestStatus
 from bot.config.sections import Config, LimitsConfig, LLMConfig, SandboxConfig, Secrets, StorageConfig
 from bot.model.client import OpenAIChatModel
 from bot.runs.service import ChatRequest, Service
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 from tests.fakes import durations_script as d
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import FakeOpenAI
@@ -80,7 +80,7 @@ def fix_rounds_script(rounds: int) -> dict[str, list[str]]:
 async def orchestration_overhead(runs: int = 30) -> None:
     """Per-turn time with an instant model and a no-op sandbox, store writes included."""
     with tempfile.TemporaryDirectory() as tmp:
-        store = await Store.open(Path(tmp) / "bench.sqlite3")
+        store = await SQLiteStore.open(Path(tmp) / "bench.sqlite3")
         prompts = PromptBook()
         per_turn: list[float] = []
         for i in range(runs):
@@ -295,7 +295,7 @@ async def concurrent_runs(count: int = 50, latency_s: float = 0.1) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         config = Config(storage=StorageConfig(path=str(Path(tmp) / "bench.sqlite3")),
                         limits=LimitsConfig(max_concurrent_runs=count, max_runs_per_user=count))
-        store = await Store.open(config.db_path())
+        store = await SQLiteStore.open(config.db_path())
 
         async def sink(event: Event) -> None:
             return None

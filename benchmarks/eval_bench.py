@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agents.language import BUILT_IN
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Sandbox
 from bot.config.sections import Config, SandboxConfig
@@ -37,7 +38,6 @@ from bot.eval.progress import Progress
 from bot.eval.results import EvalFolder, Result
 from bot.runs.service import team_settings
 from bot.sandbox import DockerSandbox
-from bot.sandbox.languages import DEFAULT_LANGUAGES
 from tests.eval.scripted import ContentSandbox, Kind, ScriptedEvalModel, ScriptedTeam, Spec, write_suite
 
 MODES = "single,team"
@@ -52,7 +52,7 @@ async def timed_eval(count: int, model_delay: float, sandbox: Sandbox, concurren
     """Wall time of an eval of ``count`` problems in both modes, and its results."""
     chosen = specs(count)
     with tempfile.TemporaryDirectory() as tmp:
-        suite = read_jsonl_suite(write_suite(Path(tmp) / "tasks.jsonl", chosen), set(DEFAULT_LANGUAGES))
+        suite = read_jsonl_suite(write_suite(Path(tmp) / "tasks.jsonl", chosen), BUILT_IN)
         model: ChatModel = ScriptedEvalModel(ScriptedTeam(chosen), delay=model_delay)
         parts = Parts(model, sandbox, PromptBook(), team_settings(Config()), {})
         folder = EvalFolder(Path(tmp) / "out")

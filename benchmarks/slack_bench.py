@@ -25,7 +25,7 @@ import adapters.slack
 from bot.config.sections import Config, LLMConfig, Secrets, SlackConfig, StorageConfig
 from bot.model.client import OpenAIChatModel
 from bot.runs.service import Service
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_api import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack, events_envelope, message_event
@@ -47,14 +47,14 @@ def line(name: str, values: list[float], target: float | None = None) -> str:
 
 async def bench(mentions: int, update_interval: float, folder: Path) -> None:
     async with FakeSlack() as slack, FakeOpenAI(models=("gpt-4o-mini",)) as model_server:
-        model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+        model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
         config = Config(
             llm=LLMConfig(base_url=model_server.base_url, request_timeout_s=30.0, max_retries=2),
             storage=StorageConfig(path=str(folder / "bench.sqlite3")),
             slack=SlackConfig(enabled=True, api_url=slack.api_url, update_interval_s=update_interval),
         )
         secrets = Secrets(openai_api_key="sk-bench-0123456789", slack_bot_token=BOT_TOKEN, slack_app_token=APP_TOKEN)
-        store = await Store.open(config.db_path())
+        store = await SQLiteStore.open(config.db_path())
         model = OpenAIChatModel(config, secrets)
         service = Service(config, store, model, ScriptedSandbox(delay=0.05))
         serving = asyncio.create_task(adapters.slack.serve(service, config, secrets))

@@ -72,7 +72,7 @@ class TickingModel:
             for _ in range(self.lines):
                 yield f"⏱ {time.monotonic_ns()}\n"
                 await asyncio.sleep(self.tick)
-        yield s._fallback(role)
+        yield s.TEAM_DEFAULTS[role]
         yield Usage(1000, 200)
 
 
@@ -88,7 +88,7 @@ async def serve(args: argparse.Namespace) -> None:
     from bot.config.sections import Config, LimitsConfig, Secrets, StorageConfig, WebConfig
     from bot.runs.service import Service
     from bot.safety.redact import Redactor
-    from bot.store.sqlite import Store
+    from bot.store.sqlite import SQLiteStore
     from tests.fakes.team_script import ScriptedSandbox
 
     config = Config(
@@ -98,7 +98,7 @@ async def serve(args: argparse.Namespace) -> None:
         web=WebConfig(port=args.port, update_interval_s=args.update_interval),
     )
     secrets = Secrets(openai_api_key="sk-bench-0123456789")
-    store = await Store.open(config.db_path())
+    store = await SQLiteStore.open(config.db_path())
     service = Service(config, store, TickingModel(args.lines, args.tick, args.wait), ScriptedSandbox(delay=0.05),
                       redact=Redactor(secrets.values()))
     stopping = asyncio.Event()

@@ -17,14 +17,15 @@ from bot.process.logs import AgentTaggedModel
 from bot.runs.service import PublisherFactory, Service
 from bot.safety.redact import Redactor
 from bot.sandbox import DockerSandboxOnDemand
-from bot.store.sqlite import Store
+from bot.store.open import open_store as open_configured_store
+from bot.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
 
 async def open_store(config: Config) -> Store:
     """The store, with runs that a crashed process left running marked interrupted."""
-    store = await Store.open(config.db_path())
+    store = await open_configured_store(config)
     try:
         interrupted = await store.mark_interrupted()
     except BaseException:

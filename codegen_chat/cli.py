@@ -14,28 +14,30 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import signal
 import sys
 from collections.abc import Sequence
 
-from adapters.terminal import PLATFORM, TerminalRun, print_run, print_runs, run_in_terminal
+from adapters.terminal import PLATFORM, TerminalRun, exit_codes, print_run, print_runs, run_in_terminal
+from adapters.terminal.json_lines import refusal_object
 from agents.errors import CodegenError, UserInputError
 from bot.checkin import FolderPublisher
 from bot.config.sections import Config, ConfigError, Secrets, find_config_path, load_config
 from bot.config.settings import Range, number_argument
-from bot.health.checks import register as register_health
 from bot.health.doctor import model_checks, run_doctor
-from bot.process.lifecycle import signals_handled, until_shutdown
+from bot.process.lifecycle import SHUTDOWN_REASON, signals_handled, until_shutdown
 from bot.process.logs import configure_logging
-from bot.runs.runner import SHUTDOWN_REASON, STOPPED_REASON
+from bot.runs.runner import STOPPED_REASON
 from bot.runs.service import new_run_id
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor, install_log_redaction
 from bot.sandbox.commands import register as register_sandbox
 from bot.store.doctor import store_checks
-from codegen_chat import eval_command, serve, web
+from codegen_chat import eval_command, health, serve, web
 from codegen_chat.build import open_store, running_service
+from codegen_chat.platforms import chat_checks
 
 log = logging.getLogger("codegen")
 
@@ -57,11 +59,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         install_log_redaction(secrets.values())
         return asyncio.run(args.handler(args, config, secrets))
     except CodegenError as error:
-        print(f"codegen-chat: {inert(redact(str(error)))}", file=sys.stderr)
-        return 2 if isinstance(error, UserInputError | ConfigError) else 1
+        message = redact(str(error))
+        print(f"codegen-chat: {inert(message)}", file=sys.stderr)
+        # `run` has its own documented codes (adapters/terminal/exit_codes.py); other commands fail with 1.
+        broke = exit_codes.BROKE if args.handler is _run else 1
+        code = exit_codes.BAD_INPUT if isinstance(error, UserInputError | ConfigError) else broke
+        if getattr(args, "json_lines", False):  # a pipeline reads its result line even when nothing ran
+            print(json.dumps(refusal_object(code, message), ensure_ascii=False))
+        return code
     except KeyboardInterrupt:
         print("codegen-chat: stopped", file=sys.stderr)
-        return 130
+        return exit_codes.CTRL_C
 
 
 def _never_fail_on_output() -> None:
@@ -84,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--file", action="append", default=[], metavar="PATH", help="attach a text file (repeatable)")
     run.add_argument("--out", metavar="DIR", help="where the final files go (default: ./codegen-RUN_ID)")
     run.add_argument("--continue", dest="continue_run", metavar="RUN_ID", help="follow up on an earlier run")
+    run.add_argument("--json", dest="json_lines", action="store_true",
+                     help="print events and the result as JSON lines (one object per line), for pipelines")
     run.set_defaults(handler=_run)
 
     history = commands.add_parser("history", help="list runs, or show one run's transcript")
@@ -97,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_sandbox(commands)
     serve.register(commands)
-    register_health(commands)
+    health.register(commands)
     web.register(commands)
     eval_command.register(commands)
     return parser
@@ -114,7 +124,7 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             if where[0] != PLATFORM:
                 raise UserInputError(f"Run {args.continue_run} lives in {where[0]}; continue it there.")
             thread_key = where[1]
-        request = TerminalRun(args.task, args.file, args.out, args.continue_run)
+        request = TerminalRun(args.task, args.file, args.out, args.continue_run, args.json_lines)
 
         with signals_handled(config.runtime.shutdown_grace_s) as shutdown:
             async with running_service(config, secrets, store, sandbox_first=False) as service:
@@ -128,7 +138,7 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
                 status = await until_shutdown(shutdown, work, wind_down, ends_by_itself=True)
             if shutdown.signal in (signal.SIGTERM, signal.SIGHUP):
                 return 0  # shut down as asked; the run is saved as stopped and `--continue` picks it up
-            return 130 if status is None else status
+            return exit_codes.CTRL_C if status is None else status
     finally:
         await store.close()
 
@@ -156,7 +166,7 @@ async def _doctor(args: argparse.Namespace, config: Config, secrets: Secrets) ->
     from bot.sandbox import sandbox_checks
 
     return await run_doctor(config, secrets, [model_checks, store_checks, sandbox_checks, checkin_checks,
-                                              serve.chat_checks, web.web_checks])
+                                              chat_checks])
 
 
 if __name__ == "__main__":

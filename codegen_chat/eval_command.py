@@ -38,7 +38,7 @@ from bot.eval.table import report_text
 from bot.runs.service import team_settings
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor
-from bot.sandbox.languages import languages
+from bot.sandbox.languages import registry
 from codegen_chat.build import build_model
 
 TEAM_ROLES = (Role.PLANNER, Role.PROGRAMMER, Role.OPTIMIZER, Role.TESTER, Role.MANAGER)
@@ -83,7 +83,7 @@ async def _eval(args: argparse.Namespace, config: Config, secrets: Secrets) -> i
 
         async with DockerSandbox(config.sandbox) as sandbox:
             await asyncio.to_thread(plan.folder.write_meta, meta)
-            parts = Parts(model, sandbox, PromptBook(), team_settings(config), config.prices)
+            parts = Parts(model, sandbox, PromptBook(languages=registry(config.sandbox)), team_settings(config), config.prices)
             return await _run(plan, meta, parts, args.concurrency, Redactor(secrets.values(), urls=True))
     except SandboxError as error:
         raise EvalHalted(f"the sandbox cannot be used: {error}") from None
@@ -109,7 +109,7 @@ async def _plan(args: argparse.Namespace, config: Config) -> _Plan:
     limit = earlier.limit if earlier and args.limit is None else args.limit
     if earlier and limit != earlier.limit:
         raise EvalError(f"The eval in {folder.path} began with --limit {earlier.limit}; resume it the same way.")
-    suite = (await load_suite(suite_name, set(languages(config.sandbox)), config.input)).limited(limit)
+    suite = (await load_suite(suite_name, registry(config.sandbox), config.input)).limited(limit)
     ids = tuple(problem.id for problem in suite.problems)
     if earlier and ids != earlier.problems:
         raise EvalError(f"The suite {suite_name} changed since the eval in {folder.path} began (its problems differ); "

@@ -9,10 +9,9 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-import adapters.web
 from adapters.web.access import check_binding
 from bot.config.sections import Config, Secrets
-from bot.health.doctor_types import CheckResult
+from codegen_chat.platforms import only
 from codegen_chat.serve import serve_platforms
 
 
@@ -32,11 +31,5 @@ async def _web(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
 
 def only_web(config: Config, host: str | None = None, port: int | None = None) -> Config:
     """``config`` with the web chat enabled (at ``host``:``port`` when given) and the other chat platforms off."""
-    web = dataclasses.replace(config.web, enabled=True, host=host or config.web.host, port=port or config.web.port)
-    return dataclasses.replace(config, web=web, slack=dataclasses.replace(config.slack, enabled=False),
-                               discord=dataclasses.replace(config.discord, enabled=False))
-
-
-async def web_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
-    """The web chat's settings, reported whether or not ``serve`` runs it (``codegen-chat web`` always can)."""
-    return await adapters.web.doctor_checks(config, secrets)
+    web = dataclasses.replace(config.web, host=host or config.web.host, port=port or config.web.port)
+    return only(dataclasses.replace(config, web=web), "web")

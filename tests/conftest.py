@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from bot.config.sections import Config, LLMConfig, Secrets, StorageConfig
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 from tests.fakes.openai_server import FakeOpenAI
 
 pytest_plugins = ["tests.docker_support"]  # Docker fixtures for every test marked ``docker``
@@ -36,7 +36,7 @@ def secrets() -> Secrets:
 
 @pytest.fixture
 async def store(config):
-    store = await Store.open(config.db_path())
+    store = await SQLiteStore.open(config.db_path())
     yield store
     await store.close()
 

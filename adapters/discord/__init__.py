@@ -12,5 +12,8 @@
 from adapters.discord.app import CodegenBot, make_bot, serve
 from adapters.discord.doctor import doctor_checks
 from adapters.discord.endpoints import endpoints
+from bot.runs.plugin import PlatformPlugin
 
-__all__ = ["CodegenBot", "doctor_checks", "endpoints", "make_bot", "serve"]
+PLATFORM = PlatformPlugin("discord", serve, doctor_checks, secrets=("DISCORD_TOKEN",))
+
+__all__ = ["PLATFORM", "CodegenBot", "doctor_checks", "endpoints", "make_bot", "serve"]

@@ -9,8 +9,8 @@ import discord
 from discord.http import HTTPClient
 
 from adapters.discord.endpoints import PORTAL, endpoints
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, DiscordConfig, Secrets
-from bot.health.doctor_types import CheckResult
 
 MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19)  # GATEWAY_MESSAGE_CONTENT(_LIMITED) in the application's flags
 # What the bot does in a channel: read it, open threads from messages, post and attach files in them,

@@ -20,7 +20,7 @@ from agents.types import Attachment
 from bot.chat.thread import ChatPlatform
 from bot.config.sections import DiscordConfig
 from bot.runs.attachments import to_attachment
-from bot.runs.service import Arrival, ChatRequest, Service
+from bot.runs.service import Arrival, Prepared, Service
 from bot.safety.redact import Redactor
 
 log = logging.getLogger(__name__)
@@ -56,31 +56,32 @@ async def on_code(ctx: Context, interaction: discord.Interaction, task: str, fil
     """Refusals come first and privately; then a deferral, inside Discord's three seconds."""
     arrival = Arrival(f"interaction:{interaction.id}", thread_key(interaction.channel), interaction_place(interaction),
                       task, addressed=True)
+
+    async def prepare() -> Prepared | None:
+        await interaction.response.defer(thinking=True)
+        try:
+            attachments = await read_attachments([file] if file else [], ctx)
+        except UserInputError as error:
+            await interaction.edit_original_response(content=f"⚠️ {error}")
+            return None
+        header = f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}"
+        message = await interaction.edit_original_response(content=ctx.redact(header))
+        try:
+            thread = await thread_for(ctx, interaction.channel, message, task)
+        except UserInputError as error:
+            await interaction.followup.send(f"⚠️ {error}", ephemeral=True)
+            return None
+        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments), DiscordThread(thread))
+
     try:
         if file:
             _check_size(file, ctx.max_attachment_bytes)
-        admission = await ctx.service.admit(arrival, ctx.platform)
-    except UserInputError as error:
+        taken = await ctx.service.take(arrival, ctx.platform, prepare)
+    except UserInputError as error:  # refused before the deferral: privately, as the reply
         await interaction.response.send_message(str(error), ephemeral=True)
         return
-    if not admission.take:
-        if admission.refusal:
-            await interaction.response.send_message(admission.refusal, ephemeral=True)
-        return
-    await interaction.response.defer(thinking=True)
-    try:
-        attachments = await read_attachments([file] if file else [], ctx)
-    except UserInputError as error:
-        await interaction.edit_original_response(content=f"⚠️ {error}")
-        return
-    header = f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}"
-    message = await interaction.edit_original_response(content=ctx.redact(header))
-    try:
-        thread = await thread_for(ctx, interaction.channel, message, task)
-    except UserInputError as error:
-        await interaction.followup.send(f"⚠️ {error}", ephemeral=True)
-        return
-    await run_in_thread(ctx, thread, arrival.request(PLATFORM, str(thread.id), attachments))
+    if taken.refusal:
+        await interaction.response.send_message(taken.refusal, ephemeral=True)
 
 
 async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Message) -> None:
@@ -92,18 +93,19 @@ async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Mess
     mentioned = any(user.id == me.id for user in message.mentions) or (own_role in message.role_mentions)
     task = without_mention(message.content, me.id, own_role.id if own_role else None)
     arrival = Arrival(f"message:{message.id}", thread_key(message.channel), message_place(message), task, mentioned)
-    try:
-        admission = await ctx.service.admit(arrival, ctx.platform)
-        if admission.refusal:
-            await message.add_reaction(REFUSED_REACTION)  # a channel is no place for a private refusal
-        if not admission.take:
-            return
+
+    async def prepare() -> Prepared:
         attachments = await read_attachments(message.attachments, ctx)
         thread = await thread_for(ctx, message.channel, message, task)
+        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments), DiscordThread(thread))
+
+    try:
+        taken = await ctx.service.take(arrival, ctx.platform, prepare)
     except UserInputError as error:
         await message.reply(f"⚠️ {error}")
         return
-    await run_in_thread(ctx, thread, arrival.request(PLATFORM, str(thread.id), attachments))
+    if taken.refusal:
+        await message.add_reaction(REFUSED_REACTION)  # a channel is no place for a private refusal
 
 
 async def on_stop(ctx: Context, interaction: discord.Interaction, run_id: str) -> None:
@@ -123,14 +125,6 @@ async def thread_for(ctx: Context, channel: object, start: discord.Message, task
         return await start.create_thread(name=thread_name(task), auto_archive_duration=minutes)  # type: ignore[arg-type]
     except discord.Forbidden:
         raise UserInputError(NO_THREAD_PERMISSION) from None
-
-
-async def run_in_thread(ctx: Context, thread: discord.Thread, request: ChatRequest) -> None:
-    """Hand the request to the service, which draws the run in the thread; a refusal is said there."""
-    try:
-        await ctx.service.start(request, DiscordThread(thread), ctx.platform)
-    except UserInputError as error:  # the queue filled up since the check
-        await thread.send(f"⚠️ {error}")
 
 
 async def read_attachments(files: Sequence[discord.Attachment], ctx: Context) -> tuple[Attachment, ...]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import discord
 
 from adapters.discord.thread import DiscordMarkup
+from bot.chat.access import AccessRules, Place
 from bot.chat.thread import ChatPlatform, thread_style
 from bot.config.sections import DiscordConfig
-from bot.runs.access import AccessRules, Place
 
 PLATFORM = "discord"
 

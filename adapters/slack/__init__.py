@@ -12,5 +12,17 @@
 """
 
 from adapters.slack.app import doctor_checks, serve
+from bot.config.sections import Config
+from bot.runs.plugin import PlatformPlugin
 
-__all__ = ["doctor_checks", "serve"]
+
+def _http_address(config: Config) -> tuple[str, int] | None:
+    """In HTTP mode Slack's events server also answers the health probes."""
+    settings = config.slack
+    return (settings.http_host, settings.http_port) if settings.mode == "http" else None
+
+
+PLATFORM = PlatformPlugin("slack", serve, doctor_checks, secrets=("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"),
+                          health_address=_http_address)
+
+__all__ = ["PLATFORM", "doctor_checks", "serve"]

@@ -19,9 +19,9 @@ from adapters.slack.doctor import token_checks
 from adapters.slack.handlers import SlackBot
 from adapters.slack.http import serve_http
 from adapters.slack.thread import SlackThread
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, ConfigError, Secrets, SlackConfig
 from bot.health.checks import Connected
-from bot.health.doctor_types import CheckResult
 from bot.runs.service import Service
 
 log = logging.getLogger(__name__)

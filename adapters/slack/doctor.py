@@ -10,8 +10,8 @@ import aiohttp
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import SlackConfig
-from bot.health.doctor_types import CheckResult
 
 # The bot token scopes of deploy/slack-manifest.yml (a test keeps the two the same): the bot needs these,
 BOT_SCOPES = ("app_mentions:read", "channels:history", "chat:write", "files:read", "files:write",

@@ -19,10 +19,10 @@ from adapters.slack.messages import Incoming, arrival_of, incoming
 from adapters.slack.platform import PLATFORM, platform
 from adapters.slack.thread import STOP_ACTION, SlackFeatures, SlackThread
 from agents.errors import UserInputError
+from bot.chat.access import Place
 from bot.chat.thread import ChatPlatform
 from bot.config.sections import Config
-from bot.runs.access import Place
-from bot.runs.service import Service
+from bot.runs.service import Prepared, Service
 
 log = logging.getLogger(__name__)
 
@@ -64,17 +64,18 @@ class SlackBot:
 
     async def _take(self, message: Incoming, thread: SlackThread, bot_user: str, mention_event: bool) -> None:
         arrival = arrival_of(message, bot_user, mention_event)
-        admission = await self._service.admit(arrival, self._platform)
-        if admission.refusal:
-            await thread.ephemeral(message.user, admission.refusal)
-        if not admission.take:
-            return
-        request = arrival.request(PLATFORM)
-        if message.files:  # downloaded only once the cheap refusals are behind
-            attachments = await read_shared_files(list(message.files), self._client, self._downloads,
-                                                  self._config.slack.api_url, self._config.input.max_attachment_bytes)
-            request = dataclasses.replace(request, attachments=attachments)
-        await self._service.start(request, thread, self._platform)
+
+        async def prepare() -> Prepared:
+            request = arrival.request(PLATFORM)
+            if message.files:  # downloaded only once the cheap refusals are behind
+                attachments = await read_shared_files(list(message.files), self._client, self._downloads,
+                                                      self._config.slack.api_url, self._config.input.max_attachment_bytes)
+                request = dataclasses.replace(request, attachments=attachments)
+            return Prepared(request, thread)
+
+        taken = await self._service.take(arrival, self._platform, prepare)
+        if taken.refusal:
+            await thread.ephemeral(message.user, taken.refusal)
 
     async def on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()

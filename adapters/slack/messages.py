@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.runs.access import Place
+from bot.chat.access import Place
 from bot.runs.service import Arrival
 
 # A plain message, one with files, or a thread reply also sent to the channel. Everything else

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from adapters.slack.markup import SlackMarkup
+from bot.chat.access import AccessRules
 from bot.chat.thread import ChatPlatform, thread_style
 from bot.config.sections import SlackConfig
-from bot.runs.access import AccessRules
 
 PLATFORM = "slack"
 

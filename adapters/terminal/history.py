@@ -12,7 +12,7 @@ from typing import TextIO
 
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor
-from bot.store.sqlite import RunRecord, RunSummary
+from bot.store.records import RunRecord, RunSummary
 
 
 class _Printer:

@@ -19,8 +19,8 @@ from agents.events import (
     TurnStarted,
     Waiting,
 )
+from agents.excerpts import failure_excerpt
 from agents.types import RunStatus
-from bot.chat.failures import failure_excerpt
 from bot.chat.words import agent_title, ended_by_the_bot
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor

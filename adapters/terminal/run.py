@@ -12,11 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from adapters.terminal import exit_codes
+from adapters.terminal.json_lines import JsonLines
 from adapters.terminal.render import Renderer
 from agents.errors import CheckInError, UserInputError
 from agents.events import RunFinished
 from agents.protocols import Publisher
-from agents.types import Attachment, Publication, RunStatus
+from agents.types import Attachment, Publication
 from bot.checkin.folder import folder_problem
 from bot.checkin.masking import MaskingPublisher
 from bot.runs.attachments import to_attachment
@@ -51,41 +53,49 @@ class TerminalRun:
     files: list[str]
     out_dir: str | None
     continue_run: str | None
+    json_lines: bool = False  # --json: events and the result as JSON lines instead of lines for a person
 
 
 async def run_in_terminal(service: Service, request: TerminalRun, folder_publisher: Callable[[Path], Publisher],
                           max_attachment_bytes: int, thread_key: str, out: TextIO = sys.stdout,
                           redact: Redactor | None = None) -> int:
-    """Run the team on a task; returns the exit status (0 only when the tests passed)."""
+    """Run the team on a task; returns the exit status (``adapters.terminal.exit_codes``)."""
     attachments = await read_attachments(request.files, max_attachment_bytes)
     run_id = new_run_id()
     out_dir = Path(request.out_dir or f"codegen-{run_id}")
     await asyncio.to_thread(check_out_dir, out_dir)
-    renderer = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ, redact=redact)
+    sink: Renderer | JsonLines
+    if request.json_lines:
+        sink = JsonLines(out, redact)
+    else:
+        sink = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ, redact=redact)
     fallback: Publisher = folder_publisher(out_dir)
     chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments)
-    handle = await service.submit(chat, renderer, fallback, run_id=run_id)
-    out.write(f"Run {run_id} started. Ctrl-C stops it.\n")
+    handle = await service.submit(chat, sink, fallback, run_id=run_id)
+    if not request.json_lines:
+        out.write(f"Run {run_id} started. Ctrl-C stops it.\n")
     interrupted = False
     try:
         finished = await handle.wait()
-    except asyncio.CancelledError:  # stopped by Ctrl-C or SIGTERM/SIGHUP: the renderer saw how it ended
+    except asyncio.CancelledError:  # stopped by Ctrl-C or SIGTERM/SIGHUP: the sink saw how it ended
         interrupted = True
         handle.cancel()
-        finished = renderer.finished or await _settle(handle)
+        finished = sink.finished or await _settle(handle)
     saved = ""
     if finished.files and not (finished.checkin and finished.checkin.kind == "folder"):
         saved = await _save(MaskingPublisher(fallback, redact or Redactor(())), finished, request.task)
-    out.write(renderer.summary(finished, out_dir, saved) + "\n")
-    return exit_status(finished, interrupted)
+    status = exit_status(finished, interrupted)
+    if isinstance(sink, JsonLines):
+        sink.result(finished, status, out_dir, saved)
+    else:
+        out.write(sink.summary(finished, out_dir, saved) + "\n")
+    return status
 
 
 def exit_status(finished: RunFinished, interrupted: bool) -> int:
-    """0 only for a pass; 130 (the shell's code for Ctrl-C) only for Ctrl-C; 1 for every other ending,
-    a run its budget stopped included."""
-    if finished.status is RunStatus.PASSED:
-        return 0
-    return 130 if interrupted else 1
+    """0 only for a pass; 130 (the shell's code for Ctrl-C) only for Ctrl-C; otherwise what ended it: failing
+    tests, a part that failed, or a limit (``adapters.terminal.exit_codes``)."""
+    return exit_codes.of_run(finished.status, interrupted)
 
 
 async def _settle(handle: RunHandle) -> RunFinished:

@@ -16,5 +16,16 @@
 """
 
 from adapters.web.server import doctor_checks, serve
+from bot.config.sections import Config
+from bot.runs.plugin import PlatformPlugin
 
-__all__ = ["doctor_checks", "serve"]
+
+def _address(config: Config) -> tuple[str, int]:
+    return config.web.host, config.web.port
+
+
+# Its settings are reported by `codegen-chat web`'s checks whether or not `serve` runs it.
+PLATFORM = PlatformPlugin("web", serve, doctor_checks, secrets=("CODEGEN_WEB_TOKEN",), health_address=_address,
+                          doctor_even_when_off=True)
+
+__all__ = ["PLATFORM", "doctor_checks", "serve"]

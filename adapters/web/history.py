@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Protocol
 
 from agents.events import Event, RunFinished, TurnFinished
+from agents.language import BUILT_IN, Languages
 from agents.replies import ReplyFormatError, parse_readme
 from agents.types import Publication, Role, RunStatus
 from bot.chat.renderer import Redact, RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
-from bot.store.history import History
-from bot.store.sqlite import RunSummary, conversation_key
+from bot.store.protocol import History
+from bot.store.records import RunSummary, conversation_key
 
 ELSEWHERE_REASON = "it was under way in another process of the bot when this page was drawn"
 
@@ -28,11 +29,11 @@ class Thread(ChatThread, Protocol):
 
 
 async def draw_again(thread: Thread, history: History, runs: list[RunSummary], platform: ChatPlatform,
-                     redact: Redact) -> None:
+                     redact: Redact, languages: Languages = BUILT_IN) -> None:
     """Draw stored ``runs`` into ``thread``, each as its live renderer drew it."""
     for run in runs:
         thread.say(redact(run.task), tuple(redact(name) for name in run.attachments))
-        renderer = RunRenderer(thread, platform, redact)
+        renderer = RunRenderer(thread, platform, redact, languages)
         await renderer.open(run.id)
         events = await history.timeline(run.id)
         if not any(isinstance(event, RunFinished) for event in events):

@@ -23,9 +23,10 @@ from adapters.web.conversation import Conversation, Op, Watcher
 from adapters.web.history import draw_again
 from adapters.web.panel import Panel, build_panel
 from adapters.web.platform import PLATFORM
+from agents.language import BUILT_IN, Languages
 from bot.chat.renderer import Redact
 from bot.chat.thread import ChatPlatform
-from bot.store.history import History
+from bot.store.protocol import History
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,10 @@ def new_key() -> str:
 
 
 class Hub:
-    def __init__(self, history: History, platform: ChatPlatform, redact: Redact, busy: Callable[[str], bool]) -> None:
+    def __init__(self, history: History, platform: ChatPlatform, redact: Redact, busy: Callable[[str], bool],
+                 languages: Languages = BUILT_IN) -> None:
         self._history, self._platform, self._redact = history, platform, redact
+        self._languages = languages  # a reopened conversation's code blocks are named as the live run named them
         self._busy = busy  # whether a conversation has a run under way (or queued)
         self._open: OrderedDict[str, Conversation] = OrderedDict()
         self._loading: dict[str, asyncio.Future[Conversation | None]] = {}
@@ -88,7 +91,7 @@ class Hub:
         if not runs:
             return None
         conversation = Conversation(key, runs[0].user_id)
-        await draw_again(conversation, self._history, runs, self._platform, self._redact)
+        await draw_again(conversation, self._history, runs, self._platform, self._redact, self._languages)
         conversation.panel = await self.panel(key)
         conversation.changed = self._changed  # from now on: the drawing above changed nothing lasting
         self._open[key] = conversation

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agents.excerpts import failure_excerpt
 from agents.types import FileSet, TestReport, TestStatus
-from bot.chat.failures import failure_excerpt
 from bot.chat.renderer import Redact
 from bot.chat.words import FAILING_OUTPUT_CHARS
-from bot.store.sqlite import RunRecord
+from bot.store.records import RunRecord
 
 Panel = dict[str, Any]
 

@@ -22,6 +22,7 @@ import html
 import io
 import json
 import logging
+import uuid
 import zipfile
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
@@ -41,11 +42,11 @@ from adapters.web.hub import Hub, new_key
 from adapters.web.platform import PLATFORM
 from adapters.web.tasks import Task, TooLarge, body_limit, parse_task, read_body
 from agents.errors import UserInputError
+from bot.chat.access import Place
 from bot.chat.renderer import Redact
 from bot.chat.thread import ChatPlatform
 from bot.config.sections import InputConfig
-from bot.runs.access import Place
-from bot.runs.service import ChatRequest, Service
+from bot.runs.service import Arrival, ChatRequest, Prepared, Service
 
 log = logging.getLogger(__name__)
 
@@ -188,13 +189,24 @@ class WebChat:
 
     async def _run(self, conversation: Conversation, request: ChatRequest) -> str:
         """Show the person's message, then have the service draw the run after it."""
-        said = conversation.say(self.redact(request.text.strip()), tuple(self.redact(a.name) for a in request.attachments))
+        arrival = Arrival(f"task:{uuid.uuid4().hex}", request.thread_key, Place(request.user_id), request.text,
+                          addressed=True)
+        said: list[str] = []
+
+        async def prepare() -> Prepared:
+            said.append(conversation.say(self.redact(request.text.strip()),
+                                         tuple(self.redact(a.name) for a in request.attachments)))
+            return Prepared(request, conversation)
+
         try:
-            handle = await self.service.start(request, conversation, self.platform)
+            taken = await self.service.take(arrival, self.platform, prepare)
+            if taken.run is None:
+                raise UserInputError(taken.refusal or "The bot could not start this run; try again in a moment.")
         except BaseException:
-            conversation.remove(said)
+            for message in said:
+                conversation.remove(message)
             raise
-        return handle.run_id
+        return taken.run.run_id
 
 
 def build_app(chat: WebChat, public_routes: Sequence[BaseRoute] = ()) -> Starlette:

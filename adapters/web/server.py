@@ -17,9 +17,9 @@ from adapters.web.access import Gate, check_binding, is_loopback
 from adapters.web.hub import Hub
 from adapters.web.platform import PLATFORM, platform
 from adapters.web.routes import STATIC, WebChat, build_app
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, ConfigError, Secrets, WebConfig
-from bot.health.checks import Health, carried_by
-from bot.health.doctor_types import CheckResult
+from bot.health.checks import Health
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
 
@@ -36,9 +36,10 @@ async def serve(service: Service, config: Config, secrets: Secrets, public_route
     check_binding(settings, token)
     listening = bind(settings)
     web, redact = platform(settings), Redactor(secrets.values())
-    hub = Hub(service.history, web, redact, busy=lambda key: service.active_run(PLATFORM, key) is not None)
+    hub = Hub(service.history, web, redact, busy=lambda key: service.active_run(PLATFORM, key) is not None,
+              languages=service.languages)
     chat = WebChat(service, hub, web, config.input, Gate.of(settings, token), redact)
-    if service.health is not None and carried_by(config) == "web":
+    if service.health is not None and service.health.carrier == PLATFORM:
         public_routes = [*public_routes, *health_routes(service.health)]
     server = _Server(uvicorn.Config(build_app(chat, public_routes), lifespan="off", log_config=None, access_log=False,
                                     timeout_graceful_shutdown=5))

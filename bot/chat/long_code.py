@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agents.fences import Block, segments
-from agents.language import EXTENSIONS, normalise
+from agents.language import BUILT_IN, Languages
 from bot.checkin.files import flat_name, unique_name
 
 # Languages a snippet may be in that the team does not write code in (``agents.language`` knows those).
@@ -30,9 +30,11 @@ class Inlined:
     files: dict[str, str] = field(default_factory=dict)  # attached name -> content, in order
 
 
-def inline_or_attach(markdown: str, max_inline_chars: int, own_files: Mapping[str, str] = {}) -> Inlined:
+def inline_or_attach(markdown: str, max_inline_chars: int, own_files: Mapping[str, str] = {},
+                     languages: Languages = BUILT_IN) -> Inlined:
     """``markdown`` with each code block longer than ``max_inline_chars`` replaced by a note; ``own_files``
-    (path -> content) are the turn's files, attached whole when a block names one of them."""
+    (path -> content) are the turn's files, attached whole when a block names one of them. An unnamed block
+    is named by its fence's language, as ``languages`` know it."""
     out: list[str] = []
     files: dict[str, str] = {}
     for segment in segments(markdown):
@@ -40,21 +42,21 @@ def inline_or_attach(markdown: str, max_inline_chars: int, own_files: Mapping[st
             out.append(segment if isinstance(segment, str) else segment.source)
             continue
         path = segment.fence.path
-        name = unique_name(flat_name(path) if path else _snippet_name(segment, len(files) + 1), set(map(str.lower, files)))
+        name = unique_name(flat_name(path) if path else _snippet_name(segment, len(files) + 1, languages),
+                           set(map(str.lower, files)))
         files[name] = own_files.get(path) or segment.body
         out.append(f"📎 `{path or name}` ({segment.line_count:,} lines) is attached below.\n")
     return Inlined("".join(out), files)
 
 
-def _snippet_name(block: Block, number: int) -> str:
-    return f"snippet-{number}.{extension(block.fence.language)}"
+def _snippet_name(block: Block, number: int, languages: Languages) -> str:
+    return f"snippet-{number}.{extension(block.fence.language, languages)}"
 
 
-def extension(language: str) -> str:
+def extension(language: str, languages: Languages = BUILT_IN) -> str:
     """The file extension for a code block's language, ``txt`` when unknown."""
-    name = normalise(language)
-    known = next((ext.lstrip(".") for ext, lang in EXTENSIONS.items() if lang == name), None)
-    return known or OTHER_EXTENSIONS.get(name, "txt")
+    known = languages.extension(language).lstrip(".")
+    return known or OTHER_EXTENSIONS.get(languages.normalise(language), "txt")
 
 
 def captioned(markdown: str) -> str:

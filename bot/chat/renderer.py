@@ -21,7 +21,7 @@ The thread, top to bottom:
   the rest are captioned with their file (``bot.chat.long_code``), and text longer than
   ``max_message_chars`` continues in further messages without breaking a code block (``bot.chat.split``).
   The Check-In's turn is two lines and the link, not the README again. Nothing is posted and then deleted;
-- test results (the failing tests and the end of the output, on whole lines: ``bot.chat.failures``),
+- test results (the failing tests and the end of the output, on whole lines: ``agents.excerpts``),
   notices (queued, a retry, a check-in that fell back) and, when no Gist takes them, the run's files (the
   renderer is also the run's fallback publisher);
 - the final summary: the status and why, the test result, where the result is, tokens and cost, and one
@@ -58,6 +58,7 @@ from agents.events import (
     TurnStarted,
     Waiting,
 )
+from agents.language import BUILT_IN, Languages
 from agents.types import CheckInResult, Publication, Usage
 from bot.chat.badges import read_turn, readme_summary
 from bot.chat.links import unmasked
@@ -121,9 +122,10 @@ class RunRenderer:
     """The event sink and fallback publisher of one run in one thread. ``open`` posts the status message
     and starts drawing; until then events wait in the queue."""
 
-    def __init__(self, thread: ChatThread, platform: ChatPlatform, redact: Redact) -> None:
+    def __init__(self, thread: ChatThread, platform: ChatPlatform, redact: Redact,
+                 languages: Languages = BUILT_IN) -> None:
         self._thread, self._markup, self._style = thread, platform.markup, platform.style
-        self._redact = redact
+        self._redact, self._languages = redact, languages
         self._queue: asyncio.Queue[Event | _Attach] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._compact = platform.style.detail == COMPACT
@@ -295,7 +297,7 @@ class RunRenderer:
             return
         reading = read_turn(event.agent, event.text)
         header = self._show(turn_header(event.agent, event.round, self._follow_up, reading.badge))
-        inlined = inline_or_attach(reading.text, self._style.max_inline_code_chars, event.files)
+        inlined = inline_or_attach(reading.text, self._style.max_inline_code_chars, event.files, self._languages)
         body = readme_summary(event.text) if event.agent == "checkin" else captioned(inlined.text)
         pieces = self._pieces(body.strip() or NO_TEXT, header)
         pieces[0] = f"{header}\n{pieces[0]}"

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bot.chat.access import AccessRules
 from bot.chat.progress import Progress
-from bot.runs.access import AccessRules
 
 FULL, COMPACT = "full", "compact"
 

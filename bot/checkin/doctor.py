@@ -10,8 +10,8 @@ from github.GithubException import GithubException
 
 from bot.checkin.faults import SCOPE_HINT
 from bot.checkin.gist import github_client
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, Secrets
-from bot.health.doctor_types import CheckResult
 from bot.safety.redact import Redactor
 
 NAME = "GitHub Gist check-in"

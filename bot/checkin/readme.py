@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from agents.excerpts import failure_excerpt
 from agents.types import Publication, RunStatus, TestReport
-from bot.chat.failures import failure_excerpt
 from bot.checkin.files import Skipped
 
 MAX_DESCRIPTION_TASK_CHARS = 120

@@ -155,8 +155,13 @@ class CheckinConfig(Checked, section="checkin"):
 
 @dataclass(frozen=True)
 class LanguageConfig(Checked):
-    """How one language's tests run: an image, where files go, the commands, how to read results.
+    """One language: how the team names its files, and how its tests run (an image, the commands, how to
+    read results). It becomes an ``agents.language.Language``, laid over a built-in one of the same name.
 
+    ``extensions`` (".lua", the first for new files), ``test_files`` (glob patterns such as "*_test.lua";
+    the first names the test files the team writes), ``usual_file`` (a lone source file's name, "main.lua"
+    when empty), ``title`` ("Lua") and ``aliases`` (other words for it in a code fence) are how its files are
+    recognised and named; a built-in language keeps its own for any left empty.
     Commands run with ``sh -c`` inside the container, in ``workdir``. ``setup_command`` runs first,
     only when one of ``setup_when`` exists among the files (network per ``[sandbox] setup_network``).
     ``report_format`` is one of pytest, go, cargo, tap, junit, exit-code (see bot/sandbox/results.py).
@@ -168,6 +173,10 @@ class LanguageConfig(Checked):
     offline_image: str = ""  # built by `sandbox build --offline`; used when use_offline_images
     offline_packages: tuple[str, ...] = ()  # Debian packages layered on the offline base image
     extensions: tuple[str, ...] = ()
+    test_files: tuple[str, ...] = ()
+    usual_file: str = ""
+    title: str = ""
+    aliases: tuple[str, ...] = ()
     workdir: str = "/work"
     env: dict[str, str] = field(default_factory=dict)  # the only environment the container sees
     setup_when: tuple[str, ...] = ()  # file names that call for the setup step

@@ -29,7 +29,7 @@ from agents.errors import (
 )
 from agents.events import Event, TurnFinished
 from agents.file_replies import without_open_block
-from agents.language import looks_like_test
+from agents.language import Languages
 from agents.manager import Manager, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Sandbox
@@ -118,9 +118,9 @@ async def score(problem: Problem, files: FileSet, sandbox: Sandbox,
     return Score(report.ok, report.summary(), "" if report.ok else report.output(2000), clock() - started)
 
 
-def code_of(files: FileSet) -> FileSet:
+def code_of(files: FileSet, languages: Languages) -> FileSet:
     """The files a run produced, without test files: the team's own tests are not what is scored."""
-    return FileSet({path: text for path, text in files.items() if not looks_like_test(path)})
+    return FileSet({path: text for path, text in files.items() if not languages.looks_like_test(path)})
 
 
 # -- team -----------------------------------------------------------------------------------------
@@ -145,7 +145,8 @@ async def _team(problem: Problem, mode: Mode, parts: Parts, run_id: str) -> Atte
     outage = endpoint.failure or sandbox.failure
     if finished.status is RunStatus.ERROR and outage is not None:
         raise EvalHalted(f"{problem.id} ({mode.name}) could not be attempted: {outage}")
-    return Attempt(code_of(finished.files), str(finished.status), finished.reason, finished.usage, calls, wall)
+    return Attempt(code_of(finished.files, parts.settings.languages), str(finished.status), finished.reason,
+                   finished.usage, calls, wall)
 
 
 class _Outage:
@@ -187,14 +188,15 @@ class _NothingPublished:
 async def _single(problem: Problem, parts: Parts) -> Attempt:
     """One Programmer call with the task (and the starter files); its code is what is scored."""
     role = Role.PROGRAMMER
-    code = code_of(problem.starter)
+    known = parts.settings.languages
+    code = code_of(problem.starter, known)
     tests = problem.starter.without(code)  # starter files named like tests: visible to the Programmer
     messages = parts.prompts.render(
         role, task=problem.task, plan=NO_PLAN, language=problem.language, files=code.as_dict(),
         user_tests=tests.as_dict(), review_notes="", report=None, triage_reason="", fix_as_diff=False, reply_notes=(),
     )
     context = FileContext(language=problem.language, code=code.as_dict(), tests=tests.as_dict(),
-                          user_tests=tuple(tests), mentioned=problem.task)
+                          user_tests=tuple(tests), mentioned=problem.task, languages=known)
     started = parts.clock()
     try:
         text, usage, trouble = await _reply(parts.model, role, messages)
@@ -208,7 +210,7 @@ async def _single(problem: Problem, parts: Parts) -> Attempt:
         reply = parse_files(without_open_block(text) if trouble else text, context)
     except ReplyFormatError as error:
         return Attempt(code, "unreadable", f"the reply could not be read ({error})", usage, 1, wall)
-    files = code.merged(code_of(reply.files.without(tests)))
+    files = code.merged(code_of(reply.files.without(tests), known))
     return Attempt(files, "answered", str(trouble) if trouble else "", usage, 1, wall)
 
 

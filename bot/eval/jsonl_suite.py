@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from agents import language as languages
-from agents.language import looks_like_test
+from agents.language import Language, Languages
 from agents.paths import UnsafePath, clash, project_path
 from agents.types import FileSet
 from bot.config.sections import InputConfig
@@ -31,8 +30,9 @@ REQUIRED = ("id", "language", "task", "hidden_tests")
 FIELDS = (*REQUIRED, "starter_files")
 
 
-def read_jsonl_suite(path: Path, known_languages: Collection[str], limits: InputConfig | None = None) -> Suite:
+def read_jsonl_suite(path: Path, languages: Languages, limits: InputConfig | None = None) -> Suite:
     """The tasks in ``path``, each checked; ``EvalError`` names the file and line of the first bad one.
+    ``languages`` are the ones the sandbox runs (they know a task's language and how its hidden tests are named).
     ``limits`` are the ones a user's request meets (``[input]``): a task the bot would refuse is refused here."""
     if not path.exists():
         raise EvalError(f"No suite {path}: name `humaneval`, or the path of a JSONL file of tasks "
@@ -48,7 +48,7 @@ def read_jsonl_suite(path: Path, known_languages: Collection[str], limits: Input
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        problem = _problem(_where(path, number), line, known_languages, limits)
+        problem = _problem(_where(path, number), line, languages, limits)
         if problem.id in first_line:
             raise EvalError(f"{_where(path, number)}: id {problem.id!r} is already used on line {first_line[problem.id]}; "
                             "every task needs its own id.")
@@ -63,7 +63,7 @@ def _where(path: Path, number: int) -> str:
     return f"{os.fspath(path)} line {number}"
 
 
-def _problem(where: str, line: str, known_languages: Collection[str], limits: InputConfig | None) -> Problem:
+def _problem(where: str, line: str, languages: Languages, limits: InputConfig | None) -> Problem:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
@@ -77,14 +77,14 @@ def _problem(where: str, line: str, known_languages: Collection[str], limits: In
     if missing:
         raise EvalError(f"{where}: the field {missing[0]!r} is missing (required: {', '.join(REQUIRED)}).")
     problem_id = _text(where, record, "id")
-    language = _language(where, _text(where, record, "language"), known_languages)
+    language = _language(where, _text(where, record, "language"), languages)
     hidden = _files(where, record, "hidden_tests")
     if not hidden:
         raise EvalError(f"{where}: hidden_tests holds no file; give at least one test file.")
     for name in hidden:
-        if not looks_like_test(name):
+        if not languages.looks_like_test(name):
             raise EvalError(f"{where}: hidden test {name!r} is not named like a test file, so no test runner "
-                            "would find it; name it like test_x.py, x_test.go, x.test.js or XTest.java.")
+                            f"would find it; name it like {_test_examples(languages.get(language))}.")
     starter = _files(where, record, "starter_files") if "starter_files" in record else FileSet()
     both = sorted(set(hidden) & set(starter))
     if both:
@@ -95,7 +95,7 @@ def _problem(where: str, line: str, known_languages: Collection[str], limits: In
     task = _text(where, record, "task")
     if limits is not None:
         _within(where, task, starter, limits)
-    return Problem(problem_id, language, _task(task, language), hidden, starter)
+    return Problem(problem_id, language, _task(task, language, languages), hidden, starter)
 
 
 def _within(where: str, task: str, starter: FileSet, limits: InputConfig) -> None:
@@ -120,10 +120,10 @@ def _text(where: str, record: Mapping[str, Any], name: str) -> str:
     return value.strip()
 
 
-def _language(where: str, name: str, known: Collection[str]) -> str:
-    language = languages.normalise(name)
+def _language(where: str, name: str, known: Languages) -> str:
+    language = known.normalise(name)
     if language not in known:
-        raise EvalError(f"{where}: the sandbox has no language {name!r} (it has {', '.join(sorted(known))}); "
+        raise EvalError(f"{where}: the sandbox has no language {name!r} (it has {', '.join(sorted(known.names))}); "
                         f"add [sandbox.languages.{language}] to config.toml to test in it.")
     return language
 
@@ -144,16 +144,20 @@ def _files(where: str, record: Mapping[str, Any], name: str) -> FileSet:
     return FileSet(files)
 
 
-def _task(task: str, language: str) -> str:
+def _task(task: str, language: str, languages: Languages) -> str:
     """The task as the team reads it: a task that does not say its language gets one line that does, so
     the Planner picks the language the hidden tests are written in."""
-    if languages.named_in(task) == language:
+    described = languages.get(language)
+    if described is None or languages.named_in(task) == language:
         return task
-    return f"{task}\n\nWrite it in {_LANGUAGE_NAMES.get(language, language)}."
+    return f"{task}\n\nWrite it in {described.display_name}."
 
 
-_LANGUAGE_NAMES = {"python": "Python", "javascript": "JavaScript", "typescript": "TypeScript", "go": "Go",
-                   "rust": "Rust", "java": "Java", "c": "C", "cpp": "C++", "bash": "Bash"}
+def _test_examples(language: Language | None) -> str:
+    """How test files are named, for the language of the task when it says (else the common conventions)."""
+    if language and language.test_files:
+        return " or ".join(language.test_files)
+    return "test_x.py, x_test.go, x.test.js or XTest.java"
 
 
 def _kind(value: object) -> str:

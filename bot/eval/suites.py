@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection
 from pathlib import Path
 
+from agents.language import Languages
 from bot.config.sections import InputConfig
 from bot.eval.humaneval import NAME as HUMANEVAL
 from bot.eval.humaneval import read_humaneval
@@ -13,14 +13,14 @@ from bot.eval.jsonl_suite import read_jsonl_suite
 from bot.eval.problems import EvalError, Suite
 
 
-async def load_suite(name: str, known_languages: Collection[str], limits: InputConfig | None = None) -> Suite:
+async def load_suite(name: str, languages: Languages, limits: InputConfig | None = None) -> Suite:
     """The suite ``name`` means, read in a worker thread; ``EvalError`` when it cannot be used. A JSONL suite's
     tasks must also be within ``limits`` (a user's request's)."""
     if name.strip().lower() == HUMANEVAL:
         suite = await asyncio.to_thread(read_humaneval)
     else:
-        suite = await asyncio.to_thread(read_jsonl_suite, Path(name), known_languages, limits)
-    missing = sorted(suite.languages - set(known_languages))
+        suite = await asyncio.to_thread(read_jsonl_suite, Path(name), languages, limits)
+    missing = sorted(suite.languages - languages.names)
     if missing:
         raise EvalError(f"The suite needs the language {missing[0]!r}, which the sandbox does not have.")
     return suite

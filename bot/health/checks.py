@@ -11,27 +11,24 @@ bot needs answers, else 503; its JSON body names each part and what is wrong wit
              to show the endpoint is back.
 
 The checks here are framework-free (``Health.readiness``); ``bot.health.http`` serves them over HTTP.
-``codegen-chat health`` asks a running bot (a container's HEALTHCHECK runs it).
+``codegen-chat health`` asks a running bot (a container's HEALTHCHECK runs it; ``codegen_chat.health``).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import inspect
 import logging
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from agents.errors import ModelError
 from agents.protocols import ChatModel
-from bot.config.sections import Config, ConfigError, SandboxConfig, Secrets
+from bot.config.sections import SandboxConfig
 from bot.model.watched import WatchedModel
-from bot.store.sqlite import Store
+from bot.store.protocol import Store
 
 log = logging.getLogger(__name__)
 
@@ -79,8 +76,10 @@ class Health:
     """What ``/readyz`` reports. ``expect`` names the chat adapters that must connect; each one, once
     connected, registers how to tell whether it still is (``connection``)."""
 
-    def __init__(self, store: Store, sandbox: SandboxConfig | None, model: ModelWatch | None = None) -> None:
+    def __init__(self, store: Store, sandbox: SandboxConfig | None, model: ModelWatch | None = None,
+                 carrier: str = "") -> None:
         self._store, self._sandbox = store, sandbox
+        self.carrier = carrier  # the chat platform whose HTTP server answers the probes; "" for a server of their own
         self.model = model or ModelWatch()
         self._chat: dict[str, Connected | None] = {}
         self._docker: tuple[float, Part] | None = None
@@ -146,60 +145,3 @@ async def _ping_docker(config: SandboxConfig) -> Part:
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
-# -- `codegen-chat health`: the probe a container's HEALTHCHECK runs ------------------------------
-
-def register(commands: argparse._SubParsersAction) -> None:
-    health = commands.add_parser("health", help="ask the running bot whether it is ready (exit 0) or not (1)")
-    health.add_argument("--alive", action="store_true", help="only whether it is alive (/healthz)")
-    health.set_defaults(handler=_health_command)
-
-
-def carried_by(config: Config) -> str:
-    """The chat platform whose HTTP server carries the health endpoints, so there is one port to expose:
-    Slack's in HTTP mode, else the web chat's when it runs; "" when neither does (they get a server of their own)."""
-    if config.slack.enabled and config.slack.mode == "http":
-        return "slack"
-    return "web" if config.web.enabled else ""
-
-
-def health_url(config: Config, path: str = "/readyz") -> str:
-    """Where this config's bot serves its health endpoints: Slack's HTTP server in HTTP mode, the web chat's
-    server, else its own."""
-    carrier = carried_by(config)
-    if carrier == "slack":
-        return f"http://{_reachable(config.slack.http_host)}:{config.slack.http_port}{path}"
-    if carrier == "web":
-        return f"http://{_reachable(config.web.host)}:{config.web.port}{path}"
-    runtime = config.runtime
-    if not runtime.health_port:
-        raise ConfigError("runtime.health_port is 0: this bot serves no health endpoints of its own")
-    return f"http://{_reachable(runtime.health_host)}:{runtime.health_port}{path}"
-
-
-def _reachable(host: str) -> str:
-    """A listening address as a client on the same machine dials it (any address: loopback)."""
-    if host in ("0.0.0.0", ""):
-        return "127.0.0.1"
-    if host == "::":
-        return "[::1]"
-    return f"[{host}]" if ":" in host else host
-
-
-async def _health_command(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
-    url = health_url(config, "/healthz" if args.alive else "/readyz")
-    status, body = await asyncio.to_thread(_get, url)
-    print(body if body else f"{url}: {status}")
-    return 0 if status == 200 else 1
-
-
-def _get(url: str) -> tuple[int | str, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S * 2) as response:
-            return response.status, response.read(64_000).decode("utf-8", "replace")
-    except urllib.error.HTTPError as error:
-        return error.code, error.read(64_000).decode("utf-8", "replace")
-    except (urllib.error.URLError, OSError) as error:
-        reason = getattr(error, "reason", error)
-        return "no answer", f"{url}: no answer ({reason}); is the bot running?"

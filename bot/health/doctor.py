@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import openai
 
+from bot.config.doctor_types import CheckResult, DoctorCheck
 from bot.config.sections import Config, Secrets
-from bot.health.doctor_types import CheckResult, DoctorCheck
 from bot.model.client import OpenAIChatModel
 
 SHOWN_MODELS = 12  # of a long model listing, how many a failed check names

@@ -30,6 +30,8 @@ from collections.abc import Awaitable, Callable, Iterator
 from types import FrameType
 from typing import Any, TypeVar
 
+SHUTDOWN_REASON = "the bot was shut down"  # why its runs end: SIGTERM, SIGHUP or Ctrl-C stopped the process
+
 log = logging.getLogger(__name__)
 
 SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)

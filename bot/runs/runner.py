@@ -39,7 +39,6 @@ def unchanged(event: E) -> E:
     return event
 
 STOPPED_REASON = "stopped on request"
-SHUTDOWN_REASON = "the bot was shut down"  # SIGTERM, SIGHUP or Ctrl-C stopped the process running it
 INTERNAL_ERROR_REASON = "an internal error ended the run; the details are in the bot's log"
 
 

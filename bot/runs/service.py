@@ -24,17 +24,18 @@ from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
 from agents.types import Attachment, RunRequest, RunStatus
+from bot.chat.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.config.sections import Config
 from bot.health.checks import Connected, Health
 from bot.process.logs import tag_logs
-from bot.runs.access import Place, refusal
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.usage import RunUsage
 from bot.safety.redact import Redactor
-from bot.store.history import History
-from bot.store.sqlite import INTERRUPTED_REASON, Interrupted, Store, conversation_key
+from bot.sandbox.languages import registry
+from bot.store.protocol import History, Store
+from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,26 @@ class Admission:
 IGNORED = Admission()
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What an adapter makes of an admitted message: the request (its files read) and the thread to draw in."""
+
+    request: ChatRequest
+    thread: ChatThread
+
+
+Prepare = Callable[[], Awaitable["Prepared | None"]]  # None: it could not, and has said why
+
+
+@dataclass(frozen=True)
+class Taken:
+    """How a message was taken: the run it started, or a refusal for the adapter to say (neither: not for
+    the bot, already taken, or the adapter's preparation said why it could not go on)."""
+
+    run: RunHandle | None = None
+    refusal: str = ""
+
+
 @dataclass
 class RunHandle:
     run_id: str
@@ -115,7 +136,8 @@ class Service:
     ) -> None:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
         self._publisher_for = publisher_for
-        self._prompts = prompts or PromptBook()
+        self.languages = self._languages = registry(config.sandbox)  # the config's languages too, for every layer
+        self._prompts = prompts or PromptBook(languages=self._languages)
         self._redact = redact or Redactor(())
         self._waiting: list[_Waiter] = []
         self._running: list[_Waiter] = []
@@ -194,12 +216,31 @@ class Service:
         await asyncio.sleep(0)
         return handle
 
-    async def start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
+    async def take(self, arrival: Arrival, platform: ChatPlatform, prepare: Prepare) -> Taken:
+        """The one way a chat message becomes a run, so no adapter can skip a check by calling things out of
+        order: the message is admitted (``admit``: a redelivery, chatter, the allowlists, a task that can be
+        taken), then the adapter prepares it (``prepare``: files read, the thread opened; the expensive part,
+        after every cheap refusal), then the run starts in that thread, with the queue's limits checked again.
+        A task that cannot be taken is a ``UserInputError`` before ``prepare``; once the thread exists, it is
+        said there instead."""
+        admission = await self.admit(arrival, platform)
+        if not admission.take:
+            return Taken(refusal=admission.refusal)
+        prepared = await prepare()
+        if prepared is None:
+            return Taken()
+        try:
+            return Taken(run=await self._start(prepared.request, prepared.thread, platform))
+        except UserInputError as error:  # the queue filled up while the adapter prepared
+            await prepared.thread.post(platform.markup.text(f"⚠️ {error}"))
+            return Taken()
+
+    async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
         """Queue the run and draw it in ``thread``: the status message with the Stop control first, then
         every event (``bot.chat.renderer``). ``UserInputError`` says why a request cannot be taken."""
         run_id = new_run_id()
         follows = self.active_run(request.platform, request.thread_key)
-        renderer = RunRenderer(thread, platform, self._redact)
+        renderer = RunRenderer(thread, platform, self._redact, self._languages)
         handle = await self.submit(request, renderer, renderer, run_id=run_id)
         # The status message (and its Stop control) appears once the run exists, so a press always finds
         # it; the run's first events wait in the renderer's queue meanwhile, so it still comes first.
@@ -272,7 +313,7 @@ class Service:
                 await self._resume(run, thread, platform)
 
     async def _tell_interrupted(self, run: Interrupted, thread: ChatThread, platform: ChatPlatform) -> None:
-        renderer = RunRenderer(thread, platform, self._redact)
+        renderer = RunRenderer(thread, platform, self._redact, self._languages)
         earlier = [e for e in await self._store.timeline(run.id) if not isinstance(e, RunFinished | CheckedIn)]
         await renderer.reopen(run.id, run.status_message, earlier)  # its status message keeps the steps it showed
         await renderer(RunFinished(run.id, status=RunStatus.INTERRUPTED, reason=INTERRUPTED_REASON, usage=run.usage))
@@ -281,7 +322,7 @@ class Service:
     async def _resume(self, run: Interrupted, thread: ChatThread, platform: ChatPlatform) -> None:
         request = ChatRequest(platform.name, run.thread_key, run.user_id, f"{RESUMED_PREFIX} {run.task}")
         try:
-            await self.start(request, thread, platform)
+            await self._start(request, thread, platform)
         except UserInputError as error:
             log.warning("could not resume run %s: %s", run.id, error)
         else:
@@ -402,7 +443,7 @@ def team_settings(config: Config) -> TeamSettings:
     """How the team works on every run this config serves (``codegen-chat eval`` lays its modes over it)."""
     return TeamSettings(budget=config.budget, publish_failed=config.checkin.publish_failed,
                         order=Order(config.team.order), fix_replies=FixReplies(config.team.fix_replies),
-                        wait_notice_s=config.team.wait_notice_s)
+                        wait_notice_s=config.team.wait_notice_s, languages=registry(config.sandbox))
 
 
 def new_run_id() -> str:

@@ -7,8 +7,8 @@ import asyncio
 import docker
 
 from agents.errors import SandboxError
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, SandboxConfig, Secrets
-from bot.health.doctor_types import CheckResult
 from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked
 from bot.sandbox.images import present_image
 from bot.sandbox.languages import image_candidates, languages

@@ -27,7 +27,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
-from agents.language import looks_like_test
+from agents.language import BUILT_IN
 
 _HOOKS = re.compile(
     r"\b(pytest_(?:runtest_\w+|collection\w*|collect_file|ignore_collect|pycollect_\w+|pyfunc_call|make_collect_report"
@@ -50,7 +50,7 @@ def hollow_tests(files: Mapping[str, str], user: Iterable[str]) -> str:
         if match := _HOOKS.search(text):  # in any file: a local package the setup installs is one too
             return (f"{path} uses {match.group(1)}, which changes which tests pytest runs or how it reports them; "
                     "write plain test functions (fixtures are fine)")
-        if not (looks_like_test(path) or posixpath.basename(path) == "conftest.py"):
+        if not (BUILT_IN.looks_like_test(path) or posixpath.basename(path) == "conftest.py"):
             continue
         try:
             tree = ast.parse(text)

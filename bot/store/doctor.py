@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, Secrets
-from bot.health.doctor_types import CheckResult
 from bot.store.errors import StoreError
-from bot.store.sqlite import Store
+from bot.store.open import open_store
 
 
 async def store_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
     del secrets  # the store needs none
     path = config.db_path()
     try:
-        store = await Store.open(path)
+        store = await open_store(config)
         try:
             await store.check()
         finally:

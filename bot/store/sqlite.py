@@ -21,7 +21,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,16 @@ import aiosqlite
 from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished, WorkSaved
 from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
 from bot.process import liveness as processes
-from bot.store.errors import StoreError, store_error
+from bot.store.errors import StoreError
+from bot.store.records import (
+    INTERRUPTED_REASON,
+    ConversationSummary,
+    Interrupted,
+    RunRecord,
+    RunSummary,
+    TurnRecord,
+)
+from bot.store.sqlite_errors import store_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -98,84 +107,17 @@ CREATE TABLE IF NOT EXISTS write_probe (
 
 log = logging.getLogger(__name__)
 
-INTERRUPTED_REASON = "the bot stopped while this run was under way"
 SEEN_EVENTS_KEPT_S = 86_400.0  # platforms redeliver an event within minutes; a day is plenty
 
 
-@dataclass(frozen=True)
-class RunSummary:
-    id: str
-    task: str
-    status: str
-    reason: str
-    created_at: float
-    finished_at: float | None
-    usage: Usage
-    cost_usd: float
-    platform: str
-    thread_key: str
-    checkin: CheckInResult | None
-    user_id: str = ""  # who asked for the run, in the platform's ids
-    attachments: tuple[str, ...] = ()  # the names of the files given with the task
-
-
-@dataclass(frozen=True)
-class ConversationSummary:
-    """One conversation as a list of them shows it: its first task, and how its latest run stands."""
-
-    thread_key: str
-    title: str  # the first run's task
-    status: str  # the latest run's
-    created_at: float
-    updated_at: float  # when the latest run started
-    runs: int
-
-
-@dataclass(frozen=True)
-class Interrupted:
-    """A run a stopped or crashed process left unfinished, whose thread has not been told yet."""
-
-    id: str
-    thread_key: str
-    user_id: str
-    task: str
-    status_message: str
-    usage: Usage
-
-
-@dataclass(frozen=True)
-class TurnRecord:
-    agent: str
-    round: int
-    text: str
-    files: FileSet
-    started_at: float
-    finished_at: float
-    model: str
-    usage: Usage
-
-
-@dataclass(frozen=True)
-class RunRecord:
-    summary: RunSummary
-    turns: list[TurnRecord]
-    notes: list[tuple[str, str]]
-    files: FileSet
-    tests: FileSet
-    report: TestReport | None
-    plan: str
-    language: str
-    user_tests: FileSet = field(default_factory=FileSet)  # which of ``tests`` the user supplied
-
-
-class Store:
+class SQLiteStore:
     def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
         self._db, self.path = db, path
         self._writing = asyncio.Lock()
         self.owner = _process_owner()
 
     @classmethod
-    async def open(cls, path: Path) -> Store:
+    async def open(cls, path: Path) -> SQLiteStore:
         """The store at ``path`` (created if new), or a ``StoreError`` saying why it cannot be used."""
         try:
             await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
@@ -204,18 +146,21 @@ class Store:
         """Always ends the connection's thread (a live one keeps the process from exiting), errors or not."""
         await _close_quietly(self._db)
 
-    async def __aenter__(self) -> Store:
+    async def __aenter__(self) -> SQLiteStore:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
     async def check_writable(self, timeout_s: float) -> None:
-        """Raise ``sqlite3.Error`` unless the database takes a write now (not read-only, locked or failing).
+        """Raise ``StoreError`` unless the database takes a write now (not read-only, locked or failing).
 
         On a connection of its own, so a failed probe never rolls back what a run is writing.
         """
-        await asyncio.to_thread(_write_probe, self.path, timeout_s)
+        try:
+            await asyncio.to_thread(_write_probe, self.path, timeout_s)
+        except sqlite3.Error as error:
+            raise store_error("write to", self.path, error) from None
 
     # -- conversations and runs ---------------------------------------------------------------
 
@@ -571,10 +516,6 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _write_probe(path: Path, timeout_s: float) -> None:
     with contextlib.closing(sqlite3.connect(path, timeout=timeout_s, isolation_level=None)) as db:
         db.execute("INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)", (time.time(),))
-
-
-def conversation_key(platform: str, thread_key: str) -> str:
-    return f"{platform}:{thread_key}"
 
 
 def _process_owner() -> str:

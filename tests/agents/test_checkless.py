@@ -7,6 +7,7 @@ import pytest
 
 from agents.checkless import checkless_tests
 from agents.events import Notice, RunFinished, TurnFinished
+from agents.language import BUILT_IN
 from agents.manager import Budget, Manager, Order, TeamSettings
 from agents.types import RunRequest, RunStatus, TestReport, TestStatus
 from tests.fakes import team_script as s
@@ -29,7 +30,7 @@ GOOD = "from main import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
      "no test checks a result"),  # every test calls the code, none looks at what it returned
 ])
 def test_tests_that_cannot_fail_for_what_the_code_does_are_named(files, said):
-    assert said in checkless_tests(files)
+    assert said in checkless_tests(files, BUILT_IN)
 
 
 @pytest.mark.parametrize("files", [
@@ -46,7 +47,7 @@ def test_tests_that_cannot_fail_for_what_the_code_does_are_named(files, said):
     {"main_test.go": "package main\n"},  # other languages: their runners' reports decide
 ])
 def test_tests_that_check_a_result_are_left_alone(files):
-    assert checkless_tests(files) == ""
+    assert checkless_tests(files, BUILT_IN) == ""
 
 
 def passing(job):  # type: ignore[no-untyped-def]

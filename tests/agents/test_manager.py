@@ -116,7 +116,8 @@ async def test_an_unreadable_reply_gets_one_format_reminder():
 
 
 async def test_code_unreadable_twice_goes_on_without_it_and_the_tests_show_what_is_missing():
-    script = {**s.happy_path(), "programmer": ["no code here", "still no code", s.CODE], "manager": [s.FIX_CODE]}
+    script = {**s.happy_path(), "programmer": ["no code here", "still no code", s.CODE], "manager": [s.FIX_CODE],
+              "optimizer": [s.APPROVE] * 3}
     events, model, sandbox, _ = await run_team(script)
     notices = [e.text for e in events if isinstance(e, Notice)]
     assert any("programmer's reply could not be read again (no fenced code block" in n for n in notices)
@@ -151,7 +152,7 @@ async def test_publish_failed_false_keeps_a_failing_run_unpublished():
 
 
 async def test_budget_out_before_any_test_is_stopped_not_failed():
-    script = {**s.happy_path(), "optimizer": [s.CHANGES] * 5}
+    script = {**s.happy_path(), "optimizer": [s.CHANGES] * 5, "programmer": [s.CODE] * 2}
     events, _, sandbox, publisher = await run_team(script, budget=Budget(max_rounds=2), order=SEQUENTIAL)
     final = events[-1]
     assert final.status is RunStatus.STOPPED and "no tested code yet" in final.reason
@@ -192,7 +193,7 @@ async def test_fix_tests_is_refused_when_only_user_tests_exist():
     user_test = "from intf import find_intf\n\ndef test_user():\n    assert find_intf({'intf': 1}) == [('intf', 1)]\n"
     tester_reply = "```python path=test_user.py\ndef test_user():\n    assert True\n```\n"  # only rewrites the user's
     script = {**s.happy_path(), "tester": [tester_reply], "programmer": [s.BUGGY_CODE, s.CODE],
-              "manager": ["The user's test is wrong.\nDECISION: fix_tests"]}
+              "manager": ["The user's test is wrong.\nDECISION: fix_tests"], "optimizer": [s.APPROVE] * 2}
 
     def verdict(job):
         ok = "found.extend(find_intf(value))" in job.files["intf.py"]
@@ -208,7 +209,7 @@ async def test_fix_tests_is_refused_when_only_user_tests_exist():
 
 async def test_replan_asks_the_planner_again_within_its_cap_and_rewrites_the_tests():
     replan = "The approach is wrong.\nDECISION: replan"
-    script = {**s.happy_path(), "planner": [s.PLAN, s.PLAN, s.PLAN], "tester": [s.TESTS, s.TESTS],
+    script = {**s.happy_path(), "planner": [s.PLAN, s.PLAN, s.PLAN], "tester": [s.TESTS, s.TESTS], "optimizer": [s.APPROVE] * 3,
               "programmer": [s.BUGGY_CODE, s.BUGGY_CODE, s.CODE], "manager": [replan, replan]}
     events, model, *_ = await run_team(script, budget=Budget(max_replans=1))
     assert turns(events).count("planner") == 2  # the second replan was over the cap: it became fix_code
@@ -648,7 +649,8 @@ class Preparing(ScriptedSandbox):
 
 
 async def test_each_rounds_container_is_prepared_while_the_models_write():
-    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "manager": [s.FIX_CODE]}
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "manager": [s.FIX_CODE],
+              "optimizer": [s.APPROVE] * 2}
     sandbox = Preparing()
     events, *_ = await run_team(script, sandbox=sandbox)
     assert events[-1].status is RunStatus.PASSED
@@ -738,3 +740,13 @@ async def test_a_run_that_cannot_test_says_so_even_when_the_model_failed_first()
     events, model, _, _ = await run_team(script, sandbox=NoImages())
     assert events[-1].status is RunStatus.ERROR and events[-1].reason.startswith("no sandbox image is present")
     assert [role for role, _ in model.calls] == ["planner"]
+
+
+async def test_a_role_the_test_did_not_script_fails_the_run_instead_of_approving():
+    # The scripted model never invents a reply: a review nobody scripted is an error, not an approval.
+    script = {**s.happy_path()}
+    del script["optimizer"]
+    events, model, *_ = await run_team(script, order=SEQUENTIAL)
+    final = events[-1]
+    assert final.status is RunStatus.ERROR and "nothing scripted for the optimizer" in final.reason
+    assert "optimizer" not in [e.agent for e in events if isinstance(e, TurnFinished)]

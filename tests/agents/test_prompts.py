@@ -19,7 +19,7 @@ CONTEXTS = {
     Role.OPTIMIZER: dict(task="T", files=FILES, changes={}, previous_review="earlier review", report=REPORT,
                          triage_reason="the code is wrong"),
     Role.TESTER: dict(task="T", plan="P", language="python", files=FILES, user_tests=[], tests=TESTS, report=REPORT,
-                      triage_reason="the test is wrong", reply_notes=()),
+                      triage_reason="the test is wrong", reply_notes=(), runner_note=""),
     Role.MANAGER: dict(task="T", tests=TESTS, failing_source={}, user_tests=["test_user.py"], report=REPORT, can_fix_tests=True,
                        can_replan=True),
     Role.CHECKIN: dict(task="T", language="python", files=FILES, tests=list(TESTS), status="passed", report=REPORT),

@@ -166,6 +166,6 @@ def test_the_last_decision_line_decides():
     ("main.py", False),
 ])
 def test_test_files_are_told_by_convention_not_by_substring(path, is_test):
-    from agents.language import looks_like_test
+    from agents.language import BUILT_IN
 
-    assert looks_like_test(path) is is_test
+    assert BUILT_IN.looks_like_test(path) is is_test

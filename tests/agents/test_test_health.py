@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.language import BUILT_IN
 from agents.test_health import unrunnable_tests
 from agents.types import TestReport, TestStatus
 
@@ -24,7 +25,8 @@ def recorded(name):
 
 def verdict(name, tests=None):
     prefix = name.split("-")[0]
-    return unrunnable_tests(recorded(name), LANGUAGES[prefix], TEAM_TESTS[prefix] if tests is None else tests)
+    return unrunnable_tests(recorded(name), LANGUAGES[prefix], TEAM_TESTS[prefix] if tests is None else tests,
+                            BUILT_IN)
 
 
 @pytest.mark.parametrize("name", ["py-notests", "go-notests", "js-notests", "rust-notests", "java-notests",
@@ -65,7 +67,7 @@ def test_tests_that_ran_are_healthy_whatever_their_outcome():
     failing = TestReport(TestStatus.FAILED, 1, 0.1, 1, 1, "FAILED test_calc.py::test_add - assert 2 == 3\n1 failed, 1 passed")
     passing = TestReport(TestStatus.PASSED, 0, 0.1, 3, 0, "3 passed in 0.01s")
     timeout = TestReport(TestStatus.TIMEOUT, None, 30.0)
-    assert [unrunnable_tests(r, "python", ["test_calc.py"]) for r in (failing, passing, timeout)] == ["", "", ""]
+    assert [unrunnable_tests(r, "python", ["test_calc.py"], BUILT_IN) for r in (failing, passing, timeout)] == ["", "", ""]
 
 
 @pytest.mark.parametrize("why", [
@@ -74,5 +76,5 @@ def test_tests_that_ran_are_healthy_whatever_their_outcome():
 ])
 def test_a_run_that_exited_0_without_a_test_seen_passing_goes_back_to_the_tester_with_why(why):
     report = TestReport(TestStatus.FAILED, 0, 0.1, 0, 0, "ok  \tsandbox\t0.01s\n", f"\n[sandbox] not a pass: {why}")
-    said = unrunnable_tests(report, "go", ["calc_test.go"])
+    said = unrunnable_tests(report, "go", ["calc_test.go"], BUILT_IN)
     assert said.startswith("no test ran (go test runs func TestXxx") and why in said

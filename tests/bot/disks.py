@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 
 
 def _mount(*args: str) -> bool:
@@ -33,7 +33,7 @@ class SmallDisk:
         self.folder, self.mounted = folder, mounted
         self._filler = folder / "filler"
 
-    async def fill(self, store: Store) -> None:
+    async def fill(self, store: SQLiteStore) -> None:
         if self.mounted:
             with self._filler.open("ab") as file:
                 with contextlib.suppress(OSError):
@@ -44,7 +44,7 @@ class SmallDisk:
         # No mount here: the database may not grow past the pages it has (SQLite says SQLITE_FULL).
         await store._db.execute("PRAGMA max_page_count = 1")
 
-    async def free(self, store: Store | None = None) -> None:
+    async def free(self, store: SQLiteStore | None = None) -> None:
         if self.mounted:
             self._filler.unlink(missing_ok=True)
         elif store is not None:

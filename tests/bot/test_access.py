@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.runs.access import NO_DIRECT_MESSAGES, WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER, AccessRules, Place, refusal
+from bot.chat.access import NO_DIRECT_MESSAGES, WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER, AccessRules, Place, refusal
 
 OPEN = AccessRules()
 

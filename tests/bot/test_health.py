@@ -245,7 +245,7 @@ async def test_an_expected_adapter_keeps_the_bot_unready_until_it_connects_and_w
 
 
 def test_the_health_command_asks_slack_s_server_in_http_mode_the_web_chat_s_and_its_own_otherwise(config):
-    from bot.health.checks import health_url
+    from codegen_chat.health import health_url
     from tests.conftest import with_changes
 
     assert health_url(config) == "http://127.0.0.1:8080/readyz"

@@ -85,7 +85,7 @@ async def test_bad_tasks_are_refused_before_anything_runs(model_server, config, 
 
 async def test_runs_beyond_the_global_limit_queue_and_are_told_their_place(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     sinks = [Sink() for _ in range(3)]
     handles = [await service.submit(request(thread=f"t{i}", user=f"u{i}"), sinks[i], FolderPublisher(tmp_path / str(i)))
@@ -99,7 +99,7 @@ async def test_runs_beyond_the_global_limit_queue_and_are_told_their_place(model
 
 
 async def test_one_run_at_a_time_per_thread_and_the_next_continues_from_it(model_server, config, secrets, store, tmp_path):
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     first = await service.submit(request(), Sink(), FolderPublisher(tmp_path / "a"))
     second_sink = Sink()
@@ -117,7 +117,7 @@ async def test_one_run_at_a_time_per_thread_and_the_next_continues_from_it(model
 
 async def test_per_user_limit_queues_that_users_extra_runs(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_runs_per_user": 1})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     busy, other = Sink(), Sink()
     a = await service.submit(request(thread="t1"), Sink(), FolderPublisher(tmp_path / "a"))
@@ -144,7 +144,7 @@ async def test_cancel_stops_the_run_closes_the_model_stream_and_records_stopped(
 
 async def test_cancel_while_queued_records_stopped(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.2))
     first = await service.submit(request(thread="t1"), Sink(), FolderPublisher(tmp_path / "a"))
     queued_sink = Sink()
@@ -241,7 +241,7 @@ async def test_cancel_right_after_submit_still_ends_the_run_stopped(model_server
 async def test_a_queued_run_starts_even_if_the_slot_frees_while_it_is_being_told_it_waits(
         model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store)
 
     class SlowNotices(Sink):
@@ -258,7 +258,7 @@ async def test_a_queued_run_starts_even_if_the_slot_frees_while_it_is_being_told
 
 async def test_a_burst_cannot_overfill_the_queue(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1, "max_queued_runs": 3})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     attempts = [service.submit(request(thread=f"t{i}", user=f"u{i}"), Sink(), FolderPublisher(tmp_path / str(i)))
                 for i in range(6)]
@@ -271,7 +271,7 @@ async def test_a_burst_cannot_overfill_the_queue(model_server, config, secrets, 
 
 async def test_one_user_cannot_fill_the_queue(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, limits={"max_concurrent_runs": 1, "max_queued_runs_per_user": 2})
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     service = make_service(config, secrets, store, ScriptedSandbox(delay=0.05))
     # one runs, two wait: the third waiting run is one too many
     handles = [await service.submit(request(thread=f"t{i}"), Sink(), FolderPublisher(tmp_path / str(i))) for i in range(3)]
@@ -338,16 +338,28 @@ async def test_a_run_stopped_mid_way_leaves_its_latest_files_for_the_follow_up(
 
 
 def arrival(text="find all intf keys", key="m1", thread="", user="ann", channel="C1", addressed=True, **place):
-    from bot.runs.access import Place
+    from bot.chat.access import Place
     from bot.runs.service import Arrival
 
     return Arrival(key, thread, Place(user, channel, **place), text, addressed)
 
 
+async def take(service, thread, platform, **fields):
+    """A message taken the one way platforms take them, in conversation T1; its run (None when refused)."""
+    from bot.runs.service import Prepared
+
+    message = arrival(**fields)
+
+    async def prepare():
+        return Prepared(message.request("chat", "T1"), thread)
+
+    return (await service.take(message, platform, prepare)).run
+
+
 def chat(access=None):
     import dataclasses
 
-    from bot.runs.access import AccessRules
+    from bot.chat.access import AccessRules
     from tests.fakes.chat_thread import platform
 
     return dataclasses.replace(platform(name="chat"), access=access or AccessRules())
@@ -367,7 +379,7 @@ async def test_an_unaddressed_message_is_taken_only_in_a_thread_the_bot_works_in
     script_team(model_server)
     service = make_service(config, secrets, store)
     assert not (await service.admit(arrival(key="a", thread="T1", addressed=False), chat())).take  # chatter
-    handle = await service.start(arrival().request("chat", "T1"), RecordingThread(), chat())
+    handle = await take(service, RecordingThread(), chat(), key="first")
     await handle.wait()
     assert (await service.admit(arrival(key="b", thread="T1", addressed=False, text="now async"), chat())).take
     assert not (await service.admit(arrival(key="c", thread="T2", addressed=False), chat())).take
@@ -376,7 +388,7 @@ async def test_an_unaddressed_message_is_taken_only_in_a_thread_the_bot_works_in
 
 async def test_someone_outside_the_allowlists_is_refused_with_a_sentence_and_nothing_is_recorded(
         model_server, config, secrets, store):
-    from bot.runs.access import WRONG_CHANNEL, AccessRules
+    from bot.chat.access import WRONG_CHANNEL, AccessRules
 
     service = make_service(config, secrets, store)
     rules = AccessRules.of("chat", channels=["C9"], users=["boss"])
@@ -387,6 +399,30 @@ async def test_someone_outside_the_allowlists_is_refused_with_a_sentence_and_not
     assert await store.runs() == [] and model_server.requests == []
 
 
+async def test_a_message_is_prepared_only_once_admitted_and_a_run_starts_only_through_admission(
+        model_server, config, secrets, store):
+    from bot.chat.access import AccessRules
+    from bot.runs.service import Prepared
+    from tests.fakes.chat_thread import RecordingThread
+
+    script_team(model_server)
+    service, prepared = make_service(config, secrets, store), []
+    thread = RecordingThread()
+
+    async def prepare():
+        prepared.append(True)  # where an adapter downloads files and opens the thread
+        return Prepared(arrival().request("chat", "T1"), thread)
+
+    refused = await service.take(arrival(channel="C1"), chat(AccessRules.of("chat", channels=["C9"])), prepare)
+    assert refused.run is None and refused.refusal and prepared == []
+    taken = await service.take(arrival(key="m2"), chat(), prepare)
+    assert prepared == [True] and taken.run is not None
+    await taken.run.wait()
+    assert thread.messages and (await store.run(taken.run.run_id)).summary.status == "passed"
+    again = await service.take(arrival(key="m2"), chat(), prepare)  # a redelivery starts nothing
+    assert again.run is None and not again.refusal and prepared == [True]
+
+
 @pytest.mark.parametrize("text, words", [("  ", "The task is empty"), ("x" * 20_001, "the limit is 20,000")])
 async def test_an_addressed_message_with_a_task_that_cannot_be_taken_says_why(
         model_server, config, secrets, store, text, words):
@@ -395,14 +431,14 @@ async def test_an_addressed_message_with_a_task_that_cannot_be_taken_says_why(
 
 
 async def test_only_who_started_a_run_may_stop_it_and_a_run_that_ended_says_so(model_server, config, secrets, store):
-    from bot.runs.access import WRONG_ROLE, AccessRules, Place
+    from bot.chat.access import WRONG_ROLE, AccessRules, Place
     from tests.fakes.chat_thread import RecordingThread
 
     model_server.script("planner", Reply("Thinking about it...", chunk=4, stall_after=8))
     service = make_service(config, secrets, store)
     platform = chat(AccessRules.of("chat", roles=["coder"]))
-    handle = await service.start(arrival().request("chat", "T1"), RecordingThread(), platform)
     coder = frozenset({"coder"})
+    handle = await take(service, RecordingThread(), platform, roles=coder)
     assert service.stop(handle.run_id, Place("bob", "C1"), platform) == WRONG_ROLE
     assert service.stop(handle.run_id, Place("bob", "C1", roles=coder), platform) == (
         "Only @ann (who started this run) can stop it.")
@@ -418,7 +454,7 @@ async def test_stopping_a_platform_stops_its_runs_and_their_threads_say_so(model
 
     model_server.script("planner", Reply("Thinking about it...", chunk=4, stall_after=8))
     service, thread = make_service(config, secrets, store), RecordingThread()
-    handle = await service.start(arrival().request("chat", "T1"), thread, chat())
+    handle = await take(service, thread, chat())
     while not model_server.calls("planner"):
         await asyncio.sleep(0.01)
     await service.stop_all("chat", grace_s=10)

@@ -10,7 +10,8 @@ import pytest
 from agents.errors import UserInputError
 from agents.types import RunStatus
 from bot.chat.words import CONTINUE_HINT, final_text
-from bot.runs.runner import SHUTDOWN_REASON, STOPPED_REASON
+from bot.process.lifecycle import SHUTDOWN_REASON
+from bot.runs.runner import STOPPED_REASON
 from bot.runs.service import ChatRequest, Service
 from tests.conftest import with_changes
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox

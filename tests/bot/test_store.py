@@ -10,7 +10,7 @@ import pytest
 from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TurnFinished
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
 from bot.store.errors import StoreError
-from bot.store.sqlite import SCHEMA, Store
+from bot.store.sqlite import SCHEMA, SQLiteStore
 from tests.bot.disks import damage, read_only, small_disk
 
 
@@ -21,7 +21,7 @@ async def start_run(store, run_id="r1", thread="t1", task="write a parser"):
 
 
 async def test_a_run_records_turns_reports_check_in_and_final_status(tmp_path):
-    store = await Store.open(tmp_path / "db.sqlite3")
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
     await start_run(store)
     await store.record(TurnFinished("r1", agent="planner", round=0, text="the plan", usage=Usage(1000, 500, 0.002),
                                     duration_s=1.5, model="gpt-4o-mini"))  # priced as the events carry it
@@ -35,7 +35,7 @@ async def test_a_run_records_turns_reports_check_in_and_final_status(tmp_path):
                                    tests=FileSet({"test_a.py": "t\n"}), report=report, plan="the plan", language="python"))
     await store.close()
 
-    store = await Store.open(tmp_path / "db.sqlite3")  # a fresh connection reads what the first wrote
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")  # a fresh connection reads what the first wrote
     record = await store.run("r1")
     assert [t.agent for t in record.turns] == ["planner", "programmer"]
     assert record.turns[1].files["a.py"] == "x\n" and record.turns[0].usage == Usage(1000, 500)
@@ -88,9 +88,9 @@ async def test_runs_of_a_killed_process_are_marked_interrupted_at_start(tmp_path
     script = f"""
 import asyncio, os, signal
 from agents.events import TurnFinished
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 async def main():
-    store = await Store.open(__import__('pathlib').Path({str(db)!r}))
+    store = await SQLiteStore.open(__import__('pathlib').Path({str(db)!r}))
     conversation = await store.conversation("terminal", "t1")
     await store.create_run("r1", conversation, "task", "ann", [])
     await store.record(TurnFinished("r1", agent="planner", round=0, text="a plan worth keeping"))
@@ -99,7 +99,7 @@ asyncio.run(main())
 """
     result = subprocess.run([sys.executable, "-c", script], cwd=os.getcwd(), capture_output=True)
     assert result.returncode == -9
-    store = await Store.open(db)
+    store = await SQLiteStore.open(db)
     assert (await store.run("r1")).summary.status == "running"
     assert await store.mark_interrupted() == 1
     record = await store.run("r1")
@@ -147,7 +147,7 @@ async def test_an_older_database_gets_new_columns_at_open(tmp_path):
     path = tmp_path / "old.sqlite3"
     with sqlite3.connect(path) as db:
         db.executescript(SCHEMA.replace("    user_tests TEXT NOT NULL DEFAULT '{}',\n", ""))
-    store = await Store.open(path)
+    store = await SQLiteStore.open(path)
     conversation = await start_run(store)
     await store.record(RunFinished("r1", status=RunStatus.PASSED, reason="", user_tests=FileSet({"t.py": "x\n"})))
     await start_run(store, "r2")
@@ -159,22 +159,22 @@ async def test_an_unusable_storage_path_says_what_to_do(tmp_path):
     (tmp_path / "file").write_text("not a folder")
     with pytest.raises(StoreError, match=r"could not create the folder of the database .*: .*file is a file, not a "
                                          r"folder; set storage.path to a place the bot may write"):
-        await Store.open(tmp_path / "file" / "sub" / "db.sqlite3")
+        await SQLiteStore.open(tmp_path / "file" / "sub" / "db.sqlite3")
     (tmp_path / "garbage.sqlite3").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match=r"could not open .*garbage.sqlite3: the file is not an SQLite database; point"):
-        await Store.open(tmp_path / "garbage.sqlite3")
+        await SQLiteStore.open(tmp_path / "garbage.sqlite3")
     (tmp_path / "folder.sqlite3").mkdir()
     with pytest.raises(StoreError, match=r"could not open .*folder.sqlite3: the database file cannot be opened"):
-        await Store.open(tmp_path / "folder.sqlite3")
+        await SQLiteStore.open(tmp_path / "folder.sqlite3")
 
 
 async def test_old_event_keys_are_forgotten_at_open(tmp_path):
-    store = await Store.open(tmp_path / "db.sqlite3")
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
     assert await store.first_sighting("slack:old")
     await store._db.execute("UPDATE seen_events SET at = at - 2 * 86400")
     await store._db.commit()
     await store.close()
-    store = await Store.open(tmp_path / "db.sqlite3")
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
     assert await store.first_sighting("slack:old")  # pruned, so seen afresh
     await store.close()
 
@@ -245,7 +245,7 @@ async def turn_tokens(store, run_id):
 
 async def test_a_full_disk_fails_the_write_whole_and_the_store_works_again_once_there_is_room(tmp_path):
     with small_disk(tmp_path) as disk:
-        store = await Store.open(disk.folder / "db.sqlite3")
+        store = await SQLiteStore.open(disk.folder / "db.sqlite3")
         await start_run(store)
         await store.record(TurnFinished("r1", agent="planner", round=0, text="plan", usage=Usage(10, 5)))
         await disk.fill(store)
@@ -280,14 +280,14 @@ async def test_a_write_that_fails_half_way_leaves_nothing_behind(store):
 @pytest.mark.parametrize("header", [False, True], ids=["damaged pages", "damaged header"])
 async def test_a_damaged_database_is_a_store_error_not_a_traceback(tmp_path, header):
     path = tmp_path / "db.sqlite3"
-    store = await Store.open(path)
+    store = await SQLiteStore.open(path)
     for i in range(40):
         await start_run(store, f"r{i}", thread=f"t{i}", task="a task worth a page " * 50)
         await store.record(TurnFinished(f"r{i}", agent="planner", round=0, text="plan " * 400))
     await store.close()
     damage(path, header=header)
     with pytest.raises(StoreError) as caught:
-        store = await Store.open(path)
+        store = await SQLiteStore.open(path)
         try:
             await store.mark_interrupted()
             await store.runs(100)
@@ -302,21 +302,21 @@ async def test_a_damaged_database_is_a_store_error_not_a_traceback(tmp_path, hea
 
 async def test_a_read_only_folder_says_what_to_do(tmp_path):
     folder = tmp_path / "store"
-    store = await Store.open(folder / "db.sqlite3")
+    store = await SQLiteStore.open(folder / "db.sqlite3")
     await start_run(store)
     await store.close()
     with read_only(folder):
         with pytest.raises(StoreError, match=r"could not open .*db.sqlite3: its folder .*store is read-only; make the "
                                              r"folder writable, or set storage.path elsewhere"):
-            store = await Store.open(folder / "db.sqlite3")
+            store = await SQLiteStore.open(folder / "db.sqlite3")
             await store.close()
     with read_only(tmp_path):
         with pytest.raises(StoreError, match="read-only"):
-            await Store.open(tmp_path / "new" / "db.sqlite3")
+            await SQLiteStore.open(tmp_path / "new" / "db.sqlite3")
 
 
 async def test_token_counts_a_server_did_not_report_stay_marked_as_estimates_when_read_back(tmp_path):
-    store = await Store.open(tmp_path / "db.sqlite3")
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
     await start_run(store)
     await start_run(store, "r2")
     await store.record(TurnFinished("r1", agent="planner", round=0, text="plan", usage=Usage(100, 50)))
@@ -325,7 +325,7 @@ async def test_token_counts_a_server_did_not_report_stay_marked_as_estimates_whe
     await store.record(TurnFinished("r2", agent="programmer", round=1, text="", usage=Usage(0, 0, estimated=True)))
     await store.close()
 
-    store = await Store.open(tmp_path / "db.sqlite3")
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
     first, second = await store.run("r1"), await store.run("r2")
     assert first.summary.usage == Usage(500, 140, estimated=True)  # one estimate makes the sum one
     assert [t.usage.estimated for t in first.turns] == [False, True]

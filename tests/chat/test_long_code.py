@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from agents.language import BUILT_IN, Language
 from bot.chat.long_code import inline_or_attach
 
 
@@ -41,6 +42,13 @@ def test_two_blocks_whose_flat_names_meet_get_distinct_names():
 def test_a_snippets_extension_follows_its_language(language, name):
     result = inline_or_attach(f"```{language}\n" + "x\n" * 200 + "```\n", 100)
     assert list(result.files) == [name]
+
+
+def test_a_snippet_in_a_language_the_config_adds_gets_that_languages_extension():
+    with_lua = BUILT_IN.laid_over([Language(name="lua", extensions=(".lua",), aliases=("luajit",))])
+    for word in ("lua", "luajit"):
+        result = inline_or_attach(f"```{word}\n" + "x\n" * 200 + "```\n", 100, languages=with_lua)
+        assert list(result.files) == ["snippet-1.lua"]
 
 
 def test_nothing_changes_when_every_block_fits():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.runs.access import WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER
+from bot.chat.access import WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import BOB, message, slash_code
 from tests.fakes.discord_api import CHANNEL_ID, CODERS_ROLE, EPHEMERAL, GUILD_ID, OTHER_CHANNEL_ID

@@ -109,7 +109,7 @@ def always_fails(job: TestJob) -> TestReport:
 
 
 async def test_a_failing_runs_attached_files_carry_the_banner_and_distinct_names(start_bot, discord_api, model_server):
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     model_server.script("programmer", *[NESTED_CODE] * 10)  # every round writes the same files
     await start_bot(sandbox=ScriptedSandbox(verdict=always_fails))
     await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from agents.types import RunStatus
+from bot.chat.access import WRONG_ROLE
 from bot.config.sections import Price
-from bot.runs.access import WRONG_ROLE
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import ANN, BOB, button_press, message, slash_code
 from tests.fakes import team_script as s

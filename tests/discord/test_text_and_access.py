@@ -6,9 +6,9 @@ import pytest
 
 from adapters.discord.platform import platform
 from adapters.discord.text import thread_name, without_mention
+from bot.chat.access import NO_DIRECT_MESSAGES, WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER, Place, refusal
 from bot.config.sections import DiscordConfig
 from bot.config.settings import SettingsError
-from bot.runs.access import NO_DIRECT_MESSAGES, WRONG_CHANNEL, WRONG_ROLE, WRONG_SERVER, Place, refusal
 
 
 def test_thread_names_are_the_first_line_within_discords_limit():

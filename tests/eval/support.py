@@ -17,14 +17,14 @@ from bot.eval.suites import load_suite
 from bot.model.client import OpenAIChatModel
 from bot.runs.service import team_settings
 from bot.sandbox import DockerSandbox
-from bot.sandbox.languages import languages
+from bot.sandbox.languages import registry
 from tests.docker_support import TEST_CONFIG
 
 
 async def run_suite(config: Config, secrets: Secrets, suite: Path, modes: str, out: Path,
                     concurrency: int = 4) -> tuple[Report, str]:
     """The eval's report and its progress lines."""
-    loaded = await load_suite(str(suite), set(languages(TEST_CONFIG)))
+    loaded = await load_suite(str(suite), registry(TEST_CONFIG))
     chosen = parse_modes(modes)
     folder = EvalFolder(out)
     meta = EvalMeta(loaded.name, tuple(m.name for m in chosen), tuple(p.id for p in loaded.problems))

@@ -7,6 +7,7 @@ import io
 import pytest
 
 from agents.errors import SandboxError
+from agents.language import BUILT_IN
 from agents.prompts import PromptBook
 from bot.eval.attempts import EvalHalted, Parts
 from bot.eval.harness import run_eval, still_to_run
@@ -16,7 +17,6 @@ from bot.eval.progress import Progress
 from bot.eval.results import EvalFolder
 from bot.model.client import OpenAIChatModel
 from bot.runs.service import team_settings
-from bot.sandbox.languages import DEFAULT_LANGUAGES
 from tests.conftest import with_changes
 from tests.eval.scripted import ContentSandbox, Kind, ScriptedTeam, Spec, write_suite
 from tests.fakes.openai_server import FakeOpenAI, error
@@ -34,7 +34,7 @@ class BrokenEngine(ContentSandbox):
 
 
 async def evaluate(tmp_path, config, secrets, modes, sandbox):
-    suite = read_jsonl_suite(write_suite(tmp_path / "tasks.jsonl", SPECS), set(DEFAULT_LANGUAGES))
+    suite = read_jsonl_suite(write_suite(tmp_path / "tasks.jsonl", SPECS), BUILT_IN)
     folder = EvalFolder(tmp_path / "out")
     folder.path.mkdir()
     model = OpenAIChatModel(config, secrets)

@@ -5,15 +5,16 @@ import re
 
 import pytest
 
-from bot.config.sections import InputConfig
+from agents.language import BUILT_IN
+from bot.config.sections import InputConfig, LanguageConfig, SandboxConfig
 from bot.eval import humaneval
 from bot.eval.humaneval import read_humaneval
 from bot.eval.jsonl_suite import read_jsonl_suite
 from bot.eval.problems import EvalError
 from bot.eval.suites import load_suite
-from bot.sandbox.languages import DEFAULT_LANGUAGES
+from bot.sandbox.languages import registry
 
-KNOWN = set(DEFAULT_LANGUAGES)
+KNOWN = BUILT_IN
 GOOD = {"id": "slug", "language": "python", "task": "Write slugify(text) in slug.py.",
         "hidden_tests": {"test_slug.py": "from slug import slugify\n\ndef test_words():\n    assert slugify('A b') == 'a-b'\n"},
         "starter_files": {"slug.py": "def slugify(text):\n    ...\n"}}
@@ -86,7 +87,19 @@ def test_a_byte_order_mark_and_windows_line_ends_are_read(tmp_path):
 
 def test_a_language_the_config_adds_is_one_the_suite_may_use(tmp_path):
     path = suite_file(tmp_path, {**GOOD, "language": "ruby", "hidden_tests": {"slug_test.rb": "x"}})
-    assert read_jsonl_suite(path, {*KNOWN, "ruby"}).problems[0].language == "ruby"
+    ruby = registry(SandboxConfig(languages={"ruby": LanguageConfig(image="ruby:3", test_command="rake test")}))
+    assert read_jsonl_suite(path, ruby).problems[0].language == "ruby"
+
+
+def test_a_configured_languages_hidden_tests_are_named_by_its_own_pattern(tmp_path):
+    perl = registry(SandboxConfig(languages={"perl": LanguageConfig(
+        image="perl:5", test_command="prove", extensions=(".pm", ".t"), test_files=("t/*.t",), title="Perl")}))
+    good = {**GOOD, "language": "perl", "task": "Write slugify in slug.pm.", "hidden_tests": {"t/slug.t": "x"},
+            "starter_files": {}}
+    problem = read_jsonl_suite(suite_file(tmp_path, good), perl).problems[0]
+    assert problem.language == "perl" and problem.task.endswith("Write it in Perl.")
+    with pytest.raises(EvalError, match=r"'slug\.pl' is not named like a test file.*like t/\*\.t\."):
+        read_jsonl_suite(suite_file(tmp_path, {**good, "hidden_tests": {"slug.pl": "x"}}), perl)
 
 
 @pytest.mark.parametrize(("make", "message"), [

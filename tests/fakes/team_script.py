@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agents.errors import ReplyCut
+from agents.errors import ModelError, ReplyCut
 from agents.types import Message, TestJob, TestReport, TestStatus, Usage
 
 PLAN = "1. Write intf.py with find_intf(obj) walking dicts and lists.\n2. Test nested cases.\nLANGUAGE: python"
@@ -71,11 +71,16 @@ class Cut:
 
 class ScriptedModel:
     """An in-process ChatModel answering each role from its script (instant unless ``delay`` is set).
-    A script item is a reply's text, a ``Cut`` reply, or an exception the call raises before any text."""
+    A script item is a reply's text, a ``Cut`` reply, or an exception the call raises before any text.
 
-    def __init__(self, script: dict[str, list[Any]] | None = None, delay: float = 0.0, chunk: int = 64) -> None:
+    A role asked once more than its script says is answered with a ``ModelError`` naming it, so a test cannot
+    pass on a reply it never wrote (a canned approval, say). ``fallback`` (a role -> reply table such as
+    ``TEAM_DEFAULTS``) answers such calls instead, for tests that mean "and then the usual team"."""
+
+    def __init__(self, script: dict[str, list[Any]] | None = None, delay: float = 0.0, chunk: int = 64,
+                 fallback: dict[str, str] | None = None) -> None:
         self.queues: dict[str, deque[Any]] = defaultdict(deque, {k: deque(v) for k, v in (script or {}).items()})
-        self.delay, self.chunk = delay, chunk
+        self.delay, self.chunk, self.fallback = delay, chunk, fallback or {}
         self.calls: list[tuple[str, list[Message]]] = []  # (role, messages) per call, in order
         self.chunks_sent = 0
 
@@ -96,7 +101,7 @@ class ScriptedModel:
         self.calls.append((role, list(messages)))
         if self.delay:
             await asyncio.sleep(self.delay)
-        item = self.queues[role].popleft() if self.queues[role] else _fallback(role)
+        item = self.queues[role].popleft() if self.queues[role] else self._unscripted(role)
         if isinstance(item, Exception):
             raise item
         text = item.text if isinstance(item, Cut) else item
@@ -108,9 +113,18 @@ class ScriptedModel:
         yield Usage(prompt_chars // 4, len(text) // 4)
 
 
-def _fallback(role: str) -> str:
-    return {"planner": PLAN, "programmer": CODE, "optimizer": APPROVE, "tester": TESTS,
-            "checkin": README, "manager": FIX_CODE}[role]
+    def _unscripted(self, role: str) -> Any:
+        if role in self.fallback:
+            return self.fallback[role]
+        return ModelError(f"the scripted model has nothing scripted for the {role} (call {self._count(role)})")
+
+    def _count(self, role: str) -> int:
+        return sum(r == role for r, _ in self.calls)
+
+
+# The usual team's replies, for a ScriptedModel's ``fallback``: every role answers as on the happy path.
+TEAM_DEFAULTS = {"planner": PLAN, "programmer": CODE, "optimizer": APPROVE, "tester": TESTS, "checkin": README,
+                 "manager": FIX_CODE}
 
 
 class ScriptedSandbox:

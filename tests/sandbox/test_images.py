@@ -65,7 +65,7 @@ async def test_a_run_without_any_image_says_so_before_any_other_model_call(tmp_p
              "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 1, (out, err)  # the run could not start: an error, as the README says
+    assert process.returncode == 3, (out, err)  # the run could not start: an error (docs/terminal.md)
     # The run ends as an error with that sentence, before any model call but the Planner's first.
     assert b"ERROR \xe2\x80\x94 no sandbox image is present: run `codegen-chat sandbox build` first" in out
     assert b"Traceback" not in err + out

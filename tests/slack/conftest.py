@@ -19,7 +19,7 @@ from bot.config.sections import Config, Secrets
 from bot.model.client import OpenAIChatModel
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 from codegen_chat.build import publisher_factory
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
@@ -66,7 +66,7 @@ class RunningBot:
 
 
 @pytest.fixture
-async def start_bot(slack: FakeSlack, store: Store, slack_secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
+async def start_bot(slack: FakeSlack, store: SQLiteStore, slack_secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
     """``await start_bot(config, sandbox=None, secrets=None, fake=None)``: ``adapters.slack.serve`` running,
     connected (to ``fake`` when the test made a Slack of its own)."""
     running: list[RunningBot] = []
@@ -104,7 +104,7 @@ def script_team(server: FakeOpenAI, **overrides: list[str]) -> None:
 
 
 def answer_every_role(server: FakeOpenAI) -> None:
-    server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
 
 
 async def mention(slack: FakeSlack, text: str, user: str = "UANN", channel: str = "C1", thread_ts: str | None = None,

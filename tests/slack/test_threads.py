@@ -157,7 +157,7 @@ async def test_a_run_that_must_wait_says_where_it_is_in_the_queue(slack, model_s
     from tests.fakes.openai_server import Reply
 
     await start_bot(with_changes(slack_config, limits={"max_concurrent_runs": 1}))
-    model_server.responder = lambda recorded: Reply(s._fallback(recorded.agent))
+    model_server.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
     first, _ = await mention(slack, "find all intf keys", user="UANN", channel="C1")
     second, _ = await mention(slack, "find all intf keys too", user="UBOB", channel="C2")
     await finished(slack, "C1", first.ts)

@@ -88,7 +88,7 @@ async def test_a_failing_run_exits_non_zero_and_still_saves_its_files(model_serv
     assert (tmp_path / "out" / "intf.py").exists()
 
 
-async def test_a_run_its_budget_stopped_exits_1_not_the_ctrl_c_code(model_server, config, secrets, store, tmp_path):
+async def test_a_run_its_budget_stopped_exits_4_not_the_ctrl_c_code(model_server, config, secrets, store, tmp_path):
     config = with_changes(config, budget={"max_rounds": 1})
     script_team(model_server, optimizer=[s.CHANGES, s.CHANGES])
     service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox())
@@ -97,7 +97,7 @@ async def test_a_run_its_budget_stopped_exits_1_not_the_ctrl_c_code(model_server
                                    FolderPublisher, 10_000, "session-1", out=out)
     # The tests pass (they ran beside the review) but the review never approves: stopped, not failed.
     assert "STOPPED — the team used all 1 rounds; the tests passed" in out.getvalue()
-    assert status == 1
+    assert status == 4  # a limit stopped it (adapters/terminal/exit_codes.py)
 
 
 async def test_cli_run_end_to_end_with_history_and_continue(model_server, tmp_path):
@@ -105,7 +105,7 @@ async def test_cli_run_end_to_end_with_history_and_continue(model_server, tmp_pa
     script_team(model_server)
     code, out, err = await cli(tmp_path, "run", "find all intf keys", "--out", "result", config=config)
     # The sandbox is disabled in this config, so the run stops at the Tester with a clear reason.
-    assert code == 1, err
+    assert code == 3, err  # a part the run needs failed
     assert "── Planner (round 0)" in out and "── Tester (round 1)" in out
     assert "ERROR — The tests were not run: the sandbox is disabled" in out
     assert (tmp_path / "result" / "intf.py").exists()  # what the team wrote is kept

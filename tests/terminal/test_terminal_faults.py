@@ -13,7 +13,7 @@ from adapters.terminal import TerminalRun, run_in_terminal
 from bot.checkin import FolderPublisher
 from bot.model.client import OpenAIChatModel
 from bot.runs.service import Service
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 from tests.bot.disks import damage, read_only, small_disk
 from tests.conftest import with_changes
 from tests.fakes.team_script import ScriptedSandbox
@@ -36,20 +36,20 @@ async def test_a_disk_filling_up_mid_run_ends_it_with_an_error_not_a_pass(model_
     script_team(model_server)
     with small_disk(tmp_path) as disk:
         db = disk.folder / "db.sqlite3"
-        store = await Store.open(db)
+        store = await SQLiteStore.open(db)
         config = with_changes(config, storage={"path": str(db)})
         service = Service(config, store, OpenAIChatModel(config, secrets), FillingSandbox(disk, store))
         out = io.StringIO()
         status = await run_in_terminal(service, TerminalRun("find all intf keys", [], str(tmp_path / "out"), None),
                                        FolderPublisher, 10_000, "session-1", out=out)
         text = out.getvalue()
-        assert status == 1
+        assert status == 3
         assert f"ERROR — could not save the run to {db}: the disk is full; free some space" in text
         assert "PASSED" not in text and text.count("could not save the run") == 1
         assert not model_server.calls("checkin")  # the run ended there: nothing published as if recorded
         await disk.free(store)
         await store.close()
-        store = await Store.open(db)  # what was saved reads back whole: every turn in the run's totals
+        store = await SQLiteStore.open(db)  # what was saved reads back whole: every turn in the run's totals
         record = (await store.runs())[0]
         full = await store.run(record.id)
         assert [t.agent for t in full.turns][:2] == ["planner", "programmer"]
@@ -63,7 +63,7 @@ def corrupt_config(tmp_path, base_url, *, header=False, extra=""):
     db = tmp_path / "db.sqlite3"
 
     async def fill():
-        store = await Store.open(db)
+        store = await SQLiteStore.open(db)
         for i in range(40):
             conversation = await store.conversation("terminal", f"t{i}")
             await store.create_run(f"r{i}", conversation, "a task worth a page " * 50, "ann", [])
@@ -79,7 +79,7 @@ async def test_every_command_on_a_damaged_database_ends_with_one_line(model_serv
     damage(db, header=header)
     for args in (["history"], ["history", "r3"], ["run", "task"], ["serve"]):
         code, out, err = await cli(tmp_path, *args, config=config)  # a hang fails here, at cli()'s timeout
-        assert code == 1 and "Traceback" not in err + out, (args, err)
+        assert code == (3 if args[0] == "run" else 1) and "Traceback" not in err + out, (args, err)
         lines = err.strip().splitlines()
         assert len(lines) == 1 and str(db) in lines[0], (args, err)
         assert "damaged" in lines[0] or "not an SQLite database" in lines[0], (args, err)
@@ -90,12 +90,12 @@ async def test_every_command_on_a_damaged_database_ends_with_one_line(model_serv
 
 async def test_a_read_only_store_folder_says_what_to_do(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url)
-    store = await Store.open(tmp_path / "db.sqlite3")
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
     await store.close()
     with read_only(tmp_path):
         for args in (["history"], ["run", "task"]):
             code, out, err = await cli(tmp_path, *args, config=config)
-            assert code == 1 and "Traceback" not in err, err
+            assert code == (3 if args[0] == "run" else 1) and "Traceback" not in err, err
             assert f"its folder {tmp_path} is read-only; make the folder writable, or set storage.path elsewhere" in err
 
 
@@ -115,12 +115,12 @@ async def test_an_out_that_cannot_be_a_folder_is_refused_before_the_run(model_se
 async def test_a_store_that_fails_when_the_run_is_recorded_is_one_line(model_server, tmp_path):
     """The run cannot even be created: the command says so and exits, the model is never called."""
     config = write_config(tmp_path, model_server.base_url)
-    store = await Store.open(tmp_path / "db.sqlite3")
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
     await store._db.execute("CREATE TRIGGER no_runs BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'no'); END")
     await store._db.commit()
     await store.close()
     code, out, err = await cli(tmp_path, "run", "task", config=config)
-    assert code == 1 and "could not save the run to" in err and "Traceback" not in err
+    assert code == 3 and "could not save the run to" in err and "Traceback" not in err
     assert model_server.requests == []
 
 

@@ -15,7 +15,7 @@ from agents.events import CheckedIn, Notice, RunFinished, TestReported, TextDelt
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,7 +93,7 @@ async def test_run_output_is_inert_everywhere_model_text_appears(kind, color):
 
 async def test_history_is_inert_and_masks_secrets(tmp_path):
     payload = "".join(HOSTILE.values())
-    store = await Store.open(tmp_path / "db.sqlite3")
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
     conversation = await store.conversation("terminal", f"t{payload}")
     await store.create_run("r1", conversation, f"task {payload}", "ann", [])
     await store.record(TurnFinished("r1", agent="programmer", round=1, text=f"key sk-live-0123456789 {payload}",
@@ -121,9 +121,9 @@ def test_cli_history_of_a_hostile_run_prints_nothing_a_terminal_acts_on(tmp_path
 import asyncio, pathlib
 from agents.events import TurnFinished, RunFinished
 from agents.types import RunStatus
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 async def main():
-    store = await Store.open(pathlib.Path({str(db)!r}))
+    store = await SQLiteStore.open(pathlib.Path({str(db)!r}))
     conversation = await store.conversation("terminal", "t")
     await store.create_run("r1", conversation, {payload!r} + "\\udc9b", "ann", [])
     await store.record(TurnFinished("r1", agent="planner", round=0, text={payload!r}))

@@ -27,7 +27,7 @@ from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
-from bot.store.sqlite import Store
+from bot.store.sqlite import SQLiteStore
 from codegen_chat.build import publisher_factory
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
@@ -74,7 +74,7 @@ async def _body(response: aiohttp.ClientResponse) -> Any:
 
 
 @pytest.fixture
-async def start_web(store: Store, secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
+async def start_web(store: SQLiteStore, secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
     """``await start_web(config, sandbox=None, secrets=None, health=None)``: the web chat serving, its port
     answering."""
     running: list[WebBot] = []

@@ -7,9 +7,10 @@ import socket
 
 import pytest
 
+from adapters.web import doctor_checks as web_checks
 from bot.health.doctor import run_doctor
 from codegen_chat.cli import main
-from codegen_chat.web import only_web, web_checks
+from codegen_chat.web import only_web
 from tests.conftest import with_changes
 
 

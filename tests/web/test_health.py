@@ -14,7 +14,7 @@ TOKEN = "t" * 40
 async def test_healthz_and_readyz_answer_on_the_web_chat_s_port_without_signing_in(start_web, web_config, secrets,
                                                                                   store):
     config = with_changes(web_config, web={"enabled": True})
-    health = Health(store, config.sandbox)
+    health = Health(store, config.sandbox, carrier="web")  # what `serve` decides for this config (test_health.py)
     health.expect("web")
     bot = await start_web(config, secrets_=dataclasses.replace(secrets, codegen_web_token=TOKEN), health=health)
 

@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from agents.language import looks_like_test
+from agents.language import BUILT_IN
 
 REPORT_DIR = "/tmp/.authority"  # recreated by every user pass; outside the work dir the files land in
 MARK = "@@codegen-authority"
@@ -78,9 +78,10 @@ class Authority:
         return ""
 
     def pass_files(self, files: Mapping[str, str], user: Sequence[str]) -> dict[str, str]:
-        """The files present for the user pass: everything but the team's own test files."""
+        """The files present for the user pass: everything but the team's own test files (named as the built-in
+        languages name them: only a built-in language has an authority)."""
         mine = set(user)
-        return {p: c for p, c in files.items() if p in mine or not looks_like_test(p)}
+        return {p: c for p, c in files.items() if p in mine or not BUILT_IN.looks_like_test(p)}
 
     def command(self, user: Sequence[str], files: Mapping[str, str], workdir: str, token: str) -> str:
         raise NotImplementedError

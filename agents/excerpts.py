@@ -3,44 +3,19 @@ lines first, then the end of the output, cut at line boundaries, saying how much
 only say a test passed (``test_x PASSED``, ``--- PASS:``, ``ok 3 - name``...) are left out of that end: in
 a long run they would push the summary's neighbours out for nothing.
 
-The lines that name a failure are recognised for the runners the sandbox knows (pytest, go test,
-node --test and other TAP, cargo test, JUnit); whatever the runner, the end of the output follows, where
-the summary and the last error usually are.
+The lines that name a failure are recognised for the report formats the sandbox knows (pytest, go test,
+node --test and other TAP, cargo test, JUnit: ``agents.language.reports``); whatever the runner, the end of
+the output follows, where the summary and the last error usually are. Every place that shows a run's
+failures to a person (a thread, the terminal, the web panel, a Gist's README) reads it from here.
 """
 
 from __future__ import annotations
 
-import re
-
+from agents.language.reports import FAILURE_LINE, FAILURE_NAME_LINE, PASSING_LINE
 from agents.types import TestReport
 
 LONGEST_LINE = 240  # a longer line shows its start and an ellipsis
 KEY_SHARE = 0.6  # of the room, at most, for the lines naming failures; the rest is the output's end
-_KEY = re.compile(
-    r"^(?:FAILED |ERROR )"  # pytest's short summary
-    r"|^E\s{2,}\S"  # pytest's assertion detail
-    r"|^_{3,} \S.* _{3,}$"  # pytest's header of one failing test
-    r"|^\s*--- FAIL: "  # go test
-    r"|^\s*\S+_test\.go:\d+: "  # go test: t.Errorf lines
-    r"|^\s*not ok \d+"  # TAP: node --test, bash and C/C++ here
-    r"|^test \S+ \.\.\. FAILED"  # cargo test
-    r"|panicked at|assertion `?\w* ?`?(?:failed|left == right)|^\s*(?:left|right): "  # Rust assertions
-    r"|^\d+\) \w|^\s*(?:java\.lang\.)?AssertionError|expected:<"  # JUnit
-    r"|^\s*(?:error|expected|actual|operator):\s"  # TAP diagnostics
-    r"|AssertionError|Assertion failed"
-    r"|^>\s{3,}\S"  # pytest: the failing line of the test's source
-    r"|^\S+\.py:\d+: in \S",  # pytest --tb=short: where it failed
-)
-_NAME = re.compile(  # the lines among those that name a failing test: kept first when room is short
-    r"^(?:FAILED |ERROR )|^_{3,} \S.* _{3,}$|^\s*--- FAIL: |^\s*not ok \d+|^test \S+ \.\.\. FAILED|^\d+\) \w")
-_PASSING = re.compile(
-    r"\sPASSED(?:\s+\[\s*\d+%\])?$"  # pytest -v
-    r"|^[\w/.-]+ \.+\s*(?:\[\s*\d+%\])?$"  # pytest's progress, every test passing
-    r"|^\s*--- PASS: |^=== (?:RUN|PAUSE|CONT|NAME)\s|^ok\s+\S+\s+(?:\(cached\)|[\d.]+s)$"  # go test
-    r"|^\s*ok \d+ "  # TAP: node --test, bash and C/C++ here
-    r"|^test \S+ \.\.\. ok$"  # cargo test
-    r"|✔\s*(?:\[?\d+(?:\.\d+)? ?m?s\]?|\(\d+(?:\.\d+)? ?m?s\))?$",  # JUnit's console launcher, node's spec reporter
-)
 
 
 def failure_excerpt(report: TestReport, limit: int) -> str:
@@ -52,8 +27,8 @@ def failure_excerpt(report: TestReport, limit: int) -> str:
     if _size(lines) <= limit:
         return "\n".join(lines)
     room = limit - len(_gap(len(lines), len(lines))) - 1
-    keys = _fitting([i for i, line in enumerate(lines) if _KEY.search(line)], lines, int(room * KEY_SHARE))
-    passing = {i for i, line in enumerate(lines) if _PASSING.search(line)} - set(keys)
+    keys = _fitting([i for i, line in enumerate(lines) if FAILURE_LINE.search(line)], lines, int(room * KEY_SHARE))
+    passing = {i for i, line in enumerate(lines) if PASSING_LINE.search(line)} - set(keys)
     tail = _tail(lines, room - _size([lines[i] for i in keys]), skip=set(keys) | passing)
     hidden = len(lines) - len(keys) - len(tail)
     return "\n".join([*(lines[i] for i in keys), _gap(hidden, len(passing)), *(lines[i] for i in tail)])
@@ -62,7 +37,7 @@ def failure_excerpt(report: TestReport, limit: int) -> str:
 def _fitting(indexes: list[int], lines: list[str], room: int) -> list[int]:
     """The lines that fit in ``room``, the failing tests' names before their details, in output order."""
     kept, used = [], 0
-    for index in sorted(indexes, key=lambda i: (not _NAME.search(lines[i]), i)):
+    for index in sorted(indexes, key=lambda i: (not FAILURE_NAME_LINE.search(lines[i]), i)):
         used += len(lines[index]) + 1
         if used > room:
             break

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from agents.excerpts import failure_excerpt
 from agents.types import TestReport, TestStatus
-from bot.chat.failures import failure_excerpt
 
 NOISE = [f"collecting module_{i}.py ........................................ ok" for i in range(300)]
 

@@ -1,0 +1,49 @@
+"""Java: JUnit 4 when the image has it, else each *Test class's main() run with assertions on."""
+
+from __future__ import annotations
+
+import re
+
+from agents.language.description import Language, TestRun
+from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
+
+_PUBLIC_TYPE = re.compile(r"^\s*public\s+(?:final\s+|abstract\s+)*(?:class|interface|enum|record)\s+(\w+)", re.M)
+_CLASS = re.compile(r"^\s*(?:public\s+)?(?:final\s+)?class\s+(\w+)", re.M)
+# JUnit's jars come before the compiled classes, so no class of the team's stands in for JUnit's.
+_TEST = r"""mkdir -p /tmp/classes && CP=
+for j in /usr/share/java/junit4.jar /usr/share/java/hamcrest-core.jar lib/*.jar; do
+  [ -f "$j" ] && CP="$CP$j:"; done; CP="$CP/tmp/classes"
+javac -d /tmp/classes -cp "$CP" $(find . -name '*.java') || exit 2
+TESTS=$(cd /tmp/classes && find . -name '*Test.class' ! -name '*$*' | sed 's|^\./||;s|\.class$||;s|/|.|g' | sort)
+[ -n "$TESTS" ] || { echo 'no test classes (names ending in Test) found' >&2; exit 5; }
+if [ -f /usr/share/java/junit4.jar ]; then exec java -cp "$CP" org.junit.runner.JUnitCore $TESTS; fi
+n=0; bad=0
+for t in $TESTS; do n=$((n+1))
+  if java -ea -cp "$CP" "$t"; then echo "ok $n - $t"; else echo "not ok $n - $t"; bad=1; fi; done
+echo "1..$n"; exit $bad"""
+
+
+def _name_code(code: str) -> str:
+    """A public type lives in the file named after it."""
+    public = _PUBLIC_TYPE.search(code)
+    return f"{public.group(1)}.java" if public else ""
+
+
+def _name_test(code: str, folder: str, stem: str) -> str:
+    """The test class's own name, else the module's name with Test after it."""
+    cls = _CLASS.search(code)
+    return f"{cls.group(1)}.java" if cls else f"{stem[:1].upper()}{stem[1:]}Test.java"
+
+
+JAVA = Language(
+    name="java", title="Java", extensions=(".java",), test_files=("*Test.java", "*Tests.java"),
+    usual_file="Main.java", aliases=("jvm",), named_by=r"\bjava\b",
+    how_tests_are_found="classes whose names end in Test, with @Test methods (JUnit 4) or a main() that asserts",
+    test_marker=re.compile(r"@Test\b|\bassert\w*\s*\(|junit", re.M), name_code=_name_code, name_test=_name_test,
+    error_at=(re.compile(r"^(?:\./)?(?P<path>[\w./-]+\.(?:java|kt)):\d+(?::\d+)?: (?!warning|note)", re.M),),
+    run=TestRun(
+        image="eclipse-temurin:21", offline_image=f"{OFFLINE_PREFIX}/java:bookworm",
+        offline_packages=("default-jdk-headless", "junit4"), env=dict(BASE_ENV),
+        test_command=_TEST, report_format="junit",
+    ),
+)

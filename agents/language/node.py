@@ -1,0 +1,73 @@
+"""JavaScript and TypeScript: ``node --test`` with its TAP reporter."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Sequence
+
+from agents.language.description import Language, TestRun
+from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
+
+_MARKER = re.compile(r"\b(?:describe|it|test)\s*\(\s*['\"`]|node:test|require\(['\"](?:assert|node:assert)", re.M)
+_TEST_FILES = "$(find . -path ./node_modules -prune -o \\( -name '*.test.{ext}' -o -name '*_test.{ext}' " \
+    "-o -name 'test_*.{ext}' -o -name '*.spec.{ext}' \\) -print | sort)"
+_SETUP = "if command -v npm >/dev/null; then npm install --no-audit --no-fund; " \
+    "else echo 'npm is not in this image: dependencies not installed' >&2; fi"
+# TypeScript: compiled by tsc when the image has it (the offline one does), else node >= 22.6 strips
+# the types itself (the official node image; imports then name the .ts file). Without @types/node,
+# tsc cannot type `node:*` imports; those notes are dropped, the code still compiles.
+_TS_TEST = (
+    "if command -v tsc >/dev/null; then "
+    "tsc --outDir /tmp/ts-out --rootDir . --module commonjs --target es2020 --skipLibCheck "
+    "$(find . -path ./node_modules -prune -o -name '*.ts' -print) | grep -v \"Cannot find module 'node:\" >&2; "
+    "cd /tmp/ts-out && exec node --test --test-reporter=tap "
+    f"{_TEST_FILES.format(ext='js')}; fi; "
+    f"exec node --experimental-strip-types --test --test-reporter=tap {_TEST_FILES.format(ext='ts')}"
+)
+_LOADING = (
+    # "# /work/calc.test.js:2" above a SyntaxError, or the module that required a missing one.
+    re.compile(r"^#? ?(?:/work/)?(?P<path>[\w./-]+\.[cm]?[jt]s):\d+\n(?:#.*\n){0,3}#?\s*SyntaxError", re.M),
+    re.compile(r"Cannot find module .*\n#?\s*Require stack:\n#?\s*- (?:/work/)?(?P<path>[\w./-]+)", re.M),
+)
+
+
+def _is_test_code(code: str) -> bool:
+    """Tests are calls (``test("...", ...)``), not definitions: the marker alone decides."""
+    return bool(_MARKER.search(code))
+
+
+def _skeleton(module: str, code: str, names: Sequence[str]) -> str:
+    stem = posixpath.splitext(posixpath.basename(module))[0]
+    return ("const test = require('node:test');\nconst assert = require('node:assert');\n"
+            f"const {{ {', '.join(names)} }} = require('./{stem}');\n\n" + "\n\n".join(
+                f"test('{n}', () => {{\n  assert.strictEqual({n}(...), ...);\n}});" for n in names))
+
+
+def _run(test_command: str, env: dict[str, str]) -> TestRun:
+    return TestRun(image="node:22-slim", offline_image=f"{OFFLINE_PREFIX}/node:bookworm",
+                   offline_packages=("nodejs", "node-typescript"), env=env, setup_when=("package.json",),
+                   setup_command=_SETUP, test_command=test_command, report_format="tap")
+
+
+def _test_files(ext: str) -> tuple[str, ...]:
+    return (f"*.test.{ext}", f"*_test.{ext}", f"test_*.{ext}", f"*.spec.{ext}")
+
+
+JAVASCRIPT = Language(
+    name="javascript", title="JavaScript", extensions=(".js", ".mjs", ".cjs"), test_files=_test_files("js"),
+    usual_file="index.js", aliases=("js", "node", "nodejs"), named_by=r"javascript|node\.?js|\bjs\b",
+    how_tests_are_found="node --test runs files named *.test.js (or test_*.js) that call test() from node:test",
+    tests_beside_code=True, test_marker=_MARKER, is_test_code=_is_test_code, skeleton=_skeleton, error_at=_LOADING,
+    run=_run(f"node --test --test-reporter=tap {_TEST_FILES.format(ext='js')}", dict(BASE_ENV)),
+)
+
+TYPESCRIPT = Language(
+    name="typescript", title="TypeScript", extensions=(".ts",), test_files=_test_files("ts"),
+    usual_file="index.ts", aliases=("ts",), named_by=r"typescript|\bts\b",
+    how_tests_are_found="node --test runs files named *.test.ts that call test() from node:test",
+    tests_beside_code=True, test_marker=_MARKER, is_test_code=_is_test_code,
+    # and tsc's "calc.test.ts(3,5): error TS2304: ..."
+    error_at=(*_LOADING, re.compile(r"^(?:\./)?(?P<path>[\w./-]+\.tsx?)\(\d+,\d+\): error TS", re.M)),
+    run=_run(_TS_TEST, {**BASE_ENV, "NODE_PATH": "/work/node_modules"}),  # compiled tests run from /tmp/ts-out
+)

@@ -1,0 +1,67 @@
+"""Python: pytest, counted from its JUnit XML report."""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from collections.abc import Sequence
+
+from agents.language.description import Language, TestRun
+from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
+
+_MARKER = re.compile(r"^\s*(?:async\s+)?def test\w*\s*\(|^\s*class Test\w*|^\s*import (?:pytest|unittest)", re.M)
+
+# Without a network (SANDBOX_NETWORK=0) pip must not look for an index or for build tools to fetch.
+_SETUP = (
+    "pip install --quiet --no-cache-dir --disable-pip-version-check --break-system-packages "
+    '--target /tmp/deps $([ "$SANDBOX_NETWORK" = 1 ] || echo --no-index --no-build-isolation) '
+    "-r requirements.txt"
+)
+# pytest with no ini file of the team's (``-c /dev/null``: no addopts such as ``--co``, ``-k`` or ``-p no:...``
+# from pytest.ini, pyproject.toml, setup.cfg or tox.ini), counted from a JUnit XML report outside the work
+# dir: a run that ends before pytest writes it (sys.exit or os._exit at import) has not passed. No plugin
+# the dependency setup installed is loaded by its entry point (it could rewrite the report).
+REPORT = "/tmp/.results/junit.xml"
+_TEST = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -c /dev/null --rootdir=. -q -rfE --tb=short "
+         f"-p no:cacheprovider --color=no --junitxml={REPORT}")
+
+
+def _is_test_code(code: str) -> bool:
+    """Mostly test functions and classes, counted from the module's own definitions."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return bool(_MARKER.search(code))
+    defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    tests = [n for n in defined if n.lower().startswith("test")]
+    return bool(tests) and len(tests) * 2 >= len(defined)
+
+
+def _skeleton(module: str, code: str, names: Sequence[str]) -> str:
+    package = posixpath.splitext(module)[0].replace("/", ".")
+    return f"from {package} import {', '.join(names)}\n\n\n" + "\n\n\n".join(
+        f"def test_{n.lower()}():\n    assert {n}(...) == ..." for n in names)
+
+
+PYTHON = Language(
+    name="python", title="Python", extensions=(".py",), test_files=("test_*.py", "*_test.py"),
+    usual_file="main.py", aliases=("py", "python3"), named_by=r"python",
+    how_tests_are_found="pytest runs functions named test_* in files named test_*.py or *_test.py",
+    test_marker=_MARKER, is_test_code=_is_test_code, skeleton=_skeleton,
+    error_at=(
+        # A syntax error while importing a file, or an import failing in a test module.
+        re.compile(r'^E?\s*File "(?:/work/)?(?P<path>[^"]+)", line \d+\n(?:E.*\n){0,3}E\s+'
+                   r"(?:SyntaxError|IndentationError|TabError)", re.M),
+        re.compile(r"^(?P<path>[\w./-]+\.py):\d+: in <module>\n(?:.*\n){0,3}?E\s+(?:ModuleNotFoundError|ImportError|SyntaxError)",
+                   re.M),
+    ),
+    run=TestRun(
+        # The official image has no pytest: `sandbox build` adds it on top.
+        image="python:3.12-slim", image_prepare="pip install --no-cache-dir pytest",
+        offline_image=f"{OFFLINE_PREFIX}/base:bookworm",
+        env={**BASE_ENV, "PYTHONPATH": "/tmp/deps", "PYTHONDONTWRITEBYTECODE": "1"},
+        setup_when=("requirements.txt",), setup_command=_SETUP,
+        test_command=_TEST, report_format="pytest", report_file=REPORT,
+    ),
+)

@@ -1,0 +1,48 @@
+"""What SQLite's failures mean for a person: its result codes (a full disk, a read-only file, a damaged file,
+a lock) turned into ``StoreError`` sentences that name the database and the remedy."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+from bot.store.errors import StoreError
+
+_PROBLEMS = {  # SQLite's primary result codes -> (what happened, what to do)
+    sqlite3.SQLITE_FULL: ("the disk is full", "free some space"),
+    sqlite3.SQLITE_READONLY: ("the database is read-only", "make it and its folder writable, or set storage.path"
+                              " to a writable place"),
+    sqlite3.SQLITE_CORRUPT: ("the database file is damaged", "move it aside (a new one is made at the next start)"
+                             " or restore a backup"),
+    sqlite3.SQLITE_NOTADB: ("the file is not an SQLite database", "point storage.path at the bot's database,"
+                            " or at a new file"),
+    sqlite3.SQLITE_IOERR: ("the disk reported an error", "check the disk and its free space"),
+    sqlite3.SQLITE_BUSY: ("another program holds the database locked", "try again, or stop the other program"),
+    sqlite3.SQLITE_LOCKED: ("another program holds the database locked", "try again, or stop the other program"),
+    sqlite3.SQLITE_CANTOPEN: ("the database file cannot be opened", "check that its folder exists and is writable"),
+    sqlite3.SQLITE_PERM: ("permission was denied", "check the permissions of the file and its folder"),
+}
+
+
+def store_error(doing: str, path: Path, error: BaseException) -> StoreError:
+    """``doing`` is what failed, as in "could not {doing} {path}": "save the run to", "read"."""
+    what, fix = _problem(path, error)
+    kept = "; what was saved before is kept" if doing.startswith("save") else ""
+    return StoreError(f"could not {doing} {path}: {what}; {fix}{kept}")
+
+
+def _problem(path: Path, error: BaseException) -> tuple[str, str]:
+    if isinstance(error, OSError):
+        return (error.strerror or str(error)).lower(), "check the path and its permissions"
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None and (code & 0xFF) in _PROBLEMS:
+        what, fix = _PROBLEMS[code & 0xFF]
+        if code & 0xFF in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN) and not _writable(path.parent):
+            return f"its folder {path.parent} is read-only", "make the folder writable, or set storage.path elsewhere"
+        return what, fix
+    return str(error), "see the log for details"
+
+
+def _writable(folder: Path) -> bool:
+    return os.access(folder, os.W_OK | os.X_OK)

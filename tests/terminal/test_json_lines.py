@@ -1,0 +1,98 @@
+"""``codegen-chat run --json`` as a pipeline step reads it: JSON lines that match the documented schema, a result
+line last, and the documented exit code for each way a run ends, each produced by a real run."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from adapters.terminal import TerminalRun, exit_codes, run_in_terminal
+from bot.checkin import FolderPublisher
+from bot.model.client import OpenAIChatModel
+from bot.runs.service import Service
+from bot.safety.redact import Redactor
+from tests.conftest import with_changes
+from tests.fakes import team_script as s
+from tests.fakes.team_script import ScriptedSandbox
+from tests.terminal.test_terminal import cli, script_team, write_config
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "docs" / "run-events.schema.json").read_text())
+
+
+def lines_of(text: str) -> list[dict]:
+    lines = [json.loads(line) for line in text.splitlines()]
+    for line in lines:
+        jsonschema.validate(line, SCHEMA)
+    return lines
+
+
+async def run_json(config, secrets, store, tmp_path, redact=None):
+    service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox())
+    out = io.StringIO()
+    code = await run_in_terminal(service, TerminalRun("find all intf keys", [], str(tmp_path / "out"), None, True),
+                                 FolderPublisher, 10_000, "session-1", out=out, redact=redact)
+    return code, lines_of(out.getvalue())
+
+
+async def test_a_passing_run_prints_each_event_then_the_result_as_json_lines(model_server, config, secrets, store,
+                                                                              tmp_path):
+    script_team(model_server)
+    code, lines = await run_json(config, secrets, store, tmp_path)
+    assert code == exit_codes.PASSED
+    kinds = [line["type"] for line in lines]
+    assert kinds[0] == "run_started" and kinds[-1] == "result" and kinds.count("result") == 1
+    turns = [line for line in lines if line["type"] == "turn"]
+    assert {t["agent"] for t in turns} >= {"planner", "programmer", "optimizer", "tester"}
+    assert next(t for t in turns if t["agent"] == "programmer")["files"] == ["intf.py"]
+    report = next(line for line in lines if line["type"] == "test_report")
+    assert (report["status"], report["passed"], report["failed"]) == ("passed", 2, 0)
+    result = lines[-1]
+    assert result["status"] == "passed" and result["exit_code"] == 0 and result["tests"]["passed"] == 2
+    assert result["checkin"]["kind"] == "folder" and result["files"] == ["intf.py"]
+    assert result["usage"]["prompt_tokens"] > 0
+    assert (tmp_path / "out" / "intf.py").exists()
+
+
+async def test_secrets_are_masked_in_every_json_line(model_server, config, secrets, store, tmp_path):
+    token = "ghp_" + "x" * 36
+    script_team(model_server, planner=[s.PLAN + f"\nUse the token {token} to publish."])
+    code, lines = await run_json(config, secrets, store, tmp_path, redact=Redactor([token]))
+    assert token not in json.dumps(lines) and code == exit_codes.PASSED
+
+
+@pytest.mark.parametrize("case, expected", [
+    ("failed", exit_codes.TESTS_FAILED),
+    ("limit", exit_codes.LIMIT),
+])
+async def test_each_ending_has_its_own_exit_code_in_the_result(model_server, config, secrets, store, tmp_path, case,
+                                                                expected):
+    config = with_changes(config, budget={"max_rounds": 1})
+    if case == "failed":
+        script_team(model_server, programmer=[s.BUGGY_CODE])
+    else:  # the tests pass but the review never approves: its rounds run out
+        script_team(model_server, optimizer=[s.CHANGES, s.CHANGES])
+    code, lines = await run_json(config, secrets, store, tmp_path)
+    assert code == expected and lines[-1]["exit_code"] == expected
+    assert lines[-1]["status"] == {"failed": "failed", "limit": "stopped"}[case]
+
+
+async def test_a_run_whose_sandbox_cannot_run_exits_3_with_its_reason(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)  # the sandbox is disabled in this config
+    script_team(model_server)
+    code, out, err = await cli(tmp_path, "run", "find all intf keys", "--json", "--out", "result", config=config)
+    lines = lines_of(out)
+    assert code == exit_codes.BROKE == lines[-1]["exit_code"]
+    assert lines[-1]["status"] == "error" and "sandbox is disabled" in lines[-1]["reason"]
+
+
+async def test_bad_input_exits_2_with_a_result_line_and_no_model_call(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    code, out, err = await cli(tmp_path, "run", "   ", "--json", config=config)
+    lines = lines_of(out)
+    assert code == exit_codes.BAD_INPUT and lines == [lines[-1]] and lines[-1]["status"] == "refused"
+    assert "The task is empty" in lines[-1]["reason"] and "The task is empty" in err
+    assert model_server.requests == []
