@@ -93,6 +93,7 @@ _NAME_LINE = re.compile(  # a line naming a block's file: a comment, a ``path=``
 _PROMPT_LINE = re.compile(r"^\s*(?:\$|>>>|PS>|C:\\>|%)\s")
 EXAMPLE_LINES = 12
 NOT_PYTHON = "is not valid Python"
+ECHOED = "came back unchanged"
 
 
 def parse_files(text: str, context: FileContext | None = None) -> FileReply:
@@ -107,7 +108,7 @@ def parse_files(text: str, context: FileContext | None = None) -> FileReply:
     if not named:
         named = _obvious(blocks, context, notices)
     files = _accepted(named, context, notices)
-    if not files and notices and NOT_PYTHON in notices[-1]:  # the form was right; the code is what must be whole
+    if not files and notices and (NOT_PYTHON in notices[-1] or ECHOED in notices[-1]):  # the form was right
         raise ReplyFormatError(notices[-1].removeprefix("Not saved: ").rstrip("."))
     if not files:
         problem = notices[-1].removeprefix("Not saved: ") if notices else "code blocks had no file names"
@@ -331,6 +332,11 @@ def _python_file(path: str, body: str, context: FileContext, notices: list[str])
                        f"version in the file, and the rest of the file ({', '.join(merged.kept)}) was kept.")
         body = merged.code
     if current is not None and _normal(current) == _normal(body):
+        todo = python_files.stubs(body)
+        if todo and not context.writes_tests:  # the stub it was to complete, echoed: no answer at all
+            notices.append(f"Not saved: {path} {ECHOED} ({', '.join(todo)} still only a signature and a docstring); "
+                           "write the body.")
+            return None
         notices.append(f"{path} came back unchanged: the reply made none of the changes asked for.")
     problem = python_files.syntax_problem(body)
     if problem:

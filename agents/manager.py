@@ -87,7 +87,7 @@ from agents.replies import (
     parse_review,
     parse_triage,
 )
-from agents.task_examples import example_tests
+from agents.task_examples import example_tests, without_examples
 from agents.test_health import nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
 from agents.types import (
@@ -396,7 +396,7 @@ class Manager:
         failing, reason = run.failure()
         prompt = dict(
             task=run.request.task, plan=self._plan_for(run, Role.PROGRAMMER), language=run.language,
-            files=run.files.as_dict(), user_tests=run.user_tests.as_dict(),
+            files=run.files.as_dict(), user_tests=without_examples(run.user_tests).as_dict(),  # already in the code
             review_notes=run.review.notes if run.review and not run.review.approved else "",
             report=failing, triage_reason=reason, fix_as_diff=self._settings.fix_replies is FixReplies.DIFF,
             reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),

@@ -29,6 +29,11 @@ def example_tests(files: FileSet) -> FileSet:
     return FileSet(tests)
 
 
+def without_examples(tests: FileSet) -> FileSet:
+    """``tests`` without the files made from the task's examples (whose examples the code itself shows)."""
+    return tests.without(path for path in tests if path.startswith(PREFIX))
+
+
 def _examples(code: str) -> dict[str, str]:
     """Each function's (and class's) docstring that holds an example, by name."""
     try:

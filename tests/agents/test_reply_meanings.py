@@ -93,3 +93,9 @@ def test_example_calls_after_the_code_run_only_when_the_file_is_a_script():
 def test_a_script_that_does_its_work_at_the_end_keeps_it_when_it_is_more_than_calls():
     script = "import sys\n\n\ndef main():\n    return 0\n\n\ncode = main()\nsys.exit(code)\n"
     assert read(f"```python path=tool.py\n{script}```\n").files["tool.py"] == script
+
+
+def test_a_changed_file_that_comes_back_unchanged_is_kept_and_said():
+    done = "def total(xs):\n    return sum(xs)\n"
+    files = read(f"```python path=calc.py\n{done}```\n", {"calc.py": done})
+    assert files.files["calc.py"] == done and any("came back unchanged" in n for n in files.notices)

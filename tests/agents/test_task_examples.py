@@ -54,3 +54,22 @@ async def test_the_examples_catch_wrong_code_before_any_model_test_and_no_plan_i
     assert "test_task_examples_calc.py" in events[-1].user_tests
     fixing = model_server.calls("programmer")[1].body["messages"][1]["content"]
     assert "Failed example:" in fixing
+
+
+@pytest.mark.docker
+async def test_a_programmer_echoing_the_stub_is_asked_again_and_never_shown_the_examples_file(
+        model_server, config, secrets, docker_client):
+    echo = f"```python path=calc.py\n{STUB}```\n"
+    model_server.script("programmer", echo, RIGHT)
+    model_server.script("tester", TESTS)
+    model_server.script("optimizer", s.APPROVE)
+    model_server.script("checkin", s.README)
+    request = RunRequest(task="Complete add in calc.py.", run_id="ex2", attachments=(Attachment("calc.py", STUB),))
+    async with DockerSandbox(TEST_CONFIG, client=docker_client) as sandbox:
+        manager = Manager(OpenAIChatModel(config, secrets), sandbox, RecordingPublisher())
+        events = [e async for e in manager.run(request)]
+    assert events[-1].status is RunStatus.PASSED, events[-1].reason
+    first, again = (call.body["messages"] for call in model_server.calls("programmer"))
+    assert "test_task_examples_calc.py" not in first[1]["content"]
+    assert "calc.py came back unchanged (add still only a signature and a docstring)" in again[-1]["content"]
+    assert [e.report.passed for e in events if isinstance(e, TestReported)] == [2]
