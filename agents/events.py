@@ -16,6 +16,7 @@ class Event:
 class RunStarted(Event):
     task: str
     follow_up: int = 0  # how many requests came before this one in its conversation (0: the first)
+    context: str = ""  # what was read of the thread it was asked in ("read 14 earlier messages, 2 files")
 
 
 @dataclass(frozen=True)

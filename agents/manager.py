@@ -217,7 +217,11 @@ class Manager:
 
     async def _execute(self, request: RunRequest, emit: Emit) -> None:
         run = self._start(request, emit)
-        await emit(RunStarted(request.run_id, task=request.task, follow_up=len(request.prior.tasks) if request.prior else 0))
+        read = request.thread.summary if request.thread is not None else ""  # a follow-up's thread was read by the first run
+        await emit(RunStarted(request.run_id, task=request.task, follow_up=len(request.prior.tasks) if request.prior else 0,
+                              context=read))
+        for note in request.thread.notes if request.thread is not None else ():  # the cut, masked secrets, what was not read
+            await emit(Notice(request.run_id, note))
         try:
             finished = await self._work(run)
         except BudgetExhausted as why:
@@ -368,7 +372,7 @@ class Manager:
         """Ask the Planner for a (new) plan; the run takes its plan and language."""
         previous, run.plan = run.plan, ""
         prompt = dict(
-            task=run.request.task, attachments=run.request.attachments,
+            task=run.request.task, attachments=run.request.attachments, thread=run.request.context,
             prior_tasks=run.request.prior.tasks if run.request.prior else (),
             files=run.files.as_dict(), user_tests=list(run.user_tests),
             previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
@@ -676,7 +680,8 @@ class Manager:
             run.plan, run.language, run.files, run.tests = prior.plan, prior.language, prior.files, prior.tests
             run.user_tests = prior.user_tests
             run.tests_stale = True  # a follow-up changes what the code does, so its tests change too
-        for attachment in request.attachments:
+        # The thread's files first, so a file the person attached to the request itself wins over them.
+        for attachment in [*(request.thread.files if request.thread else ()), *request.attachments]:
             target = "user_tests" if self._languages.looks_like_test(attachment.name) else "files"
             setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
         if self._settings.task_examples and not prior:

@@ -174,6 +174,33 @@ class Attachment:
 
 
 @dataclass(frozen=True)
+class ThreadMessage:
+    """A message someone wrote in the thread before the request: who (their display name) and what."""
+
+    author: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ThreadContext:
+    """What the bot read of the thread it was called into, secrets already masked: the earlier messages in
+    order, the files they hold (shared files, named code blocks, linked pull requests), and what was read
+    and left out, in words (``summary``: "read 14 earlier messages, 2 files, 3 code blocks")."""
+
+    messages: tuple[ThreadMessage, ...] = ()
+    files: tuple[Attachment, ...] = ()
+    summary: str = ""
+    notes: tuple[str, ...] = ()  # one line each: the cut, masked secrets, files not read, a missing scope
+
+    def __bool__(self) -> bool:
+        return bool(self.messages or self.files)
+
+    def transcript(self) -> str:
+        """The messages as one quoted text, oldest first, each under its author's name."""
+        return "\n\n".join(f"{m.author}:\n{m.text}" for m in self.messages)
+
+
+@dataclass(frozen=True)
 class PriorWork:
     """What earlier runs of the same conversation left behind, for a follow-up."""
 
@@ -183,6 +210,7 @@ class PriorWork:
     tests: FileSet = field(default_factory=FileSet)  # the team's own tests
     user_tests: FileSet = field(default_factory=FileSet)  # the user's tests: authoritative in every follow-up
     language: str = ""
+    thread: ThreadContext | None = None  # what the conversation's first run read of its thread
 
 
 @dataclass(frozen=True)
@@ -194,6 +222,12 @@ class RunRequest:
     attachments: tuple[Attachment, ...] = ()
     prior: PriorWork | None = None
     conversation_key: str = ""  # which conversation the run belongs to (a Gist is revised per conversation)
+    thread: ThreadContext | None = None  # the thread the request was made in, when the bot read it
+
+    @property
+    def context(self) -> ThreadContext | None:
+        """The thread this request continues: read for it, else what the conversation's first run read."""
+        return self.thread or (self.prior.thread if self.prior else None)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from bot.config.sections import Config, ConfigError, Secrets
 from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
 from bot.process.logs import AgentTaggedModel
+from bot.runs.github_links import LinkReader
 from bot.runs.service import PublisherFactory, Service
 from bot.safety.redact import Redactor
 from bot.sandbox import DockerSandboxOnDemand
@@ -82,7 +83,8 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
         tagged: ChatModel = AgentTaggedModel(model)
         team_model = health.model.watch(tagged) if health else tagged
         yield Service(config, store, team_model, sandbox, publisher_factory(config, secrets, store),
-                      redact=Redactor(secrets.values()), health=health)
+                      redact=Redactor(secrets.values()), health=health,
+                      links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
         close = getattr(sandbox, "close", None)
         if close is not None:

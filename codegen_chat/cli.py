@@ -33,6 +33,7 @@ from bot.runs.runner import STOPPED_REASON
 from bot.runs.service import new_run_id
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor, install_log_redaction
+from bot.safety.text import not_text
 from bot.sandbox.commands import register as register_sandbox
 from bot.store.doctor import store_checks
 from codegen_chat import eval_command, health, serve, web
@@ -43,15 +44,20 @@ log = logging.getLogger("codegen")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _never_fail_on_output()
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
-    _never_fail_on_output()
-    secrets = Secrets.from_env()
-    redact = Redactor(secrets.values(), urls=True)  # for the one error line
+    redact = Redactor((), urls=True)  # for the one error line
     try:
+        refused = argument_problem(argv)  # before anything reads a task, a file name or a run id
+        if refused:
+            raise UserInputError(refused)
+        secrets = Secrets.from_env()
+        redact = Redactor(secrets.values(), urls=True)
         configure_logging(secrets.values())
         config = load_config(find_config_path(args.config))
         secrets = secrets.for_config(config)
@@ -70,6 +76,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("codegen-chat: stopped", file=sys.stderr)
         return exit_codes.CTRL_C
+
+
+def argument_problem(argv: Sequence[str]) -> str:
+    """The sentence refusing a command line that is not UTF-8 text (a task, a file name), before anything
+    reads it; empty when every argument is text."""
+    for number, argument in enumerate(argv, start=1):
+        problem = not_text(argument, from_bytes=True)
+        if problem:
+            shown = inert(argument.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            return f"argument {number} ({shown}) is not UTF-8 text: {problem}; write it in UTF-8"
+    return ""
 
 
 def _never_fail_on_output() -> None:

@@ -109,7 +109,8 @@ async def _plan(args: argparse.Namespace, config: Config) -> _Plan:
     limit = earlier.limit if earlier and args.limit is None else args.limit
     if earlier and limit != earlier.limit:
         raise EvalError(f"The eval in {folder.path} began with --limit {earlier.limit}; resume it the same way.")
-    suite = (await load_suite(suite_name, registry(config.sandbox), config.input)).limited(limit)
+    suite = await load_suite(suite_name, registry(config.sandbox), config.input, config.sandbox.max_upload_bytes)
+    suite = suite.limited(limit)
     ids = tuple(problem.id for problem in suite.problems)
     if earlier and ids != earlier.problems:
         raise EvalError(f"The suite {suite_name} changed since the eval in {folder.path} began (its problems differ); "

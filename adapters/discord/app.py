@@ -20,8 +20,9 @@ from discord import app_commands
 
 from adapters.discord.endpoints import PORTAL, endpoints
 from adapters.discord.handlers import INTERNAL_ERROR, Context, context_of, on_code, on_message, on_stop
+from adapters.discord.interactions import command_problem, guard_parsers, refuse
 from adapters.discord.platform import PLATFORM, platform
-from adapters.discord.thread import DiscordThread, StopButton
+from adapters.discord.thread import ChannelPace, DiscordThread, StopButton
 from bot.config.sections import Config, ConfigError, DiscordConfig, Secrets
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
@@ -36,7 +37,8 @@ class CodegenBot(discord.Client):
         # Mentions in model output (or a quoted task) must never ping anyone.
         super().__init__(intents=intents_for(context.config), allowed_mentions=discord.AllowedMentions.none())
         self.codegen = context
-        self.tree = app_commands.CommandTree(self)
+        guard_parsers(self._connection.parsers)  # one malformed event must not end the bot
+        self.tree = CodeCommands(self)
         self.tree.add_command(code_command())
         self.tree.on_error = _command_failed  # type: ignore[method-assign]
         self._online = False
@@ -58,7 +60,7 @@ class CodegenBot(discord.Client):
         channel = self.get_channel(int(thread_key)) or await self.fetch_channel(int(thread_key))
         if not isinstance(channel, discord.Thread):
             raise LookupError(f"channel {thread_key} is not a thread")
-        return DiscordThread(channel)
+        return DiscordThread(channel, pace=self.codegen.pace)
 
     async def stop_pressed(self, interaction: discord.Interaction, run_id: str) -> None:
         await on_stop(self.codegen, interaction, run_id)
@@ -72,6 +74,20 @@ class CodegenBot(discord.Client):
             log.exception("message %s in channel %s could not be handled", message.id, message.channel.id)
             with contextlib.suppress(discord.HTTPException):
                 await message.reply(f"⚠️ {INTERNAL_ERROR}")
+
+
+class CodeCommands(app_commands.CommandTree):
+    """The bot's one command; an interaction that is not a well-formed ``/code`` is refused here, before
+    discord.py reads its options (an autocomplete gets no suggestions)."""
+
+    async def interaction_check(self, interaction: discord.Interaction, /) -> bool:
+        why = command_problem(interaction)
+        if interaction.type is discord.InteractionType.autocomplete:
+            why = why or "there is nothing to suggest"
+        if why:
+            await refuse(interaction, why)
+            return False
+        return True
 
 
 def intents_for(config: DiscordConfig) -> discord.Intents:
@@ -114,7 +130,9 @@ async def _command_failed(interaction: discord.Interaction, error: app_commands.
 
 def make_bot(service: Service, config: Config, secrets: Secrets) -> CodegenBot:
     max_bytes = min(config.discord.max_attachment_bytes, config.input.max_attachment_bytes)
-    return CodegenBot(Context(service, platform(config.discord), config.discord, Redactor(secrets.values()), max_bytes))
+    redact = Redactor(secrets.values(), patterns=True)  # a /code header quotes the task, pasted tokens and all
+    return CodegenBot(Context(service, platform(config.discord), config.discord, redact, max_bytes,
+                              ChannelPace(config.discord.channel_writes_per_5s), config.input))
 
 
 async def serve(service: Service, config: Config, secrets: Secrets) -> None:

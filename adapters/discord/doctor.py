@@ -53,6 +53,12 @@ async def _token_checks(http: HTTPClient, config: DiscordConfig, token: str) -> 
     if config.message_content_intent:
         enabled = bool(int(application.get("flags") or 0) & MESSAGE_CONTENT_FLAGS)
         results.append(CheckResult(
-            "Discord message content intent", enabled, "enabled" if enabled else "not enabled for this application",
+            "Discord message content intent", enabled,
+            "enabled: a mention reads the channel's earlier messages" if enabled else "not enabled for this application",
             fix=f"enable Message Content Intent at {PORTAL} (Bot), or set message_content_intent = false"))
+    else:
+        results.append(CheckResult(
+            "Discord thread reading", False, "off: without the message content intent a mention runs on the request alone",
+            fix=f"enable Message Content Intent at {PORTAL} (Bot) and set [discord] message_content_intent = true",
+            required=False))
     return results

@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol, cast
 
 import discord
 
+from adapters.discord.earlier import read_earlier
 from adapters.discord.platform import PLATFORM, interaction_place, message_place, thread_key
 from adapters.discord.text import thread_name, without_mention
-from adapters.discord.thread import DiscordThread
+from adapters.discord.thread import ChannelPace, DiscordThread
 from agents.errors import UserInputError
 from agents.types import Attachment
 from bot.chat.thread import ChatPlatform
-from bot.config.sections import DiscordConfig
+from bot.config.sections import DiscordConfig, InputConfig
 from bot.runs.attachments import to_attachment
 from bot.runs.service import Arrival, Prepared, Service
 from bot.safety.redact import Redactor
@@ -42,6 +44,8 @@ class Context:
     config: DiscordConfig
     redact: Redactor
     max_attachment_bytes: int
+    pace: ChannelPace  # Discord's write rate per channel, for every thread the bot writes in
+    limits: InputConfig = field(default_factory=InputConfig)  # how much of a thread a mention reads
 
 
 class HasContext(Protocol):
@@ -62,23 +66,24 @@ async def on_code(ctx: Context, interaction: discord.Interaction, task: str, fil
         try:
             attachments = await read_attachments([file] if file else [], ctx)
         except UserInputError as error:
-            await interaction.edit_original_response(content=f"⚠️ {error}")
+            await interaction.edit_original_response(content=_said(ctx, error))
             return None
-        header = f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}"
+        header = ctx.platform.markup.text(f"**{interaction.user.display_name}** asked the team:\n>>> {_excerpt(task)}")
         message = await interaction.edit_original_response(content=ctx.redact(header))
         try:
             thread = await thread_for(ctx, interaction.channel, message, task)
         except UserInputError as error:
-            await interaction.followup.send(f"⚠️ {error}", ephemeral=True)
+            await interaction.followup.send(_said(ctx, error), ephemeral=True)
             return None
-        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments), DiscordThread(thread))
+        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments),
+                        DiscordThread(thread, arrival.place.user, ctx.pace))
 
     try:
         if file:
             _check_size(file, ctx.max_attachment_bytes)
         taken = await ctx.service.take(arrival, ctx.platform, prepare)
     except UserInputError as error:  # refused before the deferral: privately, as the reply
-        await interaction.response.send_message(str(error), ephemeral=True)
+        await interaction.response.send_message(_said(ctx, error, warn=False), ephemeral=True)
         return
     if taken.refusal:
         await interaction.response.send_message(taken.refusal, ephemeral=True)
@@ -97,12 +102,16 @@ async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Mess
     async def prepare() -> Prepared:
         attachments = await read_attachments(message.attachments, ctx)
         thread = await thread_for(ctx, message.channel, message, task)
-        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments), DiscordThread(thread))
+        limits = ctx.limits
+        earlier = partial(read_earlier, message, me, limits.thread_messages, ctx.max_attachment_bytes,
+                          limits.max_attachments, ctx.config.message_content_intent)
+        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments),
+                        DiscordThread(thread, arrival.place.user, ctx.pace), earlier)
 
     try:
         taken = await ctx.service.take(arrival, ctx.platform, prepare)
     except UserInputError as error:
-        await message.reply(f"⚠️ {error}")
+        await message.reply(_said(ctx, error))
         return
     if taken.refusal:
         await message.add_reaction(REFUSED_REACTION)  # a channel is no place for a private refusal
@@ -139,6 +148,11 @@ async def read_attachments(files: Sequence[discord.Attachment], ctx: Context) ->
 def _check_size(file: discord.Attachment, max_bytes: int) -> None:
     if file.size > max_bytes:
         raise UserInputError(f"{file.filename} is {file.size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
+
+
+def _said(ctx: Context, error: UserInputError, warn: bool = True) -> str:
+    """A refusal as the person sees it: it may quote what they sent (a file name), so in Discord's markup."""
+    return ("⚠️ " if warn else "") + ctx.platform.markup.text(str(error))
 
 
 def _excerpt(task: str) -> str:

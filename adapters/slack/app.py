@@ -46,7 +46,8 @@ async def serve(service: Service, config: Config, secrets: Secrets) -> None:
         try:
             if settings.mode == "http":
                 log.warning("slack: HTTP mode on %s:%d%s", settings.http_host, settings.http_port, settings.http_path)
-                await serve_http(app, settings, service.health, listening=lambda: online(lambda: True))
+                await serve_http(app, settings, secrets.slack_signing_secret, service.health,
+                                 listening=lambda: online(lambda: True))
             else:
                 await _serve_socket(app, secrets.slack_app_token, online)
         finally:

@@ -16,8 +16,11 @@ from bot.config.sections import SlackConfig
 # The bot token scopes of deploy/slack-manifest.yml (a test keeps the two the same): the bot needs these,
 BOT_SCOPES = ("app_mentions:read", "channels:history", "chat:write", "files:read", "files:write",
               "groups:history", "im:history", "mpim:history")
-# and uses this one where it is granted: the status message as a streamed plan (Agents & AI Apps).
-AGENT_SCOPES = ("assistant:write",)
+# and uses these where they are granted: the status message as a streamed plan (Agents & AI Apps), and
+# the display names of the people in a thread it reads (without it, their user ids stand in).
+AGENT_SCOPES = ("assistant:write", "users:read")
+# What reading the thread a mention is made in needs (docs/threads.md): without them a run has the request alone.
+THREAD_SCOPES = ("channels:history", "groups:history")
 MANIFEST = "deploy/slack-manifest.yml"
 _UNREACHABLE = (SlackClientError, aiohttp.ClientError, asyncio.TimeoutError, OSError)
 
@@ -51,11 +54,23 @@ async def _bot_token(settings: SlackConfig, client: AsyncWebClient) -> list[Chec
         "all granted" if not missing else f"missing: {', '.join(missing)}",
         f"add them under OAuth & Permissions (or create the app from {MANIFEST}) and reinstall the app",
     )
-    return [CheckResult("slack bot token", True, who), scopes, _agent_features(granted)]
+    return [CheckResult("slack bot token", True, who), scopes, _thread_reading(granted), _agent_features(granted)]
+
+
+def _thread_reading(granted: set[str]) -> CheckResult:
+    missing = [scope for scope in THREAD_SCOPES if scope not in granted]
+    names = "users:read" in granted
+    return CheckResult(
+        "slack thread reading", not missing,
+        (f"a mention reads its thread first ({', '.join(THREAD_SCOPES)})"
+         + ("" if names else "; without users:read people show as user ids")) if not missing
+        else f"missing: {', '.join(missing)}; a mention in a thread runs on the request alone",
+        f"add {', '.join(THREAD_SCOPES)} under OAuth & Permissions (or create the app from {MANIFEST}) and reinstall",
+    )
 
 
 def _agent_features(granted: set[str]) -> CheckResult:
-    missing = [scope for scope in AGENT_SCOPES if scope not in granted]
+    missing = [scope for scope in AGENT_SCOPES[:1] if scope not in granted]
     return CheckResult(
         "slack agent features", not missing,
         "the status message streams a plan of the run's steps" if not missing

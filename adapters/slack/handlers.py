@@ -7,22 +7,26 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+from functools import partial
 from typing import Any
 
 import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.earlier import read_earlier
 from adapters.slack.files import read_shared_files
 from adapters.slack.markup import escape
 from adapters.slack.messages import Incoming, arrival_of, incoming
 from adapters.slack.platform import PLATFORM, platform
+from adapters.slack.requests import event_problem, misshapen
 from adapters.slack.thread import STOP_ACTION, SlackFeatures, SlackThread
 from agents.errors import UserInputError
 from bot.chat.access import Place
 from bot.chat.thread import ChatPlatform
 from bot.config.sections import Config
 from bot.runs.service import Prepared, Service
+from bot.runs.thread_context import Earlier
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +39,7 @@ class SlackBot:
         self._service, self._config = service, config
         self._client, self._downloads = client, downloads
         self._platform = platform(config.slack)
-        self._features = SlackFeatures()  # the agent features, until the workspace says no
+        self._features: dict[str, SlackFeatures] = {}  # per workspace: the agent features, until it says no
 
     @property
     def platform(self) -> ChatPlatform:
@@ -47,12 +51,18 @@ class SlackBot:
         app.action(STOP_ACTION)(self.on_stop)
 
     async def on_event(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        wrong = event_problem(event)
+        if wrong:
+            log.warning("slack: an event that is not shaped as Slack sends one was ignored: %s", wrong)
+            return
         message = incoming(event)
         bot_user = context.bot_user_id or ""
         if message is None or message.user == bot_user:
             return
-        thread = SlackThread(self._client, message.channel, message.thread_ts, self._features, message.user,
-                             context.team_id or "")
+        team = context.team_id or ""
+        features = self._features.setdefault(team, SlackFeatures())
+        thread = SlackThread(self._client, message.channel, message.thread_ts, features, message.user, team,
+                             self._config.slack.update_interval_s)
         try:
             await self._take(message, thread, bot_user, event.get("type") == "app_mention")
         except UserInputError as error:
@@ -71,19 +81,29 @@ class SlackBot:
                 attachments = await read_shared_files(list(message.files), self._client, self._downloads,
                                                       self._config.slack.api_url, self._config.input.max_attachment_bytes)
                 request = dataclasses.replace(request, attachments=attachments)
-            return Prepared(request, thread)
+            reads_earlier = not (message.direct and message.thread_ts == message.ts)  # a DM itself is no thread
+            return Prepared(request, thread, earlier=partial(self._earlier, message, bot_user) if reads_earlier else None)
 
         taken = await self._service.take(arrival, self._platform, prepare)
         if taken.refusal:
             await thread.ephemeral(message.user, taken.refusal)
 
+    async def _earlier(self, message: Incoming, bot_user: str) -> Earlier:
+        limits = self._config.input
+        return await read_earlier(self._client, message, bot_user, limits.thread_messages, self._downloads,
+                                  self._config.slack.api_url, limits.max_attachment_bytes, limits.max_attachments)
+
     async def on_stop(self, ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
-        user = str(body.get("user", {}).get("id", ""))
-        channel = str(body.get("channel", {}).get("id", ""))
+        wrong = misshapen(body)
+        if wrong:
+            log.warning("slack: a button press that is not shaped as Slack sends one was ignored: %s", wrong)
+            return
+        user = str(body["user"]["id"])
+        channel = str((body.get("channel") or {}).get("id", ""))
         posted = body.get("message") or {}
         thread = SlackThread(self._client, channel, str(posted.get("thread_ts") or posted.get("ts") or ""))
-        run_id = str((body.get("actions") or [{}])[0].get("value", ""))
+        run_id = str(body["actions"][0].get("value", ""))
         why_not = self._service.stop(run_id, Place(user, channel, direct=channel.startswith("D")), self._platform)
         if why_not:
             await thread.ephemeral(user, why_not)

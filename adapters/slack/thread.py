@@ -11,6 +11,7 @@ Where the workspace or the thread does not allow them, the same status is a mess
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Mapping
@@ -22,6 +23,7 @@ from slack_sdk.models.messages.chunk import BlocksChunk, Chunk, PlanUpdateChunk,
 from slack_sdk.web.async_chat_stream import AsyncChatStream
 from slack_sdk.web.async_client import AsyncWebClient
 
+from adapters.slack.markup import escape, neutral
 from agents.errors import CheckInError
 from bot.chat.progress import ACTIVE, DONE, Progress, Step
 
@@ -30,15 +32,17 @@ log = logging.getLogger(__name__)
 MAX_FILES_PER_UPLOAD = 10  # files.completeUploadExternal takes a batch; keep each one small
 STOP_ACTION = "codegen_stop"
 TASK_STATES = {ACTIVE: "in_progress", DONE: "complete"}  # anything else: "error"
-# Refusals that say the workspace (not this one thread) does not let the app use a feature.
+READ_STEP = "read"  # the plan's first task: what the bot read of the thread
+# Refusals that say the workspace (not this one thread) does not let the app use a feature; a Slack that
+# does not know the method at all (an older Enterprise Grid, a Slack-compatible server) is one too.
 WORKSPACE_REFUSALS = frozenset({"missing_scope", "not_allowed_token_type", "feature_not_enabled", "not_allowed",
-                                "team_not_enabled", "access_denied"})
+                                "team_not_enabled", "access_denied", "unknown_method"})
 _MARKUP = re.compile(r"\*\*|`")
 
 
 @dataclass
 class SlackFeatures:
-    """What the workspace lets the app use, learned as it goes: a workspace-wide refusal turns a feature
+    """What one workspace lets the app use, learned as it goes: a workspace-wide refusal turns a feature
     off for this process, so each run does not try again."""
 
     streaming: bool = True
@@ -56,8 +60,9 @@ class _Stream:
 
 class SlackThread:
     def __init__(self, client: AsyncWebClient, channel: str, thread_ts: str, features: SlackFeatures | None = None,
-                 user: str = "", team: str = "") -> None:
+                 user: str = "", team: str = "", interval_s: float = 0.0) -> None:
         self.client, self.channel, self.thread_ts = client, channel, thread_ts
+        self._interval_s = interval_s  # the edit pace: the last edit after a stream stops keeps it too
         self._features = features or SlackFeatures(streaming=False, thread_status=False)
         self._user, self._team = user, team  # who the run is for: Slack streams to a person in a channel
         self._streams: dict[str, _Stream] = {}
@@ -67,6 +72,7 @@ class SlackThread:
             ts = await self._start_stream(progress, stop)
             if ts:
                 return ts
+        text = neutral(text, self._user)
         response = await self.client.chat_postMessage(
             channel=self.channel, thread_ts=self.thread_ts, text=text, blocks=_blocks(text, stop),
             unfurl_links=False, unfurl_media=False,
@@ -78,6 +84,7 @@ class SlackThread:
         if streaming is not None and progress is not None and await self._stream_progress(message_id, streaming, progress):
             return
         # blocks=[] (not None) drops earlier blocks, such as a Stop button that no longer applies.
+        text = neutral(text, self._user)
         await self.client.chat_update(channel=self.channel, ts=message_id, text=text, blocks=_blocks(text, stop) or [])
 
     async def working(self, text: str) -> None:
@@ -85,7 +92,8 @@ class SlackThread:
         if not self._features.thread_status:
             return
         try:
-            await self.client.assistant_threads_setStatus(channel_id=self.channel, thread_ts=self.thread_ts, status=text)
+            await self.client.assistant_threads_setStatus(channel_id=self.channel, thread_ts=self.thread_ts,
+                                                          status=neutral(text, self._user))
         except SlackApiError as error:
             self._refused("thread status", error, "thread_status")
 
@@ -97,7 +105,7 @@ class SlackThread:
             for start in range(0, len(items), MAX_FILES_PER_UPLOAD):
                 response = await self.client.files_upload_v2(
                     file_uploads=items[start:start + MAX_FILES_PER_UPLOAD], channel=self.channel,
-                    thread_ts=self.thread_ts, initial_comment=comment if comment and not start else None,
+                    thread_ts=self.thread_ts, initial_comment=neutral(comment, self._user) if comment and not start else None,
                 )
                 ids.extend(str(f["id"]) for f in response.get("files") or [])
             return await self._permalink(ids[0]) if ids else ""
@@ -106,8 +114,9 @@ class SlackThread:
             raise CheckInError("Slack refused the file upload, so the files could not be attached to the thread.") from None
 
     async def ephemeral(self, user: str, text: str) -> None:
-        """A message in the thread that only ``user`` sees."""
-        await self.client.chat_postEphemeral(channel=self.channel, user=user, thread_ts=self.thread_ts, text=text)
+        """A message in the thread that only ``user`` sees (a mention in it notifies no one)."""
+        await self.client.chat_postEphemeral(channel=self.channel, user=user, thread_ts=self.thread_ts,
+                                             text=neutral(text, allowed_user=None))
 
     # -- the status message as a stream ---------------------------------------------------------
 
@@ -139,6 +148,7 @@ class SlackThread:
                     await streaming.stream.append(chunks=chunks)
                 return True
             await streaming.stream.stop(chunks=chunks)
+            await asyncio.sleep(self._interval_s)  # the chat.update that follows is this message's next edit
         except (SlackApiError, SlackClientError) as error:
             why = error.response.get("error") if isinstance(error, SlackApiError) else type(error).__name__
             log.info("the status message in %s stopped streaming (%s); it goes on as an edited message", self.thread_ts, why)
@@ -151,11 +161,13 @@ class SlackThread:
         if title != streaming.title:
             streaming.title = title
             chunks.append(PlanUpdateChunk(title=title))
-        for step in progress.steps:
+        read = Step(READ_STEP, progress.read[:1].upper() + progress.read[1:], DONE) if progress.read else None
+        for step in ([read] if read else []) + list(progress.steps):  # what was read of the thread, done first
             if streaming.shown.get(step.key) != step:
                 streaming.shown[step.key] = step
-                chunks.append(TaskUpdateChunk(id=step.key, title=step.title, status=TASK_STATES.get(step.state, "error"),
-                                              details=step.detail or None))
+                chunks.append(TaskUpdateChunk(id=step.key, title=_plain(step.title),
+                                              status=TASK_STATES.get(step.state, "error"),
+                                              details=_plain(step.detail) or None))
         return chunks
 
     def _refused(self, feature: str, error: SlackApiError, flag: str) -> None:
@@ -187,4 +199,6 @@ def _stop(run_id: str) -> list[dict[str, Any]]:
 
 
 def _plain(markdown: str) -> str:
-    return _MARKUP.sub("", markdown)
+    """A plan's title, a task's title and details, a thread status: the renderer's Markdown without its
+    emphasis, and escaped like every other text (the details quote the models)."""
+    return escape(_MARKUP.sub("", markdown))

@@ -45,6 +45,11 @@ def print_run(record: RunRecord, out: TextIO | None = None, redact: Redactor | N
     show(f"Status: {run.status}" + (f" — {run.reason}" if run.reason else ""))
     show(f"Started {_when(run.created_at)}" + (f", finished {_when(run.finished_at)}" if run.finished_at else ""))
     show(f"Tokens: {run.usage.tokens_text()}, cost ${run.cost_usd:.4f}")
+    if record.thread:  # what the team was given of the chat thread the request was made in
+        show(f"\n── the thread ({record.thread.summary})")
+        show(record.thread.transcript())
+        if record.thread.files:
+            show("Files from the thread: " + ", ".join(a.name for a in record.thread.files))
     for turn in record.turns:
         show(f"\n── {turn.agent} (round {turn.round}, {turn.model}, {turn.finished_at - turn.started_at:.1f}s, "
              f"{turn.usage.total_tokens:,} tokens)")

@@ -9,7 +9,10 @@ Three ways in, from the config:
   cookie that signing in on ``/login`` sets (a value derived from the token, never the token itself); both are
   compared in constant time;
 - ``user_header``: a sign-in proxy in front (oauth2-proxy's convention) names the person in that header;
-  it is believed only from ``proxy_addresses``, and each person sees only their own conversations.
+  it is believed only from a connection whose own peer address is in ``proxy_addresses`` (never from an address
+  a header names: the server does not rewrite the client from ``X-Forwarded-For``), the ``Host`` header must be
+  one of ``allowed_hosts`` or the bot's own address (a DNS-rebinding page cannot speak through the proxy's
+  trust), and each person sees only their own conversations.
 
 A token and a proxy header may be combined. Binding anywhere but loopback without either is refused at start
 (``check_binding``). Requests that change something must come from the page's own origin.
@@ -21,6 +24,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
@@ -86,18 +90,19 @@ class Gate:
 
     token: str
     user_header: str
-    proxy_addresses: frozenset[str]
-    local_hosts: frozenset[str]  # loopback only: the Host values this server answers to
+    proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+    hosts: Hosts | None  # the Host values this server answers to; None: any (the token alone decides)
 
     @classmethod
     def of(cls, settings: WebConfig, token: str) -> Gate:
-        port = settings.port
-        local = {f"{name}:{port}" for name in ("127.0.0.1", "localhost", "[::1]")}
-        if port == 80:
-            local |= {"127.0.0.1", "localhost", "[::1]"}
-        open_to_loopback = not token and not settings.user_header
-        return cls(token, settings.user_header.lower(), frozenset(settings.proxy_addresses),
-                   frozenset(local) if open_to_loopback else frozenset())
+        proxies = tuple(_unmapped(ipaddress.ip_network(a.strip("[]"), strict=False)) for a in settings.proxy_addresses)
+        if settings.user_header:  # a page that rebinds its name to this machine must not speak for the proxy
+            hosts: Hosts | None = Hosts.own(settings).adding(settings.allowed_hosts)
+        elif not token:
+            hosts = Hosts.own(settings)  # loopback only, no sign-in
+        else:
+            hosts = None
+        return cls(token, settings.user_header.lower(), proxies, hosts)
 
     @property
     def session(self) -> str:
@@ -109,16 +114,26 @@ class Gate:
 
     def who(self, headers: dict[str, str], client: str) -> Verdict:
         """The person asking, or the refusal (a status and a sentence)."""
-        if self.local_hosts and headers.get("host", "") not in self.local_hosts:
-            return Verdict(None, 403, "This bot answers on its loopback address only; open it at http://127.0.0.1.")
+        if self.hosts is not None and not self.hosts.allow(headers.get("host", "")):
+            return Verdict(None, 403, self.hosts.refusal)
         if self.token and not self._shows_token(headers):
             return Verdict(None, 401, "Sign in with the access token first.")
         if self.user_header:
             user = headers.get(self.user_header, "").strip()
-            if client not in self.proxy_addresses or not user or len(user) > MAX_USER_CHARS:
+            if not self.from_proxy(client) or not user or len(user) > MAX_USER_CHARS:
                 return Verdict(None, 401, "Sign in through the proxy in front of this bot.")
             return Verdict(user)
         return Verdict(TOKEN_USER if self.token else LOCAL_USER)
+
+    def from_proxy(self, client: str) -> bool:
+        """Whether the connection's own peer (never an address a header names) is a listed proxy."""
+        try:
+            peer = ipaddress.ip_address(client)
+        except ValueError:
+            return False
+        if isinstance(peer, ipaddress.IPv6Address) and peer.ipv4_mapped is not None:
+            peer = peer.ipv4_mapped  # a dual-stack socket shows an IPv4 peer as ::ffff:a.b.c.d
+        return any(peer in network for network in self.proxies)
 
     def _shows_token(self, headers: dict[str, str]) -> bool:
         bearer = headers.get("authorization", "")
@@ -131,6 +146,48 @@ class Gate:
             return False
         morsel = cookie.get(SESSION_COOKIE)
         return morsel is not None and hmac.compare_digest(morsel.value.encode(), self.session.encode())
+
+
+@dataclass(frozen=True)
+class Hosts:
+    """The names a ``Host`` header may carry: with a port, exactly that; without one, that name on any port."""
+
+    exact: frozenset[str]
+    any_port: frozenset[str]
+    refusal: str
+
+    @classmethod
+    def own(cls, settings: WebConfig) -> Hosts:
+        """This server's own addresses: the loopback names, and ``web.host``, at its port (at no port for 80)."""
+        names = {"127.0.0.1", "localhost", "[::1]"}
+        if not is_loopback(settings.host):
+            names.add(settings.host if ":" not in settings.host or settings.host.startswith("[")
+                      else f"[{settings.host}]")
+        exact = {f"{name}:{settings.port}".lower() for name in names}
+        if settings.port == 80:
+            exact |= {name.lower() for name in names}
+        if settings.user_header:
+            refusal = "This bot answers only at the names in web.allowed_hosts; open it through its sign-in proxy."
+        else:
+            refusal = "This bot answers on its loopback address only; open it at http://127.0.0.1."
+        return cls(frozenset(exact), frozenset(), refusal)
+
+    def adding(self, allowed: Iterable[str]) -> Hosts:
+        allowed = [name.lower() for name in allowed]
+        with_port = {name for name in allowed if re.search(r":[0-9]+$", name)}
+        return Hosts(self.exact | with_port, self.any_port | (set(allowed) - with_port), self.refusal)
+
+    def allow(self, host: str) -> bool:
+        host = host.strip().lower()
+        return host in self.exact or re.sub(r":[0-9]+$", "", host) in self.any_port
+
+
+def _unmapped(network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+    """An IPv4-mapped IPv6 network (``::ffff:10.0.0.0/104``) as the IPv4 network it names, as peers are compared."""
+    if isinstance(network, ipaddress.IPv6Network) and network.prefixlen >= 96 and \
+            network.network_address in ipaddress.ip_network("::ffff:0:0/96"):
+        return ipaddress.ip_network((int(network.network_address) & 0xFFFFFFFF, network.prefixlen - 96))
+    return network
 
 
 class Guard:

@@ -31,7 +31,7 @@ from pathlib import Path
 from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -82,8 +82,15 @@ class WebChat:
             return HTMLResponse(sign_in_page("That is not the access token.", form=True), status_code=401)
         response = RedirectResponse("/", status_code=303)
         response.set_cookie(SESSION_COOKIE, self.gate.session, httponly=True, samesite="strict",
-                            secure=request.url.scheme == "https")
+                            secure=self._over_https(request))
         return response
+
+    def _over_https(self, request: Request) -> bool:
+        """Whether the page was loaded over TLS: here, or at a listed proxy that says so (the server no longer
+        takes the scheme from any sender's X-Forwarded-Proto)."""
+        client = request.client.host if request.client else ""
+        forwarded = request.headers.get("x-forwarded-proto", "").strip().lower()
+        return request.url.scheme == "https" or (forwarded == "https" and self.gate.from_proxy(client))
 
     # -- the API ------------------------------------------------------------------------------
 
@@ -228,7 +235,8 @@ def build_app(chat: WebChat, public_routes: Sequence[BaseRoute] = ()) -> Starlet
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     public = ["/login", "/static/", *(getattr(route, "path", "") for route in public_routes)]
-    app = Starlette(routes=routes, exception_handlers={UserInputError: _user_error, Exception: _internal_error})
+    app = Starlette(routes=routes, exception_handlers={UserInputError: _user_error, ClientDisconnect: _hung_up,
+                                                       Exception: _internal_error})
     app.add_middleware(_GuardMiddleware, gate=chat.gate, public=[p for p in public if p])
     return app
 
@@ -249,6 +257,13 @@ def sign_in_page(problem: str, form: bool) -> str:
 
 async def _user_error(request: Request, error: Exception) -> Response:
     return _refusal(str(error), 413 if isinstance(error, TooLarge) else 400)
+
+
+async def _hung_up(request: Request, error: Exception) -> Response:
+    """The page went away before its request arrived whole (a closed tab, a dropped network): nothing was started,
+    and nobody is left to answer; one line in the log, not a failure."""
+    log.info("web request %s %s: the client hung up before sending it whole", request.method, request.url.path)
+    return Response(status_code=400)
 
 
 async def _internal_error(request: Request, error: Exception) -> Response:

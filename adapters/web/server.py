@@ -41,8 +41,9 @@ async def serve(service: Service, config: Config, secrets: Secrets, public_route
     chat = WebChat(service, hub, web, config.input, Gate.of(settings, token), redact)
     if service.health is not None and service.health.carrier == PLATFORM:
         public_routes = [*public_routes, *health_routes(service.health)]
+    # proxy_headers off: the gate judges the connection's real peer; X-Forwarded-For is anyone's to write.
     server = _Server(uvicorn.Config(build_app(chat, public_routes), lifespan="off", log_config=None, access_log=False,
-                                    timeout_graceful_shutdown=5))
+                                    timeout_graceful_shutdown=5, proxy_headers=False))
     serving = asyncio.create_task(server.serve(sockets=[listening]), name="web-server")
     log.warning("web chat: open %s (%s)", address(settings), access_mode(settings, token))
     # Its pages draw runs again from the store, an interrupted run as such, so there is no thread to tell.
@@ -107,6 +108,11 @@ async def doctor_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
         check_binding(settings, token)
     except ConfigError as error:
         results.append(CheckResult("web chat access", False, str(error), required=settings.enabled))
+    if settings.user_header and not settings.allowed_hosts:
+        results.append(CheckResult("web chat hosts", False, "web.allowed_hosts is empty: behind the sign-in proxy, "
+                                   f"only requests naming {address(settings)} or a loopback name are served",
+                                   "list the names people open the chat at, e.g. allowed_hosts = "
+                                   "[\"chat.example.com\"]", required=False))
     if token and len(token) < SHORT_TOKEN:
         results.append(CheckResult("web chat token", False, f"CODEGEN_WEB_TOKEN has {len(token)} characters",
                                    "use a long random one: `openssl rand -hex 32`", required=False))

@@ -51,7 +51,7 @@ async def read_body(chunks: AsyncIterator[bytes], limit: int, limits: InputConfi
 def parse_task(body: bytes, limits: InputConfig) -> Task:
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: arrays nested deeper than the parser goes
         raise UserInputError("The page sent something that is not a task; reload it and try again.") from None
     if not isinstance(data, dict) or not isinstance(data.get("task", ""), str) or not isinstance(data.get("files", []), list):
         raise UserInputError("The page sent something that is not a task; reload it and try again.")

@@ -59,8 +59,46 @@ def cut_at_word(text: str, limit: int) -> str:
 
 
 def readme_summary(readme: str) -> str:
-    """Two lines for the Check-In's turn: the README's title and its first sentence of prose."""
-    lines = [line.strip() for line in readme.splitlines() if line.strip() and not line.strip().startswith("```")]
-    title = next((_HEADING_MARKS.sub("", line) for line in lines), "")
-    prose = next((line for line in lines[1:] if not line.startswith(("#", "|", ">"))), "")
-    return "\n".join(cut_at_word(line, SUMMARY_LINE_CHARS) for line in (title, prose) if line)
+    """Two lines for the Check-In's turn: the README's title, and the whole sentences of its first paragraph of
+    prose that fit (a paragraph wrapped over several lines read as one; a first sentence too long for the line is
+    cut at a word, never mid-word)."""
+    paragraphs = _paragraphs(readme)
+    if not paragraphs:
+        return ""
+    (title, *under_title), rest = paragraphs[0], paragraphs[1:]
+    title = _HEADING_MARKS.sub("", title)
+    prose = next((" ".join(p) for p in [under_title, *rest] if p and not p[0].startswith(("#", "|", ">", "<!--"))), "")
+    return "\n".join(line for line in (cut_at_word(title, SUMMARY_LINE_CHARS), _sentences(prose)) if line)
+
+
+def _paragraphs(markdown: str) -> list[list[str]]:
+    """Blocks of stripped lines between blank lines, headings standing alone, fenced code left out."""
+    paragraphs: list[list[str]] = [[]]
+    fenced = False
+    for raw in markdown.splitlines():
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            fenced = not fenced
+            paragraphs.append([])
+        elif fenced or not line:
+            if paragraphs[-1]:
+                paragraphs.append([])
+        elif line.startswith("#"):
+            paragraphs += [[line], []]
+        else:
+            paragraphs[-1].append(line)
+    return [p for p in paragraphs if p]
+
+
+# A sentence ends at . ! or ? (with any closing quote, bracket or emphasis) before a space and a capital.
+_SENTENCE_END = re.compile(r"(?<=[.!?])([\"')\]*_]*)\s+(?=[A-Z0-9\"'(\[`*_])")
+
+
+def _sentences(prose: str) -> str:
+    """The leading whole sentences of ``prose`` within the line's length; the first alone cut at a word."""
+    shown = ""
+    for end in [m.end(1) for m in _SENTENCE_END.finditer(prose)] + [len(prose)]:
+        if end > SUMMARY_LINE_CHARS:
+            break
+        shown = prose[:end]
+    return shown.rstrip() or cut_at_word(prose, SUMMARY_LINE_CHARS)

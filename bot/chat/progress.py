@@ -45,11 +45,12 @@ class Progress:
     steps: tuple[Step, ...] = ()
     note: str = ""  # the latest notice (a queue place, a retry), until the next step
     finished: RunStatus | None = None
+    read: str = ""  # what was read of the thread the run was asked in ("read 14 earlier messages, 2 files")
 
 
 def progress_text(progress: Progress) -> str:
     """The status message as Markdown: the headline, a line per step, the latest notice."""
-    lines = [progress.headline]
+    lines = [progress.headline] + ([f"📖 {_capital(progress.read)}"] if progress.read else [])
     lines += [f"{STATE_MARKS[s.state]} {s.title}" + (f" — {s.detail}" if s.detail else "") for s in progress.steps]
     return "\n".join(lines + ([f"ℹ️ {progress.note}"] if progress.note else []))
 
@@ -63,13 +64,14 @@ class ProgressTracker:
     follow_up: int = 0
     steps: list[Step] = field(default_factory=list)
     note: str = ""
+    read: str = ""
     finished: RunFinished | None = None
     waiting: set[str] = field(default_factory=set)  # the keys of steps whose model is silent
 
     def observe(self, event: Event) -> bool:
         before = self.snapshot()
         if isinstance(event, RunStarted):
-            self.follow_up = event.follow_up
+            self.follow_up, self.read = event.follow_up, event.context
         elif isinstance(event, TurnStarted):
             self._start(_key(event.agent, event.round), _title(event.agent, event.round))
         elif isinstance(event, TurnFinished):
@@ -99,7 +101,7 @@ class ProgressTracker:
 
     def snapshot(self) -> Progress:
         return Progress(self.run_id, self._headline(), tuple(self.steps), self.note,
-                        self.finished.status if self.finished else None)
+                        self.finished.status if self.finished else None, self.read)
 
     def _headline(self) -> str:
         run = f"run `{self.run_id}`" + (f", follow-up {self.follow_up}" if self.follow_up else "")
@@ -158,6 +160,10 @@ class ProgressTracker:
 
     def _replace(self, key: str, **changes: str) -> None:
         self.steps = [replace(s, **changes) if s.key == key else s for s in self.steps]
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _words(badge: str) -> str:

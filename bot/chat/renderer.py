@@ -63,6 +63,7 @@ from agents.types import CheckInResult, Publication, Usage
 from bot.chat.badges import read_turn, readme_summary
 from bot.chat.links import unmasked
 from bot.chat.long_code import captioned, flat_files, inline_or_attach
+from bot.chat.pace import PacedThread
 from bot.chat.split import split_message, whole_lines
 from bot.chat.status import StatusMessage
 from bot.chat.thread import COMPACT, ChatPlatform, ChatThread
@@ -124,7 +125,8 @@ class RunRenderer:
 
     def __init__(self, thread: ChatThread, platform: ChatPlatform, redact: Redact,
                  languages: Languages = BUILT_IN) -> None:
-        self._thread, self._markup, self._style = thread, platform.markup, platform.style
+        self._thread = PacedThread(thread, platform.style.update_interval_s)  # every message at its own pace
+        self._markup, self._style = platform.markup, platform.style
         self._redact, self._languages = redact, languages
         self._queue: asyncio.Queue[Event | _Attach] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
@@ -194,10 +196,15 @@ class RunRenderer:
         try:
             while True:
                 getter = getter or asyncio.ensure_future(self._queue.get())
-                done, _ = await asyncio.wait({getter}, timeout=self._until_due())
-                if not done:  # the stream paused: show what has arrived
-                    await self._guarded(self._redraw_turn)
+                # Events waiting are drawn first: a platform slower than the stream gets one edit with all
+                # of them, not one stale edit per event.
+                behind = not self._queue.empty()
+                done, _ = await asyncio.wait({getter}, timeout=None if behind else self._until_due())
+                if not done:  # something fell due: show what has arrived, each message at its own pace
+                    if self._turn_due_in() == 0.0:
+                        await self._guarded(self._redraw_turn)
                     await self._guarded(self._redraw_status)
+                    await self._guarded(self._thread.flush)
                     continue
                 item, getter = getter.result(), None
                 if isinstance(item, _Attach):
@@ -220,7 +227,7 @@ class RunRenderer:
             log.exception("drawing run %s in its thread failed", self.run_id)
 
     def _until_due(self) -> float | None:
-        waits = [self._status.due_in() if self._status else None, self._turn_due_in()]
+        waits = [self._status.due_in() if self._status else None, self._turn_due_in(), self._thread.due_in()]
         return min((w for w in waits if w is not None), default=None)
 
     def _turn_due_in(self) -> float | None:
@@ -242,7 +249,7 @@ class RunRenderer:
                 await self._guarded(self._thread.working, self._show(working_text(event.agent)))
             self._turn.text += event.text
             self._turn.dirty, self._turn.waiting_s = True, 0.0
-            if self._turn_due_in() == 0.0:
+            if self._turn_due_in() == 0.0 and self._queue.empty():
                 await self._redraw_turn()
         elif isinstance(event, Waiting):
             await self._guarded(self._thread.working, self._show(working_text(event.agent, event.seconds)))
@@ -346,6 +353,7 @@ class RunRenderer:
         await self._cut_short()
         await self._guarded(self._thread.working, "")
         await self._guarded(self._redraw_status)  # the Stop control goes, whatever happens after
+        await self._guarded(self._thread.drain)  # every message in its last state before the last message
         await self._post(final_text(event, self._by_agent))
 
     async def _attach(self, job: _Attach) -> None:

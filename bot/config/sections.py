@@ -9,17 +9,32 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from agents.errors import CodegenError
+from agents.errors import CodegenError, UserInputError
 from agents.manager import Budget, FixReplies, Order, TeamSettings
 from agents.types import Role
-from bot.config.settings import Checked, Matches, OneOf, Range, SettingsError, SetWith, StartsWith, build, parse_toml
+from bot.config.settings import (
+    Checked,
+    HostNames,
+    IpAddresses,
+    Matches,
+    OneOf,
+    Range,
+    SettingsError,
+    SetWith,
+    StartsWith,
+    build,
+    parse_toml,
+)
+from bot.safety.local_files import Use, read_regular_file
 from bot.safety.redact import url_secrets
+from bot.safety.text import not_text
 
 CONFIG_ENV = "CODEGEN_CONFIG"
 DEFAULT_CONFIG_FILE = "config.toml"
@@ -108,11 +123,23 @@ class TeamConfig(Checked, section="team"):
     wait_notice_s: Seconds = TeamSettings.wait_notice_s
 
 
+DEFAULT_THREAD_MESSAGES = 50
+DEFAULT_THREAD_CHARS = 40_000
+
+
 @dataclass(frozen=True)
 class InputConfig(Checked, section="input"):
     max_task_chars: Annotated[int, Range(1, 10_000_000)] = 20_000
     max_attachment_bytes: Annotated[int, Range(1, 1_000_000_000)] = 256_000
     max_attachments: Annotated[int, Range(0, 1_000)] = 10
+    # A mention in a Slack or Discord thread reads the messages before it: at most this many, newest kept,
+    thread_messages: Annotated[int, Range(0, 10_000)] = DEFAULT_THREAD_MESSAGES
+    # and at most this many characters of them (their text and the files read from them).
+    thread_chars: Annotated[int, Range(0, 10_000_000)] = DEFAULT_THREAD_CHARS
+    # Repositories whose GitHub links in a thread are read (a pull request, a commit, a file): "owner/name",
+    # or "owner/*" for all of an owner's. Empty: no link is fetched.
+    link_repositories: tuple[Annotated[str, Matches(r"[\w.-]+/(?:[\w.-]+|\*)", "owner/name or owner/*")], ...] = ()
+    max_link_diff_chars: Annotated[int, Range(0, 10_000_000)] = 20_000  # of a linked pull request's or commit's diff
 
 
 @dataclass(frozen=True)
@@ -266,7 +293,9 @@ class DiscordConfig(Checked, section="discord"):
     allowed_guilds: tuple[DiscordId, ...] = ()
     allowed_channels: tuple[DiscordId, ...] = ()  # a thread counts as its parent channel
     allowed_roles: tuple[DiscordId, ...] = ()  # a user needs one of these roles
-    update_interval_s: Wait = 1.0  # at most one edit per message this often while a turn streams
+    update_interval_s: Wait = 1.0  # at most one edit per message this often, a turn's last edit included
+    # posts and edits in one thread per 5 s, all runs in it together (Discord's per-channel rate)
+    channel_writes_per_5s: Annotated[int, Range(1, 1000)] = 5
     max_message_chars: Annotated[int, Range(100, DISCORD_MESSAGE_LIMIT)] = DISCORD_MESSAGE_LIMIT
     inline_code_max_chars: Annotated[int, Range(0, 1_000_000)] = 1500  # longer code becomes a file when its turn ends
     max_attachment_bytes: Annotated[int, Range(0, 1_000_000_000)] = 256_000
@@ -288,7 +317,11 @@ class WebConfig(Checked, section="web"):
     port: Annotated[int, Range(1, 65_535)] = 8000
     # the trusted proxy's user header (oauth2-proxy: X-Forwarded-User); empty: no proxy
     user_header: Annotated[str, Matches(r"[A-Za-z0-9-]*", "an HTTP header name, e.g. X-Forwarded-User")] = ""
-    proxy_addresses: tuple[str, ...] = ("127.0.0.1", "::1")  # user_header is believed from these addresses only
+    # user_header is believed only from a connection whose own peer address is one of these (addresses or networks)
+    proxy_addresses: Annotated[tuple[str, ...], IpAddresses()] = ("127.0.0.1", "::1")
+    # behind the proxy: the names people open the chat at (the Host header the proxy passes on); the bot's own
+    # address is always allowed. A request naming any other host is refused (a DNS-rebinding page).
+    allowed_hosts: Annotated[tuple[str, ...], HostNames()] = ()
     update_interval_s: Seconds = 0.1  # least time between two updates of a turn being written
     max_message_chars: Annotated[int, Range(500, 1_000_000)] = 20_000  # longer text continues in a further message
     inline_code_max_chars: Annotated[int, Range(1, 10_000_000)] = 6000  # a longer code block is shown as a file
@@ -355,6 +388,11 @@ class Secrets:
         env = os.environ if env is None else env
         names = [f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")]
         values: dict[str, Any] = {name: env.get(name.upper(), "").strip() for name in names}
+        for name, value in values.items():
+            problem = not_text(value, from_bytes=True) or _control_character(value)
+            if problem:  # the value is a secret: say where it goes wrong, never what it holds
+                raise ConfigError(f"{name.upper()} in the environment is not usable: {problem}; export it again "
+                                  "as plain text")
         return cls(**values)
 
     def for_config(self, config: Config) -> Secrets:
@@ -374,6 +412,12 @@ class Secrets:
                 raise ConfigError(f"{name.upper()} is not set: export it in the environment before starting")
 
 
+def _control_character(value: str) -> str:
+    """A token or URL crosses into HTTP headers, where a control character (a line break) is refused late."""
+    found = re.search("[\x00-\x1f\x7f]", value)
+    return f"character {found.start() + 1} is a control character (U+{ord(found.group()):04X})" if found else ""
+
+
 def find_config_path(explicit: str | None, env: Mapping[str, str] | None = None) -> Path | None:
     """``--config``, else ``$CODEGEN_CONFIG``, else ``./config.toml`` when present, else built-ins."""
     env = os.environ if env is None else env
@@ -384,19 +428,31 @@ def find_config_path(explicit: str | None, env: Mapping[str, str] | None = None)
     return local if local.exists() else None
 
 
+MAX_CONFIG_BYTES = 1_000_000  # a config.toml is a few kilobytes; this stops /dev/zero, not a long file
+CONFIG_FILE = Use("config files", "name the config.toml in it")
+
+
 def load_config(path: Path | None) -> Config:
-    """Read and check the whole config once; any problem is a ``ConfigError`` naming the key."""
+    """Read and check the whole config once; any problem is a ``ConfigError`` naming the key. Only a regular
+    file is read, and only so much of it: a pipe, a device or a huge file is refused before it is read."""
     if path is None:
         return Config()
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such config file (pass --config PATH or set {CONFIG_ENV})") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{path}: cannot read the config file: {error}") from None
+        data = read_regular_file(os.fspath(path), MAX_CONFIG_BYTES, CONFIG_FILE)
+    except UserInputError as error:
+        if not path.exists() and not path.is_symlink():
+            raise ConfigError(f"{path}: no such config file (pass --config PATH or set {CONFIG_ENV})") from None
+        raise ConfigError(f"cannot use the config file: {str(error).rstrip('.')}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {data[error.start]:#04x} at offset {error.start}); "
+                          "save it as UTF-8") from None
     try:
         return dataclasses.replace(build(Config, parse_toml(text), ""), source=str(path))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not a config file (arrays or tables nested deeper than any setting)") from None
     except SettingsError as error:
         raise ConfigError(f"{path}: {error}") from None

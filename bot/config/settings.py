@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import ipaddress
 import math
 import re
 import tomllib
@@ -127,6 +128,33 @@ class SetWith:
         return f"goes together with {self.other}: set both or neither"
 
 
+@dataclass(frozen=True)
+class IpAddresses:
+    """Each item an IP address or a network of them (``10.0.0.0/8``, ``fd00::/8``): never a host name, which
+    a peer's address could never equal."""
+
+    def problem(self, value: Any, section: object) -> str | None:
+        for item in value:
+            try:
+                ipaddress.ip_network(item.strip("[]"), strict=False)
+            except ValueError:
+                return (f"{item!r} is not an IP address or network (e.g. 127.0.0.1, 10.0.0.0/8, ::1): a connection "
+                        "comes from an address, never from a name")
+        return None
+
+
+@dataclass(frozen=True)
+class HostNames:
+    """Each item a host name as a ``Host`` header carries it, with or without its port (``chat.example.com``,
+    ``chat.example.com:8443``, ``[::1]:8000``)."""
+
+    def problem(self, value: Any, section: object) -> str | None:
+        for item in value:
+            if not re.fullmatch(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:[0-9]{1,5})?", item):
+                return f"{item!r} is not a host name as a browser sends it (e.g. chat.example.com or chat.example.com:8443)"
+        return None
+
+
 class Constraint(typing.Protocol):
     def problem(self, value: Any, section: object) -> str | None: ...
 
@@ -151,6 +179,9 @@ class Checked:
 
 def _check(hint: Any, value: Any, key: str, section: object) -> None:
     base, constraints = _unwrap(hint)
+    if isinstance(value, str) and "\x00" in value:  # no path, name, address or command can hold one
+        raise SettingsError(key, f"holds a NUL character (\\u0000) at position {value.index(chr(0)) + 1}",
+                            "remove it")
     origin, args = get_origin(base), get_args(base)
     if origin in (typing.Union, types.UnionType):
         for option in args:

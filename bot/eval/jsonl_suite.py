@@ -24,16 +24,20 @@ from agents.types import FileSet
 from bot.config.sections import InputConfig
 from bot.eval.problems import EvalError, Problem, Suite
 from bot.safety.local_files import read_regular_file
+from bot.safety.text import not_text
 
 MAX_SUITE_BYTES = 500_000_000
 REQUIRED = ("id", "language", "task", "hidden_tests")
 FIELDS = (*REQUIRED, "starter_files")
 
 
-def read_jsonl_suite(path: Path, languages: Languages, limits: InputConfig | None = None) -> Suite:
+def read_jsonl_suite(path: Path, languages: Languages, limits: InputConfig | None = None,
+                     max_job_bytes: int | None = None) -> Suite:
     """The tasks in ``path``, each checked; ``EvalError`` names the file and line of the first bad one.
     ``languages`` are the ones the sandbox runs (they know a task's language and how its hidden tests are named).
-    ``limits`` are the ones a user's request meets (``[input]``): a task the bot would refuse is refused here."""
+    ``limits`` are the ones a user's request meets (``[input]``): a task the bot would refuse is refused here,
+    a hidden test being a file the user gives. ``max_job_bytes`` is what the sandbox takes in one job
+    (``sandbox.max_upload_bytes``): the hidden tests and starter files must leave room for the team's code."""
     if not path.exists():
         raise EvalError(f"No suite {path}: name `humaneval`, or the path of a JSONL file of tasks "
                         "(the README's eval section describes the format).")
@@ -48,7 +52,7 @@ def read_jsonl_suite(path: Path, languages: Languages, limits: InputConfig | Non
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        problem = _problem(_where(path, number), line, languages, limits)
+        problem = _problem(_where(path, number), line, languages, limits, max_job_bytes)
         if problem.id in first_line:
             raise EvalError(f"{_where(path, number)}: id {problem.id!r} is already used on line {first_line[problem.id]}; "
                             "every task needs its own id.")
@@ -63,13 +67,17 @@ def _where(path: Path, number: int) -> str:
     return f"{os.fspath(path)} line {number}"
 
 
-def _problem(where: str, line: str, languages: Languages, limits: InputConfig | None) -> Problem:
+def _problem(where: str, line: str, languages: Languages, limits: InputConfig | None,
+             max_job_bytes: int | None) -> Problem:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as error:
         raise EvalError(f"{where}: not valid JSON ({error.msg} at column {error.colno}).") from None
+    except RecursionError:
+        raise EvalError(f"{where}: not a task (arrays or objects nested deeper than any task needs).") from None
     if not isinstance(record, dict):
         raise EvalError(f"{where}: expected one JSON object per line, got {_kind(record)}.")
+    _all_text(where, record)
     unknown = sorted(set(record) - set(FIELDS))
     if unknown:
         raise EvalError(f"{where}: unknown field {unknown[0]!r} (the fields are {', '.join(FIELDS)}).")
@@ -94,11 +102,26 @@ def _problem(where: str, line: str, languages: Languages, limits: InputConfig | 
         raise EvalError(f"{where}: {problem}.")
     task = _text(where, record, "task")
     if limits is not None:
-        _within(where, task, starter, limits)
+        _within(where, task, hidden, starter, limits)
+    if max_job_bytes is not None:
+        _room_left(where, hidden.merged(starter), max_job_bytes)
     return Problem(problem_id, language, _task(task, language, languages), hidden, starter)
 
 
-def _within(where: str, task: str, starter: FileSet, limits: InputConfig) -> None:
+def _all_text(where: str, record: dict[str, Any]) -> None:
+    """Every string of the record is Unicode text: a JSON escape may spell half a UTF-16 pair, which would pass
+    here and fail after the model was called (``bot.safety.text``)."""
+    for field_name, value in record.items():
+        strings = value.items() if isinstance(value, dict) else [("", value)]
+        for name, text in strings:
+            for part in (name, text):
+                problem = not_text(part) if isinstance(part, str) else ""
+                if problem:
+                    within = f"{field_name}: {name!a}" if name else field_name
+                    raise EvalError(f"{where}: {within} is not all text ({problem}); write the character itself.")
+
+
+def _within(where: str, task: str, hidden: FileSet, starter: FileSet, limits: InputConfig) -> None:
     """The limits a user's request meets (``[input]``)."""
     if len(task) > limits.max_task_chars:
         raise EvalError(f"{where}: the task is {len(task):,} characters long; the limit is "
@@ -106,11 +129,23 @@ def _within(where: str, task: str, starter: FileSet, limits: InputConfig) -> Non
     if len(starter) > limits.max_attachments:
         raise EvalError(f"{where}: {len(starter)} starter files; the limit is {limits.max_attachments} "
                         "(input.max_attachments).")
-    for name, text in starter.items():
-        size = len(text.encode("utf-8", errors="surrogatepass"))
-        if size > limits.max_attachment_bytes:
-            raise EvalError(f"{where}: starter file {name!r} is {size:,} bytes; the limit is "
-                            f"{limits.max_attachment_bytes:,} (input.max_attachment_bytes).")
+    for kind, files in (("hidden test", hidden), ("starter file", starter)):
+        for name, text in files.items():
+            size = _size(text)
+            if size > limits.max_attachment_bytes:
+                raise EvalError(f"{where}: {kind} {name!r} is {size:,} bytes; the limit is "
+                                f"{limits.max_attachment_bytes:,} (input.max_attachment_bytes).")
+
+
+def _room_left(where: str, given: FileSet, max_job_bytes: int) -> None:
+    size = sum(_size(text) for text in given.values())
+    if size >= max_job_bytes:
+        raise EvalError(f"{where}: the hidden tests and starter files are {size:,} bytes, more than the sandbox takes "
+                        f"in one job ({max_job_bytes:,} bytes, sandbox.max_upload_bytes), with no room for the code.")
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
 
 
 def _text(where: str, record: Mapping[str, Any], name: str) -> str:

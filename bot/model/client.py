@@ -162,7 +162,7 @@ class OpenAIChatModel:
                         async for piece in reply.from_stream(response, self._config.llm.request_timeout_s):
                             yield piece
             except openai.APIError as error:
-                raise self._translate(error, role, model, prompt_tokens, payload) from None
+                raise self._translate(error, role, model, prompt_tokens, payload, replying=reply.chars > 0) from None
         if call.crowded and reply.finish is None and not reply.cut and kind != "application/json" and self.gate.auto:
             if self.gate.serialize():
                 log.warning("the model server at %s dropped a reply when another request reached it: it answers "
@@ -267,13 +267,17 @@ class OpenAIChatModel:
     # -- failures -----------------------------------------------------------------------------
 
     def _translate(self, error: openai.APIError, role: str, model: str, prompt_tokens: int,
-                   payload: list[dict[str, str]]) -> Exception:
+                   payload: list[dict[str, str]], replying: bool = False) -> Exception:
         """A transient failure to retry, or a ``ModelError`` a person can act on."""
         where = self.where
         if isinstance(error, openai.APITimeoutError):
             return _Transient(f"no answer within {self._config.llm.request_timeout_s:g}s", None)
         if isinstance(error, openai.APIConnectionError):
-            return _Transient(f"cannot connect to {where}", None)
+            if not _dropped(error.__cause__):
+                return _Transient(f"cannot connect to {where}", None)
+            # reached, then dropped: the server closed it (a crash, a restart, a proxy's limit), or the network broke
+            return _Transient(f"the server at {where} closed the connection{'' if replying else ' before answering'}",
+                              None)
         detail = self._redact(_server_message(error) if isinstance(error, openai.APIStatusError) else str(error))
         told = read_context_error(detail)
         if told is not None and (not isinstance(error, openai.APIStatusError) or error.status_code in (400, 413, 422)):
@@ -310,6 +314,15 @@ class OpenAIChatModel:
 
     async def close(self) -> None:
         await self.client.close()
+
+
+# The HTTP library's errors for a connection that was made and then ended, by name: the openai package brings
+# its own build of that library, so its classes are not ours to import.
+_DROPPED = frozenset({"RemoteProtocolError", "ReadError", "WriteError"})
+
+
+def _dropped(cause: BaseException | None) -> bool:
+    return cause is not None and any(kind.__name__ in _DROPPED for kind in type(cause).__mro__)
 
 
 class _Reply:

@@ -18,8 +18,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
-from agents.events import Event, RunFinished, TurnStarted
-from agents.types import RunStatus
+from agents.events import CheckedIn, Event, RunFinished, TestReported, TurnStarted, WorkSaved
+from agents.types import CheckInResult, RunStatus, TestReport
 from bot.process.logs import tag_logs
 from bot.store.errors import StoreError
 
@@ -47,9 +47,11 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
     """Consume a run's events, fanning each out to ``sinks``; returns the final event as the sinks saw it.
     A cancelled run ends stopped, with ``stop_reason()`` as the reason (a Stop, or the bot shutting down)."""
     last: RunFinished | None = None
+    kept = _Kept()
     try:
         async for raw in events:
             event = stamp(raw)
+            kept.see(event)
             if isinstance(event, TurnStarted):
                 tag_logs(agent=event.agent)  # what is logged until the next turn is this agent's
             if isinstance(event, RunFinished):
@@ -64,8 +66,8 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
         raise
     except StoreError as error:
         log.error("run %s ended: %s", run_id, error)
-        last = stamp(RunFinished(run_id, status=RunStatus.ERROR, reason=str(error)))
-        await finish(last, sinks)
+        last = stamp(kept.ending(RunFinished(run_id, status=RunStatus.ERROR, reason=str(error))))
+        last = await finish(last, sinks)
     except Exception:
         log.exception("run %s failed unexpectedly", run_id)
         last = stamp(RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON))
@@ -76,6 +78,30 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
         last = stamp(RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON))
         await deliver(last, sinks)
     return last
+
+
+@dataclasses.dataclass
+class _Kept:
+    """What a run has produced so far: a run whose store fails still hands its files, its last report and where
+    it was checked in to the other sinks (the terminal writes them to ``--out``), though nothing records them."""
+
+    work: WorkSaved | None = None
+    report: TestReport | None = None
+    checkin: CheckInResult | None = None
+
+    def see(self, event: Event) -> None:
+        if isinstance(event, WorkSaved):
+            self.work = event
+        elif isinstance(event, TestReported):
+            self.report = event.report
+        elif isinstance(event, CheckedIn):
+            self.checkin = event.result
+
+    def ending(self, final: RunFinished) -> RunFinished:
+        if self.work is not None:
+            final = dataclasses.replace(final, files=self.work.files, tests=self.work.tests,
+                                        user_tests=self.work.user_tests)
+        return dataclasses.replace(final, report=self.report, checkin=self.checkin)
 
 
 def stopped(run_id: str, reason: str = STOPPED_REASON) -> RunFinished:

@@ -13,6 +13,7 @@ from its files). A run that must wait is told where it is in the queue.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets as random_tokens
 from collections.abc import Awaitable, Callable, Sequence
@@ -23,16 +24,19 @@ from agents.events import CheckedIn, Notice, RunFinished
 from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
-from agents.types import Attachment, RunRequest, RunStatus
+from agents.types import Attachment, RunRequest, RunStatus, ThreadContext
 from bot.chat.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.config.sections import Config
 from bot.health.checks import Connected, Health
 from bot.process.logs import tag_logs
+from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
+from bot.runs.thread_context import Gathered, ReadEarlier, thread_context
 from bot.runs.usage import RunUsage
-from bot.safety.redact import Redactor
+from bot.safety.redact import Redactor, mask_pasted_secrets
+from bot.safety.text import not_text
 from bot.sandbox.languages import registry
 from bot.store.protocol import History, Store
 from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
@@ -51,6 +55,7 @@ class ChatRequest:
     user_id: str
     text: str
     attachments: tuple[Attachment, ...] = ()
+    thread: ThreadContext | None = None  # what was read of the thread the request was made in
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,7 @@ class Admission:
 
     take: bool = False
     refusal: str = ""
+    known_thread: bool = False  # the bot works in this thread already: its runs there hold the thread's context
 
 
 IGNORED = Admission()
@@ -86,6 +92,7 @@ class Prepared:
 
     request: ChatRequest
     thread: ChatThread
+    earlier: ReadEarlier | None = None  # how to read the messages before it (a chat thread), when the run wants them
 
 
 Prepare = Callable[[], Awaitable["Prepared | None"]]  # None: it could not, and has said why
@@ -133,12 +140,14 @@ class Service:
         prompts: PromptBook | None = None,
         redact: Redactor | None = None,
         health: Health | None = None,
+        links: LinkReader | None = None,
     ) -> None:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
         self._publisher_for = publisher_for
         self.languages = self._languages = registry(config.sandbox)  # the config's languages too, for every layer
         self._prompts = prompts or PromptBook(languages=self._languages)
         self._redact = redact or Redactor(())
+        self._links = links or LinkReader(config.input, config.checkin.github_api_url, "")
         self._waiting: list[_Waiter] = []
         self._running: list[_Waiter] = []
         self._handles: dict[str, RunHandle] = {}
@@ -151,8 +160,8 @@ class Service:
     async def admit(self, arrival: Arrival, platform: ChatPlatform) -> Admission:
         """Whether to take a message. ``UserInputError`` when it is for the bot but its task cannot be
         taken (empty, too long, the queue full): checked before the adapter downloads any file."""
-        if not arrival.addressed and not (arrival.text.strip() and arrival.thread_key and
-                                          await self._store.has_conversation(platform.name, arrival.thread_key)):
+        known = bool(arrival.thread_key) and await self._store.has_conversation(platform.name, arrival.thread_key)
+        if not arrival.addressed and not (arrival.text.strip() and known):
             return IGNORED  # chatter, or a follow-up the platform delivered without its text
         self._refuse_while_closing()  # before it is remembered as taken: after the restart it can be sent again
         # One key per message: a platform's retries of an event, and the two events one mention can
@@ -164,8 +173,19 @@ class Service:
         if refused:
             return Admission(refusal=refused)
         self.check(arrival.request(platform.name))
-        return Admission(take=True)
+        return Admission(take=True, known_thread=known)
 
+
+    async def _read_earlier(self, read: ReadEarlier, request: str) -> ThreadContext:
+        """The context the messages before a request give it (``bot.runs.thread_context``), with the GitHub
+        links in them read; when the platform withholds them, a line saying so and no context."""
+        earlier = await read()
+        if earlier.withheld:  # the status message says so for good, the notice says why
+            return ThreadContext(summary=NOT_READ, notes=(earlier.withheld,))
+        linked = await self._links.read([request, *(m.text for m in earlier.messages if not m.by_bot)])
+        gathered = Gathered(linked.messages, linked.files, (*earlier.notes, *linked.notes))
+        return thread_context(earlier.messages, request, self._config.input, gathered, earlier.more_before,
+                              self._languages)
 
     def check(self, request: ChatRequest) -> None:
         """Raise ``UserInputError`` with a clear sentence when the request cannot be taken."""
@@ -179,8 +199,15 @@ class Service:
                 f"The task is {len(text):,} characters long; the limit is {limits.max_task_chars:,}. "
                 "Shorten it or attach the long part as a file."
             )
+        problem = not_text(text)
+        if problem:
+            raise UserInputError(f"The task is not all text ({problem}); send it again as plain text.")
         if len(request.attachments) > limits.max_attachments:
             raise UserInputError(f"{len(request.attachments)} files attached; the limit is {limits.max_attachments}.")
+        for attachment in request.attachments:
+            problem = not_text(attachment.name) or not_text(attachment.content)
+            if problem:
+                raise UserInputError(f"An attached file is not all text ({problem}); attach it again as UTF-8.")
         names = [a.name for a in request.attachments]
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
@@ -195,6 +222,7 @@ class Service:
     async def submit(self, request: ChatRequest, sink: EventSink, fallback: Publisher, run_id: str = "") -> RunHandle:
         """Record the run and start it (or queue it). Raises ``UserInputError`` for bad requests."""
         self.check(request)
+        request = _masked(request)
         run_id = run_id or new_run_id()
         # Queued before the first await, so the limits `check` reads count this run at once and the
         # queue keeps the order requests arrived in.
@@ -203,7 +231,7 @@ class Service:
         try:
             conversation = await self._store.conversation(request.platform, request.thread_key)
             await self._store.create_run(run_id, conversation, request.text.strip(), request.user_id,
-                                         [a.name for a in request.attachments])
+                                         [a.name for a in request.attachments], request.thread)
         except BaseException:
             self._waiting.remove(waiter)
             raise
@@ -229,8 +257,12 @@ class Service:
         prepared = await prepare()
         if prepared is None:
             return Taken()
+        request = prepared.request
+        wanted = self._config.input.thread_messages > 0 and not admission.known_thread  # its own threads: follow-ups
+        if prepared.earlier is not None and wanted:
+            request = dataclasses.replace(request, thread=await self._read_earlier(prepared.earlier, request.text))
         try:
-            return Taken(run=await self._start(prepared.request, prepared.thread, platform))
+            return Taken(run=await self._start(request, prepared.thread, platform))
         except UserInputError as error:  # the queue filled up while the adapter prepared
             await prepared.thread.post(platform.markup.text(f"⚠️ {error}"))
             return Taken()
@@ -378,7 +410,7 @@ class Service:
                 team_settings(self._config),
             )
             run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments,
-                                     prior=prior, conversation_key=waiter.thread)
+                                     prior=prior, conversation_key=waiter.thread, thread=request.thread)
             driving = True
             return await drive(run_id, manager.run(run_request), sinks, RunUsage(self._config.prices),
                                stop_reason=lambda: waiter.stop_reason)
@@ -429,8 +461,27 @@ class Service:
             other.ready.set()
 
 
+NOT_READ = "earlier messages not read"  # the platform withheld them: the status message's line
 RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved files.)"
 ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again
+
+
+def _masked(request: ChatRequest) -> ChatRequest:
+    """The request with secrets pasted into its text or attached files masked, said among its thread's
+    notes: the task and the files reach prompts, the store, a Gist and the log."""
+    text, found = mask_pasted_secrets(request.text)
+    attachments = []
+    for attachment in request.attachments:
+        content, in_file = mask_pasted_secrets(attachment.content)
+        attachments.append(Attachment(attachment.name, content))
+        found += in_file
+    if not found:
+        return request
+    thread = request.thread or ThreadContext()
+    note = (f"{found} secret{'' if found == 1 else 's'} (tokens or keys) in the request "
+            f"{'was' if found == 1 else 'were'} masked before anything was sent on.")
+    return dataclasses.replace(request, text=text, attachments=tuple(attachments),
+                               thread=dataclasses.replace(thread, notes=(*thread.notes, note)))
 
 
 def _queue_text(position: int) -> str:

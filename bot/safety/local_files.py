@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import dataclass
 
 from agents.errors import UserInputError
 
@@ -20,14 +21,28 @@ _KINDS = {
 }
 
 
-def read_regular_file(name: str, max_bytes: int) -> bytes:
+@dataclass(frozen=True)
+class Use:
+    """What the file is read as, for the sentences refusing it."""
+
+    plural: str  # "attachments", "config files"
+    instead: str  # what to do with a folder
+
+    def refusal(self, problem: str) -> str:
+        return f"{problem}; {self.plural} must be regular files."
+
+
+ATTACHMENT = Use("attachments", "attach the files in it one by one")
+
+
+def read_regular_file(name: str, max_bytes: int, use: Use = ATTACHMENT) -> bytes:
     """The bytes of the regular file ``name`` (links followed), or ``UserInputError`` saying why not."""
     try:
-        _check(name, os.stat(name), max_bytes)
+        _check(name, os.stat(name), max_bytes, use)
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
         try:
             info = os.fstat(fd)
-            _check(name, info, max_bytes)
+            _check(name, info, max_bytes, use)
             data = _read(fd, info.st_size + 1)
         finally:
             os.close(fd)
@@ -35,18 +50,18 @@ def read_regular_file(name: str, max_bytes: int) -> bytes:
         raise UserInputError(f"Cannot read {name}: {error.strerror or error}.") from None
     if len(data) != info.st_size:
         raise UserInputError(f"{name} is not an ordinary file (its content is not the size the file system "
-                             "reports, as with /proc and /sys entries, or it changed while read); attach a copy.")
+                             "reports, as with /proc and /sys entries, or it changed while read); use a copy.")
     return data
 
 
-def _check(name: str, info: os.stat_result, max_bytes: int) -> None:
+def _check(name: str, info: os.stat_result, max_bytes: int, use: Use) -> None:
     if stat.S_ISDIR(info.st_mode):
-        raise UserInputError(f"{name} is a folder; attach the files in it one by one.")
+        raise UserInputError(f"{name} is a folder; {use.instead}.")
     if not stat.S_ISREG(info.st_mode):
         kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
-        raise UserInputError(f"{name} is {kind}, not a regular file; only regular files can be attached.")
+        raise UserInputError(use.refusal(f"{name} is {kind}, not a regular file"))
     if info.st_size > max_bytes:
-        raise UserInputError(f"{name} is {info.st_size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
+        raise UserInputError(f"{name} is {info.st_size:,} bytes; {use.plural} are limited to {max_bytes:,} bytes.")
 
 
 def _read(fd: int, limit: int) -> bytes:

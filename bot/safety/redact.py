@@ -23,16 +23,46 @@ _SECRET_PARAMS = r"(?:api[-_]?key|key|access[-_]?token|token|secret|client[-_]?s
 _URL_SECRET_PARAM = re.compile(rf"(?i)(?P<name>[?&]{_SECRET_PARAMS}=)[^&\s#\"'<>]+")
 
 
+# Secrets of the common formats, as people paste them into a thread: found by their shape, since the bot
+# was never given them. Each pattern matches the secret itself, so the words around it stay readable.
+PASTED_SECRETS = (
+    re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
+               r"(?: BLOCK)?-----|\Z)"),  # a key block cut short is masked to the end
+    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),  # GitHub tokens
+    re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}|\bxapp-[A-Za-z0-9-]{10,}"),  # Slack bot, user and app tokens
+    re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),  # OpenAI keys
+    re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),  # AWS access key ids
+    # An AWS secret access key is 40 characters of base64 with nothing to tell it by but its name nearby.
+    # (a config line, an environment variable, the CLI's JSON: aws_secret_access_key = …, "SecretAccessKey": "…").
+    re.compile(r"(?i)((?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)[\"']?\s*[=:]\s*[\"']?)"
+               r"[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"),
+)
+
+
+def mask_pasted_secrets(text: str) -> tuple[str, int]:
+    """``text`` with every secret of a common format masked, and how many were."""
+    count = 0
+    for pattern in PASTED_SECRETS:
+        text, found = pattern.subn(lambda m: (m.group(1) if m.re.groups else "") + MASK, text)
+        count += found
+    return text, count
+
+
 class Redactor:
-    def __init__(self, secrets: Iterable[str], *, urls: bool = False) -> None:
+    """``patterns=True`` also masks secrets by their shape (``mask_pasted_secrets``): for log lines, where
+    a pasted secret could arrive in a message the bot logs."""
+
+    def __init__(self, secrets: Iterable[str], *, urls: bool = False, patterns: bool = False) -> None:
         # Longest first, so a secret that contains another is masked whole.
         self._secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
-        self._urls = urls
+        self._urls, self._patterns = urls, patterns
 
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, MASK)
+        if self._patterns:
+            text = mask_pasted_secrets(text)[0]
         return _without_url_credentials(text) if self._urls else text
 
 
@@ -89,6 +119,6 @@ class RedactingFilter(logging.Filter):
 
 def install_log_redaction(secrets: Iterable[str]) -> None:
     """Mask ``secrets`` in every handler of the root logger (call after logging is configured)."""
-    redacting = RedactingFilter(Redactor(secrets, urls=True))
+    redacting = RedactingFilter(Redactor(secrets, urls=True, patterns=True))
     for handler in logging.getLogger().handlers:
         handler.addFilter(redacting)

@@ -14,6 +14,7 @@ from agents.errors import SandboxError
 from agents.types import FileSet, TestJob, TestReport
 from bot.config.sections import Config, LanguageConfig, SandboxConfig, Secrets
 from bot.config.settings import argument_for
+from bot.safety.inert import inert
 from bot.sandbox.folder import read_folder, shown
 from bot.sandbox.languages import languages, use_offline, with_offline
 
@@ -59,7 +60,7 @@ async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets
         async with DockerSandbox(sandbox_config) as sandbox:
             report = await sandbox.run(TestJob(args.language, files))
     except SandboxError as error:
-        print(f"codegen-chat: {error}", file=sys.stderr)
+        print(f"codegen-chat: {inert(str(error))}", file=sys.stderr)
         return 2
     print(json.dumps(report_json(report)) if args.json else report_text(report))
     return 0 if report.ok else 1
@@ -75,7 +76,7 @@ async def build_command(args: argparse.Namespace, config: Config, secrets: Secre
     wanted = args.languages or sorted(table)
     unknown = [name for name in wanted if name not in table]
     if unknown:
-        print(f"codegen-chat: unknown language(s): {', '.join(unknown)} (known: {', '.join(sorted(table))})",
+        print(inert(f"codegen-chat: unknown language(s): {', '.join(unknown)} (known: {', '.join(sorted(table))})"),
               file=sys.stderr)
         return 2
     chosen = [(name, table[name]) for name in wanted]
@@ -93,7 +94,7 @@ async def build_command(args: argparse.Namespace, config: Config, secrets: Secre
                     await _build_offline(client, with_offline(sandbox_config), chosen[index:])
                     break
     except SandboxError as error:
-        print(f"codegen-chat: {error}", file=sys.stderr)
+        print(f"codegen-chat: {inert(str(error))}", file=sys.stderr)
         return 2
     except ENGINE_ERRORS as error:
         print(f"codegen-chat: {engine_failed(error, 'the build')}", file=sys.stderr)
@@ -125,7 +126,9 @@ def report_json(report: TestReport) -> dict[str, object]:
 
 
 def report_text(report: TestReport) -> str:
-    return f"{report.output(limit=20_000)}\n\n{report.summary()} ({report.duration_s:.1f}s)"
+    """The tests' output for a terminal: what the code under test printed is shown, never acted on (escape
+    sequences, carriage returns and bidi controls made inert, as ``run`` and ``history`` show them)."""
+    return inert(f"{report.output(limit=20_000)}\n\n{report.summary()} ({report.duration_s:.1f}s)")
 
 
 def _chosen(config: SandboxConfig, offline: bool) -> SandboxConfig:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from agents.events import Event
-from agents.types import PriorWork
+from agents.types import PriorWork, ThreadContext
 from bot.store.records import ConversationSummary, Interrupted, RunRecord, RunSummary
 
 
@@ -41,7 +41,7 @@ class Store(History, Protocol):
     async def conversation_of(self, run_id: str) -> tuple[str, str] | None: ...
 
     async def create_run(self, run_id: str, conversation_id: int, task: str, user_id: str,
-                         attachments: list[str]) -> None: ...
+                         attachments: list[str], thread: ThreadContext | None = None) -> None: ...
 
     async def prior_work(self, conversation_id: int, before_run: str) -> PriorWork | None: ...
 

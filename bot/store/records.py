@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from agents.types import CheckInResult, FileSet, TestReport, Usage
+from agents.types import CheckInResult, FileSet, TestReport, ThreadContext, Usage
 
 INTERRUPTED_REASON = "the bot stopped while this run was under way"
 
@@ -25,6 +25,7 @@ class RunSummary:
     checkin: CheckInResult | None
     user_id: str = ""  # who asked for the run, in the platform's ids
     attachments: tuple[str, ...] = ()  # the names of the files given with the task
+    context: str = ""  # what was read of the thread the request was made in ("read 14 earlier messages, ...")
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,7 @@ class RunRecord:
     plan: str
     language: str
     user_tests: FileSet = field(default_factory=FileSet)  # which of ``tests`` the user supplied
+    thread: ThreadContext | None = None  # what was read of the chat thread the request was made in
 
 
 def conversation_key(platform: str, thread_key: str) -> str:

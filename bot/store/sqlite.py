@@ -28,7 +28,18 @@ from typing import Any
 import aiosqlite
 
 from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished, WorkSaved
-from agents.types import CheckInResult, FileSet, PriorWork, RunStatus, TestReport, TestStatus, Usage
+from agents.types import (
+    Attachment,
+    CheckInResult,
+    FileSet,
+    PriorWork,
+    RunStatus,
+    TestReport,
+    TestStatus,
+    ThreadContext,
+    ThreadMessage,
+    Usage,
+)
 from bot.process import liveness as processes
 from bot.store.errors import StoreError
 from bot.store.records import (
@@ -39,7 +50,7 @@ from bot.store.records import (
     RunSummary,
     TurnRecord,
 )
-from bot.store.sqlite_errors import store_error
+from bot.store.sqlite_errors import FileIdentity, file_identity, file_lost_error, lost_file, store_error
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -111,8 +122,9 @@ SEEN_EVENTS_KEPT_S = 86_400.0  # platforms redeliver an event within minutes; a 
 
 
 class SQLiteStore:
-    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path, identity: FileIdentity | None = None) -> None:
         self._db, self.path = db, path
+        self._identity = identity  # the open file's device and inode, to tell when the path no longer leads to it
         self._writing = asyncio.Lock()
         self.owner = _process_owner()
 
@@ -140,7 +152,7 @@ class SQLiteStore:
         except sqlite3.Error as error:
             await _close_quietly(db)
             raise store_error("open", path, error) from None
-        return cls(db, path)
+        return cls(db, path, await asyncio.to_thread(file_identity, path))
 
     async def close(self) -> None:
         """Always ends the connection's thread (a live one keeps the process from exiting), errors or not."""
@@ -155,8 +167,10 @@ class SQLiteStore:
     async def check_writable(self, timeout_s: float) -> None:
         """Raise ``StoreError`` unless the database takes a write now (not read-only, locked or failing).
 
-        On a connection of its own, so a failed probe never rolls back what a run is writing.
+        On a connection of its own, so a failed probe never rolls back what a run is writing; and only while the
+        path still leads to the file this store writes (a probe must not create a new file in its place).
         """
+        await self._still_there("write to")
         try:
             await asyncio.to_thread(_write_probe, self.path, timeout_s)
         except sqlite3.Error as error:
@@ -174,13 +188,14 @@ class SQLiteStore:
         return int(row["id"])
 
     async def create_run(self, run_id: str, conversation_id: int, task: str, user_id: str,
-                         attachments: list[str]) -> None:
+                         attachments: list[str], thread: ThreadContext | None = None) -> None:
+        """``thread``: what was read of the thread the request was made in, kept for its follow-ups."""
         async with self._transaction("save the run to"):
             await self._execute(
-                "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments, thread)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, conversation_id, task, user_id, RunStatus.RUNNING, self.owner, time.time(),
-                 json.dumps(attachments)),
+                 json.dumps(attachments), _thread_json(thread)),
             )
 
     async def mark_interrupted(self) -> int:
@@ -227,10 +242,11 @@ class SQLiteStore:
             with_files = [r for r in rows if json.loads(r["files"])]
             last = with_files[-1] if with_files else rows[-1]
             user_tests = FileSet(json.loads(last["user_tests"]))
+            read = [_thread(r["thread"]) for r in rows if r["thread"]]
             return PriorWork(
                 tasks=tuple(r["task"] for r in rows), plan=last["plan"], files=FileSet(json.loads(last["files"])),
                 tests=FileSet(json.loads(last["tests"])).without(user_tests), user_tests=user_tests,
-                language=last["language"],
+                language=last["language"], thread=next((t for t in read if t), None),
             )
 
     async def has_conversation(self, platform: str, thread_key: str) -> bool:
@@ -335,7 +351,7 @@ class SQLiteStore:
                 summary=_summary(row), turns=[_turn(t) for t in turns], notes=[(n["kind"], n["body"]) for n in notes],
                 files=FileSet(json.loads(row["files"])), tests=FileSet(json.loads(row["tests"])),
                 report=_report(row["report"]), plan=row["plan"], language=row["language"],
-                user_tests=FileSet(json.loads(row["user_tests"])),
+                user_tests=FileSet(json.loads(row["user_tests"])), thread=_thread(row["thread"]) if row["thread"] else None,
             )
 
     async def conversations(self, platform: str, user_id: str, limit: int = 50) -> list[ConversationSummary]:
@@ -378,7 +394,8 @@ class SQLiteStore:
                       if (event := _note_event(run_id, n["kind"], n["body"])) is not None]
         timed.sort(key=lambda pair: pair[0])  # stable: a turn and a note recorded in the same instant keep their order
         run = record.summary
-        events: list[Event] = [RunStarted(run_id, task=run.task, follow_up=int(earlier["n"]) if earlier else 0)]
+        events: list[Event] = [RunStarted(run_id, task=run.task, follow_up=int(earlier["n"]) if earlier else 0,
+                                          context=run.context)]
         events += [event for _, event in timed]
         if run.status != RunStatus.RUNNING:
             if run.checkin:
@@ -412,7 +429,9 @@ class SQLiteStore:
         return cursor.rowcount == 1
 
     async def check(self) -> None:
-        """Every page readable (SQLite's quick_check) and a write lock to be had, else ``StoreError``."""
+        """The file still where it was opened, every page readable (SQLite's quick_check) and a write lock to be
+        had, else ``StoreError``."""
+        await self._still_there("read")
         rows = await self._all("PRAGMA quick_check")
         if [tuple(r) for r in rows] != [("ok",)]:
             log.info("quick_check of %s: %s", self.path, [tuple(r) for r in rows][:10])
@@ -430,10 +449,23 @@ class SQLiteStore:
         async with self._writing:
             try:
                 yield
+                await self._still_there(doing)
                 await self._db.commit()
             except sqlite3.Error as error:
                 await self._rollback()
                 raise store_error(doing, self.path, error) from None
+            except StoreError:
+                await self._rollback()
+                raise
+
+    async def _still_there(self, doing: str) -> None:
+        """A ``StoreError`` when the path no longer leads to the open file (deleted, moved or replaced by another
+        program): SQLite would go on writing to a file no one can open again, and a run would look recorded."""
+        if self._identity is None:
+            return
+        problem = await asyncio.to_thread(lost_file, self.path, self._identity)
+        if problem:
+            raise file_lost_error(doing, self.path, problem)
 
     @contextmanager
     def _decoding(self) -> Iterator[None]:
@@ -480,6 +512,7 @@ ADDED_COLUMNS = {
     # Token counts estimated from text (the server reported none): shown as estimates when read back.
     ("runs", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
     ("turns", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
+    ("runs", "thread"): "TEXT NOT NULL DEFAULT ''",  # what was read of the chat thread the request came from
 }
 
 
@@ -530,6 +563,17 @@ def _owner_gone(owner: str, host: str) -> bool:
     return owner_host == host and processes.gone(pid, started)
 
 
+def _thread_json(thread: ThreadContext | None) -> str:
+    return json.dumps(asdict(thread)) if thread is not None else ""
+
+
+def _thread(text: str) -> ThreadContext:
+    data = json.loads(text)
+    return ThreadContext(messages=tuple(ThreadMessage(**m) for m in data["messages"]),
+                         files=tuple(Attachment(**f) for f in data["files"]), summary=data["summary"],
+                         notes=tuple(data["notes"]))
+
+
 def _report(text: str | None) -> TestReport | None:
     if not text:
         return None
@@ -545,6 +589,7 @@ def _summary(row: aiosqlite.Row) -> RunSummary:
         cost_usd=row["cost_usd"], platform=row["platform"], thread_key=row["thread_key"],
         checkin=CheckInResult(**checkin) if checkin else None, user_id=row["user_id"],
         attachments=tuple(json.loads(row["attachments"])),
+        context=_thread(row["thread"]).summary if row["thread"] else "",
     )
 
 

@@ -32,6 +32,37 @@ def store_error(doing: str, path: Path, error: BaseException) -> StoreError:
     return StoreError(f"could not {doing} {path}: {what}; {fix}{kept}")
 
 
+FileIdentity = tuple[int, int]  # a file's device and inode
+
+
+def file_identity(path: Path) -> FileIdentity | None:
+    """The device and inode of the file at ``path`` (None when it cannot be seen: nothing to compare)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def lost_file(path: Path, identity: FileIdentity) -> str:
+    """What became of the open database file, when ``path`` no longer leads to it; empty while it does."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return "the database file was deleted or moved away while the bot had it open"
+    except OSError as error:
+        return f"the database file can no longer be reached ({(error.strerror or str(error)).lower()})"
+    if (found.st_dev, found.st_ino) != identity:
+        return "the database file was replaced by another file while the bot had it open"
+    return ""
+
+
+def file_lost_error(doing: str, path: Path, what: str) -> StoreError:
+    """Nothing more is recorded once the file is gone: a run ends with this rather than look recorded."""
+    return StoreError(f"could not {doing} {path}: {what}, so nothing more is recorded there; restart the bot to "
+                      "use the file now at that path (a new one is made if none is)")
+
+
 def _problem(path: Path, error: BaseException) -> tuple[str, str]:
     if isinstance(error, OSError):
         return (error.strerror or str(error)).lower(), "check the path and its permissions"

@@ -275,3 +275,65 @@ def test_an_unknown_way_of_writing_fixes_is_named_in_one_line(tmp_path):
     path.write_text('[team]\nfix_replies = "patch"\n')
     with pytest.raises(ConfigError, match="team.fix_replies"):
         load_config(path)
+
+
+def _fifo(tmp_path):
+    os.mkfifo(tmp_path / "pipe.toml")
+    return tmp_path / "pipe.toml"
+
+
+def _huge(tmp_path):
+    path = tmp_path / "huge.toml"
+    with path.open("wb") as out:
+        out.truncate(2_000_000)  # sparse: sized like a runaway file, costs no disk
+    return path
+
+
+@pytest.mark.parametrize(("make", "words"), [
+    (lambda tmp: Path("/dev/zero"), "/dev/zero is a device, not a regular file; config files must be regular files"),
+    (_fifo, "pipe.toml is a named pipe, not a regular file"),
+    (lambda tmp: tmp, "is a folder; name the config.toml in it"),
+    (lambda tmp: Path("/proc/self/environ"), "/proc/self/environ is not an ordinary file"),
+    (_huge, "huge.toml is 2,000,000 bytes; config files are limited to 1,000,000 bytes"),
+])
+def test_a_config_path_that_is_no_config_file_is_refused_without_reading_it(tmp_path, make, words):
+    """/dev/zero would be read until memory runs out, a pipe would wait for a writer forever."""
+    with pytest.raises(ConfigError, match="^cannot use the config file: .*" + re.escape(words)) as caught:
+        load_config(make(tmp_path))
+    assert "\n" not in str(caught.value)
+
+
+def test_a_config_file_that_is_not_utf8_says_where(tmp_path):
+    (tmp_path / "config.toml").write_bytes(b'[storage]\npath = "caf\xe9"\n')
+    with pytest.raises(ConfigError, match=r"config\.toml: not UTF-8 text \(byte 0xe9 at offset 21\); save it as UTF-8"):
+        load_config(tmp_path / "config.toml")
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ('[storage]\npath = "/tmp/a\\u0000b"\n', "storage.path"),
+    ('[web]\nhost = "127.0.0.1\\u0000"\n', "web.host"),
+    ('[slack]\nallowed_users = ["U1", "U\\u00002"]\n', "slack.allowed_users[1]"),
+    ('[sandbox.languages.ruby]\nimage = "r"\ntest_command = "t"\nenv = { "A\\u0000" = "1" }\n',
+     'sandbox.languages.ruby.env.A\x00'),
+    ('[agents.default]\nmodel = "\\u0000"\n', "agents.default.model"),
+])
+def test_a_nul_character_in_any_config_text_is_named_at_start(tmp_path, text, key):
+    with pytest.raises(ConfigError, match=re.escape(f"{key}: holds a NUL character")):
+        load(tmp_path, text)
+
+
+@pytest.mark.parametrize(("value", "words"), [
+    ("sk-\udcff01", "byte 0xff at character 4 is not UTF-8"),  # how os.environ holds a byte that is not UTF-8
+    ("sk-01\nInjected: yes", "character 6 is a control character (U+000A)"),
+    ("sk-\x1b[2J", "character 4 is a control character (U+001B)"),
+])
+def test_a_secret_that_could_not_travel_in_a_header_is_refused_at_start_without_showing_it(value, words):
+    with pytest.raises(ConfigError) as caught:
+        Secrets.from_env({"OPENAI_API_KEY": value})
+    assert str(caught.value) == f"OPENAI_API_KEY in the environment is not usable: {words}; export it again as plain text"
+    assert "sk-" not in str(caught.value)
+
+
+def test_a_config_nested_deeper_than_any_setting_is_one_line(tmp_path):
+    with pytest.raises(ConfigError, match=re.escape("config.toml: not a config file (arrays or tables nested deeper")):
+        load(tmp_path, "a = " + "[" * 100_000)

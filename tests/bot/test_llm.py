@@ -1,7 +1,9 @@
 """The OpenAI-compatible client against the scripted server, through the real ``openai`` library."""
 
 import asyncio
+import contextlib
 import dataclasses
+import json
 
 import pytest
 
@@ -273,3 +275,40 @@ async def test_a_context_error_that_leaves_room_for_a_reply_is_retried_within_th
     first, second = server.calls("planner")
     assert first.body["max_tokens"] == 4096 and second.body["max_tokens"] <= 1000 - 6
     assert text == "fits now"
+
+
+def _sse(text: str) -> bytes:
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "gpt-4o-mini",
+             "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+    data = f"data: {json.dumps(chunk)}\n\n".encode()
+    return f"{len(data):x}\r\n".encode() + data + b"\r\n"
+
+
+@contextlib.asynccontextmanager
+async def dropping_server(after_text: bool):
+    """A model server that takes the request, then drops the connection: after some streamed text, or at once."""
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        if after_text:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         + _sse("The plan: ") + _sse("first, "))
+            await writer.drain()
+            await asyncio.sleep(0.05)
+        writer.transport.abort()  # a reset, as a crashed server or a proxy's limit leaves it
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    async with server:
+        yield f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+
+
+@pytest.mark.parametrize(("after_text", "words"), [
+    (True, "The model stopped mid-reply for the planner: the server at {url} closed the connection."),
+    (False, "The model endpoint kept failing for the planner (the server at {url} closed the connection before "
+            "answering) after 2 attempts."),
+])
+async def test_a_connection_dropped_by_the_server_is_not_called_unreachable(config, secrets, after_text, words):
+    async with dropping_server(after_text) as url:
+        config = with_changes(config, llm={"base_url": url, "max_retries": 1})
+        with pytest.raises(ModelError) as caught:
+            await collect(OpenAIChatModel(config, secrets, sleep=SleepLog()))
+    assert str(caught.value) == words.format(url=url) and "cannot connect" not in str(caught.value)

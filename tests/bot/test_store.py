@@ -1,7 +1,10 @@
 """The store on a real SQLite file: what runs record, what survives a restart, follow-up context."""
 
 import asyncio
+import contextlib
 import os
+import re
+import sqlite3
 import subprocess
 import sys
 
@@ -333,4 +336,39 @@ async def test_token_counts_a_server_did_not_report_stay_marked_as_estimates_whe
     assert not second.summary.usage.estimated  # an estimate of nothing changes no count
     timeline = await store.timeline("r1")
     assert [e.usage.estimated for e in timeline if isinstance(e, TurnFinished)] == [False, True]
+    await store.close()
+
+
+def _delete(db):
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{db}{suffix}")
+
+
+def _move(db):
+    os.rename(db, db.with_name("elsewhere.sqlite3"))
+
+
+def _replace(db):
+    other = db.with_name("other.sqlite3")
+    sqlite3.connect(other).close()
+    os.replace(other, db)
+
+
+@pytest.mark.parametrize("lose", [_delete, _move, _replace], ids=["deleted", "moved", "replaced"])
+async def test_a_database_file_gone_from_its_path_fails_the_next_write_and_the_check(tmp_path, lose):
+    db = tmp_path / "db.sqlite3"
+    store = await SQLiteStore.open(db)
+    conversation = await store.conversation("terminal", "t1")
+    await store.create_run("r1", conversation, "a task", "ann", [])
+    lose(db)
+    with pytest.raises(StoreError, match=rf"could not save the run to {re.escape(str(db))}: the database file was "
+                                         r"(deleted or moved away|replaced by another file) while the bot had it open, "
+                                         "so nothing more is recorded there"):
+        await store.record(RunFinished("r1", status=RunStatus.PASSED, reason="tests passed"))
+    with pytest.raises(StoreError, match="nothing more is recorded"):
+        await store.check()
+    with pytest.raises(StoreError, match="nothing more is recorded"):  # what /readyz asks
+        await store.check_writable(1.0)
+    assert lose is not _delete or not db.exists()  # the probe made no new file in its place
     await store.close()

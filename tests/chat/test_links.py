@@ -22,6 +22,16 @@ from tests.fakes.chat_thread import RecordingThread, platform
     ("[www.google.com/search](https://g00gle.io/s)", "www.google.com/search (https://g00gle.io/s)"),
     ("[pypi.org/project/x](https://pypi.org.evil.io/x)", "pypi.org/project/x (https://pypi.org.evil.io/x)"),
     ("[docs: PYTHON.ORG](<https://evil.example>)", "docs: PYTHON.ORG (https://evil.example)"),
+    ("[github.com](https://evil.example/a_(b))", "github.com (https://evil.example/a_(b))"),  # parentheses
+    ('[github.com](https://evil.example "GitHub")', "github.com (https://evil.example)"),  # a title
+    ("[github.com]( <https://evil.example/a b> 'x')", "github.com (https://evil.example/a b)"),  # <...>, spaces
+    ("[github.com][1]\n\n[1]: https://evil.example", "github.com (https://evil.example)\n\n[1]: https://evil.example"),
+    ("[GitHub.com][]\n[github.com]: <https://evil.example>",
+     "GitHub.com (https://evil.example)\n[github.com]: <https://evil.example>"),  # collapsed, any case
+    ("[pypi.org]\n\n> [pypi.org]: https://evil.example", "pypi.org (https://evil.example)\n\n> [pypi.org]: https://evil.example"),
+    ("[see\ngithub.com](https://evil.example)", "see\ngithub.com (https://evil.example)"),  # text over two lines
+    ("[[github.com](https://evil.example)](https://github.com)",  # a link in a link's text
+     "github.com (https://evil.example) (https://github.com)"),
 ])
 def test_a_link_whose_text_names_another_address_shows_its_target(text, shown):
     assert unmasked(text) == shown
@@ -33,6 +43,9 @@ def test_a_link_whose_text_names_another_address_shows_its_target(text, shown):
     "[python.org](https://docs.python.org/3/)",  # a host under the named domain
     "```markdown\n[https://github.com](https://evil.example)\n```\n",  # code is shown as written
     "no links at all [just brackets] (and parentheses)",
+    "`[github.com](https://evil.example)` in a code span",
+    "[github.com][nowhere] names no definition",
+    "[github.com](https://evil.example with spaces)",  # not a link to any renderer: shown as written
 ])
 def test_honest_links_and_code_are_left_as_they_are(text):
     assert unmasked(text) == text

@@ -22,12 +22,15 @@ def balanced(text: str) -> bool:
     return sum(1 for line in text.splitlines() if FENCE_LINE.match(line)) % 2 == 0
 
 
-async def draw(events, thread=None, secrets=(), **style) -> tuple[RecordingThread, RunRenderer]:
+async def draw(events, thread=None, secrets=(), streamed=False, **style) -> tuple[RecordingThread, RunRenderer]:
+    """``streamed``: the events come apart, each drawn before the next (else at once, so they coalesce)."""
     thread = thread or RecordingThread()
     renderer = RunRenderer(thread, platform(**style), Redactor(secrets))
     await renderer.open(RUN)
     for event in events:
         await renderer(event)
+        if streamed:
+            await asyncio.sleep(0.02)
     await renderer.done()
     return thread, renderer
 
@@ -65,13 +68,22 @@ async def test_a_turn_is_edited_live_with_whole_lines_and_ends_with_its_whole_te
     events = [TurnStarted(RUN, agent="planner", round=0), TextDelta(RUN, agent="planner", text="1. Parse.\n2. Wa"),
               TextDelta(RUN, agent="planner", text="lk.\n3. Coll"), TextDelta(RUN, agent="planner", text="ect.\n"),
               TurnFinished(RUN, agent="planner", round=0, text="1. Parse.\n2. Walk.\n3. Collect.\n"), finished()]
-    thread, _ = await draw(events)
+    thread, _ = await draw(events, streamed=True)
     planner = thread.messages[1]
     assert planner.text == "**Planner**\n1. Parse.\n2. Walk.\n3. Collect."
     assert planner.edits[0] == f"**Planner**\n1. Parse.\n{WRITING}"
     for live in planner.edits[:-1]:  # never half a line while it streams
         body = live.removeprefix("**Planner**\n").removesuffix(f"\n{WRITING}")
         assert set(body.splitlines()) <= {"1. Parse.", "2. Walk.", "3. Collect."}
+
+
+async def test_text_that_arrives_while_the_platform_is_busy_is_drawn_in_one_edit():
+    deltas = [TextDelta(RUN, agent="planner", text=f"{n}. Step.\n") for n in range(1, 40)]
+    events = [TurnStarted(RUN, agent="planner", round=0), *deltas,
+              TurnFinished(RUN, agent="planner", round=0, text="".join(d.text for d in deltas)), finished()]
+    thread, _ = await draw(events)  # all queued before the first is drawn: the platform is behind
+    planner = thread.messages[1]
+    assert planner.edits == [planner.text] and "39. Step." in planner.text  # no stale edit per delta
 
 
 async def test_the_live_view_shows_the_newest_text_with_its_code_block_closed():
@@ -236,6 +248,7 @@ async def test_a_silent_model_shows_as_waiting_and_writing_resumes_when_text_arr
     for event in [TurnStarted(RUN, agent="programmer", round=1), Waiting(RUN, agent="programmer", seconds=12.4),
                   TextDelta(RUN, agent="programmer", text="Here.\n"), finished(RunStatus.STOPPED, reason="stopped")]:
         await renderer(event)
+        await asyncio.sleep(0.02)  # as they come from a model: each drawn before the next
     await renderer.done()
     edits = thread.messages[1].edits
     assert edits[0] == "**Programmer** · round 1\n_waiting for the model (12 s)…_"

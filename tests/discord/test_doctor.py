@@ -10,7 +10,8 @@ from tests.fakes.discord_api import FakeDiscord
 
 
 async def test_a_good_token_logs_in_and_the_invite_url_is_shown(discord_config, discord_secrets, discord_api):
-    result, invite = await doctor_checks(discord_config, discord_secrets)
+    result, invite, reading = await doctor_checks(discord_config, discord_secrets)
+    assert not reading.ok and not reading.required and "Message Content Intent" in reading.fix  # intent off here
     assert result.ok and result.detail == "logged in as codegen (900000000000000001)"
     assert invite.detail == ("https://discord.com/oauth2/authorize?client_id=900000000000000002"
                              "&scope=bot+applications.commands&permissions=309237746752")

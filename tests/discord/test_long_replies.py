@@ -73,7 +73,7 @@ async def test_a_streaming_turn_is_edited_live(start_bot, discord_api, model_ser
 
 async def test_edits_wait_for_the_interval(start_bot, discord_api, model_server):
     script_team(model_server)
-    await start_bot(update_interval_s=3600.0)  # no turn lasts an hour: only the final text is written
+    await start_bot(update_interval_s=0.5)  # each reply comes whole and at once: only the final text is written
     await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
     thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
     await eventually(lambda: final_message(discord_api, thread), "the final message")

@@ -57,6 +57,18 @@ def tasks(tmp_path, *lines):
     (["--suite", "tasks.jsonl", "--out", "tasks.jsonl"], [GOOD], "tasks.jsonl is a file, not a folder"),
     (["--report", "nothing-here"], None, "nothing-here holds no eval (eval.json is missing)"),
     (["--suite", "tasks.jsonl", "--resume", "--out", "fresh"], [GOOD], "fresh holds no eval (eval.json is missing)"),
+    # Text a strict encoder refuses, anywhere in a task line: refused here, not after the model was called.
+    (["--suite", "tasks.jsonl"], [{**GOOD, "task": "Write slugify\ud800 in slug.py."}],
+     "tasks.jsonl line 1: task is not all text (character 14 is half of a UTF-16 pair (U+D800)"),
+    (["--suite", "tasks.jsonl"], [{**GOOD, "hidden_tests": {"test_slug.py": "def test_x():\n    assert '\udfff'\n"}}],
+     "tasks.jsonl line 1: hidden_tests: 'test_slug.py' is not all text"),
+    (["--suite", "tasks.jsonl"], [{**GOOD, "hidden_tests": {"test_\udc80.py": "def test_x(): pass\n"}}],
+     "tasks.jsonl line 1: hidden_tests: 'test_\\udc80.py' is not all text"),
+    (["--suite", "tasks.jsonl"], [{**GOOD, "id": "a\ud83d"}], "tasks.jsonl line 1: id is not all text"),
+    (["--suite", "tasks.jsonl"], ["[" * 100_000], "tasks.jsonl line 1: not a task (arrays or objects nested deeper"),
+    # A hidden test is a file a user gives: the same size limit, before any work.
+    (["--suite", "tasks.jsonl"], [{**GOOD, "hidden_tests": {"test_slug.py": "# padding\n" * 2_500_000}}],
+     "tasks.jsonl line 1: hidden test 'test_slug.py' is 25,000,000 bytes; the limit is 256,000"),
 ])
 async def test_a_request_that_cannot_run_is_refused_in_one_line_before_any_model_call(
         tmp_path, model_server, args, lines, message):
@@ -66,6 +78,15 @@ async def test_a_request_that_cannot_run_is_refused_in_one_line_before_any_model
     assert code == 2, err
     assert err.startswith("codegen-chat: ") and message in err and err.count("\n") == 1
     assert "Traceback" not in err and model_server.requests == []
+
+
+async def test_hidden_tests_that_leave_no_room_in_a_sandbox_job_are_refused(tmp_path, model_server):
+    tasks(tmp_path, {**GOOD, "hidden_tests": {f"test_{i}.py": "#" * 900 for i in range(3)}})
+    # eval_config's last table is [sandbox]
+    config = eval_config(tmp_path, model_server.base_url, "max_upload_bytes = 2000\n[input]\nmax_attachment_bytes = 1000\n")
+    code, _, err = await eval_cli(tmp_path, "--suite", "tasks.jsonl", config=config)
+    assert code == 2 and "tasks.jsonl line 1: the hidden tests and starter files are 2,7" in err, err
+    assert "sandbox.max_upload_bytes" in err and err.count("\n") == 1 and model_server.requests == []
 
 
 async def test_no_model_configured_is_said_before_anything_runs(tmp_path):

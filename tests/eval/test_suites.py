@@ -70,10 +70,11 @@ def test_a_bad_line_is_named_with_its_file_and_line_number(tmp_path, line, messa
 @pytest.mark.parametrize(("changes", "message"), [
     ({"task": "x" * 101}, "the task is 101 characters long; the limit is 100 (input.max_task_chars)"),
     ({"starter_files": {f"m{i}.py": "" for i in range(3)}}, "3 starter files; the limit is 2 (input.max_attachments)"),
-    ({"starter_files": {"big.py": "é" * 30}}, "starter file 'big.py' is 60 bytes; the limit is 50"),
+    ({"starter_files": {"big.py": "é" * 100}}, "starter file 'big.py' is 200 bytes; the limit is 100"),
+    ({"hidden_tests": {"test_big.py": "é" * 100}}, "hidden test 'test_big.py' is 200 bytes; the limit is 100"),
 ])
 def test_a_task_a_user_could_not_send_is_refused_with_the_limit_it_breaks(tmp_path, changes, message):
-    limits = InputConfig(max_task_chars=100, max_attachments=2, max_attachment_bytes=50)
+    limits = InputConfig(max_task_chars=100, max_attachments=2, max_attachment_bytes=100)
     path = suite_file(tmp_path, {**GOOD, "starter_files": {}}, {**GOOD, "id": "two", **changes})
     with pytest.raises(EvalError, match=f"^{re.escape(str(path))} line 2: {re.escape(message)}"):
         read_jsonl_suite(path, KNOWN, limits)

@@ -7,6 +7,7 @@ REST (under ``/api/v10``)::
     POST /interactions/{id}/{token}/callback                                           (defer, reply, update)
     GET|PATCH|DELETE /webhooks/{app}/{token}/messages/@original, POST /webhooks/{app}/{token}   (follow-ups)
     POST /channels/{id}/messages (JSON or multipart with files), PATCH|DELETE /channels/{id}/messages/{id}
+    GET  /channels/{id}/messages?limit=&before= (newest first, as Discord pages history), /channels/{id}/messages/{id}
     POST /channels/{id}/messages/{id}/threads                                          (thread from a message)
     POST /channels/{id}/typing                                                         (the typing indicator)
     PUT  /channels/{id}/messages/{id}/reactions/{emoji}/@me
@@ -22,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -57,6 +59,7 @@ class StoredMessage:
     payload: dict[str, Any]
     files: dict[str, bytes] = field(default_factory=dict)
     deleted: bool = False
+    writes: list[float] = field(default_factory=list)  # time.monotonic() of its creation and of each edit
 
     @property
     def content(self) -> str:
@@ -97,12 +100,14 @@ class FakeDiscord:
         self.accepts_files = True  # False: uploads are refused (413), as when they exceed the size limit
         self.may_create_threads = True  # False: 403 Missing Permissions, as for a bot without the permission
         self.privileged_allowed = True  # False: refuse the message content intent as Discord does (4014)
+        self.may_read_history = True  # False: 403 Missing Access on history, as without Read Message History
         self._ids = itertools.count(950_000_000_000_000_000)
         self._sockets: list[web.WebSocketResponse] = []
         self._seq = itertools.count(1)
         self._originals: dict[str, int] = {}  # interaction token -> its response message
         self._interaction_channels: dict[str, int] = {}
         self._runner: web.AppRunner | None = None
+        self._query: dict[str, str] = {}  # the query of the request being answered
         self.base = ""
 
     # -- what tests use -------------------------------------------------------------------------
@@ -139,6 +144,12 @@ class FakeDiscord:
         for socket in list(self._sockets):
             if not socket.closed:
                 await socket.send_str(frame)
+
+    def remember(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """Keep a person's message (a MESSAGE_CREATE payload) in its channel, so history returns it; returns it."""
+        message_id = int(payload["id"])
+        self.messages[message_id] = StoredMessage(message_id, int(payload["channel_id"]), payload)
+        return payload
 
     def add_file(self, name: str, data: bytes, content_type: str = "text/plain; charset=utf-8") -> dict[str, Any]:
         """A file a user attached: its attachment payload, with the bytes served from our CDN path."""
@@ -227,6 +238,7 @@ class FakeDiscord:
         path = "/" + request.match_info["path"]
         body, files = await _read_body(request)
         self.calls.append(Call(request.method, path, body, files))
+        self._query = dict(request.query)
         webhook = path.startswith(("/webhooks/", "/interactions/"))
         if not webhook and request.headers.get("Authorization") != f"Bot {self.token}":
             return _json({"message": "401: Unauthorized", "code": 0}, status=401)
@@ -246,6 +258,8 @@ class FakeDiscord:
             ("PUT", "applications", "#", "commands"): self._sync,
             ("PUT", "applications", "#", "guilds", "#", "commands"): self._sync,
             ("POST", "channels", "#", "messages"): self._create_message,
+            ("GET", "channels", "#", "messages"): self._history,
+            ("GET", "channels", "#", "messages", "#"): self._get_message,
             ("PATCH", "channels", "#", "messages", "#"): self._edit_message,
             ("DELETE", "channels", "#", "messages", "#"): self._delete_message,
             ("POST", "channels", "#", "messages", "#", "threads"): self._create_thread,
@@ -292,6 +306,23 @@ class FakeDiscord:
             return _json({"message": "Request entity too large", "code": 40005}, status=413)
         message = self._store_message(int(parts[1]), body, files)
         await self.dispatch("MESSAGE_CREATE", message.payload)  # Discord echoes a bot's own messages to it too
+        return _json(message.payload)
+
+    async def _history(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
+        if not self.may_read_history:
+            return _json({"message": "Missing Access", "code": 50001}, status=403)
+        query = self._query
+        limit = max(1, min(int(query.get("limit", "50")), 100))
+        before = int(query.get("before") or 1 << 62)
+        found = sorted((m for m in self.channel_messages(int(parts[1])) if m.id < before), key=lambda m: m.id, reverse=True)
+        return _json([m.payload for m in found[:limit]])
+
+    async def _get_message(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
+        message = self.messages.get(int(parts[3]))
+        if message is None or message.deleted or message.channel_id != int(parts[1]):
+            return _json({"message": "Unknown Message", "code": 10008}, status=404)
+        if not self.may_read_history:
+            return _json({"message": "Missing Access", "code": 50001}, status=403)
         return _json(message.payload)
 
     async def _edit_message(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
@@ -387,7 +418,7 @@ class FakeDiscord:
                    "flags": body.get("flags") or 0, "components": body.get("components") or [],
                    "attachments": _attachments(body, files, self.next_id)}
         payload.update({k: v for k, v in body.items() if k.startswith("_")})
-        message = StoredMessage(message_id, channel_id, payload, dict(files))
+        message = StoredMessage(message_id, channel_id, payload, dict(files), writes=[time.monotonic()])
         self.messages[message_id] = message
         return message
 
@@ -399,6 +430,7 @@ class FakeDiscord:
             message.files.update(files)
             message.payload["attachments"] = _attachments(body, message.files, self.next_id)
         message.payload["edited_timestamp"] = now()
+        message.writes.append(time.monotonic())
 
 
 def _json(data: Any, status: int = 200) -> web.Response:

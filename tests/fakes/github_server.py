@@ -1,6 +1,8 @@
 """A loopback GitHub REST API for the calls the check-in makes, spoken to by the real PyGithub.
 
     POST /gists, GET|PATCH /gists/{id}, GET /user
+    GET /repos/{owner}/{repo}/pulls/{n}, .../pulls/{n}/files, .../pulls/{n}/comments   (paginated with Link)
+    GET /repos/{owner}/{repo}/commits/{sha}, GET /repos/{owner}/{repo}/contents/{path}?ref=
 
 Responses have GitHub's shapes (the attributes PyGithub's ``Gist``, ``GistFile``, ``GistHistoryState`` and
 ``AuthenticatedUser`` read), its validation rules (no empty files, no ``/`` in names), its auth answers
@@ -14,6 +16,7 @@ calls have to run in worker threads for any test to pass.
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import itertools
 import json
@@ -49,6 +52,17 @@ class Fault:
 
 
 @dataclass
+class StoredPull:
+    """A pull request as a test sets it up: its text, changed files (path -> patch) and review comments."""
+
+    number: int
+    title: str
+    body: str
+    files: dict[str, str] = field(default_factory=dict)
+    comments: list[tuple[str, str, str]] = field(default_factory=list)  # (login, path, body)
+
+
+@dataclass
 class StoredGist:
     id: str
     description: str
@@ -66,6 +80,9 @@ class FakeGitHub:
         self.prefix = prefix
         self.requests: list[Recorded] = []
         self.gists: dict[str, StoredGist] = {}
+        self.pulls: dict[tuple[str, int], StoredPull] = {}  # ("owner/repo", number) -> the pull request
+        self.commits: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}  # -> (message, path -> patch)
+        self.contents: dict[tuple[str, str, str], str] = {}  # ("owner/repo", ref, path) -> the file
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
@@ -113,6 +130,12 @@ class FakeGitHub:
         app.router.add_post(f"{p}/gists", self._create)
         app.router.add_get(f"{p}/gists/{{id}}", self._get)
         app.router.add_patch(f"{p}/gists/{{id}}", self._edit)
+        repo = f"{p}/repos/{{owner}}/{{repo}}"
+        app.router.add_get(f"{repo}/pulls/{{n}}", self._pull)
+        app.router.add_get(f"{repo}/pulls/{{n}}/files", self._pull_files)
+        app.router.add_get(f"{repo}/pulls/{{n}}/comments", self._pull_comments)
+        app.router.add_get(f"{repo}/commits/{{sha}}", self._commit_json)
+        app.router.add_get(f"{repo}/contents/{{path:.+}}", self._contents)
         self._runner, self._port = await loopback.start(app)
         return self
 
@@ -196,6 +219,71 @@ class FakeGitHub:
         gist.files, gist.description = files, data.get("description", gist.description)
         self._commit(gist, additions=1, deletions=1)
         return self._json(self._gist_json(gist))
+
+    def _stored_pull(self, request: web.Request) -> StoredPull | None:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        return self.pulls.get((full, int(request.match_info["n"])))
+
+    async def _pull(self, request: web.Request) -> web.Response:
+        pull = self._stored_pull(request)
+        if pull is None:
+            return self._not_found()
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        api = f"{self.url}/repos/{full}/pulls/{pull.number}"
+        return self._json({"url": api, "id": pull.number, "number": pull.number, "state": "open", "title": pull.title,
+                           "body": pull.body, "user": self._owner(), "html_url": f"{self.html_url}/{full}/pull/{pull.number}",
+                           "review_comments_url": f"{api}/comments", "changed_files": len(pull.files)})
+
+    async def _pull_files(self, request: web.Request) -> web.Response:
+        pull = self._stored_pull(request)
+        if pull is None:
+            return self._not_found()
+        items = [{"sha": hashlib.sha1(patch.encode()).hexdigest(), "filename": path, "status": "modified",
+                  "patch": patch, "additions": patch.count("\n+"), "deletions": patch.count("\n-")}
+                 for path, patch in pull.files.items()]
+        return self._paged(request, items)
+
+    async def _pull_comments(self, request: web.Request) -> web.Response:
+        pull = self._stored_pull(request)
+        if pull is None:
+            return self._not_found()
+        items = [{"id": i + 1, "user": {**self._owner(), "login": login}, "path": path, "body": body}
+                 for i, (login, path, body) in enumerate(pull.comments)]
+        return self._paged(request, items)
+
+    async def _commit_json(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        sha = request.match_info["sha"]
+        found = next(((s, c) for (r, s), c in self.commits.items() if r == full and s.startswith(sha)), None)
+        if found is None:
+            return self._not_found()
+        sha, (message, files) = found
+        return self._json({"sha": sha, "url": f"{self.url}/repos/{full}/commits/{sha}",
+                           "commit": {"message": message, "author": {"name": "Octo", "email": "o@example.com"}},
+                           "files": [{"filename": path, "status": "modified", "patch": patch}
+                                     for path, patch in files.items()]})
+
+    async def _contents(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        path, ref = request.match_info["path"], request.query.get("ref", "main")
+        content = self.contents.get((full, ref, path))
+        if content is None:
+            return self._not_found()
+        data = content.encode()
+        return self._json({"type": "file", "encoding": "base64", "size": len(data), "name": path.rsplit("/", 1)[-1],
+                           "path": path, "content": base64.b64encode(data).decode(), "sha": hashlib.sha1(data).hexdigest(),
+                           "url": f"{self.url}/repos/{full}/contents/{path}?ref={ref}"})
+
+    def _paged(self, request: web.Request, items: list[dict[str, Any]]) -> web.Response:
+        """GitHub's pagination: ``per_page`` (30 by default) and a ``Link`` header to the next page."""
+        per_page = int(request.query.get("per_page", "30"))
+        page = int(request.query.get("page", "1"))
+        chunk = items[(page - 1) * per_page: page * per_page]
+        headers = {}
+        if page * per_page < len(items):
+            nxt = request.url.update_query(page=str(page + 1), per_page=str(per_page))
+            headers["Link"] = f'<{nxt}>; rel="next"'
+        return self._json(chunk, headers=headers)
 
     # --- GitHub's shapes --------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ failures are injected on demand (``fail("chat.update", 429, retry_after="1")``).
 from __future__ import annotations
 
 import asyncio
+import base64
 import itertools
 import json
 import time
@@ -33,7 +34,7 @@ APP_TOKEN = "xapp-test-0123456789-abcdef"
 SIGNING_SECRET = "test-signing-secret-0123456789"
 BOT_USER, BOT_ID, TEAM, APP_ID = "UBOT", "BBOT", "T0001", "A0001"
 ALL_SCOPES = ("app_mentions:read", "assistant:write", "channels:history", "chat:write", "files:read", "files:write",
-              "groups:history", "im:history", "mpim:history")
+              "groups:history", "im:history", "mpim:history", "users:read")
 LOGIN_PAGE = "<!DOCTYPE html><html><body>Sign in to Slack</body></html>"
 
 
@@ -62,6 +63,7 @@ class Message:
     plan_title: str = ""
     tasks: dict[str, dict[str, Any]] = field(default_factory=dict)  # task id -> its latest task_update
     chunks: list[dict[str, Any]] = field(default_factory=list)  # every chunk streamed into it, in order
+    bot_id: str = ""  # another app's message
 
 
 @dataclass
@@ -74,8 +76,9 @@ class Fault:
 class FakeSlack:
     """Use as ``async with FakeSlack() as slack:``; point the client at ``slack.api_url``."""
 
-    def __init__(self, scopes: tuple[str, ...] = ALL_SCOPES) -> None:
+    def __init__(self, scopes: tuple[str, ...] = ALL_SCOPES, unknown: frozenset[str] = frozenset()) -> None:
         self.scopes = scopes
+        self.unknown = unknown  # methods this Slack answers unknown_method, as one without agent features does
         self.calls: list[Call] = []
         self.messages: list[Message] = []
         self.ephemeral: list[dict[str, Any]] = []
@@ -85,6 +88,7 @@ class FakeSlack:
         self.acks: dict[str, float] = {}  # envelope id -> when the ack arrived
         self.sent: dict[str, float] = {}  # envelope id -> when it was sent
         self.connections = 0
+        self.names: dict[str, str] = {}  # user id -> display name
         self._pending: dict[str, dict[str, Any]] = {}  # upload file id -> filename, bytes
         self._contents: dict[str, bytes] = {}  # shared file id -> bytes
         self._faults: dict[str, deque[Fault]] = defaultdict(deque)
@@ -147,11 +151,18 @@ class FakeSlack:
         }
         return dict(self.files[file_id])
 
-    def say(self, channel: str, user: str, text: str, thread_ts: str | None = None) -> Message:
-        """Record a person's message (so conversations.replies knows it); deliver its event separately."""
-        message = Message(channel, self.next_ts(), text, user, thread_ts, posted_at=time.monotonic())
+    def say(self, channel: str, user: str, text: str, thread_ts: str | None = None,
+            files: tuple[dict[str, Any], ...] = (), bot_id: str = "") -> Message:
+        """Record a person's message (or another app's, with ``bot_id``), so conversations.replies and
+        conversations.history know it; deliver its event separately."""
+        message = Message(channel, self.next_ts(), text, user, thread_ts, files=list(files), posted_at=time.monotonic(),
+                          bot_id=bot_id)
         self.messages.append(message)
         return message
+
+    def name(self, user: str, display_name: str) -> None:
+        """The person's display name, as users.info and the messages' ``user_profile`` give it."""
+        self.names[user] = display_name
 
     # -- what tests read ---------------------------------------------------------------------
 
@@ -221,7 +232,7 @@ class FakeSlack:
                 fault = self._faults[method].popleft()
                 return web.json_response(fault.body, status=fault.status, headers=fault.headers)
             handler = getattr(self, "_" + method.replace(".", "_"), None)
-            if handler is None:
+            if handler is None or method in self.unknown:
                 return web.json_response({"ok": False, "error": "unknown_method"}, status=404)
             if method != "apps.connections.open" and token != BOT_TOKEN:
                 return web.json_response({"ok": False, "error": "invalid_auth"})
@@ -298,13 +309,64 @@ class FakeSlack:
         return {"ok": True, "message_ts": self.next_ts()}, {}
 
     def _conversations_replies(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """A thread, its parent first, a page of ``limit`` at a time (Slack's cursor pagination)."""
+        refused = self._history_refused(args["channel"])
+        if refused:
+            return refused, {}
         ts = args["ts"]
-        found = [m for m in self.messages if m.channel == args["channel"] and (m.ts == ts or m.thread_ts == ts)]
+        found = sorted((m for m in self.messages if m.channel == args["channel"] and (m.ts == ts or m.thread_ts == ts)),
+                       key=lambda m: float(m.ts))
         if not found:
             return {"ok": False, "error": "thread_not_found"}, {}
-        return {"ok": True, "has_more": False, "messages": [
-            {"type": "message", "user": m.user, "text": m.text, "ts": m.ts, "thread_ts": m.thread_ts or m.ts}
-            for m in found]}, {}
+        return self._page(found, args), {}
+
+    def _conversations_history(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        """A channel's top-level messages (thread replies left out), newest first, before ``latest``."""
+        refused = self._history_refused(args["channel"])
+        if refused:
+            return refused, {}
+        latest = float(args.get("latest") or "inf")
+        inclusive = str(args.get("inclusive", "")).lower() in ("1", "true")
+        found = [m for m in self.messages if m.channel == args["channel"] and (not m.thread_ts or m.thread_ts == m.ts)
+                 and (float(m.ts) < latest or (inclusive and float(m.ts) == latest))]
+        return self._page(sorted(found, key=lambda m: float(m.ts), reverse=True), args), {}
+
+    def _users_info(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        if "users:read" not in self.scopes:
+            return {"ok": False, "error": "missing_scope", "needed": "users:read"}, {}
+        user = str(args.get("user", ""))
+        name = self.names.get(user, "")
+        return {"ok": True, "user": {"id": user, "name": user.lower(),
+                                     "profile": {"display_name": name, "real_name": name}}}, {}
+
+    def _history_refused(self, channel: str) -> dict[str, Any] | None:
+        needed = {"C": "channels:history", "G": "groups:history", "D": "im:history"}.get(channel[:1], "channels:history")
+        return None if needed in self.scopes else {"ok": False, "error": "missing_scope", "needed": needed}
+
+    def _page(self, found: list[Message], args: dict[str, Any]) -> dict[str, Any]:
+        start = _cursor_offset(str(args.get("cursor") or ""))
+        limit = max(1, min(int(args.get("limit") or 100), 1000))
+        page = found[start:start + limit]
+        more = start + limit < len(found)
+        return {"ok": True, "messages": [self._message_json(m) for m in page], "has_more": more,
+                "response_metadata": {"next_cursor": _cursor(start + limit) if more else ""}}
+
+    def _message_json(self, m: Message) -> dict[str, Any]:
+        item: dict[str, Any] = {"type": "message", "text": m.text, "ts": m.ts}
+        if m.thread_ts:
+            item["thread_ts"] = m.thread_ts
+        if m.user == BOT_USER or m.bot_id:
+            item.update(bot_id=m.bot_id or BOT_ID, subtype="bot_message" if m.bot_id else None)
+            item = {k: v for k, v in item.items() if v is not None}
+            if m.user == BOT_USER:
+                item["user"] = BOT_USER
+        else:
+            item["user"] = m.user
+            if m.user in self.names:
+                item["user_profile"] = {"display_name": self.names[m.user], "real_name": self.names[m.user]}
+        if m.files:
+            item["files"] = m.files
+        return item
 
     def _files_getUploadURLExternal(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
         file_id = f"F{next(self._ids):06d}"
@@ -355,6 +417,14 @@ class FakeSlack:
     async def _notify(self) -> None:
         async with self._changed:
             self._changed.notify_all()
+
+
+def _cursor(offset: int) -> str:
+    return base64.b64encode(f"offset:{offset}".encode()).decode()
+
+
+def _cursor_offset(cursor: str) -> int:
+    return int(base64.b64decode(cursor).decode().partition(":")[2]) if cursor else 0
 
 
 def _apply_chunks(message: Message, args: dict[str, Any]) -> None:

@@ -136,3 +136,20 @@ async def test_doctor_says_how_to_fix_an_unreachable_engine():
     [result] = await sandbox_checks(config, Secrets())
     assert not result.ok and result.required
     assert "not reachable" in result.detail and result.fix
+
+
+@pytest.mark.docker
+async def test_run_in_text_mode_shows_the_tests_terminal_control_codes_inert(tmp_path, capsys):
+    """The code under test prints what a terminal would act on: a window title, a screen clear, a carriage
+    return overwriting its line, an 8-bit CSI and a bidi override. Text mode shows them; JSON keeps them as data."""
+    write(tmp_path, FileSet({"test_loud.py": (
+        "def test_loud():\n"
+        "    print('\\x1b]0;owned\\x07\\x1b[2J FAKE PASS\\rreal \\x9b31m \\u202eevil')\n"
+        "    assert False\n")}))
+    code = await invoke(Config(sandbox=TEST_CONFIG), "sandbox", "run", "--language", "python", str(tmp_path))
+    out = capsys.readouterr().out
+    assert code == 1 and "1 failed" in out
+    assert not set(out) & {"\x1b", "\x07", "\r", "\x9b", "\u202e"}
+    assert "^[]0;owned^G^[[2J FAKE PASS^Mreal \\x9b31m \\u202eevil" in out
+    await invoke(Config(sandbox=TEST_CONFIG), "sandbox", "run", "--language", "python", str(tmp_path), "--json")
+    assert "\x1b]0;owned" in json.loads(capsys.readouterr().out)["stdout"]

@@ -17,6 +17,7 @@ import adapters.slack
 from agents.protocols import Sandbox
 from bot.config.sections import Config, Secrets
 from bot.model.client import OpenAIChatModel
+from bot.runs.github_links import LinkReader
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
 from bot.store.sqlite import SQLiteStore
@@ -76,7 +77,8 @@ async def start_bot(slack: FakeSlack, store: SQLiteStore, slack_secrets: Secrets
         secrets, fake = secrets or slack_secrets, fake or slack
         model = OpenAIChatModel(config, secrets)
         service = Service(config, store, model, sandbox or ScriptedSandbox(), publisher_factory(config, secrets, store),
-                          redact=Redactor(secrets.values()))
+                          redact=Redactor(secrets.values()),
+                          links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
         task = asyncio.create_task(adapters.slack.serve(service, config, secrets))
         bot = RunningBot(service, model, task)
         running.append(bot)

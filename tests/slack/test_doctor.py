@@ -23,7 +23,8 @@ async def test_good_tokens_and_every_scope_pass(slack, slack_config, slack_secre
     results = by_name(await doctor_checks(slack_config, slack_secrets))
     assert all(r.ok for r in results.values()), results
     assert results["slack bot token"].detail == "@codegen in Fake Team"
-    assert set(results) == {"slack bot token", "slack scopes", "slack agent features", "slack app token"}
+    assert set(results) == {"slack bot token", "slack scopes", "slack thread reading", "slack agent features",
+                            "slack app token"}
     assert [c.method for c in slack.calls] == ["auth.test", "apps.connections.open"]
 
 
@@ -33,6 +34,14 @@ async def test_missing_scopes_are_named_with_the_fix(slack_config, slack_secrets
         scopes = by_name(await doctor_checks(config, slack_secrets))["slack scopes"]
     assert not scopes.ok and scopes.detail.startswith("missing: channels:history, files:read")
     assert "deploy/slack-manifest.yml" in scopes.fix
+
+
+async def test_doctor_names_what_reading_threads_needs(slack_config, slack_secrets):
+    async with FakeSlack(scopes=("chat:write", "app_mentions:read", "groups:history")) as narrow:
+        config = with_changes(slack_config, slack={"api_url": narrow.api_url})
+        reading = by_name(await doctor_checks(config, slack_secrets))["slack thread reading"]
+    assert not reading.ok and reading.detail == "missing: channels:history; a mention in a thread runs on the request alone"
+    assert "channels:history, groups:history" in reading.fix
 
 
 async def test_a_wrong_bot_token_fails_and_is_not_shown(slack_config, slack_secrets):

@@ -83,3 +83,63 @@ async def test_the_stop_button_works_over_http_too(slack, model_server, http_bot
     assert await post(session, url, form, headers) == 200
     thread = await finished(slack, "C1", ts)
     assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.")
+
+
+def quote_bytes(raw: bytes) -> bytes:
+    from urllib.parse import quote_from_bytes
+
+    return quote_from_bytes(raw).encode()
+
+
+BAD_REQUESTS = {
+    "malformed-json": (b'{"type": "event_callback", "event": ', "application/json", 400),
+    "json-array": (b'[{"type": "event_callback"}]', "application/json", 400),
+    "json-string": (b'"hello"', "application/json", 400),
+    "not-utf8": (b'{"type": "event_callback", "text": "\xff\xfe"}', "application/json", 400),
+    "payload-not-json": (b"payload=%7Bnot+json", "application/x-www-form-urlencoded", 400),
+    "payload-array": (b"payload=%5B1%2C2%5D", "application/x-www-form-urlencoded", 400),
+    "event-not-object": (b'{"type": "event_callback", "event": "app_mention", "event_id": "Ev1"}', "application/json", 400),
+    "event-user-number": (b'{"type": "event_callback", "event": {"type": "app_mention", "user": 7, "text": "x"}}',
+                          "application/json", 400),
+    "actions-not-list": (b'payload=' + quote_bytes(b'{"type": "block_actions", "user": {"id": "U1"}, "actions": "stop"}'),
+                         "application/x-www-form-urlencoded", 400),
+    "action-value-number": (b'payload=' + quote_bytes(b'{"type": "block_actions", "user": {"id": "U1"}, '
+                                                     b'"actions": [{"action_id": "codegen_stop", "value": 5}]}'),
+                            "application/x-www-form-urlencoded", 400),
+    "user-a-string": (b'payload=' + quote_bytes(b'{"type": "block_actions", "user": "U1", '
+                                               b'"actions": [{"action_id": "codegen_stop", "value": "r1"}]}'),
+                      "application/x-www-form-urlencoded", 400),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_REQUESTS))
+async def test_a_signed_request_that_is_not_what_slack_sends_is_refused_in_one_line(
+        slack, model_server, http_bot, caplog, name):
+    session, url = http_bot
+    body, content_type, status = BAD_REQUESTS[name]
+    headers = {**signed_bytes_headers(body), "Content-Type": content_type}
+    async with session.post(url, data=body, headers=headers) as response:
+        assert response.status == status
+        assert "\n" not in (await response.text()).strip()
+    assert not [r for r in caplog.records if r.exc_info or "Traceback" in r.getMessage()]
+    assert model_server.requests == [] and slack.called("chat.postMessage") == []
+
+
+@pytest.mark.parametrize("timestamp", ["soon", "1e9", "", "١٧٠٠٠٠٠٠٠٠"], ids=["word", "float", "empty", "arabic-digits"])
+async def test_a_timestamp_that_is_not_a_number_is_unauthorised_before_the_body_is_read(
+        slack, http_bot, caplog, timestamp):
+    session, url = http_bot
+    headers = {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": "v0=00", "Content-Type": "application/json"}
+    async with session.post(url, data=b"\xff not even json", headers=headers) as response:
+        assert response.status == 401
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+def signed_bytes_headers(body: bytes) -> dict[str, str]:
+    """Slack's ``v0`` signature of raw bytes (the fake's helper signs text)."""
+    import hashlib
+    import hmac
+
+    stamp = str(int(time.time()))
+    digest = hmac.new(SIGNING_SECRET.encode(), b"v0:" + stamp.encode() + b":" + body, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}"}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from adapters.slack.thread import STOP_ACTION
 from bot.config.sections import Price
 from tests.fakes import team_script as s
@@ -117,3 +119,19 @@ async def test_a_stopped_runs_last_reply_shows_the_tokens_and_cost_it_really_use
     await press_stop(slack, message.ts)
     thread = await finished(slack, "C1", message.ts)
     assert thread[-1].text.splitlines()[:2] == ["⏹️ Stopped: stopped on request.", "Tokens: 1,000 in / 500 out (about $0.0020)"]
+
+
+@pytest.mark.parametrize("broken", [{"user": "UANN"}, {"actions": [{"action_id": STOP_ACTION, "value": 7}]},
+                                    {"channel": "C1"}], ids=["user-a-string", "value-a-number", "channel-a-string"])
+async def test_a_misshapen_stop_press_over_socket_mode_is_ignored_in_one_line(slack, model_server, slack_config,
+                                                                              start_bot, caplog, broken):
+    await start_bot(slack_config)
+    model_server.script("planner", Reply("Thinking about the plan...", chunk=4, stall_after=8))
+    message, _ = await mention(slack, "find all intf keys")
+    status = await slack.wait_for(lambda: next((m for m in slack.thread("C1", message.ts) if stop_button(m)), None))
+    payload = {**block_action("UANN", status, STOP_ACTION, stop_button(status) or ""), **broken}
+    await slack.wait_ack(await slack.deliver(interactive_envelope(payload, "env-broken")))
+    await eventually(lambda: any("button press" in r.getMessage() for r in caplog.records))
+    assert not [r for r in caplog.records if r.exc_info] and stop_button(slack.thread("C1", message.ts)[0])
+    await press_stop(slack, message.ts)  # the bot still answers a real press
+    await finished(slack, "C1", message.ts)

@@ -3,6 +3,7 @@ and the renderer in-process for the full loop."""
 
 import asyncio
 import io
+import json
 import os
 import signal
 import sys
@@ -259,3 +260,45 @@ async def test_waiting_for_the_model_and_estimated_counts_are_shown_as_such():
     assert "Tokens: ~1,210 in / ~36 out (estimated)" in renderer.summary(final, None)
     exact = RunFinished("r1", status=RunStatus.PASSED, reason="ok", usage=Usage(10, 2))
     assert "Tokens: 10 in / 2 out\n" in renderer.summary(exact, None) + "\n"
+
+
+async def _cli_bytes(tmp_path, *args: bytes, config: Path, env_extra: dict[bytes, bytes] | None = None):
+    env = {b"PATH": os.environb[b"PATH"], b"HOME": os.fsencode(tmp_path), b"OPENAI_API_KEY": b"sk-test-0123456789",
+           b"PYTHONPATH": os.fsencode(ROOT), b"CODEGEN_CONFIG": os.fsencode(config), **(env_extra or {})}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", *args, cwd=tmp_path, env=env,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    ([b"run", b"write a parser for caf\xe9 menus"], "argument 2 (write a parser for caf\\xe9 menus) is not UTF-8 text: "
+                                                    "byte 0xe9 at character 23 is not UTF-8; write it in UTF-8"),
+    ([b"run", b"task", b"--file", b"\xff.py"], "argument 4 (\\xff.py) is not UTF-8 text: byte 0xff at character 1"),
+    ([b"run", b"task", b"--continue", b"r\xc3"], "argument 4 (r\\xc3) is not UTF-8 text"),
+    ([b"history", b"\x80"], "argument 2 (\\x80) is not UTF-8 text"),
+    ([b"sandbox", b"run", b"--language", b"py\xfe", b"."], "argument 4 (py\\xfe) is not UTF-8 text"),
+])
+async def test_a_command_line_that_is_not_utf8_is_refused_in_one_line_before_anything(model_server, tmp_path, args,
+                                                                                      words):
+    config = write_config(tmp_path, model_server.base_url)
+    code, out, err = await _cli_bytes(tmp_path, *args, config=config)
+    assert code == 2 and err.startswith(f"codegen-chat: {words}") and err.count("\n") == 1, err
+    assert model_server.requests == [] and not (tmp_path / "db.sqlite3").exists()
+
+
+async def test_an_environment_secret_that_is_not_utf8_is_refused_in_one_line(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    code, _, err = await _cli_bytes(tmp_path, b"run", b"task", config=config,
+                                    env_extra={b"OPENAI_API_KEY": b"sk-\xff-secret"})
+    assert code == 2 and err == ("codegen-chat: OPENAI_API_KEY in the environment is not usable: byte 0xff at "
+                                 "character 4 is not UTF-8; export it again as plain text\n")
+    assert model_server.requests == []
+
+
+async def test_run_json_refusing_a_command_line_that_is_not_utf8_still_prints_its_result_line(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    code, out, err = await _cli_bytes(tmp_path, b"run", b"caf\xe9", b"--json", config=config)
+    assert code == 2 and err.startswith("codegen-chat: argument 2 (caf\\xe9) is not UTF-8 text")
+    result = json.loads(out.splitlines()[-1])
+    assert "argument 2" in json.dumps(result) and model_server.requests == []

@@ -3,6 +3,7 @@
 and never with a pass the store could not record."""
 
 import asyncio
+import contextlib
 import io
 import os
 import sys
@@ -165,3 +166,35 @@ async def test_the_summary_prints_even_when_no_file_could_be_saved(model_server,
     assert status == 0 and "PASSED — " in text  # the run itself passed; saving is reported, not fatal
     assert f"Files: {out_dir} (Could not write the files to {out_dir}: {out_dir} is a file, not a folder)" in text
     assert "Tokens: " in text
+
+
+class DeletingSandbox(ScriptedSandbox):
+    """While the tests run, another program deletes the database and its -wal and -shm files."""
+
+    def __init__(self, db):
+        super().__init__()
+        self.db = db
+
+    async def run(self, job):
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(f"{self.db}{suffix}")
+        return await super().run(job)
+
+
+async def test_a_database_deleted_mid_run_ends_it_with_an_error_and_the_files_still_in_out(
+        model_server, config, secrets, tmp_path):
+    script_team(model_server)
+    db, out_dir = tmp_path / "db.sqlite3", tmp_path / "out"
+    store = await SQLiteStore.open(db)
+    service = Service(config, store, OpenAIChatModel(config, secrets), DeletingSandbox(db))
+    out = io.StringIO()
+    status = await run_in_terminal(service, TerminalRun("find all intf keys", [], str(out_dir), None),
+                                   FolderPublisher, 10_000, "session-1", out=out)
+    text = out.getvalue()
+    assert status == 3 and "PASSED" not in text, text  # 3: a part (the store) failed
+    assert f"ERROR — could not save the run to {db}: the database file was deleted or moved away" in text
+    assert text.count("could not save the run") == 1
+    # what the run produced is kept where the person asked
+    assert (out_dir / "intf.py").is_file() and (out_dir / "test_intf.py").is_file()
+    await store.close()

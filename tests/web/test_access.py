@@ -167,3 +167,87 @@ async def test_the_page_and_its_vendored_libraries_are_served(start_web, web_con
         assert status == 200 and len(body) > 500, name
     status, _, _ = await bot.get("/static/../routes.py")
     assert status == 404
+
+
+PROXY = {"user_header": "X-Forwarded-User"}
+
+
+async def test_a_forwarded_for_header_naming_the_proxy_does_not_make_a_request_the_proxy_s(start_web, web_config):
+    """The proxy is judged by the connection's own peer: anyone can write X-Forwarded-For."""
+    config = with_changes(web_config, web={**PROXY, "proxy_addresses": ("192.0.2.1",)})
+    bot = await start_web(config)
+    for forwarded in ("192.0.2.1", "192.0.2.1, 127.0.0.1", "127.0.0.1, 192.0.2.1"):
+        headers = {"X-Forwarded-User": "ann@example.com", "X-Forwarded-For": forwarded}
+        status, body, _ = await bot.post("/api/conversations", {"task": "write a parser"}, headers=headers)
+        assert status == 401 and body == {"error": "Sign in through the proxy in front of this bot."}, forwarded
+        status, _, _ = await bot.get("/api/session", headers={**headers, "Forwarded": "for=192.0.2.1"})
+        assert status == 401, forwarded
+
+
+async def test_a_proxy_that_adds_forwarded_for_itself_still_signs_people_in(start_web, web_config):
+    """oauth2-proxy names the person's own address in X-Forwarded-For; the peer is still the proxy."""
+    bot = await start_web(with_changes(web_config, web=PROXY))
+    headers = {"X-Forwarded-User": "ann@example.com", "X-Forwarded-For": "203.0.113.7", "X-Real-IP": "203.0.113.7"}
+    status, body, _ = await bot.get("/api/session", headers=headers)
+    assert status == 200 and body["user"] == "ann@example.com"
+
+
+@pytest.mark.parametrize("addresses", [("127.0.0.0/8",), ("10.0.0.0/8", "127.0.0.1/32"), ("::ffff:127.0.0.0/104",)])
+async def test_proxy_addresses_may_name_networks(start_web, web_config, addresses):
+    bot = await start_web(with_changes(web_config, web={**PROXY, "proxy_addresses": addresses}))
+    status, body, _ = await bot.get("/api/session", headers={"X-Forwarded-User": "ann@example.com"})
+    assert status == 200 and body["user"] == "ann@example.com", addresses
+
+
+@pytest.mark.parametrize("entry", ["proxy.internal", "localhost", "10.0.0.0/33", "127.0.0.1:4180", "*"])
+def test_a_proxy_address_that_could_never_match_is_refused_at_start(tmp_path, entry):
+    from bot.config.sections import load_config
+
+    (tmp_path / "config.toml").write_text(f'[web]\nuser_header = "X-Forwarded-User"\nproxy_addresses = ["{entry}"]\n')
+    with pytest.raises(ConfigError, match=rf"web\.proxy_addresses: '{re.escape(entry)}' is not an IP address or network"):
+        load_config(tmp_path / "config.toml")
+
+
+async def test_behind_a_proxy_a_host_name_not_allowed_is_refused(start_web, web_config):
+    """A DNS-rebinding page in a browser on the proxy's machine reaches the port with its own Host header, and
+    could send any user header it likes from the proxy's address."""
+    port = web_config.web.port
+    config = with_changes(web_config, web={**PROXY, "allowed_hosts": ("chat.example.com", "other.example:8443")})
+    bot = await start_web(config)
+    ann = {"X-Forwarded-User": "ann@example.com"}
+    for host in ("evil.example", f"evil.example:{port}", "chat.example.com.evil.example", "other.example:9000",
+                 "127.0.0.1:1", ""):
+        status, body, _ = await bot.post("/api/conversations", {"task": "write a parser"}, headers={**ann, "Host": host})
+        assert status == 403 and "web.allowed_hosts" in body["error"], host
+    for host in ("chat.example.com", "CHAT.example.com:443", "other.example:8443", f"127.0.0.1:{port}",
+                 f"localhost:{port}"):
+        status, body, _ = await bot.get("/api/session", headers={**ann, "Host": host})
+        assert status == 200 and body["user"] == "ann@example.com", host
+
+
+@pytest.mark.parametrize("entry", ["chat.example.com/", "https://chat.example.com", "chat example", "a@b"])
+def test_an_allowed_host_that_is_not_a_host_name_is_refused_at_start(tmp_path, entry):
+    from bot.config.sections import load_config
+
+    (tmp_path / "config.toml").write_text(f'[web]\nallowed_hosts = ["{entry}"]\n')
+    with pytest.raises(ConfigError, match=r"web\.allowed_hosts: .* is not a host name"):
+        load_config(tmp_path / "config.toml")
+
+
+@pytest.mark.parametrize(("proxies", "secure"), [(("127.0.0.1",), True), (("192.0.2.1",), False)])
+async def test_the_session_cookie_is_secure_when_a_listed_proxy_says_the_page_came_over_https(
+        start_web, web_config, secrets, proxies, secure):
+    config = with_changes(web_config, web={"proxy_addresses": proxies})
+    bot = await start_web(config, secrets_=dataclasses.replace(secrets, codegen_web_token=TOKEN))
+    _, _, headers = await bot.post("/login", data={"token": TOKEN}, json=None, headers={"X-Forwarded-Proto": "https"})
+    assert ("Secure" in headers["Set-Cookie"]) is secure
+
+
+async def test_doctor_warns_when_behind_a_proxy_no_host_name_is_allowed(web_config, secrets):
+    from tests.web.test_commands import by_name
+
+    results = by_name(await adapters.web.doctor_checks(with_changes(web_config, web=PROXY), secrets))
+    assert not results["web chat hosts"].ok and not results["web chat hosts"].required
+    assert "allowed_hosts" in results["web chat hosts"].fix
+    config = with_changes(web_config, web={**PROXY, "allowed_hosts": ("chat.example.com",)})
+    assert "web chat hosts" not in by_name(await adapters.web.doctor_checks(config, secrets))

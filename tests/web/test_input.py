@@ -3,8 +3,10 @@ model call. The run limits are the service's, as on every platform."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import dataclasses
+import logging
 
 import pytest
 from playwright.async_api import expect
@@ -32,8 +34,11 @@ BAD_TASKS = [
     ({"task": "test this", "files": [{"name": "a.py", "data": "%%% not base64"}]}, "a.py arrived damaged"),
     ({"task": "test this", "files": [{"name": "a.py"}]}, "An attached file arrived without its name or content"),
     ({"task": "test this", "files": [file("..", b"x = 1")]}, "..: not a usable file name."),
+    ({"task": "write a parser \ud800 for it"}, "The task is not all text (character 16 is half of a UTF-16 pair"),
+    ({"task": "test this", "files": [{"name": "a\udfff.py", "data": "eA=="}]}, "An attached file is not all text"),
     ({"task": 42}, "The page sent something that is not a task"),
     ([1, 2], "The page sent something that is not a task"),
+    ({"task": "x", "files": [[[[[[[[[[]]]]]]]]]]}, "An attached file arrived without its name or content"),
 ]
 
 
@@ -55,6 +60,10 @@ async def test_a_body_too_large_for_any_task_is_refused_before_it_is_read_whole(
     status, answer, _ = await bot.post("/api/conversations", data=b"{" * 300_000, json=None,
                                        headers={"Content-Type": "application/json"})
     assert status == 413
+    # Nested deeper than the JSON parser goes, yet within the size a task may have: refused, not a traceback.
+    status, answer, _ = await bot.post("/api/conversations", data=b"[" * 20_000, json=None,
+                                       headers={"Content-Type": "application/json"})
+    assert status == 400 and answer["error"] == "The page sent something that is not a task; reload it and try again."
 
 
 async def test_a_follow_up_in_someone_else_s_or_no_conversation_is_not_found(start_web, web_config):
@@ -125,3 +134,30 @@ async def test_the_model_or_docker_unavailable_ends_the_run_with_a_sentence_not_
         assert "Traceback" not in await page.locator("body").inner_text()
     finally:
         await sandbox.close()
+
+
+@pytest.mark.parametrize(("path", "sent"), [
+    ("/api/conversations", b'{"task": "write a par'),
+    ("/api/conversations", b""),
+    ("/login", b"token=abc"),
+])
+async def test_a_client_hanging_up_mid_request_is_one_quiet_line_not_a_failure(start_web, web_config, model_server,
+                                                                               caplog, path, sent):
+    bot = await start_web(web_config)
+    port = web_config.web.port
+    _, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+                 f"Content-Length: 100000\r\n\r\n".encode() + sent)
+    await writer.drain()
+    await asyncio.sleep(0.2)  # the request is being read
+    with caplog.at_level(logging.INFO):
+        writer.close()
+        for _ in range(50):
+            if any("hung up" in r.getMessage() for r in caplog.records):
+                break
+            await asyncio.sleep(0.05)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info], caplog.text
+    assert [r.getMessage() for r in caplog.records if "hung up" in r.getMessage()] == [
+        f"web request POST {path}: the client hung up before sending it whole"]
+    status, listed, _ = await bot.get("/api/conversations")  # the server serves on, nothing half-made
+    assert status == 200 and listed == {"conversations": []} and not model_server.requests

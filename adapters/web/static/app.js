@@ -52,6 +52,29 @@
     return `<figure class="code">${caption}<pre><code class="hljs">${highlighted(text, language)}</code></pre></figure>`;
   }
 
+  // A link whose text names an address other than its target's host shows its target beside it: the rule
+  // of bot/chat/links.py (which the server applies to Markdown it can read), applied here to every link
+  // marked itself makes (inline, titled, <...> targets, parentheses, reference-style), as the page shows it.
+  const ADDRESS = /(?:[a-z][a-z0-9+.-]*:\/\/)?((?:[a-z0-9-]+\.)+[a-z]{2,})\b/gi;
+
+  function deceptive(text, href) {
+    const named = [...text.matchAll(ADDRESS)].map((m) => m[1].toLowerCase());
+    if (!named.length) return false;
+    let host = "";
+    try {
+      host = new URL(href).hostname.toLowerCase();
+    } catch {
+      host = ""; // no absolute address: nothing the named one could be
+    }
+    return !named.every((name) => host === name || host.endsWith(`.${name}`));
+  }
+
+  function link({ href, tokens, text }) {
+    if (!deceptive(text || "", href || "")) return false; // marked's own rendering
+    const shown = escapeHtml(href);
+    return `${this.parser.parseInline(tokens)} (<a href="${shown}">${shown}</a>)`;
+  }
+
   marked.use({
     gfm: true,
     breaks: true, // a chat message's line breaks are meant: "Tests: …" and "Tokens: …" are separate lines
@@ -59,6 +82,7 @@
       html: ({ text }) => escapeHtml(text), // raw HTML from a model is shown as written, never run
       code: ({ text, lang }) => codeBlock(text, lang),
       image: ({ href, text }) => escapeHtml(text || href), // no images from elsewhere
+      link,
     },
   });
 
