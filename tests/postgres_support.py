@@ -38,6 +38,13 @@ class Cluster:
     host: str
     port: int
     password: str
+    pg_ctl: tuple[str, ...] = ()  # the server's pg_ctl, as its user, with its data dir: to stop and start it
+
+    def stop(self) -> None:
+        subprocess.run([*self.pg_ctl, "-m", "fast", "-w", "stop"], check=True, capture_output=True)
+
+    def start(self) -> None:
+        subprocess.run([*self.pg_ctl, "-w", "-t", "60", "start"], check=True, capture_output=True)
 
     def url(self, database: str = "postgres", password: str | None = None) -> str:
         return f"postgresql://{USER}:{self.password if password is None else password}@{self.host}:{self.port}/{database}"
@@ -76,14 +83,14 @@ def running_cluster() -> Iterator[Cluster]:
                         "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8"],
                        check=True, capture_output=True)
         options = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200"
-        subprocess.run([*run, str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"),
-                        "-w", "-t", "60", "start"], check=True, capture_output=True)
+        pg_ctl = (*run, str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"))
+        subprocess.run([*pg_ctl, "-w", "-t", "60", "start"], check=True, capture_output=True)
     except subprocess.CalledProcessError as error:
         log = (folder / "log").read_text() if (folder / "log").exists() else ""
         shutil.rmtree(folder, ignore_errors=True)
         pytest.fail(f"could not start PostgreSQL: {error.stderr.decode(errors='replace')}{log}")
     try:
-        yield Cluster("127.0.0.1", port, password)
+        yield Cluster("127.0.0.1", port, password, pg_ctl)
     finally:
         subprocess.run([*run, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
         shutil.rmtree(folder, ignore_errors=True)

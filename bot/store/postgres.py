@@ -57,6 +57,7 @@ class PostgresStore:
         self._pool, self.location = pool, location
         self.owner = owners.this_process()
         self._heartbeat_s = heartbeat_s
+        self._closing = asyncio.Event()
         self._heartbeat = asyncio.create_task(self._beat(), name="store heartbeat")
 
     @classmethod
@@ -81,7 +82,9 @@ class PostgresStore:
         return store
 
     async def close(self) -> None:
-        self._heartbeat.cancel()
+        """Ends the heartbeat (told to stop rather than cancelled: psycopg turns a cancelled query into an error of
+        its own, which would hide the cancellation) and closes the pool's connections."""
+        self._closing.set()
         with contextlib.suppress(asyncio.CancelledError):
             await self._heartbeat
         await self._pool.close()
@@ -320,14 +323,15 @@ class PostgresStore:
     async def _beat(self) -> None:
         """Tell the database, every heartbeat, that the runs this process owns still have a live owner. A failed
         beat is logged and tried again: the runs' own writes say what broke."""
-        while True:
+        while not self._closing.is_set():
             try:
                 async with self._transaction("write to") as db:
                     await db.execute(f"UPDATE runs SET heartbeat_at = {NOW} WHERE owner = %s AND status = %s",
                                      (self.owner, RunStatus.RUNNING.value))
             except StoreError as error:
                 log.warning("the store's heartbeat failed: %s", error)
-            await asyncio.sleep(self._heartbeat_s)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), self._heartbeat_s)
 
     # -- talking to PostgreSQL ----------------------------------------------------------------
 

@@ -25,6 +25,20 @@ _PROBLEMS = {
 }
 
 
+# libpq's own words when a connection is refused before any SQLSTATE is sent -> the SQLSTATE they stand for
+_CONNECTION_REFUSALS = {
+    "password authentication failed": "28P01",
+    "no password supplied": "28P01",
+    "no pg_hba.conf entry": "28000",
+    "role \"": "28000",  # role "x" does not exist
+    "database \"": "3D000",  # database "x" does not exist
+    "too many clients": "53300",
+    "the database system is starting up": "57P03",
+    "the database system is shutting down": "57P03",
+    "the database system is in recovery mode": "57P03",
+}
+
+
 def store_error(doing: str, where: str, error: BaseException) -> StoreError:
     """``doing`` is what failed, as in "could not {doing} {where}": "save the run to", "read"."""
     what, fix = _problem(error)
@@ -36,7 +50,7 @@ def _problem(error: BaseException) -> tuple[str, str]:
     if isinstance(error, psycopg_pool.PoolTimeout):
         return ("no connection to the database server could be had in time",
                 "check that PostgreSQL runs at the address in storage.url and accepts connections")
-    code = getattr(error, "sqlstate", None) or ""
+    code = getattr(error, "sqlstate", None) or _refusal_code(str(error))
     for key in (code, code[:3], code[:2]):
         if key and key in _PROBLEMS:
             return _PROBLEMS[key]
@@ -44,6 +58,10 @@ def _problem(error: BaseException) -> tuple[str, str]:
         return f"the database server cannot be reached ({_first_line(error)})", \
             "check that PostgreSQL runs at the address in storage.url"
     return _first_line(error) or type(error).__name__, "see the log for details"
+
+
+def _refusal_code(message: str) -> str:
+    return next((code for words, code in _CONNECTION_REFUSALS.items() if words in message), "")
 
 
 def _first_line(error: BaseException) -> str:
