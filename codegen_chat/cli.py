@@ -1,6 +1,6 @@
 """The ``codegen-chat`` command.
 
-    codegen-chat run "TASK" [--file PATH]... [--out DIR] [--continue RUN_ID]
+    codegen-chat run "TASK" [--file PATH]... [--out DIR] [--continue RUN_ID] [--repo OWNER/NAME|URL|PATH [--base BRANCH]]
     codegen-chat history [RUN_ID] [--limit N]
     codegen-chat doctor
     codegen-chat sandbox run|build ...
@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--continue", dest="continue_run", metavar="RUN_ID", help="follow up on an earlier run")
     run.add_argument("--json", dest="json_lines", action="store_true",
                      help="print events and the result as JSON lines (one object per line), for pipelines")
+    run.add_argument("--repo", metavar="OWNER/NAME|URL|PATH", default="",
+                     help="work in this repository (allow-listed in [repos]) or local git folder; check in as a PR")
+    run.add_argument("--base", metavar="BRANCH", default="", help="the branch to start from (default: the repo's)")
     run.set_defaults(handler=_run)
 
     history = commands.add_parser("history", help="list runs, or show one run's transcript")
@@ -150,7 +153,7 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             if where[0] != PLATFORM:
                 raise UserInputError(f"Run {args.continue_run} lives in {where[0]}; continue it there.")
             thread_key = where[1]
-        request = TerminalRun(args.task, args.file, args.out, args.continue_run, args.json_lines)
+        request = TerminalRun(args.task, args.file, args.out, args.continue_run, args.json_lines, args.repo, args.base)
 
         with signals_handled(config.runtime.shutdown_grace_s) as shutdown:
             async with running_service(config, secrets, store, sandbox_first=False) as service:
@@ -198,10 +201,11 @@ async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -
 async def _doctor(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     # Imported here: these checks load the Docker SDK and PyGithub, which no other command needs at its start.
     from bot.checkin import checkin_checks
+    from bot.repos.doctor import repo_checks
     from bot.sandbox import sandbox_checks
 
     return await run_doctor(config, secrets, [model_checks, store_checks, sandbox_checks, checkin_checks,
-                                              chat_checks])
+                                              repo_checks, chat_checks])
 
 
 if __name__ == "__main__":

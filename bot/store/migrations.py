@@ -96,6 +96,12 @@ CREATE TABLE write_probe (
     Migration(2, "a run's owner heartbeats, so another host can tell a dead owner", """
 ALTER TABLE runs ADD COLUMN heartbeat_at DOUBLE PRECISION;
 """),
+    Migration(3, "the repository a run worked in: its name, branch, pull request and head commit", """
+ALTER TABLE runs ADD COLUMN repository TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN pr_url TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN head_commit TEXT NOT NULL DEFAULT '';
+"""),
 )
 
 LATEST = MIGRATIONS[-1].version

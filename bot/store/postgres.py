@@ -143,6 +143,11 @@ class PostgresStore:
             )
             return max(cursor.rowcount, 0)
 
+    async def set_repository(self, run_id: str, repository: str, branch: str) -> None:
+        """The repository and branch a run works on, kept from its start (a follow-up continues there)."""
+        await self._write("write to", "UPDATE runs SET repository = %s, branch = %s WHERE id = %s",
+                          (repository, branch, run_id))
+
     async def set_status_message(self, run_id: str, message_id: str) -> None:
         await self._write("write to", "UPDATE runs SET status_message = %s WHERE id = %s", (message_id, run_id))
 
@@ -194,6 +199,10 @@ class PostgresStore:
         elif isinstance(event, CheckedIn):
             await db.execute("UPDATE runs SET checkin = %s WHERE id = %s",
                              _storable((_json(event.result), event.run_id)))
+            repository = decode.checked_in_repository(event)
+            if repository:
+                await db.execute("UPDATE runs SET repository = %s, branch = %s, head_commit = %s, pr_url = %s"
+                                 " WHERE id = %s", _storable((*repository, event.run_id)))
         elif isinstance(event, Notice):
             await self._note(db, event.run_id, "notice", {"text": event.text})
         elif isinstance(event, WorkSaved):

@@ -45,7 +45,8 @@ def report(text: str | None) -> TestReport | None:
     if not text:
         return None
     data = json.loads(text)
-    return TestReport(**{**data, "status": TestStatus(data["status"])})
+    return TestReport(**{**data, "status": TestStatus(data["status"]),
+                         "already_failing": tuple(data.get("already_failing", ()))})
 
 
 def summary(row: Row) -> RunSummary:
@@ -55,7 +56,8 @@ def summary(row: Row) -> RunSummary:
         finished_at=row["finished_at"], usage=usage(row, priced=False),
         cost_usd=row["cost_usd"], platform=row["platform"], thread_key=row["thread_key"],
         checkin=CheckInResult(**checkin) if checkin else None, user_id=row["user_id"],
-        attachments=tuple(json.loads(row["attachments"])),
+        attachments=tuple(json.loads(row["attachments"])), repository=row["repository"], branch=row["branch"],
+        pr_url=row["pr_url"], head_commit=row["head_commit"],
         context=thread(row["thread"]).summary if row["thread"] else "",
     )
 
@@ -80,7 +82,8 @@ def note_event(run_id: str, kind: str, body: str) -> Event | None:
         return Notice(run_id, data.get("text", ""))
     if kind == "test_report":
         round_, language = data.pop("round"), data.pop("language")
-        report = TestReport(**{**data, "status": TestStatus(data["status"])})
+        report = TestReport(**{**data, "status": TestStatus(data["status"]),
+                                "already_failing": tuple(data.get("already_failing", ()))})
         return TestReported(run_id, round=round_, language=language, report=report)
     return None
 
@@ -105,8 +108,14 @@ def prior_work(runs: Sequence[Row]) -> PriorWork | None:
     return PriorWork(
         tasks=tuple(r["task"] for r in runs), plan=last["plan"], files=FileSet(json.loads(last["files"])),
         tests=FileSet(json.loads(last["tests"])).without(user_tests), user_tests=user_tests,
-        language=last["language"], thread=next((t for t in read if t), None),
+        language=last["language"], thread=next((t for t in read if t), None), **repository_of(runs),
     )
+
+
+def repository_of(runs: Sequence[Row]) -> dict[str, str]:
+    """The repository and branch the conversation's latest repository run worked on (pushed or not)."""
+    last = next((r for r in reversed(runs) if r["repository"]), None)
+    return {"repository": last["repository"], "branch": last["branch"] if last["head_commit"] else ""} if last else {}
 
 
 def run_record(row: Row, turns: Sequence[Row], notes: Sequence[Row]) -> RunRecord:
@@ -162,3 +171,11 @@ def saved_work(event: WorkSaved) -> tuple[str, str, str]:
 
 def report_note(event: TestReported) -> dict[str, Any]:
     return {"round": event.round, "language": event.language, **asdict(event.report)}
+
+
+def checked_in_repository(event: CheckedIn) -> tuple[str, str, str, str] | None:
+    """What a check-in into a repository sets on its run: repository, branch, head commit, pull request URL."""
+    result = event.result
+    if not result.repository:
+        return None
+    return result.repository, result.branch, result.head, result.location if result.kind == "pull_request" else ""

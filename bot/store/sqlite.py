@@ -205,6 +205,11 @@ class SQLiteStore:
                 )
         return len(stale)
 
+    async def set_repository(self, run_id: str, repository: str, branch: str) -> None:
+        """The repository and branch a run works on, kept from its start (a follow-up continues there)."""
+        async with self._transaction("write to"):
+            await self._execute("UPDATE runs SET repository = ?, branch = ? WHERE id = ?", (repository, branch, run_id))
+
     async def set_status_message(self, run_id: str, message_id: str) -> None:
         async with self._transaction("write to"):
             await self._execute("UPDATE runs SET status_message = ? WHERE id = ?", (message_id, run_id))
@@ -261,6 +266,10 @@ class SQLiteStore:
             await self._execute("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))
         elif isinstance(event, CheckedIn):
             await self._execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))
+            repository = decode.checked_in_repository(event)
+            if repository:
+                await self._execute("UPDATE runs SET repository = ?, branch = ?, head_commit = ?, pr_url = ? WHERE id = ?",
+                                    (*repository, event.run_id))
         elif isinstance(event, Notice):
             await self._note(event.run_id, "notice", {"text": event.text})
         elif isinstance(event, WorkSaved):
@@ -467,6 +476,11 @@ ADDED_COLUMNS = {
     # Token counts estimated from text (the server reported none): shown as estimates when read back.
     ("runs", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
     ("turns", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
+    # The repository a run worked in ("acme/billing", or a local folder), its branch, pull request and head commit.
+    ("runs", "repository"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "branch"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "pr_url"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "head_commit"): "TEXT NOT NULL DEFAULT ''",
     ("runs", "thread"): "TEXT NOT NULL DEFAULT ''",  # what was read of the chat thread the request came from
 }
 
