@@ -414,3 +414,17 @@ async def test_a_database_file_gone_from_its_path_fails_the_next_write_and_the_c
         await store.check_writable(1.0)
     assert lose is not _delete or not db.exists()  # the probe made no new file in its place
     await store.close()
+
+
+async def test_a_run_s_repository_branch_and_pull_request_come_back_and_carry_into_follow_ups(store):
+    conversation = await start_run(store)
+    await store.set_repository("r1", "acme/billing", "codegen/r1")
+    await store.record(CheckedIn("r1", result=CheckInResult("https://github.example/acme/billing/pull/7", "pull_request",
+                                                            repository="acme/billing", branch="codegen/r1", head="abc123")))
+    await store.record(RunFinished("r1", status=RunStatus.PASSED, reason="", files=FileSet({"a.py": "x\n"})))
+    summary = (await store.run("r1")).summary
+    assert (summary.repository, summary.branch, summary.pr_url, summary.head_commit) == (
+        "acme/billing", "codegen/r1", "https://github.example/acme/billing/pull/7", "abc123")
+    await start_run(store, "r2")
+    prior = await store.prior_work(conversation, "r2")
+    assert (prior.repository, prior.branch) == ("acme/billing", "codegen/r1")
