@@ -1,8 +1,8 @@
 """The PostgreSQL schema as numbered steps, each applied once, in order, and noted in ``schema_migrations``.
 
 This list is the one place the schema changes: a new column is a new step at the end (never an edit of a step
-a database may already have applied), e.g. ``Migration(4, "runs remember their pull request",
-"ALTER TABLE runs ADD COLUMN pull_request TEXT NOT NULL DEFAULT ''")``. SQLite's counterpart is
+a database may already have applied), e.g. ``Migration(4, "runs remember the thread's summary",
+"ALTER TABLE runs ADD COLUMN summary TEXT NOT NULL DEFAULT ''")``. SQLite's counterpart is
 ``ADDED_COLUMNS`` in ``bot.store.sqlite``: a column both stores keep is one line in each.
 
 Steps run at every start (``PostgresStore.open``) and by ``codegen-chat store migrate``, inside one transaction
