@@ -12,6 +12,7 @@ import contextlib
 import os
 import pwd
 import secrets
+import shlex
 import shutil
 import socket
 import subprocess
@@ -85,6 +86,7 @@ def running_cluster() -> Iterator[Cluster]:
         options = f"-c listen_addresses=127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200"
         pg_ctl = (*run, str(bin_dir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"))
         subprocess.run([*pg_ctl, "-w", "-t", "60", "start"], check=True, capture_output=True)
+        _stop_when_gone(os.getpid(), pg_ctl, folder)
     except subprocess.CalledProcessError as error:
         log = (folder / "log").read_text() if (folder / "log").exists() else ""
         shutil.rmtree(folder, ignore_errors=True)
@@ -94,6 +96,15 @@ def running_cluster() -> Iterator[Cluster]:
     finally:
         subprocess.run([*run, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop"], capture_output=True)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _stop_when_gone(pid: int, pg_ctl: tuple[str, ...], folder: Path) -> None:
+    """A watcher that stops the server and removes its folder once this process is gone, however it ended (a
+    test run killed by a timeout never reaches the fixture's teardown)."""
+    stop = " ".join(shlex.quote(part) for part in (*pg_ctl, "-m", "immediate", "stop"))
+    subprocess.Popen(["sh", "-c", f"while kill -0 {pid} 2>/dev/null; do sleep 1; done; {stop} >/dev/null 2>&1;"
+                      f" rm -rf {shlex.quote(str(folder))}"], start_new_session=True,
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 _made = iter(range(1, 1_000_000))
