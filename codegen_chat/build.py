@@ -103,15 +103,10 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
     for work); else each run checks it beside its first model call (the Manager does), so a one-off run does
     not wait for it."""
     sandbox = build_sandbox(config)
-    reaping: asyncio.Future[None] | None = None
     try:
         ready = getattr(sandbox, "ready", None)
         if ready is not None and sandbox_first:  # engine and images; leftovers removed
             await ready()
-        elif (start := getattr(sandbox, "start", None)) is not None and config.sandbox.enabled:
-            # Leftovers of an earlier process go now, off the run's path, even if this one never tests.
-            reaping = asyncio.ensure_future(start())
-            reaping.add_done_callback(_start_failed)
         async with team_model(config, secrets) as (config, model):
             tagged: ChatModel = AgentTaggedModel(model)
             watched = health.model.watch(tagged) if health else tagged
@@ -120,7 +115,12 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
                           redact=Redactor(secrets.values()), health=health, repos=repos,
                           links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
-        if reaping is not None:  # a run that ended at once still removes what it found
+        # A run that ended before its tests (the sandbox never started: no Docker SDK loaded on the way to the
+        # first model request) still removes the leftovers of an earlier process, on its way out.
+        start = getattr(sandbox, "start", None)
+        if start is not None and config.sandbox.enabled and not getattr(sandbox, "started", True):
+            reaping = asyncio.ensure_future(start())
+            reaping.add_done_callback(_start_failed)
             await asyncio.wait({reaping}, timeout=REAP_WAIT_S)
         close = getattr(sandbox, "close", None)
         if close is not None:
