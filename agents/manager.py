@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from agents import diffs, file_names
+from agents import diffs, file_names, python_files
 from agents.checkless import checkless_tests
 from agents.errors import (
     AgentReplyError,
@@ -88,6 +88,7 @@ from agents.replies import (
     parse_triage,
 )
 from agents.repository import baseline_failures, judged, named_files, without_protected
+from agents.task_examples import example_tests, without_examples
 from agents.test_health import nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
 from agents.types import (
@@ -147,6 +148,8 @@ class TeamSettings:
     wait_notice_s: float = 5.0  # silence from the model before the run says it is waiting
     wait_repeat_s: float = 10.0  # and how often it says so again while the silence lasts
     languages: Languages = BUILT_IN  # the languages the team knows (the config adds its own)
+    task_examples: bool = True  # the examples in the given files' docstrings run as tests no one may edit
+    plan_stubs: bool = False  # plan even when the given files already hold the functions to write
 
 
 @dataclass
@@ -358,7 +361,14 @@ class Manager:
 
     async def _first_plan(self, run: _Run) -> None:
         """The plan, while the sandbox checks that it can run tests. A run that cannot test ends then, before
-        any other model call, and says so whatever else went wrong meanwhile (the model's endpoint, say)."""
+        any other model call, and says so whatever else went wrong meanwhile (the model's endpoint, say).
+        Files that already hold the functions to write (their signatures and docstrings) are the plan: the
+        Programmer writes first, from the task and those files."""
+        if not self._settings.plan_stubs and not run.request.prior and _stubs_given(run.files):
+            run.answered.set()
+            run.language = self._languages.detect(run.files, run.language) or DEFAULT
+            await self._start_sandbox(run)
+            return
         try:
             await at_once(run.sink, self._plan(run), self._start_sandbox(run), *(
                 [self._baseline(run)] if run.workspace else []))
@@ -459,7 +469,7 @@ class Manager:
         failing, reason = run.failure()
         prompt = dict(
             task=run.request.task, plan=self._plan_for(run, Role.PROGRAMMER), language=run.language,
-            files=run.files.as_dict(), user_tests=run.user_tests.as_dict(),
+            files=run.files.as_dict(), user_tests=without_examples(run.user_tests).as_dict(),  # already in the code
             review_notes=run.review.notes if run.review and not run.review.approved else "",
             report=failing, triage_reason=reason, fix_as_diff=self._settings.fix_replies is FixReplies.DIFF,
             reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
@@ -628,8 +638,9 @@ class Manager:
                     unreadable: Callable[[ReplyFormatError], T] | None = None) -> T:
         """Stream one reply and return what ``parse`` reads in it. One more try is allowed: after an
         unreadable reply, with a reminder showing the model its own reply in the expected form; after a
-        prompt too long for the model, an empty reply or a cut one, with the prompt trimmed. Then the run
-        fails, except that a reply still unreadable becomes ``unreadable(error)`` where the workflow can go
+        prompt too long for the model, an empty reply or a cut one, with the prompt trimmed (a reply of files cut
+        at its length limit after whole files is used as it is). Then the run fails, except that a reply still
+        unreadable (or cut again before any whole file) becomes ``unreadable(error)`` where the workflow can go
         on without it (files: the tests then show what is missing)."""
         messages = self._prompts.render(role, **prompt)
         for attempt in (1, 2):
@@ -639,13 +650,16 @@ class Manager:
             started = self._clock()
             text, usage, trouble = await self._reply(run, role, messages)
             run.usage = run.usage + usage
-            value, failure = self._read(text, trouble, last, parse)
+            value, failure = self._read(text, trouble, parse)
+            if isinstance(trouble, ReplyCut) and not last and not _whole_files_before_cut(value, failure):
+                value, failure = None, None  # nothing whole arrived: asked again, shorter
             await run.emit(TurnFinished(
                 run.request.run_id, agent=role, round=run.round, text=text, usage=usage,
                 files=value.files if failure is None and isinstance(value, FileReply) else FileSet(),
                 duration_s=self._clock() - started, model=self._model.model_name(role),
             ))
-            if trouble is not None and not (last and isinstance(trouble, ReplyCut) and failure is None):
+            usable_cut = isinstance(trouble, ReplyCut) and (value is not None or (last and unreadable is not None))
+            if trouble is not None and not usable_cut:
                 if isinstance(trouble, ReplyDropped):  # nothing wrong with the prompt: the same again
                     if last:
                         raise ModelError(f"{trouble} Asking again did not help.")
@@ -703,11 +717,11 @@ class Manager:
         return "".join(parts), usage, None
 
     @staticmethod
-    def _read(text: str, trouble: ModelError | None, last: bool,
+    def _read(text: str, trouble: ModelError | None,
               parse: Callable[[str], T]) -> tuple[T | None, ReplyFormatError | None]:
-        """What ``parse`` reads in a reply that is worth reading: a whole one, or a cut one on the last try
-        (without a code block the cut left open)."""
-        if trouble is not None and not (last and isinstance(trouble, ReplyCut)):
+        """What ``parse`` reads in a reply that is worth reading: a whole one, or a cut one (without the code block
+        the cut left open)."""
+        if trouble is not None and not isinstance(trouble, ReplyCut):
             return None, None
         try:
             return parse(without_open_block(text) if trouble else text), None
@@ -752,6 +766,8 @@ class Manager:
         for attachment in [*(request.thread.files if request.thread else ()), *request.attachments]:
             target = "user_tests" if self._languages.looks_like_test(attachment.name) else "files"
             setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
+        if self._settings.task_examples and not prior:
+            run.user_tests = example_tests(run.files).merged(run.user_tests)
         run.language = self._languages.detect([*run.files, *run.user_tests], run.language)
         return run
 
@@ -835,6 +851,16 @@ class Manager:
             user_tests=run.user_tests,
             report=run.report, usage=run.usage, checkin=run.checkin, language=run.language, plan=run.plan,
         )
+
+
+def _stubs_given(files: FileSet) -> bool:
+    """Whether the given files hold Python functions still to be written (a signature and a docstring)."""
+    return any(python_files.stubs(code) for path, code in files.items() if path.endswith(".py"))
+
+
+def _whole_files_before_cut(value: object, failure: ReplyFormatError | None) -> bool:
+    """Whether a reply cut at its length limit brought whole files before the cut (those are used as they are)."""
+    return failure is None and isinstance(value, FileReply) and bool(value.files)
 
 
 def _nothing_saved(failure: ReplyFormatError) -> FileReply:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import aclosing, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from agents.errors import SandboxError
 from agents.protocols import ChatModel, Sandbox
-from agents.types import Message, TestJob, TestReport, Usage
+from agents.types import TestJob, TestReport
 from bot.checkin import publisher_for
 from bot.config.sections import Config, ConfigError, Secrets
 from bot.health.checks import Health
@@ -103,59 +103,28 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
     for work); else each run checks it beside its first model call (the Manager does), so a one-off run does
     not wait for it."""
     sandbox = build_sandbox(config)
-    reaping: asyncio.Future[None] | None = None
-    reap: Callable[[], Awaitable[None]] | None = None
     try:
         ready = getattr(sandbox, "ready", None)
         if ready is not None and sandbox_first:  # engine and images; leftovers removed
             await ready()
-        elif (start := getattr(sandbox, "start", None)) is not None and config.sandbox.enabled:
-            reap = start
         async with team_model(config, secrets) as (config, model):
             tagged: ChatModel = AgentTaggedModel(model)
-            if reap is not None:
-                # Leftovers of an earlier process go off the run's path, even if this one never tests, once
-                # the model has begun to answer: importing the Docker SDK (in a thread) would otherwise
-                # compete with the first request for the CPU.
-                def reap_now() -> None:
-                    nonlocal reaping
-                    reaping = asyncio.ensure_future(reap())
-                    reaping.add_done_callback(_start_failed)
-
-                tagged = _AfterFirstAnswer(tagged, reap_now)
             watched = health.model.watch(tagged) if health else tagged
             repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
             yield Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
                           redact=Redactor(secrets.values()), health=health, repos=repos,
                           links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
-        if reap is not None and reaping is None:  # no model answered: the leftovers go now all the same
-            reaping = asyncio.ensure_future(reap())
+        # A run that ended before its tests (the sandbox never started: no Docker SDK loaded on the way to the
+        # first model request) still removes the leftovers of an earlier process, on its way out.
+        start = getattr(sandbox, "start", None)
+        if start is not None and config.sandbox.enabled and not getattr(sandbox, "started", True):
+            reaping = asyncio.ensure_future(start())
             reaping.add_done_callback(_start_failed)
-        if reaping is not None:  # a run that ended at once still removes what it found
             await asyncio.wait({reaping}, timeout=REAP_WAIT_S)
         close = getattr(sandbox, "close", None)
         if close is not None:
             await close()
-
-
-class _AfterFirstAnswer:
-    """A ``ChatModel`` that calls ``then`` once, when the first reply has begun to stream."""
-
-    def __init__(self, model: ChatModel, then: Callable[[], None]) -> None:
-        self._model, self._then = model, then
-        self._called = False
-
-    def model_name(self, role: str) -> str:
-        return self._model.model_name(role)
-
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
-        async with aclosing(self._model.stream(role, messages)) as pieces:
-            async for piece in pieces:
-                if not self._called:
-                    self._called = True
-                    self._then()
-                yield piece
 
 
 REAP_WAIT_S = 10.0  # at most this long at the end of a one-off run for the leftovers' removal to finish

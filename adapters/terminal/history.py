@@ -24,10 +24,10 @@ class _Printer:
         self._out.write(inert(self._redact(text)) + "\n")
 
 
-def print_runs(runs: list[RunSummary], db_path: Path, out: TextIO | None = None, redact: Redactor | None = None) -> None:
+def print_runs(runs: list[RunSummary], where: Path | str, out: TextIO | None = None, redact: Redactor | None = None) -> None:
     show = _Printer(out, redact)
     if not runs:
-        show(f"No runs yet in {db_path}.")
+        show(f"No runs yet in {where}.")
         return
     show(f"{'RUN':<9} {'STARTED':<17} {'STATUS':<12} {'TOKENS':>8} {'COST':>8}  TASK")
     for run in runs:

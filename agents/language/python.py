@@ -59,7 +59,7 @@ PYTHON = Language(
         # A syntax error while importing a file, or an import failing in a test module.
         re.compile(r'^E?\s*File "(?:/work/)?(?P<path>[^"]+)", line \d+\n(?:E.*\n){0,3}E\s+'
                    r"(?:SyntaxError|IndentationError|TabError)", re.M),
-        re.compile(r"^(?P<path>[\w./-]+\.py):\d+: in <module>\n(?:.*\n){0,3}?E\s+(?:ModuleNotFoundError|SyntaxError)",
+        re.compile(r"^(?P<path>[\w./-]+\.py):\d+: in <module>\n(?:.*\n){0,3}?E\s+(?:ModuleNotFoundError|ImportError|SyntaxError)",
                    re.M),
     ),
     run=TestRun(

@@ -34,7 +34,7 @@ from bot.config.settings import (
     parse_toml,
 )
 from bot.safety.local_files import Use, read_regular_file
-from bot.safety.redact import url_secrets
+from bot.safety.redact import database_url_secrets, url_secrets
 from bot.safety.text import not_text
 
 CONFIG_ENV = "CODEGEN_CONFIG"
@@ -149,7 +149,10 @@ class InputConfig(Checked, section="input"):
 
 @dataclass(frozen=True)
 class StorageConfig(Checked, section="storage"):
-    path: str = DEFAULT_DB_PATH
+    path: str = DEFAULT_DB_PATH  # the SQLite file, when ``url`` is empty
+    # A PostgreSQL database the replicas share, e.g. "postgresql://codegen:PASSWORD@db.internal:5432/codegen".
+    # Empty: SQLite at ``path``. Its password is masked like every secret (or give it as PGPASSWORD instead).
+    url: Annotated[str, StartsWith(("postgresql://", "postgres://"), "postgresql://USER@HOST:5432/DB", optional=True)] = ""
 
 
 @dataclass(frozen=True)
@@ -448,9 +451,11 @@ class Secrets:
     slack_signing_secret: str = ""
     discord_token: str = ""
     codegen_web_token: str = ""  # the web chat's access token
+    pgpassword: str = ""  # libpq reads it for storage.url's password when the URL has none
     # Endpoint URLs from the config that may carry credentials (llm.base_url): not read from the
     # environment, but masked like the rest (see ``for_config``).
     config_endpoints: tuple[str, ...] = field(default=(), metadata={"internal": True})
+    database_url: str = field(default="", metadata={"internal": True})  # storage.url, whose password is masked
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Secrets:
@@ -466,7 +471,8 @@ class Secrets:
 
     def for_config(self, config: Config) -> Secrets:
         """The same secrets, also masking credentials written into the config's endpoint URLs."""
-        return dataclasses.replace(self, config_endpoints=tuple(u for u in (config.llm.base_url,) if u))
+        return dataclasses.replace(self, config_endpoints=tuple(u for u in (config.llm.base_url,) if u),
+                                   database_url=config.storage.url)
 
     def values(self) -> list[str]:
         """Every secret that is set, for scrubbing text before it leaves the process: the tokens, and what
@@ -474,7 +480,8 @@ class Secrets:
         tokens = [getattr(self, f.name) for f in dataclasses.fields(self)
                   if not f.metadata.get("internal") and not f.metadata.get("public")
                   and f.name != "openai_base_url" and getattr(self, f.name)]
-        return tokens + [s for url in (self.openai_base_url, *self.config_endpoints) for s in url_secrets(url)]
+        return (tokens + [s for url in (self.openai_base_url, *self.config_endpoints) for s in url_secrets(url)]
+                + database_url_secrets(self.database_url))
 
     def require(self, *names: str) -> None:
         for name in names:

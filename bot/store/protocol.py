@@ -1,5 +1,5 @@
 """What the bot asks of a store, whatever keeps it: SQLite on one machine (``bot.store.sqlite``), a database
-server when several replicas share the work. Every method is async, and every failure leaves it as
+server when several replicas share the work (``bot.store.postgres``). Every method is async, and every failure leaves it as
 ``bot.store.errors.StoreError``.
 
     History  what a chat platform may read back to show its conversations again (read only)
@@ -8,7 +8,6 @@ server when several replicas share the work. Every method is async, and every fa
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Protocol
 
 from agents.events import Event
@@ -27,7 +26,7 @@ class History(Protocol):
 
 
 class Store(History, Protocol):
-    path: Path  # where it lives, as a person would name it in a message
+    location: str  # where it lives, as a person would name it in a message (a file, a URL without its password)
 
     async def close(self) -> None: ...
 
