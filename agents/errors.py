@@ -75,6 +75,10 @@ class SandboxError(RunFailed):
     pass
 
 
+class WorkspaceError(RunFailed):
+    """The repository the run works in could not give the team its files (too large, unreachable)."""
+
+
 class BudgetExhausted(RunFailed):
     pass
 

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from agents import file_names
+from agents import file_names, python_files
 from agents.diffs import DiffError, apply, as_diff
 from agents.fences import Block, segments
 from agents.language import BUILT_IN, Languages
@@ -63,6 +63,7 @@ class _Read:
     body: str
     language: str
     problem: str = ""  # why it cannot be a file although it names one (a diff that does not apply)
+    notice: str = ""  # how it was read, when it drifted from the documented form
 
 
 @dataclass(frozen=True)
@@ -85,11 +86,14 @@ _LABEL = re.compile(
     + r")[`*\"']*\s*(?:\*\*|__)?\s*:?\s*(?:\(.*\))?\s*$",
     re.IGNORECASE,
 )
-_MARKER_LINE = re.compile(
-    r"^\s*(?:#|//|--|;|/\*|<!--)\s*(?:(?P<keyword>file(?:name)?|path)\s*[:=]\s*)?(?P<path>" + _PATH
-    + r")\s*(?:\*/|-->)?\s*$", re.I)
+_NAME_LINE = re.compile(  # a line naming a block's file: a comment, a ``path=`` or ``file:`` line, a bare name
+    r"^\s*(?:(?P<comment>#+|//+|--|;+|%+|/\*+|<!--|\(\*)\s*|[\w+#-]+\s+(?=(?:file|path)))?"
+    r"(?:(?P<keyword>file(?:[ _-]?name)?|path)\s*[:=]\s*)?[`\"']?(?P<path>" + _PATH
+    + r")[`\"']?\s*(?:\*+/|-->|\*\))?\s*$", re.I)
 _PROMPT_LINE = re.compile(r"^\s*(?:\$|>>>|PS>|C:\\>|%)\s")
 EXAMPLE_LINES = 12
+NOT_PYTHON = "is not valid Python"
+ECHOED = "came back unchanged"
 
 
 def parse_files(text: str, context: FileContext | None = None) -> FileReply:
@@ -99,11 +103,13 @@ def parse_files(text: str, context: FileContext | None = None) -> FileReply:
     if not blocks:
         usual = file_names.default_code_name("", context.language or "python", context.languages)
         raise ReplyFormatError("no fenced code block with a file was found", _example(context, usual, ""))
-    notices: list[str] = []
     named = [b for b in blocks if b.path]
+    notices = list(dict.fromkeys(b.notice for b in named if b.notice))
     if not named:
         named = _obvious(blocks, context, notices)
     files = _accepted(named, context, notices)
+    if not files and notices and (NOT_PYTHON in notices[-1] or ECHOED in notices[-1]):  # the form was right
+        raise ReplyFormatError(notices[-1].removeprefix("Not saved: ").rstrip("."))
     if not files:
         problem = notices[-1].removeprefix("Not saved: ") if notices else "code blocks had no file names"
         body = max((b.body for b in blocks), key=len)
@@ -143,12 +149,13 @@ def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
     language = known.normalise(word) if word else ""
     if language not in known:
         language = language if word in NON_SOURCE | SHELLS | {"json", "yaml", "toml"} else ""
-    body = block.body
+    body, notice = block.body, ""
     path = block.fence.path or _label(prose_above, known)
-    first, _, rest = body.partition("\n")
-    marker = _MARKER_LINE.match(first)
-    if marker and (marker.group("keyword") or known.of_path(marker.group("path"))):
-        path, body = path or marker.group("path"), rest
+    named = _name_line(body, known)
+    if named:
+        line, named_path, body = named
+        notice = f"The first line of a code block ({line.strip()}) named its file; it was read as the name, not as code."
+        path = path or named_path
     diff = as_diff(word or language, body)
     if diff is not None:
         path = path or diff.path
@@ -158,7 +165,26 @@ def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
             return _Read(path, "", language, f"{path or 'a file'} was sent as a diff, and {error}")
     if not body.endswith("\n") and body:
         body += "\n"
-    return _Read(path, body, language or (known.of_path(path) if path else "") or context.language)
+    language = language or (known.of_path(path) if path else "") or context.language
+    return _Read(path, body, language, notice=notice)
+
+
+def _name_line(body: str, known: Languages) -> tuple[str, str, str] | None:
+    """The block's first line when it names the block's file (``path=solution.py``, ``# file: app.py``,
+    ``// main.go``, ``calc.py``), the path it names, and the body without it. A line naming no file of a known
+    language without saying it is a name (``# notes.txt``), or a quoted name with no comment mark (a string
+    literal, which is code), is left as it is."""
+    first, _, rest = body.lstrip("\n").partition("\n")
+    match = _NAME_LINE.match(first)
+    if match is None:
+        return None
+    if not match.group("keyword") and not known.of_path(match.group("path")):
+        return None
+    if not match.group("comment") and ("'" in first or '"' in first):
+        return None
+    return first, match.group("path"), rest
+
+
 
 
 def _current(context: FileContext, path: str) -> str | None:
@@ -203,8 +229,10 @@ def _obvious(blocks: list[_Read], context: FileContext, notices: list[str]) -> l
         existing = {c.strip() for c in context.code.values()}  # test run then says no test ran, and why
         tests = [(b, lang) for b, lang in source if file_names.is_test_code(b, context.languages.get(lang))]
         candidates = tests or [(b, lang) for b, lang in source if b.strip() not in existing] or source
-    else:
-        candidates = [(b, lang) for b, lang in source if not file_names.is_test_code(b, context.languages.get(lang))]
+    else:  # the code, without a block that only repeats a current file (the stub it was asked to complete)
+        code = [(b, lang) for b, lang in source if not file_names.is_test_code(b, context.languages.get(lang))]
+        echoed = {_normal(c) for c in context.code.values()}
+        candidates = [(b, lang) for b, lang in code if _normal(b) not in echoed] or code
     if not candidates:
         return config
     body, language = max(candidates, key=lambda c: len(c[0]))
@@ -248,27 +276,79 @@ def _module_under_test(context: FileContext, language: str, mentioned: list[str]
 
 
 def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> dict[str, str]:
-    """The files whose paths may be written, each checked alone and against the others."""
-    files: dict[str, str] = {}
-    existing = [*context.code, *context.tests]
+    """The files whose paths may be written, each checked alone and against the others; of several copies of one
+    file the last whole one."""
+    copies: dict[str, list[_Read]] = {}
     for read in named:
         if read.problem:
             notices.append(f"Not saved: {read.problem}.")
             continue
         if not read.body.strip():
             continue
-        body = read.body
         try:
-            path = project_path(read.path)
+            copies.setdefault(project_path(read.path), []).append(read)
         except UnsafePath as error:
             notices.append(f"Not saved: {error}.")
-            continue
+    files: dict[str, str] = {}
+    existing = [*context.code, *context.tests]
+    for path, reads in copies.items():
         why = clash([*existing, *files, path])
         if why:
             notices.append(f"Not saved: {path} ({why}).")
             continue
-        files[path] = body
+        python = context.languages.of_path(path) == "python"
+        body: str | None = _last_whole(path, reads, notices, python)
+        if body is not None and python:
+            body = _python_file(path, body, context, notices)
+        if body is not None:
+            files[path] = body
     return files
+
+
+def _last_whole(path: str, reads: list[_Read], notices: list[str], python: bool) -> str:
+    """Of the copies of one file in a reply, the last one that is whole (for Python: that parses)."""
+    if len(reads) == 1:
+        return reads[0].body
+    whole = [r for r in reads if not python or not python_files.syntax_problem(r.body)] or reads
+    notices.append(f"{path} was written {len(reads)} times in the reply; the last whole copy was kept.")
+    return whole[-1].body
+
+
+def _python_file(path: str, body: str, context: FileContext, notices: list[str]) -> str | None:
+    """A Python file as the reply meant it: a repeated stub dropped, a lone function merged into the file it
+    belongs in; None (with the reason) when it does not parse, so a broken file never becomes the current one."""
+    body, stubs = python_files.without_repeated_stubs(body)
+    if stubs:
+        notices.append(f"{path} repeated the stub of {', '.join(stubs)} above the answer; the answer was kept.")
+    if not context.writes_tests:
+        body, examples = python_files.examples_as_main(body)
+        if examples:
+            notices.append(f"{path} ended with {examples} example call(s); they now run only when it is run as a "
+                           'script (under if __name__ == "__main__":), not when it is imported.')
+    current = context.code.get(path)
+    merged = python_files.merged_into(current, body) if current is not None and not context.writes_tests else None
+    if merged is not None:
+        notices.append(f"{path}: the reply held only {', '.join(merged.replaced)}; it was put in place of the old "
+                       f"version in the file, and the rest of the file ({', '.join(merged.kept)}) was kept.")
+        body = merged.code
+    if current is not None and _normal(current) == _normal(body):
+        todo = python_files.stubs(body)
+        if todo and not context.writes_tests:  # the stub it was to complete, echoed: no answer at all
+            notices.append(f"Not saved: {path} {ECHOED} ({', '.join(todo)} still only a signature and a docstring); "
+                           "write the body.")
+            return None
+        notices.append(f"{path} came back unchanged: the reply made none of the changes asked for.")
+    problem = python_files.syntax_problem(body)
+    if problem:
+        kept = "the file stays as it was" if path in context.code or path in context.tests else "it was not written"
+        notices.append(f"Not saved: {path} {NOT_PYTHON} ({problem}); {kept}.")
+        return None
+    return body
+
+
+def _normal(code: str) -> str:
+    """Code without its blank lines and indentation changes, to tell a repeated file from a changed one."""
+    return "\n".join(line.strip() for line in code.splitlines() if line.strip())
 
 
 def _example(context: FileContext, name: str, body: str) -> str:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from agents import diffs, file_names
+from agents import diffs, file_names, python_files
 from agents.checkless import checkless_tests
 from agents.errors import (
     AgentReplyError,
@@ -73,7 +73,7 @@ from agents.handoff import Emit, events_of
 from agents.lanes import at_once, lane_or
 from agents.language import BUILT_IN, DEFAULT, Languages
 from agents.prompts import PromptBook
-from agents.protocols import ChatModel, Publisher, Sandbox
+from agents.protocols import ChatModel, Publisher, Sandbox, Workspace
 from agents.replies import (
     Action,
     FileContext,
@@ -87,6 +87,8 @@ from agents.replies import (
     parse_review,
     parse_triage,
 )
+from agents.repository import baseline_failures, judged, named_files, without_protected
+from agents.task_examples import example_tests, without_examples
 from agents.test_health import nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
 from agents.types import (
@@ -146,6 +148,8 @@ class TeamSettings:
     wait_notice_s: float = 5.0  # silence from the model before the run says it is waiting
     wait_repeat_s: float = 10.0  # and how often it says so again while the silence lasts
     languages: Languages = BUILT_IN  # the languages the team knows (the config adds its own)
+    task_examples: bool = True  # the examples in the given files' docstrings run as tests no one may edit
+    plan_stubs: bool = False  # plan even when the given files already hold the functions to write
 
 
 @dataclass
@@ -178,6 +182,11 @@ class _Run:
     reply_notes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per role: what its last reply lost
     written: dict[str, int] = field(default_factory=dict)  # path -> when last written (a counter): newest is highest
     answered: asyncio.Event = field(default_factory=asyncio.Event)  # the model has begun its first reply
+    workspace: Workspace | None = None  # the repository the run works in, if any
+    already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
+
+    def repo_map(self) -> str:
+        return self.workspace.map() if self.workspace else ""
 
     async def emit(self, event: Event) -> None:
         await lane_or(self.sink)(event)
@@ -220,6 +229,7 @@ class Manager:
         for note in request.thread.notes if request.thread is not None else ():  # the cut, masked secrets, what was not read
             await emit(Notice(request.run_id, note))
         try:
+            await self._enter_workspace(run)
             finished = await self._work(run)
         except BudgetExhausted as why:
             finished = await self._finish_unproven(run, str(why))
@@ -313,7 +323,7 @@ class Manager:
     async def _code_step(self, run: _Run) -> None:
         """The Programmer's turn, its files kept (and saved for a follow-up) as soon as it ends. A test file is the
         Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first."""
-        written = await self._code(run)
+        written = await self._guarded(run, await self._code(run))
         written = written.without(p for p in written if p in run.tests and self._languages.looks_like_test(p))
         run.tests = run.tests.without(written)
         run.files = run.files.merged(self._stamped(run, written))
@@ -323,23 +333,88 @@ class Manager:
 
     async def _tests_step(self, run: _Run) -> None:
         """The Tester's turn, its files kept (and saved) as soon as it ends (whose file is whose: ``_code_step``)."""
-        written = await self._write_tests(run)
+        written = await self._guarded(run, await self._write_tests(run))
         written = written.without(p for p in written if p in run.files and not self._languages.looks_like_test(p))
         run.files = run.files.without(written)
         run.tests = run.tests.merged(self._stamped(run, written))
         run.tests_stale, run.tests_missing = False, not run.tests
         await run.emit(self._saved(run))
 
+    async def _guarded(self, run: _Run, written: FileSet) -> FileSet:
+        """In a repository, its existing tests are authoritative, its CI configuration is off limits and no file
+        is rewritten unread: such a write is dropped, and said (an unread file is read for the next round)."""
+        if run.workspace is None:
+            return written
+        kept, tests, ci = without_protected(written, run.workspace.existing_tests())
+        if tests:
+            await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(tests)} (the repository's own tests "
+                                                      "are authoritative; the team adds tests, it does not edit them)."))
+        if ci:
+            await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(ci)} (CI configuration runs with the "
+                                                      "repository's secrets; the team does not write it)."))
+        unread = sorted(p for p in kept if p in run.workspace.paths() and p not in run.files and p not in run.tests)
+        if unread:  # a whole file written without its current text would throw the rest of it away
+            run.files = run.files.merged(await run.workspace.read(unread))
+            await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(unread)} (written without being read; "
+                                                      "the team now has the file as it is and can change it)."))
+        return kept.without(unread)
+
     async def _first_plan(self, run: _Run) -> None:
         """The plan, while the sandbox checks that it can run tests. A run that cannot test ends then, before
-        any other model call, and says so whatever else went wrong meanwhile (the model's endpoint, say)."""
+        any other model call, and says so whatever else went wrong meanwhile (the model's endpoint, say).
+        Files that already hold the functions to write (their signatures and docstrings) are the plan: the
+        Programmer writes first, from the task and those files."""
+        if not self._settings.plan_stubs and not run.request.prior and _stubs_given(run.files):
+            run.answered.set()
+            run.language = self._languages.detect(run.files, run.language) or DEFAULT
+            await self._start_sandbox(run)
+            return
         try:
-            await at_once(run.sink, self._plan(run), self._start_sandbox(run))
+            await at_once(run.sink, self._plan(run), self._start_sandbox(run), *(
+                [self._baseline(run)] if run.workspace else []))
         except RunFailed as error:
             ready = getattr(self._sandbox, "ready", None)
             if ready is not None and not isinstance(error, SandboxError):
                 await ready()  # its SandboxError, when it cannot test, is the reason the run gives
             raise
+
+    async def _enter_workspace(self, run: _Run) -> None:
+        """A repository run starts from the files its task names, read whole, and tests in its language."""
+        workspace = run.workspace
+        if workspace is None:
+            return
+        named = named_files(run.request.task, workspace.paths())
+        run.files = (await workspace.read(named)).merged(run.files)
+        run.language = workspace.tests().language
+        await run.emit(Notice(run.request.run_id, f"Working in {workspace.name}: {len(workspace.paths()):,} files; "
+                                                  f"read whole: {', '.join(run.files) or 'none yet'}."))
+
+    async def _baseline(self, run: _Run) -> None:
+        """The repository's tests before any change, so the ones already failing are never blamed on it."""
+        report = await self._sandbox.run(await self._repo_job(run, FileSet(), FileSet()))
+        run.already_failing = baseline_failures(report)
+        failing = ", ".join(run.already_failing[:10]) or "none"
+        if not report.ok and not run.already_failing:
+            failing = "none that can be named (the tests do not pass as the repository stands)"
+        await run.emit(Notice(run.request.run_id, f"Before any change, the repository's tests: {report.summary()}; "
+                                                  f"already failing: {failing}."))
+
+    async def _repo_job(self, run: _Run, files: FileSet, tests: FileSet) -> TestJob:
+        """The repository's own tests over its whole tree, with the team's files laid over it."""
+        assert run.workspace is not None
+        repo_tests = run.workspace.tests()
+        changed = files.merged(tests)
+        tree = await run.workspace.everything()  # the rest of the tree arrives while the Planner writes
+        return TestJob(language=repo_tests.language, files=tree.merged(changed), timeout_s=self._time_left(run),
+                       command=repo_tests.command, report_format=repo_tests.report_format, team_files=tuple(changed))
+
+    async def _read_named(self, run: _Run, text: str) -> None:
+        """Files of the repository the plan names, read whole when the team does not have them yet."""
+        if run.workspace is None:
+            return
+        wanted = [p for p in named_files(text, run.workspace.paths()) if p not in run.files]
+        if wanted:
+            run.files = run.files.merged(await run.workspace.read(wanted))
 
     async def _start_sandbox(self, run: _Run) -> None:
         """Have the sandbox check it can run tests (its engine, its images) while the Planner writes: once the
@@ -366,12 +441,16 @@ class Manager:
             prior_tasks=run.request.prior.tasks if run.request.prior else (),
             files=run.files.as_dict(), user_tests=list(run.user_tests),
             previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
+            repo_map=run.repo_map(), repository=run.workspace.name if run.workspace else "",
         )
         try:
             run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan)
         finally:
             run.answered.set()
+        await self._read_named(run, run.plan)
         run.plan_seen = set()
+        if run.workspace is not None:
+            return  # the repository's tests decide the language
         if hint and not self._languages.known(hint, run.request.task):
             hint = ""  # "LANGUAGE: English" from a small model is no language to test in
         run.language = (self._languages.detect(run.files, hint or run.language) or self._languages.named_in(run.request.task)
@@ -390,10 +469,11 @@ class Manager:
         failing, reason = run.failure()
         prompt = dict(
             task=run.request.task, plan=self._plan_for(run, Role.PROGRAMMER), language=run.language,
-            files=run.files.as_dict(), user_tests=run.user_tests.as_dict(),
+            files=run.files.as_dict(), user_tests=without_examples(run.user_tests).as_dict(),  # already in the code
             review_notes=run.review.notes if run.review and not run.review.approved else "",
             report=failing, triage_reason=reason, fix_as_diff=self._settings.fix_replies is FixReplies.DIFF,
             reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
+            repo_map=run.repo_map(), repository=run.workspace.name if run.workspace else "",
         )
         context = self._file_context(run, writes_tests=False)
         reply = await self._turn(run, Role.PROGRAMMER, prompt, lambda text: parse_files(text, context), _nothing_saved)
@@ -445,11 +525,22 @@ class Manager:
             files=run.files.merged(self._all_tests(run)),
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
             authoritative=tuple(run.user_tests),
-        )
-        report = await self._sandbox.run(job)
+        ) if run.workspace is None else await self._repo_job(run, run.files, self._all_tests(run))
+        report = judged(await self._sandbox.run(job), run.already_failing)
         run.tested = tested  # with its report: a run stopped meanwhile keeps the pair it last had
+        await self._commit_round(run, report)
         await run.emit(TestReported(run.request.run_id, round=run.round, language=job.language, report=report))
         return report
+
+    async def _commit_round(self, run: _Run, report: TestReport) -> None:
+        """In a repository, each round that changed files is one commit on the run's branch."""
+        if run.workspace is None:
+            return
+        try:
+            await run.workspace.commit(run.files.merged(self._all_tests(run)),
+                                       f"Round {run.round}: {run.request.task.splitlines()[0][:60]} ({report.summary()})")
+        except CheckInError as error:
+            await run.emit(Notice(run.request.run_id, f"Round {run.round} could not be committed: {error}"))
 
     async def _triage(self, run: _Run, forced_too: bool) -> Triage:
         """Who acts on failing tests: the decision the model made, as far as the workflow allows it. When only
@@ -516,6 +607,7 @@ class Manager:
             run_id=run.request.run_id, conversation_key=run.request.conversation_key,
             task=run.request.task, status=status, files=run.files.merged(self._all_tests(run)),
             readme=readme, report=run.report, earlier_tasks=run.request.prior.tasks if run.request.prior else (),
+            plan=run.plan,
         )
         try:
             result = await self._publisher.publish(publication)
@@ -546,8 +638,9 @@ class Manager:
                     unreadable: Callable[[ReplyFormatError], T] | None = None) -> T:
         """Stream one reply and return what ``parse`` reads in it. One more try is allowed: after an
         unreadable reply, with a reminder showing the model its own reply in the expected form; after a
-        prompt too long for the model, an empty reply or a cut one, with the prompt trimmed. Then the run
-        fails, except that a reply still unreadable becomes ``unreadable(error)`` where the workflow can go
+        prompt too long for the model, an empty reply or a cut one, with the prompt trimmed (a reply of files cut
+        at its length limit after whole files is used as it is). Then the run fails, except that a reply still
+        unreadable (or cut again before any whole file) becomes ``unreadable(error)`` where the workflow can go
         on without it (files: the tests then show what is missing)."""
         messages = self._prompts.render(role, **prompt)
         for attempt in (1, 2):
@@ -557,13 +650,16 @@ class Manager:
             started = self._clock()
             text, usage, trouble = await self._reply(run, role, messages)
             run.usage = run.usage + usage
-            value, failure = self._read(text, trouble, last, parse)
+            value, failure = self._read(text, trouble, parse)
+            if isinstance(trouble, ReplyCut) and not last and not _whole_files_before_cut(value, failure):
+                value, failure = None, None  # nothing whole arrived: asked again, shorter
             await run.emit(TurnFinished(
                 run.request.run_id, agent=role, round=run.round, text=text, usage=usage,
                 files=value.files if failure is None and isinstance(value, FileReply) else FileSet(),
                 duration_s=self._clock() - started, model=self._model.model_name(role),
             ))
-            if trouble is not None and not (last and isinstance(trouble, ReplyCut) and failure is None):
+            usable_cut = isinstance(trouble, ReplyCut) and (value is not None or (last and unreadable is not None))
+            if trouble is not None and not usable_cut:
                 if isinstance(trouble, ReplyDropped):  # nothing wrong with the prompt: the same again
                     if last:
                         raise ModelError(f"{trouble} Asking again did not help.")
@@ -621,11 +717,11 @@ class Manager:
         return "".join(parts), usage, None
 
     @staticmethod
-    def _read(text: str, trouble: ModelError | None, last: bool,
+    def _read(text: str, trouble: ModelError | None,
               parse: Callable[[str], T]) -> tuple[T | None, ReplyFormatError | None]:
-        """What ``parse`` reads in a reply that is worth reading: a whole one, or a cut one on the last try
-        (without a code block the cut left open)."""
-        if trouble is not None and not (last and isinstance(trouble, ReplyCut)):
+        """What ``parse`` reads in a reply that is worth reading: a whole one, or a cut one (without the code block
+        the cut left open)."""
+        if trouble is not None and not isinstance(trouble, ReplyCut):
             return None, None
         try:
             return parse(without_open_block(text) if trouble else text), None
@@ -660,7 +756,7 @@ class Manager:
     # -- budgets and bookkeeping --------------------------------------------------------------
 
     def _start(self, request: RunRequest, emit: Emit) -> _Run:
-        run = _Run(request=request, started=self._clock(), sink=emit)
+        run = _Run(request=request, started=self._clock(), sink=emit, workspace=request.workspace)
         prior = request.prior
         if prior:
             run.plan, run.language, run.files, run.tests = prior.plan, prior.language, prior.files, prior.tests
@@ -670,6 +766,8 @@ class Manager:
         for attachment in [*(request.thread.files if request.thread else ()), *request.attachments]:
             target = "user_tests" if self._languages.looks_like_test(attachment.name) else "files"
             setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
+        if self._settings.task_examples and not prior:
+            run.user_tests = example_tests(run.files).merged(run.user_tests)
         run.language = self._languages.detect([*run.files, *run.user_tests], run.language)
         return run
 
@@ -753,6 +851,16 @@ class Manager:
             user_tests=run.user_tests,
             report=run.report, usage=run.usage, checkin=run.checkin, language=run.language, plan=run.plan,
         )
+
+
+def _stubs_given(files: FileSet) -> bool:
+    """Whether the given files hold Python functions still to be written (a signature and a docstring)."""
+    return any(python_files.stubs(code) for path, code in files.items() if path.endswith(".py"))
+
+
+def _whole_files_before_cut(value: object, failure: ReplyFormatError | None) -> bool:
+    """Whether a reply cut at its length limit brought whole files before the cut (those are used as they are)."""
+    return failure is None and isinstance(value, FileReply) and bool(value.files)
 
 
 def _nothing_saved(failure: ReplyFormatError) -> FileReply:

@@ -23,6 +23,7 @@ import jinja2
 from agents.failures import digest
 from agents.fences import fenced
 from agents.language import BUILT_IN, Languages
+from agents.python_files import stubs
 from agents.types import Message
 
 DEFAULT_OUTPUT_LIMIT = 340  # characters of failing test output shown to a model (agents.failures says which)
@@ -35,6 +36,11 @@ def default_prompt_dir() -> Path:
 def file_block(path: str, content: str, languages: Languages = BUILT_IN) -> str:
     """A file as the team shows it to a model: its language and path on the fence, then the file exactly."""
     return fenced(content, f"{languages.of_path(path)} path={path}")
+
+
+def stubs_in(files: dict[str, str]) -> list[str]:
+    """The functions still to be written in the Python files shown (``name()``, a signature and a docstring)."""
+    return [f"`{name}`" for path, code in files.items() if path.endswith(".py") for name in stubs(code)]
 
 
 class _SetAside:
@@ -81,7 +87,7 @@ class PromptBook:
         )
         self._env.globals.update(lang_of=languages.of_path, fenced=fenced, failing_output=digest,
                                  file_block=lambda path, content: file_block(path, content, languages),
-                                 limit=DEFAULT_OUTPUT_LIMIT)
+                                 limit=DEFAULT_OUTPUT_LIMIT, stubs_in=stubs_in)
         # The shared macros as a global, because blocks rendered one by one skip top-level imports.
         self._env.globals["shared"] = self._env.get_template("_shared.jinja").make_module()
 

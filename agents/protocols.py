@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import Protocol
 
-from agents.types import CheckInResult, Message, Publication, TestJob, TestReport, Usage
+from agents.types import CheckInResult, FileSet, Message, Publication, RepoTests, TestJob, TestReport, Usage
 
 
 class ChatModel(Protocol):
@@ -43,3 +43,28 @@ class Publisher(Protocol):
     """Checks the finished work in somewhere a person can reach it."""
 
     async def publish(self, publication: Publication) -> CheckInResult: ...
+
+
+class Workspace(Protocol):
+    """A repository the team works in for one run: it reads the map and the files it needs, its changes are
+    committed to the run's own branch, and the repository's own tests judge them.
+
+    ``paths`` are every file of the tree the team may read; ``existing_tests`` those of them that are the
+    repository's tests (authoritative: the team adds tests, it does not edit these). ``commit`` records the
+    files that differ from the tree as one commit and returns its id (None when nothing differs)."""
+
+    name: str  # "acme/billing@main", for people
+
+    def map(self) -> str: ...
+
+    def paths(self) -> frozenset[str]: ...
+
+    def existing_tests(self) -> frozenset[str]: ...
+
+    def tests(self) -> RepoTests: ...
+
+    async def read(self, paths: Iterable[str]) -> FileSet: ...
+
+    async def everything(self) -> FileSet: ...
+
+    async def commit(self, files: FileSet, message: str) -> str | None: ...

@@ -2,7 +2,7 @@
 
 A generated test that cannot run says nothing about the code: nothing was collected (pytest's exit 5,
 "no tests ran", a Go package with no test files, ``# tests 0``, ``running 0 tests``), or a test file
-does not compile or import (a syntax error in it, a module it names that does not exist). Such a
+does not compile or import (a syntax error in it, a module or a name it imports that does not exist). Such a
 report goes straight back to the Tester with the error; no model is asked to triage it.
 
 An error in the code under test is not the tests' fault: only errors whose every location is one of the

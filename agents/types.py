@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from agents.protocols import Workspace
 
 MessageRole = Literal["system", "user", "assistant"]
 
@@ -126,6 +129,7 @@ class TestReport:
     stdout: str = ""
     stderr: str = ""
     truncated: bool = False
+    already_failing: tuple[str, ...] = ()  # a repository's tests that failed before the team changed anything
 
     @property
     def ok(self) -> bool:
@@ -133,6 +137,11 @@ class TestReport:
 
     def summary(self) -> str:
         """One line a person reads: "12 passed, 1 failed" or the status."""
+        if self.already_failing:
+            return f"{self._summary()} ({len(self.already_failing)} already failing before the change)"
+        return self._summary()
+
+    def _summary(self) -> str:
         if self.passed is not None or self.failed is not None:
             counts = f"{self.passed or 0} passed, {self.failed or 0} failed"
             return counts if self.status in (TestStatus.PASSED, TestStatus.FAILED) else f"{self.status}: {counts}"
@@ -163,6 +172,11 @@ class TestJob:
     files: FileSet
     timeout_s: float | None = None
     authoritative: tuple[str, ...] = ()
+    # A repository's own tests: its test command (run instead of the language's) and how its output reads;
+    # ``team_files`` names the files the team wrote, the only ones checked for switches that hollow tests out.
+    command: str = ""
+    report_format: str = ""
+    team_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -210,6 +224,8 @@ class PriorWork:
     tests: FileSet = field(default_factory=FileSet)  # the team's own tests
     user_tests: FileSet = field(default_factory=FileSet)  # the user's tests: authoritative in every follow-up
     language: str = ""
+    repository: str = ""  # the repository the conversation works in, if any
+    branch: str = ""  # the bot's branch there, once pushed: a follow-up continues on it
     thread: ThreadContext | None = None  # what the conversation's first run read of its thread
 
 
@@ -222,12 +238,25 @@ class RunRequest:
     attachments: tuple[Attachment, ...] = ()
     prior: PriorWork | None = None
     conversation_key: str = ""  # which conversation the run belongs to (a Gist is revised per conversation)
+    workspace: Workspace | None = None  # the repository the run works in, if the request names one
     thread: ThreadContext | None = None  # the thread the request was made in, when the bot read it
 
     @property
     def context(self) -> ThreadContext | None:
         """The thread this request continues: read for it, else what the conversation's first run read."""
         return self.thread or (self.prior.thread if self.prior else None)
+
+
+@dataclass(frozen=True)
+class RepoTests:
+    """How a repository's own tests run: the sandbox's language, the command, how its output is read."""
+
+    __test__ = False
+
+    language: str
+    command: str
+    report_format: str = ""
+    shown: str = ""  # the command as a person would type it ("pytest"), when ``command`` spells out more
 
 
 @dataclass(frozen=True)
@@ -242,6 +271,8 @@ class Publication:
     readme: str
     report: TestReport | None
     earlier_tasks: tuple[str, ...] = ()  # the conversation's requests before this one, oldest first
+    plan: str = ""
+    changed: tuple[str, ...] = ()  # in a repository: the files the team added or changed
 
 
 @dataclass(frozen=True)
@@ -249,5 +280,8 @@ class CheckInResult:
     """Where the work was checked in: ``location`` is a link or a local path."""
 
     location: str
-    kind: str  # "gist", "folder", "attachments", ...
+    kind: str  # "gist", "folder", "attachments", "pull_request", "branch", ...
     note: str = ""
+    repository: str = ""  # "acme/billing" when the work went to a repository
+    branch: str = ""
+    head: str = ""  # the commit the branch points at

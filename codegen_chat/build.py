@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -13,7 +15,9 @@ from bot.checkin import publisher_for
 from bot.config.sections import Config, ConfigError, Secrets
 from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
+from bot.model.embedded.endpoint import embedded_server, endpoint_configured, served_config, served_secrets, uses_embedded
 from bot.process.logs import AgentTaggedModel
+from bot.repos.desk import AppCredentials, RepoDesk
 from bot.runs.github_links import LinkReader
 from bot.runs.service import PublisherFactory, Service
 from bot.safety.redact import Redactor
@@ -37,13 +41,36 @@ async def open_store(config: Config) -> Store:
     return store
 
 
-def build_model(config: Config, secrets: Secrets) -> OpenAIChatModel:
-    if not (secrets.openai_api_key or config.llm.base_url or secrets.openai_base_url):
-        raise ConfigError(
-            "OPENAI_API_KEY is not set: export it, or set OPENAI_BASE_URL (or llm.base_url) to a local "
-            "OpenAI-compatible server such as Ollama"
-        )
-    return OpenAIChatModel(config, secrets)
+@asynccontextmanager
+async def team_model(config: Config, secrets: Secrets) -> AsyncIterator[tuple[Config, OpenAIChatModel]]:
+    """The model client and the config the team runs with: the configured endpoint's, else the embedded server's,
+    started here for the whole process and stopped on the way out (``bot.model.embedded``)."""
+    if not uses_embedded(config, secrets):
+        if not endpoint_configured(config, secrets):  # [llm] provider = "openai"
+            raise ConfigError(
+                "OPENAI_API_KEY is not set: export it, or set OPENAI_BASE_URL (or llm.base_url) to a local "
+                'OpenAI-compatible server such as Ollama, or set [llm] provider = "auto" for the embedded model'
+            )
+        async with _closing(OpenAIChatModel(config, secrets)) as model:
+            yield config, model
+        return
+    async with embedded_server(config, _say) as server:
+        served = served_config(config, server)
+        contexts = {server.model.alias: server.settings.context}
+        async with _closing(OpenAIChatModel(served, served_secrets(secrets), contexts=contexts)) as model:
+            yield served, model
+
+
+@asynccontextmanager
+async def _closing(model: OpenAIChatModel) -> AsyncIterator[OpenAIChatModel]:
+    try:
+        yield model
+    finally:
+        await model.close()
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
 
 class DisabledSandbox:
@@ -75,19 +102,36 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
     ``sandbox_first`` checks the sandbox (its engine and images) before the service starts (a server, waiting
     for work); else each run checks it beside its first model call (the Manager does), so a one-off run does
     not wait for it."""
-    model, sandbox = build_model(config, secrets), build_sandbox(config)
+    sandbox = build_sandbox(config)
     try:
         ready = getattr(sandbox, "ready", None)
         if ready is not None and sandbox_first:  # engine and images; leftovers removed
             await ready()
-        tagged: ChatModel = AgentTaggedModel(model)
-        team_model = health.model.watch(tagged) if health else tagged
-        yield Service(config, store, team_model, sandbox, publisher_factory(config, secrets, store),
-                      redact=Redactor(secrets.values()), health=health,
-                      links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
+        async with team_model(config, secrets) as (config, model):
+            tagged: ChatModel = AgentTaggedModel(model)
+            watched = health.model.watch(tagged) if health else tagged
+            repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
+            yield Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
+                          redact=Redactor(secrets.values()), health=health, repos=repos,
+                          links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
+        # A run that ended before its tests (the sandbox never started: no Docker SDK loaded on the way to the
+        # first model request) still removes the leftovers of an earlier process, on its way out.
+        start = getattr(sandbox, "start", None)
+        if start is not None and config.sandbox.enabled and not getattr(sandbox, "started", True):
+            reaping = asyncio.ensure_future(start())
+            reaping.add_done_callback(_start_failed)
+            await asyncio.wait({reaping}, timeout=REAP_WAIT_S)
         close = getattr(sandbox, "close", None)
         if close is not None:
             await close()
-        await model.close()
+
+
+REAP_WAIT_S = 10.0  # at most this long at the end of a one-off run for the leftovers' removal to finish
+
+
+def _start_failed(started: asyncio.Future[None]) -> None:
+    """The engine did not answer at the start: the run says so itself if it comes to its tests."""
+    if not started.cancelled() and (error := started.exception()) is not None:
+        log.debug("the sandbox did not start: %s", error)
 

@@ -1,6 +1,6 @@
 """The ``codegen-chat`` command.
 
-    codegen-chat run "TASK" [--file PATH]... [--out DIR] [--continue RUN_ID]
+    codegen-chat run "TASK" [--file PATH]... [--out DIR] [--continue RUN_ID] [--repo OWNER/NAME|URL|PATH [--base BRANCH]]
     codegen-chat history [RUN_ID] [--limit N]
     codegen-chat doctor
     codegen-chat sandbox run|build ...
@@ -36,6 +36,8 @@ from bot.safety.redact import Redactor, install_log_redaction
 from bot.safety.text import not_text
 from bot.sandbox.commands import register as register_sandbox
 from bot.store.doctor import store_checks
+from bot.store.migrations import LATEST
+from bot.store.open import migrate_store, store_location
 from codegen_chat import eval_command, health, serve, web
 from codegen_chat.build import open_store, running_service
 from codegen_chat.platforms import chat_checks
@@ -112,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--continue", dest="continue_run", metavar="RUN_ID", help="follow up on an earlier run")
     run.add_argument("--json", dest="json_lines", action="store_true",
                      help="print events and the result as JSON lines (one object per line), for pipelines")
+    run.add_argument("--repo", metavar="OWNER/NAME|URL|PATH", default="",
+                     help="work in this repository (allow-listed in [repos]) or local git folder; check in as a PR")
+    run.add_argument("--base", metavar="BRANCH", default="", help="the branch to start from (default: the repo's)")
     run.set_defaults(handler=_run)
 
     history = commands.add_parser("history", help="list runs, or show one run's transcript")
@@ -119,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--limit", type=number_argument(int, Range(1, 100_000)), default=20,
                          help="how many runs to list (default 20)")
     history.set_defaults(handler=_history)
+
+    store = commands.add_parser("store", help="look after the store: `store migrate` brings its schema up to date")
+    store_commands = store.add_subparsers(title="store commands", metavar="COMMAND", required=True)
+    migrate = store_commands.add_parser("migrate", help="apply the schema migrations the database lacks (PostgreSQL;"
+                                        " SQLite migrates its file at every open)")
+    migrate.set_defaults(handler=_store_migrate)
 
     doctor = commands.add_parser("doctor", help="check the config, the model endpoint, Docker and tokens")
     doctor.set_defaults(handler=_doctor)
@@ -138,11 +149,11 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
         if args.continue_run:
             where = await store.conversation_of(args.continue_run)
             if where is None:
-                raise UserInputError(f"No run {args.continue_run} in {config.db_path()}: see `codegen-chat history`.")
+                raise UserInputError(f"No run {args.continue_run} in {store_location(config)}: see `codegen-chat history`.")
             if where[0] != PLATFORM:
                 raise UserInputError(f"Run {args.continue_run} lives in {where[0]}; continue it there.")
             thread_key = where[1]
-        request = TerminalRun(args.task, args.file, args.out, args.continue_run, args.json_lines)
+        request = TerminalRun(args.task, args.file, args.out, args.continue_run, args.json_lines, args.repo, args.base)
 
         with signals_handled(config.runtime.shutdown_grace_s) as shutdown:
             async with running_service(config, secrets, store, sandbox_first=False) as service:
@@ -161,6 +172,15 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
         await store.close()
 
 
+async def _store_migrate(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
+    applied = await migrate_store(config)
+    where = store_location(config)
+    for step in applied:
+        print(f"applied migration {step.version}: {step.description}")
+    print(f"{where} is up to date (schema migration {LATEST})" if config.storage.url else f"{where} is up to date")
+    return 0
+
+
 async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     redact = Redactor(secrets.values())
     store = await open_store(config)
@@ -168,11 +188,11 @@ async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -
         if args.run_id:
             record = await store.run(args.run_id)
             if record is None:
-                print(f"codegen-chat: no run {inert(args.run_id)} in {config.db_path()}", file=sys.stderr)
+                print(f"codegen-chat: no run {inert(args.run_id)} in {store_location(config)}", file=sys.stderr)
                 return 1
             print_run(record, redact=redact)
         else:
-            print_runs(await store.runs(args.limit), config.db_path(), redact=redact)
+            print_runs(await store.runs(args.limit), store_location(config), redact=redact)
         return 0
     finally:
         await store.close()
@@ -181,10 +201,11 @@ async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -
 async def _doctor(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     # Imported here: these checks load the Docker SDK and PyGithub, which no other command needs at its start.
     from bot.checkin import checkin_checks
+    from bot.repos.doctor import repo_checks
     from bot.sandbox import sandbox_checks
 
     return await run_doctor(config, secrets, [model_checks, store_checks, sandbox_checks, checkin_checks,
-                                              chat_checks])
+                                              repo_checks, chat_checks])
 
 
 if __name__ == "__main__":

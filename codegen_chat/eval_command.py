@@ -35,11 +35,12 @@ from bot.eval.report import build_report
 from bot.eval.results import EvalFolder, EvalMeta
 from bot.eval.suites import load_suite
 from bot.eval.table import report_text
+from bot.model.client import OpenAIChatModel
 from bot.runs.service import team_settings
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor
 from bot.sandbox.languages import registry
-from codegen_chat.build import build_model
+from codegen_chat.build import team_model
 
 TEAM_ROLES = (Role.PLANNER, Role.PROGRAMMER, Role.OPTIMIZER, Role.TESTER, Role.MANAGER)
 
@@ -76,7 +77,11 @@ async def _eval(args: argparse.Namespace, config: Config, secrets: Secrets) -> i
             raise EvalError("--report prints an eval that ran; give it alone, with the eval's folder.")
         return await _report(EvalFolder(Path(args.report)))
     plan = await _plan(args, config)
-    model = build_model(config, secrets)
+    async with team_model(config, secrets) as (config, model):
+        return await _eval_with(plan, config, secrets, model, args.concurrency)
+
+
+async def _eval_with(plan: _Plan, config: Config, secrets: Secrets, model: OpenAIChatModel, concurrency: int) -> int:
     try:
         meta = _with_models(plan, {str(role): model.model_name(role) for role in _roles(plan.modes)})
         from bot.sandbox import DockerSandbox  # the Docker SDK, loaded only by the command that uses it
@@ -84,11 +89,9 @@ async def _eval(args: argparse.Namespace, config: Config, secrets: Secrets) -> i
         async with DockerSandbox(config.sandbox) as sandbox:
             await asyncio.to_thread(plan.folder.write_meta, meta)
             parts = Parts(model, sandbox, PromptBook(languages=registry(config.sandbox)), team_settings(config), config.prices)
-            return await _run(plan, meta, parts, args.concurrency, Redactor(secrets.values(), urls=True))
+            return await _run(plan, meta, parts, concurrency, Redactor(secrets.values(), urls=True))
     except SandboxError as error:
         raise EvalHalted(f"the sandbox cannot be used: {error}") from None
-    finally:
-        await model.close()
 
 
 async def _plan(args: argparse.Namespace, config: Config) -> _Plan:

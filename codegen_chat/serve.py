@@ -21,7 +21,7 @@ from bot.process.lifecycle import SHUTDOWN_REASON, signals_handled, until_shutdo
 from bot.runs.plugin import PlatformPlugin
 from bot.runs.service import Service
 from codegen_chat.build import open_store, running_service
-from codegen_chat.platforms import PLATFORMS, enabled, health_carrier
+from codegen_chat.platforms import all_platforms, enabled, health_carrier
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ async def serve_platforms(config: Config, secrets: Secrets) -> int:
     platforms = enabled(config)
     names = [p.name for p in platforms]
     if not names:
-        sections = ", ".join(f"[{p.name}]" for p in PLATFORMS)
+        sections = ", ".join(f"[{p.name}]" for p in all_platforms())
         raise UserInputError(f"No chat adapter is enabled: set enabled = true under one of {sections} in the "
                              "config (or run `codegen-chat web`).")
     runtime = config.runtime

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from adapters.web.access import check_binding
 from bot.config.sections import Config, Secrets
 from codegen_chat.platforms import only
 from codegen_chat.serve import serve_platforms
@@ -25,6 +24,8 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 async def _web(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     alone = only_web(config, args.host, args.port)
+    from adapters.web.access import check_binding  # the web server's package, only for this command
+
     check_binding(alone.web, secrets.codegen_web_token)  # refused before anything starts
     return await serve_platforms(alone, secrets)
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 import pytest
 
 from bot.config.sections import Config, LLMConfig, Secrets, StorageConfig
 from bot.store.sqlite import SQLiteStore
 from tests.fakes.openai_server import FakeOpenAI
+from tests.postgres_support import Cluster, running_cluster
 
 pytest_plugins = ["tests.docker_support"]  # Docker fixtures for every test marked ``docker``
 
@@ -39,6 +41,14 @@ async def store(config):
     store = await SQLiteStore.open(config.db_path())
     yield store
     await store.close()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[Cluster]:
+    """One throwaway PostgreSQL server for the session (skipped without one, unless CODEGEN_REQUIRE_POSTGRES=1);
+    ``tests.postgres_support.fresh_database`` gives each test a database of its own on it."""
+    with running_cluster() as cluster:
+        yield cluster
 
 
 def with_changes(config: Config, **sections) -> Config:

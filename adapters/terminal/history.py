@@ -24,10 +24,10 @@ class _Printer:
         self._out.write(inert(self._redact(text)) + "\n")
 
 
-def print_runs(runs: list[RunSummary], db_path: Path, out: TextIO | None = None, redact: Redactor | None = None) -> None:
+def print_runs(runs: list[RunSummary], where: Path | str, out: TextIO | None = None, redact: Redactor | None = None) -> None:
     show = _Printer(out, redact)
     if not runs:
-        show(f"No runs yet in {db_path}.")
+        show(f"No runs yet in {where}.")
         return
     show(f"{'RUN':<9} {'STARTED':<17} {'STATUS':<12} {'TOKENS':>8} {'COST':>8}  TASK")
     for run in runs:
@@ -35,6 +35,15 @@ def print_runs(runs: list[RunSummary], db_path: Path, out: TextIO | None = None,
         cost = f"${run.cost_usd:.4f}"
         show(f"{run.id:<9} {_when(run.created_at):<17} {run.status:<12} {run.usage.total_tokens:>8,} "
              f"{cost:>8}  {task[:60] + ('…' if len(task) > 60 else '')}")
+        if run.repository:
+            show(f"{'':<9} {_repository_line(run)}")
+
+
+def _repository_line(run: RunSummary) -> str:
+    """Where a repository run went: the repository, its branch, the pull request and the head commit."""
+    parts = [f"Repository: {run.repository}", f"branch {run.branch}" if run.branch else ""]
+    parts += [f"pull request {run.pr_url}" if run.pr_url else "", f"head {run.head_commit[:12]}" if run.head_commit else ""]
+    return ", ".join(p for p in parts if p)
 
 
 def print_run(record: RunRecord, out: TextIO | None = None, redact: Redactor | None = None) -> None:
@@ -45,6 +54,8 @@ def print_run(record: RunRecord, out: TextIO | None = None, redact: Redactor | N
     show(f"Status: {run.status}" + (f" — {run.reason}" if run.reason else ""))
     show(f"Started {_when(run.created_at)}" + (f", finished {_when(run.finished_at)}" if run.finished_at else ""))
     show(f"Tokens: {run.usage.tokens_text()}, cost ${run.cost_usd:.4f}")
+    if run.repository:
+        show(_repository_line(run))
     if record.thread:  # what the team was given of the chat thread the request was made in
         show(f"\n── the thread ({record.thread.summary})")
         show(record.thread.transcript())

@@ -54,6 +54,8 @@ class TerminalRun:
     out_dir: str | None
     continue_run: str | None
     json_lines: bool = False  # --json: events and the result as JSON lines instead of lines for a person
+    repo: str = ""  # --repo OWNER/NAME|URL|PATH
+    base: str = ""  # --base BRANCH
 
 
 async def run_in_terminal(service: Service, request: TerminalRun, folder_publisher: Callable[[Path], Publisher],
@@ -70,7 +72,8 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
     else:
         sink = Renderer(out, color=out.isatty() and "NO_COLOR" not in os.environ, redact=redact)
     fallback: Publisher = folder_publisher(out_dir)
-    chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments)
+    chat = ChatRequest(PLATFORM, thread_key, getpass.getuser(), request.task, attachments, repo=request.repo,
+                       base=request.base, places=(PLATFORM,))
     handle = await service.submit(chat, sink, fallback, run_id=run_id)
     if not request.json_lines:
         out.write(f"Run {run_id} started. Ctrl-C stops it.\n")

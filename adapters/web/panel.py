@@ -27,7 +27,7 @@ def build_panel(key: str, records: list[RunRecord], redact: Redact) -> Panel:
     with_files = [r for r in records if r.files or r.tests]
     work = with_files[-1] if with_files else None
     gist = next((r.summary.checkin.location for r in reversed(records)
-                 if r.summary.checkin and r.summary.checkin.kind == "gist"), "")
+                 if r.summary.checkin and r.summary.checkin.kind in ("gist", "pull_request", "branch")), "")
     return {
         "run": latest.summary.id,
         "status": latest.summary.status,
@@ -56,7 +56,8 @@ def _run(record: RunRecord, redact: Redact) -> Panel:
 
 def _round(body: dict[str, Any], redact: Redact) -> Panel:
     fields = {k: v for k, v in body.items() if k not in ("round", "language")}
-    report = TestReport(**{**fields, "status": TestStatus(fields["status"])})
+    report = TestReport(**{**fields, "status": TestStatus(fields["status"]),
+                           "already_failing": tuple(fields.get("already_failing", ()))})
     return {
         "round": body.get("round", 0), "language": body.get("language", ""), "ok": report.ok,
         "summary": report.summary(), "passed": report.passed, "failed": report.failed,

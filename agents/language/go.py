@@ -1,4 +1,4 @@
-"""Go: ``go test -v`` in the package under test."""
+"""Go: ``go test -json`` in the package under test (counted from its events: ``bot.sandbox.results``)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ GO = Language(
         env={**BASE_ENV, "GOCACHE": "/tmp/go-cache", "GOPATH": "/tmp/go", "CGO_ENABLED": "0",
              "GOFLAGS": "-mod=mod", "GOTOOLCHAIN": "local"},
         setup_when=("go.sum",), setup_command="go mod download",
-        test_command="[ -f go.mod ] || go mod init sandbox >/dev/null 2>&1; go test -v ./...",
+        test_command="[ -f go.mod ] || go mod init sandbox >/dev/null 2>&1; go test -json ./...",
         report_format="go",
     ),
 )

@@ -12,7 +12,8 @@ from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
 _MARKER = re.compile(r"\b(?:describe|it|test)\s*\(\s*['\"`]|node:test|require\(['\"](?:assert|node:assert)", re.M)
 _TEST_FILES = "$(find . -path ./node_modules -prune -o \\( -name '*.test.{ext}' -o -name '*_test.{ext}' " \
     "-o -name 'test_*.{ext}' -o -name '*.spec.{ext}' \\) -print | sort)"
-_SETUP = "if command -v npm >/dev/null; then npm install --no-audit --no-fund; " \
+# No lifecycle script runs (the package's own or a dependency's): the setup installs, it runs nothing.
+_SETUP = "if command -v npm >/dev/null; then npm install --no-audit --no-fund --ignore-scripts; " \
     "else echo 'npm is not in this image: dependencies not installed' >&2; fi"
 # TypeScript: compiled by tsc when the image has it (the offline one does), else node >= 22.6 strips
 # the types itself (the official node image; imports then name the .ts file). Without @types/node,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
+import shlex
 from collections.abc import Sequence
 
 from agents.language.description import Language, TestRun
@@ -22,9 +23,14 @@ _SETUP = (
 # from pytest.ini, pyproject.toml, setup.cfg or tox.ini), counted from a JUnit XML report outside the work
 # dir: a run that ends before pytest writes it (sys.exit or os._exit at import) has not passed. No plugin
 # the dependency setup installed is loaded by its entry point (it could rewrite the report).
-REPORT = "/tmp/.results/junit.xml"
-_TEST = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -c /dev/null --rootdir=. -q -rfE --tb=short "
-         f"-p no:cacheprovider --color=no --junitxml={REPORT}")
+# The report goes into a folder only the sandbox's own user may write, through a channel it seals as pytest
+# closes it (bot.sandbox.judge); pytest's own main runs, then the process ends (os._exit), so no atexit
+# handler or thread of the code runs after the report.
+REPORT = "/tmp/.judge/junit.xml"
+PYTEST_THEN_EXIT = ("import os, sys, pytest; code = pytest.main(sys.argv[1:]); sys.stdout.flush(); "
+                    "sys.stderr.flush(); os._exit(int(code))")
+_TEST = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -c {shlex.quote(PYTEST_THEN_EXIT)} -c /dev/null --rootdir=. "
+         f"-q -rfE --tb=short -p no:cacheprovider --color=no --junitxml={REPORT}")
 
 
 def _is_test_code(code: str) -> bool:
@@ -53,7 +59,7 @@ PYTHON = Language(
         # A syntax error while importing a file, or an import failing in a test module.
         re.compile(r'^E?\s*File "(?:/work/)?(?P<path>[^"]+)", line \d+\n(?:E.*\n){0,3}E\s+'
                    r"(?:SyntaxError|IndentationError|TabError)", re.M),
-        re.compile(r"^(?P<path>[\w./-]+\.py):\d+: in <module>\n(?:.*\n){0,3}?E\s+(?:ModuleNotFoundError|SyntaxError)",
+        re.compile(r"^(?P<path>[\w./-]+\.py):\d+: in <module>\n(?:.*\n){0,3}?E\s+(?:ModuleNotFoundError|ImportError|SyntaxError)",
                    re.M),
     ),
     run=TestRun(

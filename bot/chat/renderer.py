@@ -74,6 +74,7 @@ from bot.chat.words import (
     notice_text,
     report_text,
     turn_header,
+    where_text,
     working_text,
 )
 
@@ -343,7 +344,7 @@ class RunRenderer:
         """The Check-In's message says where the work went, once that is known (compact: the status does)."""
         shown = self._checkin
         if shown is not None:
-            where = f"🔗 {result.location}" + (f" ({result.note})" if result.note else "")
+            where = f"🔗 {where_text(result)}"
             await self._thread.edit(shown.message_id, f"{shown.text}\n{self._show(where)}")
 
     # -- the rest of the run ------------------------------------------------------------------

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from agents.events import RunFinished, TestReported
 from agents.excerpts import failure_excerpt
 from agents.fences import inert
-from agents.types import Publication, RunStatus, TestReport, Usage
+from agents.types import CheckInResult, Publication, RunStatus, TestReport, Usage
 from bot.checkin.files import README_NAME, gist_layout
 from bot.checkin.readme import compose_readme
 from bot.process.lifecycle import SHUTDOWN_REASON
@@ -82,6 +82,20 @@ def report_line(report: TestReport) -> str:
 CONTINUE_HINT = "Reply in this thread to continue from where it stopped."
 
 
+CHECKIN_WORDS = {"pull_request": "Pull request", "branch": "Branch"}
+
+
+def where_text(result: CheckInResult) -> str:
+    """Where the work went, and why there: "Pull request: URL", "Branch: ...", or just the Gist's link."""
+    word = CHECKIN_WORDS.get(result.kind)
+    return (f"{word}: " if word else "") + result.location + (f" ({result.note})" if result.note else "")
+
+
+def checkin_line(result: CheckInResult) -> str:
+    """The final reply's line: a repository's words, else "Result: ..." (a Gist, a folder)."""
+    return where_text(result) if result.kind in CHECKIN_WORDS else f"Result: {where_text(result)}"
+
+
 def final_summary(event: RunFinished) -> str:
     """The last message of a run: status, why, the test result, where the result is, tokens and cost."""
     reason = event.reason.rstrip(".")  # some reasons are whole sentences already; one full stop either way
@@ -90,7 +104,7 @@ def final_summary(event: RunFinished) -> str:
     if event.report:
         lines.append(report_line(event.report))
     if event.checkin:
-        lines.append(f"Result: {event.checkin.location}" + (f" ({event.checkin.note})" if event.checkin.note else ""))
+        lines.append(checkin_line(event.checkin))
     usage = f"Tokens: {event.usage.tokens_text()}"
     lines.append(usage + (f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""))
     return "\n".join(lines)

@@ -38,8 +38,10 @@ class Transient:
     give_up: str
 
 
-def judge(error: Exception, attempt: int, backoff_s: float, max_wait_s: float, api_url: str) -> Transient | CheckInError:
-    """Whether ``error`` (the ``attempt``-th failure, from 0) is worth waiting out, and for how long."""
+def judge(error: Exception, attempt: int, backoff_s: float, max_wait_s: float, api_url: str,
+          subject: str = "the Gist", hint: str = SCOPE_HINT) -> Transient | CheckInError:
+    """Whether ``error`` (the ``attempt``-th failure, from 0) is worth waiting out, and for how long. ``subject``
+    names what was being published, ``hint`` what the token needs for it."""
     if isinstance(error, requests.RequestException):
         backoff = _backoff(attempt, backoff_s, max_wait_s)
         if isinstance(error, requests.Timeout):
@@ -48,24 +50,26 @@ def judge(error: Exception, attempt: int, backoff_s: float, max_wait_s: float, a
             why = f"GitHub is unreachable at {api_url} ({type(error).__name__})"
         return Transient(backoff, why, f"{why}, even after retrying")
     assert isinstance(error, GithubException)
-    return _judge_status(error.status, _lower(error.headers), _message(error), attempt, backoff_s, max_wait_s)
+    return _judge_status(error.status, _lower(error.headers), _message(error), attempt, backoff_s, max_wait_s,
+                         subject, hint)
 
 
 def _judge_status(
-    status: int, headers: Mapping[str, str], message: str, attempt: int, backoff_s: float, max_wait_s: float
+    status: int, headers: Mapping[str, str], message: str, attempt: int, backoff_s: float, max_wait_s: float,
+    subject: str = "the Gist", hint: str = SCOPE_HINT,
 ) -> Transient | CheckInError:
     if status == 401:
-        return CheckInError(f"GitHub rejected GITHUB_TOKEN as bad credentials (wrong, expired or revoked): {SCOPE_HINT}")
+        return CheckInError(f"GitHub rejected GITHUB_TOKEN as bad credentials (wrong, expired or revoked): {hint}")
     if status in RATE_LIMIT_STATUSES and _rate_limited(headers, message):
         return _rate_limit(headers, attempt, backoff_s, max_wait_s)
     if status in (403, 404):
         # GitHub answers 404 rather than 403 when a classic token lacks the scope, to hide what exists.
-        return CheckInError(f"GitHub refused to publish the Gist ({status} {message or 'Forbidden'}): {SCOPE_HINT}")
+        return CheckInError(f"GitHub refused to publish {subject} ({status} {message or 'Forbidden'}): {hint}")
     if status >= 500:
         wait = retry_after_seconds(headers) or _backoff(attempt, backoff_s, max_wait_s)
         why = f"GitHub answered {status} {message}".rstrip()
         return Transient(min(wait, max_wait_s), why, f"{why}, even after retrying")
-    return CheckInError(f"GitHub refused the Gist ({status} {message or 'no reason given'})")
+    return CheckInError(f"GitHub refused {subject} ({status} {message or 'no reason given'})")
 
 
 def _rate_limit(headers: Mapping[str, str], attempt: int, backoff_s: float, max_wait_s: float) -> Transient | CheckInError:

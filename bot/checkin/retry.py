@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from agents.errors import CheckInError
-from bot.checkin.faults import CallFailure, judge
+from bot.checkin.faults import SCOPE_HINT, CallFailure, judge
 from bot.config.sections import CheckinConfig
 
 T = TypeVar("T")
@@ -29,6 +29,8 @@ class RetryPolicy:
     backoff_s: float
     max_wait_s: float
     api_url: str
+    subject: str = "the Gist"  # what the calls publish, for the sentence when they fail
+    hint: str = SCOPE_HINT  # what the token needs for them
 
     @classmethod
     def from_config(cls, config: CheckinConfig) -> RetryPolicy:
@@ -44,7 +46,8 @@ async def call_github(
         try:
             return await asyncio.to_thread(call)
         except CallFailure as error:
-            verdict = judge(error, attempt, policy.backoff_s, policy.max_wait_s, policy.api_url)
+            verdict = judge(error, attempt, policy.backoff_s, policy.max_wait_s, policy.api_url, policy.subject,
+                            policy.hint)
         if isinstance(verdict, CheckInError):
             raise CheckInError(redact(str(verdict)))
         if attempt >= policy.max_retries:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from agents.errors import CodegenError, UserInputError
+from agents.language.reports import REPORT_FORMATS
 from agents.manager import Budget, FixReplies, Order, TeamSettings
 from agents.types import Role
 from bot.config.settings import (
@@ -33,7 +34,7 @@ from bot.config.settings import (
     parse_toml,
 )
 from bot.safety.local_files import Use, read_regular_file
-from bot.safety.redact import url_secrets
+from bot.safety.redact import database_url_secrets, url_secrets
 from bot.safety.text import not_text
 
 CONFIG_ENV = "CODEGEN_CONFIG"
@@ -67,6 +68,10 @@ class LLMConfig(Checked, section="llm"):
     # How many requests the endpoint gets at once (across every run): 0, "auto", as many as the team makes
     # until the server drops a reply for another request, then one at a time (bot.model.endpoint_gate).
     parallel_requests: Annotated[int, Range(0, 1000)] = 0
+    # "auto": the endpoint configured (OPENAI_API_KEY, OPENAI_BASE_URL or base_url), else the embedded model;
+    # "openai": the endpoint only; "embedded": the embedded model, a llama.cpp server the bot runs itself.
+    provider: Annotated[str, OneOf("auto", "openai", "embedded")] = "auto"
+    embedded_model: str = ""  # a GGUF file for the embedded server; empty: the default, fetched once
 
 
 Temperature = Annotated[float, Range(0.0, 2.0)]
@@ -144,7 +149,10 @@ class InputConfig(Checked, section="input"):
 
 @dataclass(frozen=True)
 class StorageConfig(Checked, section="storage"):
-    path: str = DEFAULT_DB_PATH
+    path: str = DEFAULT_DB_PATH  # the SQLite file, when ``url`` is empty
+    # A PostgreSQL database the replicas share, e.g. "postgresql://codegen:PASSWORD@db.internal:5432/codegen".
+    # Empty: SQLite at ``path``. Its password is masked like every secret (or give it as PGPASSWORD instead).
+    url: Annotated[str, StartsWith(("postgresql://", "postgres://"), "postgresql://USER@HOST:5432/DB", optional=True)] = ""
 
 
 @dataclass(frozen=True)
@@ -253,6 +261,33 @@ class SandboxConfig(Checked, section="sandbox"):
     debian_suite: str = "bookworm"
     languages: dict[str, LanguageConfig] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for name, language in self.languages.items():
+            key, problem = language_problem(language)
+            if problem:
+                raise ConfigError(f"sandbox.languages.{name}{key}: {problem}")
+
+
+def language_problem(language: LanguageConfig) -> tuple[str, str]:
+    """What makes a configured language unusable (the key under it, the problem), checked when the config is
+    read: a run must never be the first to find that its language cannot run tests."""
+    if not language.image and not language.offline_image:
+        return "", 'no image: set image = "..." (and offline_image for offline use)'
+    if not language.test_command.strip():
+        return ".test_command", "empty: set the shell command that runs the tests"
+    if language.report_format not in REPORT_FORMATS:
+        return ".report_format", f"{language.report_format!r} is not known (use one of: {', '.join(REPORT_FORMATS)})"
+    for extension in language.extensions:
+        if not re.fullmatch(r"\.[\w.+-]+", extension):
+            return ".extensions", (f"{extension!r} is not a file extension: write it with its dot, "
+                                   f"like \".{extension.strip('.*') or 'ext'}\"")
+    for pattern in language.test_files:
+        if "*" not in pattern:
+            return ".test_files", (f"{pattern!r} names one file, not a kind of file: write a pattern with a *, "
+                                   "like \"*_test.lua\" or \"test_*.lua\"")
+    return "", ""
+
 
 @dataclass(frozen=True)
 class SlackConfig(Checked, section="slack"):
@@ -307,6 +342,37 @@ class DiscordConfig(Checked, section="discord"):
     thread_detail: Annotated[str, OneOf("full", "compact")] = "full"
 
 
+@dataclass(frozen=True)
+class RepoSettings(Checked):
+    """``[repos."owner/name"]``: one repository the team may work on, and how."""
+
+    base: str = ""  # the branch work starts from; empty: the repository's default branch
+    test_command: str = ""  # empty: detected from the tree (pytest, npm test, go test ./..., cargo test, Maven/Gradle)
+    defaults_for: tuple[str, ...] = ()  # places where a request naming no repository means this one: "slack:C0123",
+    #                                     "discord:GUILD_OR_CHANNEL_ID", "web", "terminal"
+    users: tuple[str, ...] = ()  # who may ask for work on it (platform user ids); empty: whoever may use the bot
+    labels: tuple[str, ...] = ()  # added to [repos] labels on its pull requests
+    co_authors: dict[str, str] = field(default_factory=dict)  # user id -> "Name <email>" for Co-authored-by
+
+
+@dataclass(frozen=True)
+class ReposConfig(Checked, section="repos"):
+    """``[repos]``: working on a team's repository and checking the work in as a pull request (docs/repositories.md).
+    Only the repositories given as ``[repos."owner/name"]`` tables may be named; the rest is refused."""
+
+    git_url: Url = "https://github.com"  # where owner/name is cloned from and pushed to; Enterprise: https://HOST
+    max_files: Annotated[int, Range(1, 10_000_000)] = 20_000  # a larger tree is refused with a sentence
+    max_bytes: Bytes = 500_000_000  # fetched objects and checked-out files, each
+    max_file_bytes: Bytes = 1_000_000  # larger files are neither shown to the team nor sent to the sandbox
+    clone_timeout_s: Seconds = 300.0
+    map_chars: Annotated[int, Range(200, 1_000_000)] = 6_000  # the repository map's fixed size in every prompt
+    draft: bool = True  # pull requests open as drafts
+    open_failing_prs: bool = False  # a failing run pushes its branch; a pull request only with this set
+    labels: tuple[str, ...] = ("codegen-chat",)
+    local_paths: bool = True  # `codegen-chat run --repo PATH` works on a folder of this machine
+    allowed: dict[str, RepoSettings] = field(default_factory=dict)  # the [repos."owner/name"] tables, by name
+
+
 RoleName = Annotated[str, OneOf("default", *(r.value for r in Role), noun="a role")]
 
 
@@ -347,6 +413,7 @@ class Config(Checked):
     discord: DiscordConfig = field(default_factory=DiscordConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     web: WebConfig = field(default_factory=WebConfig)
+    repos: ReposConfig = field(default_factory=ReposConfig)
     source: str = field(default="(built-in defaults)", metadata={"internal": True})
 
     def agent(self, role: str) -> ResolvedAgentSettings:
@@ -377,14 +444,21 @@ class Secrets:
     openai_api_key: str = ""
     openai_base_url: str = ""
     github_token: str = ""
+    # A GitHub App instead of (or beside) a token, for repository work: its id, its private key (PEM) and the
+    # installation on the team's organization; each run mints an installation token from them.
+    github_app_id: str = field(default="", metadata={"public": True})
+    github_app_private_key: str = ""
+    github_app_installation_id: str = field(default="", metadata={"public": True})
     slack_bot_token: str = ""
     slack_app_token: str = ""
     slack_signing_secret: str = ""
     discord_token: str = ""
     codegen_web_token: str = ""  # the web chat's access token
+    pgpassword: str = ""  # libpq reads it for storage.url's password when the URL has none
     # Endpoint URLs from the config that may carry credentials (llm.base_url): not read from the
     # environment, but masked like the rest (see ``for_config``).
     config_endpoints: tuple[str, ...] = field(default=(), metadata={"internal": True})
+    database_url: str = field(default="", metadata={"internal": True})  # storage.url, whose password is masked
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Secrets:
@@ -400,14 +474,17 @@ class Secrets:
 
     def for_config(self, config: Config) -> Secrets:
         """The same secrets, also masking credentials written into the config's endpoint URLs."""
-        return dataclasses.replace(self, config_endpoints=tuple(u for u in (config.llm.base_url,) if u))
+        return dataclasses.replace(self, config_endpoints=tuple(u for u in (config.llm.base_url,) if u),
+                                   database_url=config.storage.url)
 
     def values(self) -> list[str]:
         """Every secret that is set, for scrubbing text before it leaves the process: the tokens, and what
         credentials in ``OPENAI_BASE_URL`` or a configured endpoint URL reveal (``bot.safety.redact.url_secrets``)."""
         tokens = [getattr(self, f.name) for f in dataclasses.fields(self)
-                  if not f.metadata.get("internal") and f.name != "openai_base_url" and getattr(self, f.name)]
-        return tokens + [s for url in (self.openai_base_url, *self.config_endpoints) for s in url_secrets(url)]
+                  if not f.metadata.get("internal") and not f.metadata.get("public")
+                  and f.name != "openai_base_url" and getattr(self, f.name)]
+        return (tokens + [s for url in (self.openai_base_url, *self.config_endpoints) for s in url_secrets(url)]
+                + database_url_secrets(self.database_url))
 
     def require(self, *names: str) -> None:
         for name in names:
@@ -431,6 +508,21 @@ def find_config_path(explicit: str | None, env: Mapping[str, str] | None = None)
     return local if local.exists() else None
 
 
+def _repositories_apart(data: dict[str, Any]) -> dict[str, Any]:
+    """``[repos."owner/name"]`` tables moved under ``repos.allowed``, so ``[repos]`` keeps its plain keys."""
+    repos = data.get("repos")
+    if not isinstance(repos, dict):
+        return data
+    allowed = {key: value for key, value in repos.items() if "/" in key}
+    plain = {key: value for key, value in repos.items() if "/" not in key}
+    return {**data, "repos": {**plain, "allowed": allowed}} if allowed else data
+
+
+def _as_written(message: str) -> str:
+    """A repository's table named as config.toml writes it: ``repos."acme/billing".key``."""
+    return re.sub(r"repos\.allowed\.([^.\s:]+)", r'repos."\1"', message)
+
+
 MAX_CONFIG_BYTES = 1_000_000  # a config.toml is a few kilobytes; this stops /dev/zero, not a long file
 CONFIG_FILE = Use("config files", "name the config.toml in it")
 
@@ -452,10 +544,10 @@ def load_config(path: Path | None) -> Config:
         raise ConfigError(f"{path}: not UTF-8 text (byte {data[error.start]:#04x} at offset {error.start}); "
                           "save it as UTF-8") from None
     try:
-        return dataclasses.replace(build(Config, parse_toml(text), ""), source=str(path))
+        return dataclasses.replace(build(Config, _repositories_apart(parse_toml(text)), ""), source=str(path))
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: not valid TOML: {error}") from None
     except RecursionError:
         raise ConfigError(f"{path}: not a config file (arrays or tables nested deeper than any setting)") from None
     except SettingsError as error:
-        raise ConfigError(f"{path}: {error}") from None
+        raise ConfigError(f"{path}: {_as_written(str(error))}") from None

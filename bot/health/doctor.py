@@ -7,6 +7,8 @@ import openai
 from bot.config.doctor_types import CheckResult, DoctorCheck
 from bot.config.sections import Config, Secrets
 from bot.model.client import OpenAIChatModel
+from bot.model.embedded.doctor import embedded_checks
+from bot.model.embedded.endpoint import HOW_TO_CONFIGURE, endpoint_configured, uses_embedded
 
 SHOWN_MODELS = 12  # of a long model listing, how many a failed check names
 PROMPT_ROOM = 512  # tokens a prompt needs at the least, beside the reply, in a model's context
@@ -15,7 +17,11 @@ PROMPT_ROOM = 512  # tokens a prompt needs at the least, beside the reply, in a 
 async def model_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
     """The endpoint answers, every model the roles use exists there, and their replies fit their context."""
     results = [CheckResult("config", True, f"read from {config.source}")]
-    if not (secrets.openai_api_key or config.llm.base_url or secrets.openai_base_url):
+    if uses_embedded(config, secrets):
+        why = "[llm] provider = \"embedded\"" if config.llm.provider == "embedded" else "none configured"
+        results.append(CheckResult("model endpoint", True, f"{why}: the embedded model ({HOW_TO_CONFIGURE})"))
+        return [*results, *await embedded_checks(config)]
+    if not endpoint_configured(config, secrets):
         return [*results, CheckResult("model endpoint", False, "OPENAI_API_KEY is not set",
                                       "export OPENAI_API_KEY, or OPENAI_BASE_URL for a local server")]
     model = OpenAIChatModel(config, secrets)

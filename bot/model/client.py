@@ -27,7 +27,7 @@ import json
 import logging
 import random
 import urllib.parse
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
 from typing import Any, cast
 
@@ -81,6 +81,7 @@ class OpenAIChatModel:
         config: Config,
         secrets: Secrets,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        contexts: Mapping[str, int] | None = None,
     ) -> None:
         self._config, self._sleep = config, sleep
         self._redact = Redactor(secrets.values())
@@ -92,7 +93,7 @@ class OpenAIChatModel:
             timeout=config.llm.request_timeout_s,
             max_retries=0,
         )
-        self._contexts: dict[str, int] = {}  # model -> context window in tokens, where known
+        self._contexts: dict[str, int] = dict(contexts or {})  # model -> context window in tokens, where known
         self._asked: set[str] = set()  # models whose window the endpoint was asked about
         self._chars_per_token: dict[str, float] = {}  # measured from a server's own count of a prompt
         self.gate = EndpointGate(config.llm.parallel_requests)  # shared by every run this client serves

@@ -19,18 +19,22 @@ import secrets as random_tokens
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from agents.errors import UserInputError
+from agents.errors import CheckInError, UserInputError
 from agents.events import CheckedIn, Notice, RunFinished
 from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
-from agents.types import Attachment, RunRequest, RunStatus, ThreadContext
+from agents.types import Attachment, PriorWork, RunRequest, RunStatus, ThreadContext
 from bot.chat.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
+from bot.checkin.masking import MaskingPublisher
 from bot.config.sections import Config
 from bot.health.checks import Connected, Health
 from bot.process.logs import tag_logs
+from bot.repos.desk import RepoDesk
+from bot.repos.names import RepoTarget
+from bot.repos.opening import OpenedRepo
 from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.thread_context import Gathered, ReadEarlier, thread_context
@@ -55,6 +59,11 @@ class ChatRequest:
     user_id: str
     text: str
     attachments: tuple[Attachment, ...] = ()
+    repo: str = ""  # a repository given apart from the text (the terminal's --repo OWNER/NAME|URL|PATH)
+    base: str = ""  # and its base branch (--base)
+    # where it was asked, most specific first, as [repos."owner/name"] defaults_for names places ("slack:C0123")
+    places: tuple[str, ...] = ()
+    link: str = ""  # a link back to the conversation, for a pull request's description
     thread: ThreadContext | None = None  # what was read of the thread the request was made in
 
 
@@ -70,7 +79,9 @@ class Arrival:
 
     def request(self, platform: str, thread_key: str = "", attachments: tuple[Attachment, ...] = ()) -> ChatRequest:
         """The request this message makes, in ``thread_key`` (its own thread unless another is given)."""
-        return ChatRequest(platform, thread_key or self.thread_key, self.place.user, self.text, attachments)
+        where = [f"{platform}:{part}" for part in (self.place.channel, self.place.server) if part]
+        return ChatRequest(platform, thread_key or self.thread_key, self.place.user, self.text, attachments,
+                           places=(*where, platform))
 
 
 @dataclass(frozen=True)
@@ -140,9 +151,11 @@ class Service:
         prompts: PromptBook | None = None,
         redact: Redactor | None = None,
         health: Health | None = None,
+        repos: RepoDesk | None = None,
         links: LinkReader | None = None,
     ) -> None:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
+        self._repos = repos
         self._publisher_for = publisher_for
         self.languages = self._languages = registry(config.sandbox)  # the config's languages too, for every layer
         self._prompts = prompts or PromptBook(languages=self._languages)
@@ -212,6 +225,7 @@ class Service:
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise UserInputError(f"Two attached files are both called {twice[0]}; rename one so neither is lost.")
+        self._repository(request)
         queue = self._config.limits
         if len(self._waiting) >= queue.max_queued_runs:
             raise UserInputError("The bot is busy with too many runs right now; try again in a few minutes.")
@@ -395,6 +409,31 @@ class Service:
                 return waiter.run_id
         return None
 
+    def _repository(self, request: ChatRequest, previous: str = "") -> RepoTarget | None:
+        """The repository the request is for; ``UserInputError`` (before any model call) when not allowed."""
+        if self._repos is None:
+            if request.repo:
+                raise UserInputError("Repository work is not set up in this bot.")
+            return None
+        return self._repos.target(request.text, request.repo, request.base, request.places or (request.platform,),
+                                  request.user_id, previous)
+
+    async def _open_repository(self, request: ChatRequest, run_id: str, prior: PriorWork | None,
+                               publisher: Publisher) -> tuple[OpenedRepo | None, Publisher, PriorWork | None]:
+        """The run's repository fetched (``CodegenError`` with a sentence when it cannot be), the publisher
+        that checks the run in there (masked like every other), and what earlier runs left that belongs here:
+        the files of another repository (or of none) are not carried into this one."""
+        target = self._repository(request, prior.repository if prior else "")
+        if target is None or self._repos is None:
+            return None, publisher, prior
+        same = prior is not None and prior.repository == target.name.shown
+        opened = await self._repos.open(target, run_id, request.text.strip(), prior.branch if same and prior else "",
+                                        request.user_id, mask=self._redact)
+        await self._store.set_repository(run_id, target.name.shown, opened.workspace.branch)
+        if prior is not None and not same:
+            prior = PriorWork(tasks=prior.tasks)
+        return opened, MaskingPublisher(self._repos.publisher(opened, publisher, request.link), self._redact), prior
+
     # -- one run ------------------------------------------------------------------------------
 
     async def _run(self, request: ChatRequest, run_id: str, conversation: int, waiter: _Waiter,
@@ -402,15 +441,21 @@ class Service:
         sinks: Sequence[EventSink] = (self._store.record, sink)
         tag_logs(run_id=run_id, platform=request.platform, thread=request.thread_key)  # this run's task only
         driving = False
+        opened: OpenedRepo | None = None
         try:
             await self._admit(waiter, sinks)
             prior = await self._store.prior_work(conversation, run_id)
-            manager = Manager(
-                self._model, self._sandbox, self._publisher_for(fallback), self._prompts,
-                team_settings(self._config),
-            )
+            try:
+                opened, publisher, prior = await self._open_repository(request, run_id, prior,
+                                                                       self._publisher_for(fallback))
+            except (UserInputError, CheckInError) as error:  # the repository cannot be used: said, no model call
+                failed = RunFinished(run_id, status=RunStatus.ERROR, reason=str(error))
+                await deliver(failed, sinks)
+                return failed
+            manager = Manager(self._model, self._sandbox, publisher, self._prompts, team_settings(self._config))
             run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments,
-                                     prior=prior, conversation_key=waiter.thread, thread=request.thread)
+                                     prior=prior, conversation_key=waiter.thread, thread=request.thread,
+                                     workspace=opened.workspace if opened else None)
             driving = True
             return await drive(run_id, manager.run(run_request), sinks, RunUsage(self._config.prices),
                                stop_reason=lambda: waiter.stop_reason)
@@ -424,6 +469,8 @@ class Service:
             await deliver(failed, sinks)
             return failed
         finally:
+            if opened is not None:
+                await asyncio.shield(opened.close())
             self._release(waiter)
 
     async def _admit(self, waiter: _Waiter, sinks: Sequence[EventSink]) -> None:

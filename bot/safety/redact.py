@@ -97,6 +97,31 @@ def url_secrets(url: str) -> list[str]:
     return found
 
 
+def database_url_secrets(url: str) -> list[str]:
+    """A database URL's secrets: its password in every form, and secret query values (``?password=``). Unlike an
+    endpoint's, its user name alone is no token (``postgresql://codegen@db/codegen``) and is not masked."""
+    try:
+        parts = urlsplit(url.strip())
+        user = parts.username or ""
+        has_password = bool(parts.password)
+    except ValueError:
+        return []
+    return [s for s in url_secrets(url) if has_password or s not in (user, unquote(user))]
+
+
+def masked_url(url: str) -> str:
+    """``url`` as a message may show it: the password and secret query values replaced by ``***``."""
+    try:
+        parts = urlsplit(url.strip())
+        password = parts.password
+    except ValueError:
+        return "(a URL that cannot be read)"
+    if password:
+        user_info, _, host = parts.netloc.rpartition("@")
+        parts = parts._replace(netloc=f"{user_info.partition(':')[0]}:***@{host}")
+    return _URL_SECRET_PARAM.sub(lambda m: f"{m.group('name')}***", parts.geturl())
+
+
 class RedactingFilter(logging.Filter):
     """A logging filter that masks secrets in every record's rendered message."""
 

@@ -69,6 +69,7 @@ async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets
 async def build_command(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     del secrets
     from bot.sandbox.client import ENGINE_ERRORS, engine_failed, open_checked
+    from bot.sandbox.containers import reap_orphans
     from bot.sandbox.images import RegistryUnreachable, prepare_online
 
     sandbox_config = _chosen(config.sandbox, args.offline)
@@ -82,6 +83,7 @@ async def build_command(args: argparse.Namespace, config: Config, secrets: Secre
     chosen = [(name, table[name]) for name in wanted]
     try:
         client = await open_checked(sandbox_config, BUILD_TIMEOUT_S)
+        await asyncio.to_thread(reap_orphans, client)  # what an earlier process left, as every engine command does
         if use_offline(sandbox_config):
             await _build_offline(client, sandbox_config, chosen)
         else:

@@ -15,6 +15,7 @@ from docker.types import Ulimit
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.process import liveness as processes
 from bot.sandbox.files import UNPACK_EXIT
+from bot.sandbox.judge import JUDGE_DIR
 
 LABEL = "codegen-chat.sandbox"  # every container we start carries it: cleanup finds them by it
 LABEL_HOST = "codegen-chat.host"
@@ -26,21 +27,28 @@ LABEL_PIDNS = "codegen-chat.pidns"
 LABEL_LANGUAGE = "codegen-chat.language"
 MB = 1024 * 1024
 # The container's first process keeps it alive (tests run beside it with `docker exec`) and ends it at its
-# deadline. It waits, using no CPU, until the job's first command writes the deadline into DEADLINE_FIFO,
-# then sleeps that many seconds and exits: init exits with it, and every process in the container dies.
-# Nothing is asked of the bot after that write, so a spinning test ends on time even when the bot is killed
-# (kill -9, SIGTERM, a crash) mid-test. The write comes first in the command that unpacks the files, before
-# any of the team's code exists in the container, so it cannot be lost or raced; only the keeper can read it
-# (mode 0622), and the commands' user can neither remove the FIFO (sticky /tmp) nor signal the keeper.
+# deadline. It waits, using no CPU, until the sandbox writes a number of seconds into DEADLINE_FIFO, then counts
+# them down and kills itself: init exits with it, and every process in the container dies. Each write starts
+# the count again: before each step the sandbox writes that step's limit and a little grace, after it a short
+# time for reading its report, so a container whose bot was killed (kill -9, a crash) mid-test ends by itself
+# within its step's limit. Only the keeper's user may write the FIFO (mode 0600; the sandbox writes it as that
+# user), so the team's code can neither stop the countdown nor move it; the commands' user can neither remove
+# the FIFO (sticky /tmp) nor signal the keeper.
+# It also makes the folder only it may write, where the runners' reports are sealed, and makes its work dir
+# (its cwd) sticky again: Docker resets a working dir's mode to 0755 (``judge``).
 DEADLINE_FIFO = "/tmp/.deadline"
-KEEPER = ["sh", "-c", f"trap 'exit 0' TERM; mkfifo -m 622 {DEADLINE_FIFO} || exit 1; read s < {DEADLINE_FIFO}; "
-          "case $s in ''|*[!0-9]*) s=1;; esac; sleep \"$s\" & wait $!"]
+KEEPER = ["sh", "-c", f"trap 'exit 0' TERM; chmod 1777 . 2>/dev/null; mkdir -m 755 {JUDGE_DIR} && "
+          f"mkfifo -m 600 {DEADLINE_FIFO} && exec 3<> {DEADLINE_FIFO} || exit 1; t=; "
+          "while read s <&3; do case $s in ''|*[!0-9]*) s=1;; esac; [ -z \"$t\" ] || kill $t 2>/dev/null; "
+          "( trap 'kill $! 2>/dev/null; exit 0' TERM; sleep \"$s\" & wait $!; kill -9 $$ ) & t=$!; done"]
 DEADLINE_UNSET = "[sandbox] the container's deadline could not be set"
 # The keeper runs as a user of its own, so the commands (another user) can neither kill it nor be kept
 # alive by it: `kill -9 -1` as the command user stops everything the team's code left running.
 KEEPER_UID = 65533
-# Beyond the time its steps may take, how long a container may live: staging, reading reports, a busy engine.
-DEADLINE_GRACE_S = 20.0
+# Beyond a step's own limit, how long its container may live without the bot (a busy engine's slow exec).
+DEADLINE_GRACE_S = 5.0
+# Between steps (staging, reading a report, the next step's files), with the bot there to go on.
+BETWEEN_STEPS_S = 30.0
 
 
 def labels(language: str) -> dict[str, str]:
@@ -60,8 +68,9 @@ def pid_namespace() -> str:
 
 
 def set_deadline(seconds: float) -> str:
-    """Shell run first by a job's first command: the container ends ``seconds`` from now, whatever becomes
-    of the bot. Waits a moment for the keeper's FIFO (a container just started); without it, nothing runs."""
+    """Shell run as the keeper's user (``keeper_user``): the container ends ``seconds`` from now, whatever
+    becomes of the bot. Waits a moment for the keeper's FIFO (a container just started); without it, nothing
+    runs."""
     return (f"i=0; until [ -p {DEADLINE_FIFO} ]; do i=$((i+1)); [ $i -le 100 ] || "
             f"{{ echo \"{DEADLINE_UNSET}\" >&2; exit {UNPACK_EXIT}; }}; sleep 0.05; done; "
             f"echo {max(math.ceil(seconds), 1)} > {DEADLINE_FIFO}; ")
@@ -115,10 +124,11 @@ def container_options(config: SandboxConfig, name: str, language: LanguageConfig
 
 
 def _tmpfs(config: SandboxConfig, language: LanguageConfig) -> dict[str, str]:
-    uid, _, gid = config.user.partition(":")
-    owner = f"uid={uid},gid={gid or uid}" if uid.isdigit() and (gid or uid).isdigit() else ""
-    work = ",".join(filter(None, [f"size={config.workdir_size_mb}m", "mode=0755", owner, "exec", "nosuid",
-                                  "nodev"]))
+    # The work dir belongs to the keeper's user and is sticky, as /tmp is: the commands' user may add files,
+    # but not remove or rename the user's tests, which the keeper's user unpacks there (``judge``).
+    uid = keeper_user(config).partition(":")[0]
+    work = ",".join([f"size={config.workdir_size_mb}m", "mode=1777", f"uid={uid},gid={uid}", "exec", "nosuid",
+                     "nodev"])
     tmp = f"size={config.tmp_size_mb}m,mode=1777,exec,nosuid,nodev"
     return {language.workdir: work, "/tmp": tmp}
 

@@ -19,7 +19,7 @@ import re
 from agents.language import BUILT_IN, Language, Languages, TestRun
 from agents.language.reports import REPORT_FORMATS as READ_AS
 from agents.language.sandbox_env import OFFLINE_PREFIX
-from bot.config.sections import ConfigError, LanguageConfig, SandboxConfig
+from bot.config.sections import ConfigError, LanguageConfig, SandboxConfig, language_problem
 
 OFFLINE_ENV = "CODEGEN_SANDBOX_OFFLINE"  # "1": use the offline images whatever the config says
 
@@ -54,34 +54,18 @@ REPORT_FORMATS = tuple(READ_AS)  # how a runner's output is read (its counts: bo
 
 
 def languages(config: SandboxConfig) -> dict[str, LanguageConfig]:
-    """The built-in table with the config's entries laid over it, name by name; bad entries refused."""
+    """The built-in table with the config's entries laid over it, name by name."""
     return {**DEFAULT_LANGUAGES, **checked(config)}
 
 
 def checked(config: SandboxConfig) -> dict[str, LanguageConfig]:
-    """The config's language entries, each checked (``ConfigError`` names the first bad key)."""
+    """The config's language entries, each checked when the config was read (``SandboxConfig``); checked
+    again here for a config made in code."""
     for name, language in config.languages.items():
-        _check(name, language)
+        key, problem = language_problem(language)
+        if problem:
+            raise ConfigError(f"sandbox.languages.{name}{key}: {problem}")
     return dict(config.languages)
-
-
-def _check(name: str, language: LanguageConfig) -> None:
-    key = f"sandbox.languages.{name}"
-    if not language.image and not language.offline_image:
-        raise ConfigError(f"{key}: no image: set image = \"...\" (and offline_image for offline use)")
-    if not language.test_command:
-        raise ConfigError(f"{key}.test_command: empty: set the shell command that runs the tests")
-    if language.report_format not in REPORT_FORMATS:
-        raise ConfigError(f"{key}.report_format: {language.report_format!r} is not known "
-                          f"(use one of: {', '.join(REPORT_FORMATS)})")
-    for extension in language.extensions:
-        if not re.fullmatch(r"\.[\w.+-]+", extension):
-            raise ConfigError(f"{key}.extensions: {extension!r} is not a file extension: write it with its dot, "
-                              f"like \".{extension.strip('.*') or 'ext'}\"")
-    for pattern in language.test_files:
-        if "*" not in pattern:
-            raise ConfigError(f"{key}.test_files: {pattern!r} names one file, not a kind of file: write a pattern "
-                              "with a *, like \"*_test.lua\" or \"test_*.lua\"")
 
 
 def use_offline(config: SandboxConfig) -> bool:

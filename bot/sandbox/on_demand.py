@@ -29,6 +29,11 @@ class DockerSandboxOnDemand:
         self._config = config
         self._made: asyncio.Future[DockerSandbox] | None = None
 
+    @property
+    def started(self) -> bool:
+        """Whether anything asked for the sandbox yet (then it connected, and reaped, or said why not)."""
+        return self._made is not None
+
     async def start(self) -> None:
         """Connect, and reap what a crashed earlier process left (``DockerSandbox.start``)."""
         await (await self._sandbox()).start()

@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.types import TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import junit
-from bot.sandbox.authority import Verdict
+from bot.sandbox.authority import Authority, Verdict
 from bot.sandbox.junit import without_note
 from bot.sandbox.results import Counts, parse, status_of
 
@@ -59,6 +60,19 @@ def _counts(step: StepResult, language: LanguageConfig, written: str | None) -> 
             f"the runner's report of the tests is missing or incomplete ({error}): something ended the run "
             "before it finished (sys.exit, os._exit or pytest.exit in a test, a conftest.py or the code), or "
             "switched the report off")
+
+
+def guarded(report: TestReport, guard: Authority | None, stdout: str, token: str) -> TestReport:
+    """A pass of the configured test command, as its language's guard reads it (``Authority.team_problem``):
+    its output as a person reads it, and no pass when the guard finds it unproven."""
+    if guard is None:
+        return report
+    report = dataclasses.replace(report, stdout=guard.display(report.stdout))
+    problem = guard.team_problem(stdout, token)
+    if not problem or report.status is not TestStatus.PASSED:
+        return report
+    return dataclasses.replace(report, status=TestStatus.FAILED, passed=0, failed=max(report.failed or 0, 1),
+                               stderr=report.stderr + f"\n[sandbox] not a pass: {problem}")
 
 
 def refused(why: str, which: str = "the user's tests") -> TestReport:

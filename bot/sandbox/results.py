@@ -6,6 +6,7 @@ word on pass/fail, so a runner we cannot read still gives an honest status.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,11 +67,30 @@ def node_files_alone(text: str) -> int:
 
 
 def parse_go(text: str) -> Counts:
-    """``go test -v``: unindented "--- PASS: TestX" / "--- FAIL: TestX" lines (subtests are indented)."""
+    """``go test -json``'s events for top-level tests (the built-in command); a configured ``go test -v``'s
+    unindented "--- PASS: TestX" / "--- FAIL: TestX" lines when there are no events."""
+    events = _json_lines(text)
+    actions = [event.get("Action") for event in events
+               if event.get("Test") and "/" not in str(event["Test"]) and event.get("Action") in ("pass", "fail")]
+    if events:
+        return Counts(actions.count("pass"), actions.count("fail")) if actions else NONE
     results = _GO_LINE.findall(text)
     if not results:
         return NONE
     return Counts(results.count("PASS"), results.count("FAIL"))
+
+
+def _json_lines(text: str) -> list[dict[str, object]]:
+    events = []
+    for line in text.splitlines():
+        if line.startswith("{"):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict):
+                events.append(event)
+    return events
 
 
 def parse_cargo(text: str) -> Counts:

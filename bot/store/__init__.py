@@ -1,2 +1,3 @@
-"""Persistence: the SQLite store (``sqlite``), what it may be read back as (``history``), its errors as the
+"""Persistence behind one protocol (``protocol``): SQLite on one machine (``sqlite``), PostgreSQL for replicas
+(``postgres``, its schema in ``migrations``), chosen in ``open``; rows read back by ``rows``, errors as the
 project's own (``errors``) and what doctor says of it (``doctor``)."""

@@ -1,5 +1,5 @@
 """What the bot asks of a store, whatever keeps it: SQLite on one machine (``bot.store.sqlite``), a database
-server when several replicas share the work. Every method is async, and every failure leaves it as
+server when several replicas share the work (``bot.store.postgres``). Every method is async, and every failure leaves it as
 ``bot.store.errors.StoreError``.
 
     History  what a chat platform may read back to show its conversations again (read only)
@@ -8,7 +8,6 @@ server when several replicas share the work. Every method is async, and every fa
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Protocol
 
 from agents.events import Event
@@ -27,7 +26,7 @@ class History(Protocol):
 
 
 class Store(History, Protocol):
-    path: Path  # where it lives, as a person would name it in a message
+    location: str  # where it lives, as a person would name it in a message (a file, a URL without its password)
 
     async def close(self) -> None: ...
 
@@ -55,6 +54,10 @@ class Store(History, Protocol):
     async def mark_interrupted(self) -> int: ...
 
     async def set_status_message(self, run_id: str, message_id: str) -> None: ...
+
+    async def set_repository(self, run_id: str, repository: str, branch: str) -> None:
+        """The repository and branch a run works on, kept from its start (a follow-up continues there)."""
+        ...
 
     async def untold_interrupted(self, platform: str) -> list[Interrupted]: ...
 

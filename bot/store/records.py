@@ -25,6 +25,10 @@ class RunSummary:
     checkin: CheckInResult | None
     user_id: str = ""  # who asked for the run, in the platform's ids
     attachments: tuple[str, ...] = ()  # the names of the files given with the task
+    repository: str = ""  # where the run worked, if in a repository: its name, branch, pull request, head commit
+    branch: str = ""
+    pr_url: str = ""
+    head_commit: str = ""
     context: str = ""  # what was read of the thread the request was made in ("read 14 earlier messages, ...")
 
 

@@ -27,20 +27,14 @@ from typing import Any
 
 import aiosqlite
 
-from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished, WorkSaved
+from agents.events import CheckedIn, Event, Notice, RunFinished, TestReported, TurnFinished, WorkSaved
 from agents.types import (
-    Attachment,
-    CheckInResult,
-    FileSet,
     PriorWork,
     RunStatus,
-    TestReport,
-    TestStatus,
     ThreadContext,
-    ThreadMessage,
-    Usage,
 )
-from bot.process import liveness as processes
+from bot.store import owners
+from bot.store import rows as decode
 from bot.store.errors import StoreError
 from bot.store.records import (
     INTERRUPTED_REASON,
@@ -48,7 +42,6 @@ from bot.store.records import (
     Interrupted,
     RunRecord,
     RunSummary,
-    TurnRecord,
 )
 from bot.store.sqlite_errors import FileIdentity, file_identity, file_lost_error, lost_file, store_error
 
@@ -124,9 +117,10 @@ SEEN_EVENTS_KEPT_S = 86_400.0  # platforms redeliver an event within minutes; a 
 class SQLiteStore:
     def __init__(self, db: aiosqlite.Connection, path: Path, identity: FileIdentity | None = None) -> None:
         self._db, self.path = db, path
+        self.location = str(path)
         self._identity = identity  # the open file's device and inode, to tell when the path no longer leads to it
         self._writing = asyncio.Lock()
-        self.owner = _process_owner()
+        self.owner = owners.this_process()
 
     @classmethod
     async def open(cls, path: Path) -> SQLiteStore:
@@ -195,14 +189,14 @@ class SQLiteStore:
                 "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments, thread)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (run_id, conversation_id, task, user_id, RunStatus.RUNNING, self.owner, time.time(),
-                 json.dumps(attachments), _thread_json(thread)),
+                 json.dumps(attachments), decode.thread_json(thread)),
             )
 
     async def mark_interrupted(self) -> int:
         """Runs this host left running in a process that is gone are marked interrupted."""
         rows = await self._all("SELECT id, owner FROM runs WHERE status = ?", RunStatus.RUNNING)
         host = socket.gethostname()
-        stale = [r["id"] for r in rows if _owner_gone(r["owner"], host)]
+        stale = [r["id"] for r in rows if owners.gone_from(r["owner"], host)]
         async with self._transaction("write to"):
             for run_id in stale:
                 await self._execute(
@@ -210,6 +204,11 @@ class SQLiteStore:
                     (RunStatus.INTERRUPTED, INTERRUPTED_REASON, time.time(), run_id),
                 )
         return len(stale)
+
+    async def set_repository(self, run_id: str, repository: str, branch: str) -> None:
+        """The repository and branch a run works on, kept from its start (a follow-up continues there)."""
+        async with self._transaction("write to"):
+            await self._execute("UPDATE runs SET repository = ?, branch = ? WHERE id = ?", (repository, branch, run_id))
 
     async def set_status_message(self, run_id: str, message_id: str) -> None:
         async with self._transaction("write to"):
@@ -222,8 +221,7 @@ class SQLiteStore:
             " WHERE c.platform = ? AND r.status = ? AND r.told_interrupted = 0 ORDER BY r.rowid",
             platform, RunStatus.INTERRUPTED,
         )
-        return [Interrupted(r["id"], r["thread_key"], r["user_id"], r["task"], r["status_message"],
-                            _usage(r)) for r in rows]
+        return [decode.interrupted(r) for r in rows]
 
     async def told_interrupted(self, run_id: str) -> None:
         async with self._transaction("write to"):
@@ -236,18 +234,8 @@ class SQLiteStore:
             " ORDER BY rowid",
             conversation_id, before_run,
         )
-        if not rows:
-            return None
         with self._decoding():
-            with_files = [r for r in rows if json.loads(r["files"])]
-            last = with_files[-1] if with_files else rows[-1]
-            user_tests = FileSet(json.loads(last["user_tests"]))
-            read = [_thread(r["thread"]) for r in rows if r["thread"]]
-            return PriorWork(
-                tasks=tuple(r["task"] for r in rows), plan=last["plan"], files=FileSet(json.loads(last["files"])),
-                tests=FileSet(json.loads(last["tests"])).without(user_tests), user_tests=user_tests,
-                language=last["language"], thread=next((t for t in read if t), None),
-            )
+            return decode.prior_work(rows)
 
     async def has_conversation(self, platform: str, thread_key: str) -> bool:
         """Whether the bot has worked in this thread (so a reply there needs no mention)."""
@@ -274,18 +262,20 @@ class SQLiteStore:
         if isinstance(event, TurnFinished):
             await self._record_turn(event)
         elif isinstance(event, TestReported):
-            await self._note(event.run_id, "test_report", {"round": event.round, "language": event.language,
-                                                              **asdict(event.report)})
+            await self._note(event.run_id, "test_report", decode.report_note(event))
             await self._execute("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))
         elif isinstance(event, CheckedIn):
             await self._execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))
+            repository = decode.checked_in_repository(event)
+            if repository:
+                await self._execute("UPDATE runs SET repository = ?, branch = ?, head_commit = ?, pr_url = ? WHERE id = ?",
+                                    (*repository, event.run_id))
         elif isinstance(event, Notice):
             await self._note(event.run_id, "notice", {"text": event.text})
         elif isinstance(event, WorkSaved):
             await self._execute(
                 "UPDATE runs SET files = ?, tests = ?, user_tests = ? WHERE id = ?",
-                (json.dumps(event.files.as_dict()), json.dumps(event.tests.as_dict()),
-                 json.dumps(event.user_tests.as_dict()), event.run_id),
+                (*decode.saved_work(event), event.run_id),
             )
         elif isinstance(event, RunFinished):
             await self._record_finish(event)
@@ -309,17 +299,13 @@ class SQLiteStore:
     async def _record_finish(self, event: RunFinished) -> None:
         """The final state. A bare final event (stopped, or an internal error) carries no files or report;
         what earlier events recorded is kept rather than blanked."""
-        def json_or_none(files: FileSet) -> str | None:
-            return json.dumps(files.as_dict()) if files else None
-
+        status, reason, *kept = decode.finish_values(event)
         await self._execute(
             "UPDATE runs SET status = ?, reason = ?, finished_at = ?, files = COALESCE(?, files),"
             " tests = COALESCE(?, tests), user_tests = COALESCE(?, user_tests), report = COALESCE(?, report),"
             " checkin = COALESCE(?, checkin), plan = COALESCE(NULLIF(?, ''), plan),"
             " language = COALESCE(NULLIF(?, ''), language) WHERE id = ?",
-            (event.status, event.reason, time.time(), json_or_none(event.files), json_or_none(event.tests),
-             json_or_none(event.user_tests), json.dumps(asdict(event.report)) if event.report else None,
-             json.dumps(asdict(event.checkin)) if event.checkin else None, event.plan, event.language, event.run_id),
+            (status, reason, time.time(), *kept, event.run_id),
         )
 
     async def _note(self, run_id: str, kind: str, body: dict[str, Any]) -> None:
@@ -335,7 +321,7 @@ class SQLiteStore:
             " ORDER BY r.created_at DESC, r.rowid DESC LIMIT ?", limit,
         )
         with self._decoding():
-            return [_summary(r) for r in rows]
+            return [decode.summary(r) for r in rows]
 
     async def run(self, run_id: str) -> RunRecord | None:
         row = await self._one(
@@ -347,12 +333,7 @@ class SQLiteStore:
         turns = await self._all("SELECT * FROM turns WHERE run_id = ? ORDER BY id", run_id)
         notes = await self._all("SELECT kind, body FROM notes WHERE run_id = ? ORDER BY id", run_id)
         with self._decoding():
-            return RunRecord(
-                summary=_summary(row), turns=[_turn(t) for t in turns], notes=[(n["kind"], n["body"]) for n in notes],
-                files=FileSet(json.loads(row["files"])), tests=FileSet(json.loads(row["tests"])),
-                report=_report(row["report"]), plan=row["plan"], language=row["language"],
-                user_tests=FileSet(json.loads(row["user_tests"])), thread=_thread(row["thread"]) if row["thread"] else None,
-            )
+            return decode.run_record(row, turns, notes)
 
     async def conversations(self, platform: str, user_id: str, limit: int = 50) -> list[ConversationSummary]:
         """The conversations ``user_id`` started on ``platform``, the most recently active first."""
@@ -374,7 +355,7 @@ class SQLiteStore:
             " WHERE c.platform = ? AND c.thread_key = ? ORDER BY r.rowid", platform, thread_key,
         )
         with self._decoding():
-            return [_summary(r) for r in rows]
+            return [decode.summary(r) for r in rows]
 
     async def timeline(self, run_id: str) -> list[Event]:
         """A stored run's events in the order they happened: its start, finished turns, test reports, notices
@@ -389,24 +370,7 @@ class SQLiteStore:
         turns = await self._all("SELECT * FROM turns WHERE run_id = ? ORDER BY id", run_id)
         notes = await self._all("SELECT kind, body, at FROM notes WHERE run_id = ? ORDER BY id", run_id)
         with self._decoding():
-            timed: list[tuple[float, Event]] = [(t["finished_at"], _turn_event(run_id, t)) for t in turns]
-            timed += [(n["at"], event) for n in notes
-                      if (event := _note_event(run_id, n["kind"], n["body"])) is not None]
-        timed.sort(key=lambda pair: pair[0])  # stable: a turn and a note recorded in the same instant keep their order
-        run = record.summary
-        events: list[Event] = [RunStarted(run_id, task=run.task, follow_up=int(earlier["n"]) if earlier else 0,
-                                          context=run.context)]
-        events += [event for _, event in timed]
-        if run.status != RunStatus.RUNNING:
-            if run.checkin:
-                events.append(CheckedIn(run_id, result=run.checkin))
-            usage = Usage(run.usage.prompt_tokens, run.usage.completion_tokens, run.cost_usd, run.usage.estimated)
-            events.append(RunFinished(
-                run_id, status=RunStatus(run.status), reason=run.reason, files=record.files, tests=record.tests,
-                user_tests=record.user_tests, report=record.report, usage=usage, checkin=run.checkin,
-                language=record.language, plan=record.plan,
-            ))
-        return events
+            return decode.timeline(record, int(earlier["n"]) if earlier else 0, turns, notes)
 
     # -- the gist index and event de-duplication ----------------------------------------------
 
@@ -512,6 +476,11 @@ ADDED_COLUMNS = {
     # Token counts estimated from text (the server reported none): shown as estimates when read back.
     ("runs", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
     ("turns", "usage_estimated"): "INTEGER NOT NULL DEFAULT 0",
+    # The repository a run worked in ("acme/billing", or a local folder), its branch, pull request and head commit.
+    ("runs", "repository"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "branch"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "pr_url"): "TEXT NOT NULL DEFAULT ''",
+    ("runs", "head_commit"): "TEXT NOT NULL DEFAULT ''",
     ("runs", "thread"): "TEXT NOT NULL DEFAULT ''",  # what was read of the chat thread the request came from
 }
 
@@ -549,78 +518,3 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _write_probe(path: Path, timeout_s: float) -> None:
     with contextlib.closing(sqlite3.connect(path, timeout=timeout_s, isolation_level=None)) as db:
         db.execute("INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)", (time.time(),))
-
-
-def _process_owner() -> str:
-    """This host, pid and process start time: enough to tell, after a crash, that the owner is gone."""
-    pid, started = processes.this_process()
-    return f"{socket.gethostname()}:{pid}:{started}"
-
-
-def _owner_gone(owner: str, host: str) -> bool:
-    """Whether the process that owned a run on this host has ended (another host's runs are its own to judge)."""
-    owner_host, pid, started = [*owner.split(":"), "", "", ""][:3]
-    return owner_host == host and processes.gone(pid, started)
-
-
-def _thread_json(thread: ThreadContext | None) -> str:
-    return json.dumps(asdict(thread)) if thread is not None else ""
-
-
-def _thread(text: str) -> ThreadContext:
-    data = json.loads(text)
-    return ThreadContext(messages=tuple(ThreadMessage(**m) for m in data["messages"]),
-                         files=tuple(Attachment(**f) for f in data["files"]), summary=data["summary"],
-                         notes=tuple(data["notes"]))
-
-
-def _report(text: str | None) -> TestReport | None:
-    if not text:
-        return None
-    data = json.loads(text)
-    return TestReport(**{**data, "status": TestStatus(data["status"])})
-
-
-def _summary(row: aiosqlite.Row) -> RunSummary:
-    checkin = json.loads(row["checkin"]) if row["checkin"] else None
-    return RunSummary(
-        id=row["id"], task=row["task"], status=row["status"], reason=row["reason"], created_at=row["created_at"],
-        finished_at=row["finished_at"], usage=_usage(row, priced=False),
-        cost_usd=row["cost_usd"], platform=row["platform"], thread_key=row["thread_key"],
-        checkin=CheckInResult(**checkin) if checkin else None, user_id=row["user_id"],
-        attachments=tuple(json.loads(row["attachments"])),
-        context=_thread(row["thread"]).summary if row["thread"] else "",
-    )
-
-
-def _usage(row: aiosqlite.Row, priced: bool = True) -> Usage:
-    """A row's tokens (and cost, when ``priced``: some records keep the cost beside the usage instead)."""
-    return Usage(row["prompt_tokens"], row["completion_tokens"], row["cost_usd"] if priced else 0.0,
-                 bool(row["usage_estimated"]))
-
-
-def _turn_event(run_id: str, row: aiosqlite.Row) -> TurnFinished:
-    return TurnFinished(
-        run_id, agent=row["agent"], round=row["round"], text=row["text"], files=FileSet(json.loads(row["files"])),
-        usage=_usage(row),
-        duration_s=row["finished_at"] - row["started_at"], model=row["model"],
-    )
-
-
-def _note_event(run_id: str, kind: str, body: str) -> Event | None:
-    data = json.loads(body)
-    if kind == "notice":
-        return Notice(run_id, data.get("text", ""))
-    if kind == "test_report":
-        round_, language = data.pop("round"), data.pop("language")
-        report = TestReport(**{**data, "status": TestStatus(data["status"])})
-        return TestReported(run_id, round=round_, language=language, report=report)
-    return None
-
-
-def _turn(row: aiosqlite.Row) -> TurnRecord:
-    return TurnRecord(
-        agent=row["agent"], round=row["round"], text=row["text"], files=FileSet(json.loads(row["files"])),
-        started_at=row["started_at"], finished_at=row["finished_at"], model=row["model"],
-        usage=_usage(row, priced=False),
-    )

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.replies import FileContext, parse_files, parse_plan, parse_review, parse_triage
+from agents.replies import FileContext, ReplyFormatError, parse_files, parse_plan, parse_review, parse_triage
 
 CORPUS = Path(__file__).parent / "corpus"
 CASES = tomllib.loads((CORPUS / "cases.toml").read_text())["case"]
@@ -23,10 +23,16 @@ def case_id(case):
 def test_the_files_in_each_reply_are_read(case):
     context = FileContext(language=case["language"], code=case.get("code", {}), mentioned=case.get("mentioned", ""),
                           writes_tests=case["role"] == "tester")
+    if "refused" in case:  # nothing in the reply may become a file: the model is asked again, told why
+        with pytest.raises(ReplyFormatError, match=case["refused"]):
+            parse_files(reply(case), context)
+        return
     read = parse_files(reply(case), context)
     assert sorted(read.files) == sorted(case["expect"])
     for path, line in case["expect"].items():
         assert line in read.files[path]
+    for path, line in case.get("absent", {}).items():
+        assert line not in read.files[path]
     for words in case.get("notices", []):
         assert any(words in notice for notice in read.notices), read.notices
 
@@ -47,8 +53,9 @@ def test_each_plan_is_taken_with_its_language_line(case):
     assert plan and language == case["language_line"]
 
 
-def test_the_corpus_holds_replies_recorded_from_a_real_small_model():
+def test_the_corpus_holds_replies_recorded_from_real_small_models():
     assert sum(c["source"] == "smollm2" for c in CASES) >= 5
+    assert sum(c["source"] == "qwen2.5-coder-0.5b" for c in CASES) >= 4
 
 
 def test_every_reply_in_the_corpus_is_used_by_a_case():

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.events import Notice, TestReported, TurnFinished
+from agents.events import TestReported, TurnFinished
 from agents.manager import Manager
 from agents.types import RunRequest, RunStatus
 from bot.model.client import OpenAIChatModel
@@ -43,7 +43,7 @@ async def test_unnamed_code_a_verdict_in_prose_and_unnamed_tests_pass_for_real(m
     assert final.report.passed == 2 and "2 passed" in final.report.stdout
 
 
-async def test_a_test_file_that_does_not_parse_goes_back_to_the_tester_and_the_run_ends_tested(
+async def test_a_test_file_that_does_not_parse_is_never_taken_and_the_tester_is_asked_again(
         model_server, config, secrets, docker_client):
     events = await run_drifting(model_server, config, secrets, docker_client,
                                 programmer=[corpus("several-unnamed-blocks.md")],
@@ -51,13 +51,12 @@ async def test_a_test_file_that_does_not_parse_goes_back_to_the_tester_and_the_r
                                 tester=[corpus("tester-test-file-that-does-not-parse.md"),
                                         corpus("tester-one-unnamed-block.md")])
     agents = [e.agent for e in events if isinstance(e, TurnFinished)]
-    assert agents == ["planner", "programmer", "tester", "optimizer", "tester", "checkin"]  # no triage call
+    assert sorted(agents) == sorted(["planner", "programmer", "tester", "tester", "optimizer", "checkin"])  # no triage
     reports = [e.report for e in events if isinstance(e, TestReported)]
-    assert "SyntaxError" in reports[0].stdout and reports[1].passed == 2
+    assert len(reports) == 1 and reports[0].passed == 2  # the broken file never reached the sandbox
     assert events[-1].status is RunStatus.PASSED
-    assert any("generated tests could not run" in e.text for e in events if isinstance(e, Notice))
-    tester_retry = model_server.calls("tester")[1].body["messages"][1]["content"]
-    assert "The tests could not run: test_intf.py could not be compiled" in tester_retry
+    tester_retry = model_server.calls("tester")[1].body["messages"][-1]["content"]
+    assert "test_intf.py is not valid Python (expected ':' (line 3))" in tester_retry
 
 
 async def test_buggy_code_and_a_triage_without_a_decision_line_go_back_to_the_programmer(

@@ -460,11 +460,23 @@ async def test_a_cut_reply_is_asked_again_shorter_and_a_second_cut_goes_on_with_
     assert any("The team goes on with what arrived" in n for n in notices)
 
 
-async def test_a_cut_file_reply_keeps_only_its_whole_files():
+async def test_a_file_reply_cut_after_whole_files_is_used_at_once_without_the_file_it_cut():
     cut = s.CODE + "\n```python path=extra.py\ndef unfinished(\n"
-    events, model, sandbox, _ = await run_team({**s.happy_path(), "programmer": [Cut(cut), Cut(cut)]})
+    events, model, sandbox, _ = await run_team({**s.happy_path(), "programmer": [Cut(cut)]})
     assert set(sandbox.jobs[0].files) == {"intf.py", "test_intf.py"}  # extra.py was cut open: not saved
     assert events[-1].status is RunStatus.PASSED
+    assert [role for role, _ in model.calls].count("programmer") == 1  # not asked again: what arrived was whole
+    assert any("The team goes on with what arrived" in e.text for e in events if isinstance(e, Notice))
+
+
+async def test_a_file_reply_cut_twice_before_any_whole_file_does_not_end_the_run():
+    cut = "```python path=test_intf.py\ndef test_a():\n    assert"
+    reports = iter([TestReport(TestStatus.FAILED, 5, 0.1, None, None, "no tests ran in 0.01s"),
+                    TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed in 0.01s")])
+    script = {**s.happy_path(), "tester": [Cut(cut), Cut(cut), s.TESTS]}
+    events, model, *_ = await run_team(script, sandbox=ScriptedSandbox(lambda job: next(reports)))
+    assert events[-1].status is RunStatus.PASSED, events[-1].reason
+    assert [role for role, _ in model.calls].count("tester") == 3  # cut, asked shorter, cut again; then fixed
 
 
 class SilentUntilTold:

@@ -39,6 +39,7 @@ def test_nothing_collected_is_named_with_how_that_runner_finds_tests(name):
 @pytest.mark.parametrize("name, place, words", [
     ("py-syntax", "test_calc.py", "SyntaxError"),
     ("py-importmissing", "test_calc.py", "No module named 'calculator'"),
+    ("py-importname", "test_calc.py", "cannot import name 'check_add' from 'calc'"),
     ("go-testcompile", "calc_test.go", "undefined: x"),
     ("js-syntax", "calc.test.js", "SyntaxError"),
     ("js-requiremissing", "calc.test.js", "Cannot find module './calculator'"),

@@ -1,5 +1,6 @@
 """``codegen-chat run`` asks the model first: the Docker SDK and PyGithub are imported when they are needed
-(the sandbox while the Planner writes, PyGithub at the check-in), never before the first model request."""
+(the sandbox while the Planner writes, PyGithub at the check-in), never before the first model request; the
+chat platforms' SDKs and packages (Slack, Discord, the web server) not at all, since the terminal needs none."""
 
 import asyncio
 import os
@@ -11,6 +12,8 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 LATER = ("docker", "github")
+NEVER = ("slack_bolt", "slack_sdk", "discord")  # and no package of a chat platform: adapters.{slack,discord,web}
+CHAT_PACKAGES = ("adapters.slack", "adapters.discord", "adapters.web")
 
 
 async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> list[str]:
@@ -45,3 +48,10 @@ async def test_run_reaches_the_model_before_importing_the_docker_sdk_or_pygithub
     assert "openai" in imported and "codegen_chat.build" in imported, imported[-20:]  # what was needed was imported
     early = [name for name in imported if name.split(".")[0] in LATER]
     assert early == [], imported[imported.index(early[0]) - 30:imported.index(early[0]) + 3]
+
+
+async def test_run_imports_no_chat_platform_or_its_sdk_before_the_first_model_request(tmp_path):
+    imported = await imports_before_the_first_model_request(tmp_path, "run", "say hi", "--out", str(tmp_path / "out"))
+    assert "adapters.terminal" in imported, imported[-20:]
+    chat = [name for name in imported if name.split(".")[0] in NEVER or name.startswith(CHAT_PACKAGES)]
+    assert chat == [], chat

@@ -1,4 +1,6 @@
-"""The store on a real SQLite file: what runs record, what survives a restart, follow-up context."""
+"""The store's contract, run against both backends (a real SQLite file and a throwaway PostgreSQL server): what
+runs record, what survives a restart, follow-up context. The faults of a file (a full disk, a damaged or deleted
+file, a read-only folder) are SQLite's own and tested on it alone; PostgreSQL's are in test_store_postgres.py."""
 
 import asyncio
 import contextlib
@@ -12,9 +14,37 @@ import pytest
 
 from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TurnFinished
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
+from bot.safety.redact import masked_url
 from bot.store.errors import StoreError
+from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SCHEMA, SQLiteStore
 from tests.bot.disks import damage, read_only, small_disk
+from tests.postgres_support import fresh_database
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def reopen(request, tmp_path):
+    """Opens the test's store (each call a new connection to the same database), on the backend of the param."""
+    if request.param == "sqlite":
+        path = tmp_path / "db.sqlite3"
+        yield lambda: SQLiteStore.open(path)
+    else:
+        url = await fresh_database(request.getfixturevalue("postgres_cluster"))
+        yield lambda: PostgresStore.open(url, masked_url(url))
+
+
+@pytest.fixture
+async def store(reopen):
+    store = await reopen()
+    yield store
+    await store.close()
+
+
+@pytest.fixture
+async def sqlite_store(tmp_path):
+    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
+    yield store
+    await store.close()
 
 
 async def start_run(store, run_id="r1", thread="t1", task="write a parser"):
@@ -23,8 +53,8 @@ async def start_run(store, run_id="r1", thread="t1", task="write a parser"):
     return conversation
 
 
-async def test_a_run_records_turns_reports_check_in_and_final_status(tmp_path):
-    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
+async def test_a_run_records_turns_reports_check_in_and_final_status(reopen):
+    store = await reopen()
     await start_run(store)
     await store.record(TurnFinished("r1", agent="planner", round=0, text="the plan", usage=Usage(1000, 500, 0.002),
                                     duration_s=1.5, model="gpt-4o-mini"))  # priced as the events carry it
@@ -38,7 +68,7 @@ async def test_a_run_records_turns_reports_check_in_and_final_status(tmp_path):
                                    tests=FileSet({"test_a.py": "t\n"}), report=report, plan="the plan", language="python"))
     await store.close()
 
-    store = await SQLiteStore.open(tmp_path / "db.sqlite3")  # a fresh connection reads what the first wrote
+    store = await reopen()  # a fresh connection reads what the first wrote
     record = await store.run("r1")
     assert [t.agent for t in record.turns] == ["planner", "programmer"]
     assert record.turns[1].files["a.py"] == "x\n" and record.turns[0].usage == Usage(1000, 500)
@@ -52,8 +82,8 @@ async def test_a_run_records_turns_reports_check_in_and_final_status(tmp_path):
     await store.close()
 
 
-async def test_wal_mode_is_on(tmp_path, store):
-    async with store._db.execute("PRAGMA journal_mode") as cursor:
+async def test_wal_mode_is_on(sqlite_store):
+    async with sqlite_store._db.execute("PRAGMA journal_mode") as cursor:
         assert (await cursor.fetchone())[0] == "wal"
 
 
@@ -262,13 +292,25 @@ async def test_a_full_disk_fails_the_write_whole_and_the_store_works_again_once_
         await store.close()
 
 
+async def refuse_token_updates_of_r2(store):
+    """A trigger in the database that fails the update of run r2's token totals, as a failing disk might."""
+    if isinstance(store, SQLiteStore):
+        await store._db.execute("CREATE TRIGGER refuse BEFORE UPDATE OF prompt_tokens ON runs WHEN NEW.id = 'r2'"
+                                " BEGIN SELECT RAISE(ABORT, 'refused'); END")
+        await store._db.commit()
+        return
+    async with store._pool.connection() as db:
+        await db.execute("CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS"
+                         " $$ BEGIN RAISE EXCEPTION 'refused'; END $$")
+        await db.execute("CREATE TRIGGER refuse BEFORE UPDATE OF prompt_tokens ON runs FOR EACH ROW"
+                         " WHEN (NEW.id = 'r2') EXECUTE FUNCTION refuse()")
+
+
 async def test_a_write_that_fails_half_way_leaves_nothing_behind(store):
     """The turn's row goes in, then the run's totals cannot be updated: the turn must go too."""
     await start_run(store, "r1", thread="t1")
     await start_run(store, "r2", thread="t2")
-    await store._db.execute("CREATE TRIGGER refuse BEFORE UPDATE OF prompt_tokens ON runs WHEN NEW.id = 'r2'"
-                            " BEGIN SELECT RAISE(ABORT, 'refused'); END")
-    await store._db.commit()
+    await refuse_token_updates_of_r2(store)
     outcomes = await asyncio.gather(
         store.record(TurnFinished("r1", agent="planner", round=0, text="kept", usage=Usage(4, 1))),
         store.record(TurnFinished("r2", agent="planner", round=0, text="lost", usage=Usage(9, 1))),
@@ -318,8 +360,8 @@ async def test_a_read_only_folder_says_what_to_do(tmp_path):
             await SQLiteStore.open(tmp_path / "new" / "db.sqlite3")
 
 
-async def test_token_counts_a_server_did_not_report_stay_marked_as_estimates_when_read_back(tmp_path):
-    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
+async def test_token_counts_a_server_did_not_report_stay_marked_as_estimates_when_read_back(reopen):
+    store = await reopen()
     await start_run(store)
     await start_run(store, "r2")
     await store.record(TurnFinished("r1", agent="planner", round=0, text="plan", usage=Usage(100, 50)))
@@ -328,7 +370,7 @@ async def test_token_counts_a_server_did_not_report_stay_marked_as_estimates_whe
     await store.record(TurnFinished("r2", agent="programmer", round=1, text="", usage=Usage(0, 0, estimated=True)))
     await store.close()
 
-    store = await SQLiteStore.open(tmp_path / "db.sqlite3")
+    store = await reopen()
     first, second = await store.run("r1"), await store.run("r2")
     assert first.summary.usage == Usage(500, 140, estimated=True)  # one estimate makes the sum one
     assert [t.usage.estimated for t in first.turns] == [False, True]
@@ -372,3 +414,17 @@ async def test_a_database_file_gone_from_its_path_fails_the_next_write_and_the_c
         await store.check_writable(1.0)
     assert lose is not _delete or not db.exists()  # the probe made no new file in its place
     await store.close()
+
+
+async def test_a_run_s_repository_branch_and_pull_request_come_back_and_carry_into_follow_ups(store):
+    conversation = await start_run(store)
+    await store.set_repository("r1", "acme/billing", "codegen/r1")
+    await store.record(CheckedIn("r1", result=CheckInResult("https://github.example/acme/billing/pull/7", "pull_request",
+                                                            repository="acme/billing", branch="codegen/r1", head="abc123")))
+    await store.record(RunFinished("r1", status=RunStatus.PASSED, reason="", files=FileSet({"a.py": "x\n"})))
+    summary = (await store.run("r1")).summary
+    assert (summary.repository, summary.branch, summary.pr_url, summary.head_commit) == (
+        "acme/billing", "codegen/r1", "https://github.example/acme/billing/pull/7", "abc123")
+    await start_run(store, "r2")
+    prior = await store.prior_work(conversation, "r2")
+    assert (prior.repository, prior.branch) == ("acme/billing", "codegen/r1")

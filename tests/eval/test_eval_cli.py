@@ -92,7 +92,7 @@ async def test_hidden_tests_that_leave_no_room_in_a_sandbox_job_are_refused(tmp_
 async def test_no_model_configured_is_said_before_anything_runs(tmp_path):
     tasks(tmp_path, GOOD)
     config = tmp_path / "config.toml"
-    config.write_text("[sandbox]\nuse_offline_images = true\n")
+    config.write_text('[llm]\nprovider = "openai"\n[sandbox]\nuse_offline_images = true\n')
     code, out, err = await eval_cli(tmp_path, "--suite", "tasks.jsonl", config=config, key="")
     assert code == 2 and "OPENAI_API_KEY is not set: export it, or set OPENAI_BASE_URL" in err
     assert not (tmp_path / "eval.json").exists() and list(tmp_path.glob("eval-*")) == []

@@ -1,6 +1,8 @@
 """A loopback GitHub REST API for the calls the check-in makes, spoken to by the real PyGithub.
 
     POST /gists, GET|PATCH /gists/{id}, GET /user
+    GET /repos/{owner}/{name}, GET /repos/{owner}/{name}/branches/{branch},
+    GET|POST /repos/{owner}/{name}/pulls, PATCH /repos/{owner}/{name}/pulls/{n}, POST .../issues/{n}/labels
     GET /repos/{owner}/{repo}/pulls/{n}, .../pulls/{n}/files, .../pulls/{n}/comments   (paginated with Link)
     GET /repos/{owner}/{repo}/commits/{sha}, GET /repos/{owner}/{repo}/contents/{path}?ref=
 
@@ -52,6 +54,28 @@ class Fault:
 
 
 @dataclass
+class StoredRepo:
+    full_name: str
+    default_branch: str = "main"
+    size_kb: int = 10
+    push: bool = True
+    protected: tuple[str, ...] = ("main",)
+
+
+@dataclass
+class OpenedPull:
+    number: int
+    repo: str
+    head: str
+    base: str
+    title: str
+    body: str
+    draft: bool
+    state: str = "open"
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass
 class StoredPull:
     """A pull request as a test sets it up: its text, changed files (path -> patch) and review comments."""
 
@@ -80,6 +104,10 @@ class FakeGitHub:
         self.prefix = prefix
         self.requests: list[Recorded] = []
         self.gists: dict[str, StoredGist] = {}
+        self.repos: dict[str, StoredRepo] = {}
+        self.opened: list[OpenedPull] = []  # pull requests the bot opened
+        self.tokens: set[str] = {token}  # every token it accepts: installation tokens it minted join them
+        self.apps: dict[str, tuple[str, int]] = {}  # app id -> (public key PEM, installation id)
         self.pulls: dict[tuple[str, int], StoredPull] = {}  # ("owner/repo", number) -> the pull request
         self.commits: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}  # -> (message, path -> patch)
         self.contents: dict[tuple[str, str, str], str] = {}  # ("owner/repo", ref, path) -> the file
@@ -136,6 +164,14 @@ class FakeGitHub:
         app.router.add_get(f"{repo}/pulls/{{n}}/comments", self._pull_comments)
         app.router.add_get(f"{repo}/commits/{{sha}}", self._commit_json)
         app.router.add_get(f"{repo}/contents/{{path:.+}}", self._contents)
+        app.router.add_post(f"{p}/app/installations/{{id}}/access_tokens", self._mint)
+        r = f"{p}/repos/{{owner}}/{{name}}"
+        app.router.add_get(r, self._repo)
+        app.router.add_get(f"{r}/branches/{{branch:.+}}", self._branch)
+        app.router.add_get(f"{r}/pulls", self._list_pulls)
+        app.router.add_post(f"{r}/pulls", self._create_pull)
+        app.router.add_patch(f"{r}/pulls/{{number}}", self._edit_pull)
+        app.router.add_post(f"{r}/issues/{{number}}/labels", self._add_labels)
         self._runner, self._port = await loopback.start(app)
         return self
 
@@ -173,7 +209,9 @@ class FakeGitHub:
 
     @web.middleware
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
-        if request.headers.get("Authorization") != f"token {self.token}":
+        if request.path.startswith(f"{self.prefix}/app/"):
+            return await handler(request)  # a GitHub App's JWT, checked by the endpoint
+        if request.headers.get("Authorization", "").removeprefix("token ") not in self.tokens:
             return self._json({"message": "Bad credentials", "documentation_url": DOCS}, 401)
         writes_gist = request.method in ("POST", "PATCH") and request.path.startswith(f"{self.prefix}/gists")
         if writes_gist and self.scopes is not None and "gist" not in self.scopes.split(", "):
@@ -220,6 +258,115 @@ class FakeGitHub:
         self._commit(gist, additions=1, deletions=1)
         return self._json(self._gist_json(gist))
 
+    # --- a GitHub App's installation tokens ------------------------------------------------------------
+
+    def add_app(self, app_id: str, public_key_pem: str, installation_id: int) -> None:
+        self.apps[app_id] = (public_key_pem, installation_id)
+
+    async def _mint(self, request: web.Request) -> web.Response:
+        """An installation token for a JWT the App signed with its private key (RS256, iss = the app id)."""
+        import jwt
+
+        bearer = request.headers.get("Authorization", "").removeprefix("Bearer ")
+        try:
+            app_id = str(jwt.decode(bearer, options={"verify_signature": False})["iss"])
+            public_key, installation = self.apps[app_id]
+            jwt.decode(bearer, public_key, algorithms=["RS256"])
+        except (KeyError, jwt.PyJWTError):
+            return self._json({"message": "A JSON web token could not be decoded", "documentation_url": DOCS}, 401)
+        if int(request.match_info["id"]) != installation:
+            return self._not_found()
+        token = f"ghs_{hashlib.sha1(bearer.encode()).hexdigest()[:36]}"
+        self.tokens.add(token)
+        expires = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3600))
+        return self._json({"token": token, "expires_at": expires, "permissions": {
+            "contents": "write", "pull_requests": "write"}, "repository_selection": "selected"}, 201)
+
+    # --- repositories and pull requests ------------------------------------------------------------
+
+    def add_repo(self, full_name: str, **kw: Any) -> StoredRepo:
+        self.repos[full_name.lower()] = repo = StoredRepo(full_name, **kw)
+        return repo
+
+    def _stored_repo(self, request: web.Request) -> StoredRepo | None:
+        return self.repos.get(f"{request.match_info['owner']}/{request.match_info['name']}".lower())
+
+    async def _repo(self, request: web.Request) -> web.Response:
+        repo = self._stored_repo(request)
+        return self._json(self._repo_json(repo)) if repo else self._not_found()
+
+    async def _branch(self, request: web.Request) -> web.Response:
+        repo = self._stored_repo(request)
+        if repo is None:
+            return self._not_found()
+        name = request.match_info["branch"]
+        if name != repo.default_branch and name not in repo.protected:
+            return self._json({"message": "Branch not found", "documentation_url": DOCS}, 404)
+        return self._json({"name": name, "protected": name in repo.protected,
+                           "commit": {"sha": "0" * 40, "url": ""}, "_links": {}})
+
+    async def _list_pulls(self, request: web.Request) -> web.Response:
+        repo = self._stored_repo(request)
+        if repo is None:
+            return self._not_found()
+        owner = repo.full_name.split("/")[0]
+        q = request.query
+        found = [pr for pr in self.opened if pr.repo == repo.full_name and pr.state == q.get("state", "open")
+                 and ("head" not in q or q["head"] == f"{owner}:{pr.head}") and q.get("base", pr.base) == pr.base]
+        return self._json([self._pull_json(pr) for pr in found])
+
+    async def _create_pull(self, request: web.Request) -> web.Response:
+        repo = self._stored_repo(request)
+        if repo is None:
+            return self._not_found()
+        data = await request.json()
+        if any(pr.repo == repo.full_name and pr.head == data["head"] and pr.state == "open" for pr in self.opened):
+            return self._json({"message": "Validation Failed", "documentation_url": DOCS, "errors": [
+                {"resource": "PullRequest", "code": "custom",
+                 "message": f"A pull request already exists for {data['head']}."}]}, 422)
+        pull = OpenedPull(len(self.opened) + 1, repo.full_name, data["head"], data["base"], data["title"],
+                          data.get("body", ""), bool(data.get("draft")))
+        self.opened.append(pull)
+        return self._json(self._pull_json(pull), 201)
+
+    def _opened_pull(self, request: web.Request) -> OpenedPull | None:
+        repo = self._stored_repo(request)
+        number = int(request.match_info["number"])
+        return next((pr for pr in self.opened if repo and pr.repo == repo.full_name and pr.number == number), None)
+
+    async def _edit_pull(self, request: web.Request) -> web.Response:
+        pull = self._opened_pull(request)
+        if pull is None:
+            return self._not_found()
+        data = await request.json()
+        pull.body = data.get("body", pull.body)
+        pull.title = data.get("title", pull.title)
+        return self._json(self._pull_json(pull))
+
+    async def _add_labels(self, request: web.Request) -> web.Response:
+        pull = self._opened_pull(request)
+        if pull is None:
+            return self._not_found()
+        data = await request.json()
+        names = data.get("labels", data) if isinstance(data, dict) else data
+        pull.labels += [n for n in names if n not in pull.labels]
+        return self._json([{"name": n, "color": "ededed", "url": ""} for n in pull.labels])
+
+    def _repo_json(self, repo: StoredRepo) -> dict[str, Any]:
+        owner, name = repo.full_name.split("/")
+        return {"id": 1, "name": name, "full_name": repo.full_name, "private": True, "size": repo.size_kb,
+                "default_branch": repo.default_branch, "owner": {**self._owner(), "login": owner},
+                "html_url": f"http://127.0.0.1:{self._port}/{repo.full_name}", "url": f"{self.url}/repos/{repo.full_name}",
+                "permissions": {"admin": False, "push": repo.push, "pull": True}}
+
+    def _pull_json(self, pull: OpenedPull) -> dict[str, Any]:
+        html = f"http://127.0.0.1:{self._port}/{pull.repo}/pull/{pull.number}"
+        return {"id": pull.number, "number": pull.number, "state": pull.state, "title": pull.title,
+                "body": pull.body, "draft": pull.draft, "html_url": html,
+                "url": f"{self.url}/repos/{pull.repo}/pulls/{pull.number}",
+                "issue_url": f"{self.url}/repos/{pull.repo}/issues/{pull.number}",
+                "head": {"ref": pull.head, "label": pull.head}, "base": {"ref": pull.base, "label": pull.base},
+                "labels": [{"name": n} for n in pull.labels], "user": self._owner()}
     def _stored_pull(self, request: web.Request) -> StoredPull | None:
         full = f"{request.match_info['owner']}/{request.match_info['repo']}"
         return self.pulls.get((full, int(request.match_info["n"])))

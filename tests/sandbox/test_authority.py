@@ -6,10 +6,13 @@ tests still run, with their own configuration.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
+from bot.sandbox.languages import DEFAULT_LANGUAGES
 from tests.sandbox.conftest import configured
 from tests.sandbox.programs import PROGRAMS, PYTHON
 
@@ -77,13 +80,16 @@ async def test_python_team_files_cannot_pass_a_wrong_sub(docker_client, attack):
     async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
         report = await sandbox.run(job("python", files))
     assert report.status is TestStatus.FAILED, report.output(10_000)
-    assert "the user's tests do not pass: test_calc.py" in report.stderr
+    if "requirements.txt" in PYTHON_ATTACKS[attack]:  # a local package: the setup refuses to build it at all
+        assert "requirements.txt: line 1: './vendor/helper' is not a package name" in report.stderr
+    else:
+        assert "the user's tests do not pass: test_calc.py" in report.stderr
 
 
 async def test_the_same_files_pass_when_the_code_is_right(docker_client):
     """The defences do not break an honest run: the code is right, the team's extras are harmless."""
     files = PYTHON.correct().merged({**PYTHON_ATTACKS["pytest-ini-addopts"], **PYTHON_ATTACKS["tox-ini-addopts"],
-                                     **plugin_package("helperlib", "VALUE = 4\n", entry_point=False),
+                                     "helperlib.py": "VALUE = 4\n",  # vendored: the setup installs no local package
                                      "test_extra.py": "import helperlib\n\ndef test_dep():\n"
                                                       "    assert helperlib.VALUE == 4\n"})
     async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
@@ -110,16 +116,25 @@ async def test_a_user_file_that_does_not_run_fails_the_run(sandbox):
 
 
 async def test_setup_leftovers_cannot_rewrite_the_users_tests(docker_client):
-    """A build backend leaves a process behind that keeps rewriting the user's test file."""
+    """A setup that runs code (here a configured setup command; the built-in one builds nothing of the
+    files) leaves a process behind that keeps rewriting the user's test file: it is stopped, and the
+    file is not its to write. (A configured python is not built-in, so its tests run as configured.)"""
     setup_py = ("import os, time\nif os.fork() == 0:\n    os.setsid()\n    os.closerange(0, 256)\n"
                 "    for _ in range(600):\n"
                 "        for name in os.listdir('/work'):\n"
                 "            if name.startswith('test_'):\n"
-                "                open('/work/' + name, 'w').write('def test_ok():\\n    pass\\n')\n"
-                "        time.sleep(0.05)\n    os._exit(0)\n"
-                "from setuptools import setup\nsetup(name='helper', version='1.0', py_modules=[])\n")
+                "                try:\n"
+                "                    open('/work/' + name, 'w').write('def test_ok():\\n    pass\\n')\n"
+                "                except OSError:\n"
+                "                    pass\n"
+                "        time.sleep(0.05)\n    os._exit(0)\n")
     files = PYTHON.buggy().merged({"requirements.txt": "./vendor/helper\n", "vendor/helper/setup.py": setup_py})
     async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
+        refused = await sandbox.run(job("python", files))
+    assert "is not a package name" in refused.stderr, refused.output(10_000)
+    runs_it = dataclasses.replace(DEFAULT_LANGUAGES["python"], setup_command="python3 vendor/helper/setup.py")
+    async with DockerSandbox(configured(setup_network=False, languages={"python": runs_it}),
+                             client=docker_client) as sandbox:
         report = await sandbox.run(job("python", files))
     assert report.status is TestStatus.FAILED, report.output(10_000)
     assert "test_sub" in report.output(10_000)
@@ -151,7 +166,7 @@ async def test_other_languages_team_files_cannot_pass_a_wrong_sub(sandbox, langu
     right = await sandbox.run(job(language, program.correct().merged(attack)))
     if attack is GO_TEAM_MAIN:  # the user's tests pass, but the team's file ran no test of its own
         assert (right.status, right.passed) == (TestStatus.FAILED, 3), right.output(10_000)
-        assert "[sandbox] not a pass" in right.stderr
+        assert "the team's tests were not run: zz_test.go declares TestMain" in right.stderr
     else:
         assert right.status is TestStatus.PASSED, right.output(10_000)
 

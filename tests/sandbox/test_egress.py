@@ -225,7 +225,8 @@ def get_requires_for_build_wheel(config_settings=None):
 
 @pytest.mark.docker
 async def test_a_build_backend_run_by_setup_reaches_nothing(docker_client):
-    """The reported hole: requirements.txt names a local package whose in-tree backend runs the team's code."""
+    """Code the setup runs (a registry package's build backend; here the setup command runs one directly, as
+    the built-in setup refuses local packages) reaches nothing but the registries."""
     listener = socket.socket()
     listener.bind(("0.0.0.0", 0))
     listener.listen()
@@ -239,8 +240,11 @@ async def test_a_build_backend_run_by_setup_reaches_nothing(docker_client):
         "vendor/evil/backend.py": BACKEND.replace("TARGETS_HERE", repr(targets)),
         "test_x.py": "def test_x():\n    pass\n",
     })
+    probe = dataclasses.replace(DEFAULT_LANGUAGES["python"],
+                                setup_command="cd vendor/evil && python3 -c 'import backend; backend._probe()'")
     try:
-        async with DockerSandbox(configured(setup_network=True), client=docker_client) as sandbox:
+        async with DockerSandbox(configured(setup_network=True, languages={"python": probe}),
+                                 client=docker_client) as sandbox:
             report = await sandbox.run(TestJob("python", files))
     finally:
         listener.close()

@@ -12,13 +12,12 @@ import pytest
 
 from agents.errors import SandboxError
 from agents.types import FileSet, TestJob
-from bot.config.sections import ConfigError, LanguageConfig, SandboxConfig, load_config
+from bot.config.sections import REPORT_FORMATS, ConfigError, LanguageConfig, SandboxConfig, load_config
 from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, staged
 from bot.sandbox.hardening import LABEL, LABEL_PID, LABEL_PIDNS, MB, container_options, owner_gone, pid_namespace
 from bot.sandbox.languages import (
     DEFAULT_LANGUAGES,
     OFFLINE_ENV,
-    REPORT_FORMATS,
     image_candidates,
     image_for,
     languages,
@@ -56,7 +55,9 @@ def test_limits_come_from_the_config():
     ulimits = {u["Name"]: (u["Soft"], u["Hard"]) for u in opts["ulimits"]}
     assert ulimits["nofile"] == (99, 99)
     assert ulimits["fsize"] == (7 * MB, 7 * MB)
-    assert opts["tmpfs"]["/work"].startswith("size=11m,") and "uid=65534" in opts["tmpfs"]["/work"]
+    # The work dir belongs to the keeper's user, sticky: the commands' user adds files, but cannot remove
+    # or rename the user's tests there (``bot.sandbox.judge``).
+    assert opts["tmpfs"]["/work"].startswith("size=11m,mode=1777,") and "uid=65533" in opts["tmpfs"]["/work"]
 
 
 def test_setup_network_only_when_asked():
@@ -139,7 +140,15 @@ def test_config_languages_lay_over_the_defaults():
 ])
 def test_bad_language_entries_name_their_key(entry, key):
     with pytest.raises(ConfigError, match=key):
-        languages(SandboxConfig(languages={"ruby": entry}))
+        SandboxConfig(languages={"ruby": entry})
+
+
+@pytest.mark.parametrize("command", ["''", "'   '"])
+def test_an_empty_test_command_is_refused_when_the_config_is_read(tmp_path, command):
+    path = tmp_path / "config.toml"
+    path.write_text(f"[sandbox.languages.python]\nimage = 'python:3.12-slim'\ntest_command = {command}\n")
+    with pytest.raises(ConfigError, match=r"sandbox\.languages\.python\.test_command: empty"):
+        load_config(path)
 
 
 async def test_disabled_sandbox_refuses_to_run():

@@ -14,21 +14,28 @@ from tests.sandbox.conftest import configured
 pytestmark = pytest.mark.docker
 
 LOCAL_PACKAGE = {
-    "requirements.txt": "./vendor/greeting\n",
     "vendor/greeting/pyproject.toml": '[build-system]\nrequires = ["setuptools"]\nbuild-backend = '
                                       '"setuptools.build_meta"\n\n[project]\nname = "greeting"\nversion = "1.0"\n',
+    "vendor/greeting/setup.py": "open('/tmp/setup-ran', 'w').write('built')\n",
     "vendor/greeting/greeting/__init__.py": "def hello(name):\n    return f'hello {name}'\n",
-    "test_app.py": "import os\nimport greeting\n\ndef test_installed_package_is_used():\n"
-                   "    assert greeting.hello('you') == 'hello you'\n"
-                   "    assert greeting.__file__.startswith('/tmp/deps/')\n\n"
-                   "def test_no_network_at_all():\n    assert os.listdir('/sys/class/net') == ['lo']\n",
+    "greeting-1.0.tar.gz": "not really an archive\n",
+    "test_app.py": "import os\n\ndef test_nothing_was_built():\n    assert not os.path.exists('/tmp/setup-ran')\n",
 }
+LOCAL_SPELLINGS = ["./vendor/greeting", "vendor/greeting/", "-e ./vendor/greeting", "-e .", ".",
+                   "greeting @ file:///work/vendor/greeting", "file:///work/vendor/greeting",
+                   "greeting-1.0.tar.gz", "--index-url http://10.0.0.1/simple\ngreeting",
+                   "-i http://10.0.0.1/simple greeting", "--extra-index-url=http://x/simple\nrequests",
+                   "--find-links vendor\ngreeting", "-r more.txt", "git+https://example.com/greeting.git",
+                   "greeting @ https://example.com/greeting-1.0.tar.gz"]
 
 
-async def test_local_package_is_installed_offline_before_the_tests(docker_client):
+@pytest.mark.parametrize("requirement", LOCAL_SPELLINGS)
+async def test_setup_never_builds_or_installs_files_of_the_work_dir(docker_client, requirement):
+    files = FileSet({**LOCAL_PACKAGE, "requirements.txt": requirement + "\n", "more.txt": "./vendor/greeting\n"})
     async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
-        report = await sandbox.run(TestJob("python", FileSet(LOCAL_PACKAGE)))
-    assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 2, 0), report.output()
+        report = await sandbox.run(TestJob("python", files))
+    assert report.status is TestStatus.FAILED, report.output()
+    assert "requirements.txt: line " in report.stderr and "only packages from the registries" in report.stderr
 
 
 async def test_setup_network_is_cut_before_the_tests(docker_client):

@@ -7,10 +7,13 @@ skips or only collects, a hook that rewrites reports, a test that cannot fail. N
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
+from bot.sandbox.languages import DEFAULT_LANGUAGES
 from tests.sandbox.conftest import configured
 from tests.sandbox.programs import PROGRAMS, PYTHON
 from tests.sandbox.test_authority import FLIP_REPORTS, USER_TESTS, plugin_package
@@ -102,14 +105,17 @@ async def test_a_report_left_by_the_setup_is_not_read_as_the_tests(docker_client
     early still has no report."""
     fake = ('<testsuites><testsuite><testcase classname="t" name="a"/>'
             '<testcase classname="t" name="b"/></testsuite></testsuites>')
-    plant = ("import os, time\ndef plant():\n    os.makedirs('/tmp/.results', exist_ok=True)\n"
-             f"    open('/tmp/.results/' + 'junit' + '.xml', 'w').write({fake!r})\n"
+    plant = ("import os, time\ndef plant():\n    try:\n        os.makedirs('/tmp/.judge', exist_ok=True)\n"
+             f"        open('/tmp/.judge/' + 'junit' + '.xml', 'w').write({fake!r})\n"
+             "    except OSError:\n        pass\n"
              "plant()\nif os.fork() == 0:\n    os.setsid()\n    os.closerange(0, 256)\n"
-             "    for _ in range(600):\n        plant()\n        time.sleep(0.02)\n    os._exit(0)\n"
-             "from setuptools import setup\nsetup(name='helper', version='1.0', py_modules=[])\n")
-    files = FileSet({**WRONG_ADD, "requirements.txt": "./vendor/helper\n", "vendor/helper/setup.py": plant,
+             "    for _ in range(600):\n        plant()\n        time.sleep(0.02)\n    os._exit(0)\n")
+    files = FileSet({**WRONG_ADD, "requirements.txt": "", "vendor/helper/setup.py": plant,
                      "test_calc.py": "import os\nos._exit(0)\n" + TEST_ADD})
-    async with DockerSandbox(configured(setup_network=False), client=docker_client) as sandbox:
+    # The built-in setup builds nothing of the files; a configured one may run them.
+    runs_it = dataclasses.replace(DEFAULT_LANGUAGES["python"], setup_command="python3 vendor/helper/setup.py")
+    async with DockerSandbox(configured(setup_network=False, languages={"python": runs_it}),
+                             client=docker_client) as sandbox:
         report = await sandbox.run(TestJob("python", files))
     assert report.status is TestStatus.FAILED and not report.passed, report.output(10_000)
     assert "report of the tests is missing or incomplete" in report.stderr

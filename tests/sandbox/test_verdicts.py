@@ -67,42 +67,73 @@ def go_stream(*events: dict) -> str:
 GO_FILES = {"calc_test.go": "package calc\n\nfunc TestAdd(t *testing.T) {}\nfunc TestSkip(t *testing.T) {}\n"}
 
 
+RAN = {"Action": "output", "Output": "@@codegen-ran t 0\n"}  # the sandbox's TestMain, after m.Run()
+
+
 def test_go_tests_are_found_by_name_and_skips_by_where_they_were_called():
     out = go_stream({"Action": "pass", "Test": "TestAdd"},
                     {"Action": "output", "Test": "TestSkip", "Output": "    calc_test.go:4: later\n"},
-                    {"Action": "skip", "Test": "TestSkip"})
+                    {"Action": "skip", "Test": "TestSkip"}, RAN)
     assert GoTest().verdict(["calc_test.go"], GO_FILES, out, "", "t", "/work").ok
     foreign = out.replace("calc_test.go:4", "calc.go:9")
     verdict = GoTest().verdict(["calc_test.go"], GO_FILES, foreign, "", "t", "/work")
     assert not verdict.ok and "calc.go" in verdict.problems[0]
 
 
+def test_go_results_without_the_sandboxs_testmain_line_do_not_count():
+    """Events Go 1.19's test2json made from "--- PASS" lines a TestMain or an init printed, then exited."""
+    out = go_stream({"Action": "pass", "Test": "TestAdd"}, {"Action": "pass", "Test": "TestSkip"})
+    verdict = GoTest().verdict(["calc_test.go"], GO_FILES, out, "", "t", "/work")
+    assert not verdict.ok and "ended without its tests being run" in verdict.problems[0]
+    forged = out + go_stream({"Action": "output", "Output": "@@codegen-ran guessed 0\n"})
+    assert not GoTest().verdict(["calc_test.go"], GO_FILES, forged, "", "t", "/work").ok
+    assert "ended without" in GoTest().team_problem(out, "t") and not GoTest().team_problem(out + go_stream(RAN), "t")
+
+
 def test_go_a_package_that_failed_without_a_test_failing_fails():
-    out = go_stream({"Action": "pass", "Test": "TestAdd"}, {"Action": "fail", "Package": "calc"})
+    out = go_stream({"Action": "pass", "Test": "TestAdd"}, {"Action": "fail", "Package": "calc"}, RAN)
     verdict = GoTest().verdict(["calc_test.go"], GO_FILES, out, "", "t", "/work")
     assert not verdict.ok and "go test failed for calc" in verdict.problems[0]
     assert GoTest().display(out + "plain line\n") == "plain line\n"
 
 
 RUST_FILES = {"tests/calc_test.rs": "#[test]\nfn test_sub() {}\n#[test]\n#[ignore]\nfn test_slow() {}\n"}
-RUST_OUT = """     Running unittests src/lib.rs (/tmp/target/debug/deps/calc-1)
-test tests::test_sub ... ok
-     Running tests/calc_test.rs (/tmp/target/debug/deps/calc_test-2)
-test test_sub ... FAILED
-test test_slow ... ignored
-"""
+PRINTED = "test test_sub ... ok\ntest result: ok. 2 passed; 0 failed\n"  # what the code can print
 
 
-def test_rust_results_belong_to_the_target_that_built_them():
-    verdict = CargoTest().verdict(["tests/calc_test.rs"], RUST_FILES, RUST_OUT, "", "t", "/work")
-    assert (verdict.passed, verdict.failed) == (0, 1)  # the library's own test_sub is not the user's
+def test_rust_results_come_from_the_harness_log_not_the_output():
+    verdict = CargoTest().verdict(["tests/calc_test.rs"], RUST_FILES, PRINTED, "failed test_sub\nignored test_slow\n",
+                                  "t", "/work")
+    assert (verdict.passed, verdict.failed) == (0, 1)
+    assert not CargoTest().verdict(["tests/calc_test.rs"], RUST_FILES, PRINTED, "", "t", "/work").ok
+
+
+def test_rust_a_test_the_file_declares_must_report():
+    """The binary exited part way (``process::exit`` in the code): the tests after it never reported."""
+    verdict = CargoTest().verdict(["tests/calc_test.rs"], RUST_FILES, PRINTED, "ignored test_slow\n", "t", "/work")
+    assert not verdict.ok and "test_sub never reported" in verdict.problems[0]
+
+
+def test_rust_library_tests_belong_to_their_module():
+    files = {"src/calc.rs": "#[cfg(test)]\nmod tests {\n#[test]\nfn test_sub() {}\n}\n"}
+    log = "ok other::tests::test_sub\n"  # another module's test of the same name
+    assert not CargoTest().verdict(["src/calc.rs"], files, "", log, "t", "/work").ok
+    assert CargoTest().verdict(["src/calc.rs"], files, "", "ok calc::tests::test_sub\n", "t", "/work").ok
 
 
 def test_rust_ignored_only_where_the_file_marks_it():
-    out = RUST_OUT.replace("test test_sub ... FAILED", "test test_sub ... ok")
-    assert CargoTest().verdict(["tests/calc_test.rs"], RUST_FILES, out, "", "t", "/work").ok
+    log = "ok test_sub\nignored test_slow\n"
+    assert CargoTest().verdict(["tests/calc_test.rs"], RUST_FILES, "", log, "t", "/work").ok
     plain = {"tests/calc_test.rs": RUST_FILES["tests/calc_test.rs"].replace("#[ignore]\n", "")}
-    assert not CargoTest().verdict(["tests/calc_test.rs"], plain, out, "", "t", "/work").ok
+    assert not CargoTest().verdict(["tests/calc_test.rs"], plain, "", log, "t", "/work").ok
+
+
+def test_rust_each_target_has_its_own_log():
+    user = ["tests/a.rs", "tests/b/main.rs", "src/calc.rs"]
+    assert CargoTest().report_paths(user) == ["/tmp/.judge/cargo-0.log", "/tmp/.judge/cargo-1.log",
+                                              "/tmp/.judge/cargo-2.log"]
+    command = CargoTest().command(user, {}, "/work", "t")
+    assert "--lib -- --logfile /tmp/.judge/cargo-0.log" in command and "--test a -- --logfile" in command
 
 
 def test_rust_refuses_only_team_written_switches():

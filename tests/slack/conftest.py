@@ -17,6 +17,7 @@ import adapters.slack
 from agents.protocols import Sandbox
 from bot.config.sections import Config, Secrets
 from bot.model.client import OpenAIChatModel
+from bot.repos.desk import RepoDesk
 from bot.runs.github_links import LinkReader
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
@@ -68,16 +69,16 @@ class RunningBot:
 
 @pytest.fixture
 async def start_bot(slack: FakeSlack, store: SQLiteStore, slack_secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
-    """``await start_bot(config, sandbox=None, secrets=None, fake=None)``: ``adapters.slack.serve`` running,
+    """``await start_bot(config, sandbox=None, secrets=None, fake=None, repos=None)``: ``adapters.slack.serve`` running,
     connected (to ``fake`` when the test made a Slack of its own)."""
     running: list[RunningBot] = []
 
     async def start(config: Config, sandbox: Sandbox | None = None, secrets: Secrets | None = None,
-                    fake: FakeSlack | None = None) -> RunningBot:
+                    fake: FakeSlack | None = None, repos: RepoDesk | None = None) -> RunningBot:
         secrets, fake = secrets or slack_secrets, fake or slack
         model = OpenAIChatModel(config, secrets)
         service = Service(config, store, model, sandbox or ScriptedSandbox(), publisher_factory(config, secrets, store),
-                          redact=Redactor(secrets.values()),
+                          redact=Redactor(secrets.values()), repos=repos,
                           links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
         task = asyncio.create_task(adapters.slack.serve(service, config, secrets))
         bot = RunningBot(service, model, task)

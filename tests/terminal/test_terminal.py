@@ -157,9 +157,9 @@ async def test_a_bad_config_fails_at_start_naming_the_key(model_server, tmp_path
     assert code == 2 and "budgets: unknown key" in err
 
 
-async def test_a_missing_api_key_is_named(tmp_path):
+async def test_a_missing_api_key_is_named_when_the_endpoint_is_asked_for(tmp_path):
     config = tmp_path / "config.toml"
-    config.write_text(f'[storage]\npath = "{tmp_path / "db.sqlite3"}"\n')
+    config.write_text(f'[llm]\nprovider = "openai"\n[storage]\npath = "{tmp_path / "db.sqlite3"}"\n')
     code, _, err = await cli(tmp_path, "run", "task", config=config, key="")
     assert code == 2 and "OPENAI_API_KEY is not set" in err
 

@@ -24,6 +24,7 @@ from agents.language import BUILT_IN
 
 REPORT_DIR = "/tmp/.authority"  # recreated by every user pass; outside the work dir the files land in
 MARK = "@@codegen-authority"
+REPORT_SEPARATOR = "@@codegen-report"
 
 
 @dataclass
@@ -72,6 +73,12 @@ class Authority:
     # The report the runner writes (read back after the pass), or '' when the marked output is the report.
     report_path = ""
 
+    def report_paths(self, user: Sequence[str]) -> list[str]:
+        """Every report the pass writes, each sealed by the sandbox (``bot.sandbox.judge``); ``verdict`` gets
+        them joined by ``REPORT_SEPARATOR`` lines, in this order."""
+        del user
+        return [self.report_path] if self.report_path else []
+
     def refusal(self, files: Mapping[str, str], user: Sequence[str]) -> str:
         """Why the team's files would switch the user's tests off, or ''. Checked before anything runs."""
         del files, user
@@ -85,6 +92,25 @@ class Authority:
 
     def command(self, user: Sequence[str], files: Mapping[str, str], workdir: str, token: str) -> str:
         raise NotImplementedError
+
+    # The team's pass (the configured test command) may be guarded too: files the sandbox adds to it, the
+    # environment it runs with, and why its output, read with ``token``, proves no pass ('' when it does).
+    def team_refusal(self, files: Mapping[str, str]) -> str:
+        """Why the team's pass cannot run with these test files (the user's are not among them), or ''."""
+        del files
+        return ""
+
+    def team_files(self, files: Mapping[str, str]) -> dict[str, str]:
+        del files
+        return {}
+
+    def team_env(self, token: str) -> dict[str, str]:
+        del token
+        return {}
+
+    def team_problem(self, stdout: str, token: str) -> str:
+        del stdout, token
+        return ""
 
     def verdict(self, user: Sequence[str], files: Mapping[str, str], stdout: str, report: str,
                 token: str, workdir: str) -> Verdict:

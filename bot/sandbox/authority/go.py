@@ -4,6 +4,12 @@ The team's test files are absent from this pass, so no ``TestMain`` of theirs ca
 user's tests; ``GOWORK=off`` keeps a ``go.work`` out, ``-count=1`` keeps cached results out, and the
 environment (``GOFLAGS`` included) is the sandbox's own. Each user test function is found by name in
 the runner's events; a skip counts only when the user's file is where it was called.
+
+In every pass (the team's too) each package with tests gets the sandbox's own ``TestMain``
+(``MAIN_FILE``): a second one, written by the team, does not compile, and the events count only for a
+package whose test binary said, through that ``TestMain``, that ``m.Run()`` ran and returned. Go 1.19's
+``test2json`` reads "--- PASS" lines printed by anything as results; a binary that printed them and exited
+(from a ``TestMain`` or an ``init``) never reaches the sandbox's line.
 """
 
 from __future__ import annotations
@@ -16,15 +22,54 @@ from typing import Any
 
 from bot.sandbox.authority import Authority, FileResult, Verdict, judge, quoted
 
+MAIN_FILE = "zz_codegen_sandbox_main_test.go"
+MARK_ENV = "CODEGEN_SANDBOX_RAN"
+_MAIN = """package {package}
+
+import (
+\t"fmt"
+\t"os"
+\t"testing"
+)
+
+// Written by the sandbox: the tests ran through m.Run(), and this is what it returned.
+func TestMain(m *testing.M) {{
+\tcode := m.Run()
+\tfmt.Printf("\\n@@codegen-ran %s %d\\n", os.Getenv("{env}"), code)
+\tos.Exit(code)
+}}
+"""
+_PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
+_TEST_MAIN = re.compile(r"^func\s+TestMain\s*\(", re.M)
 _TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.M)
 _LOCATION = re.compile(r"^\s+([\w./-]+\.go):\d+:", re.M)
 
 
 class GoTest(Authority):
+    def team_refusal(self, files: Mapping[str, str]) -> str:
+        for path in sorted(files):
+            if path.endswith("_test.go") and _TEST_MAIN.search(files[path]):
+                return (f"{path} declares TestMain; the sandbox runs every package's tests through a TestMain of "
+                        "its own (so no TestMain can report tests it never ran): move that setup into the tests")
+        return ""
+
+    def pass_files(self, files: Mapping[str, str], user: Sequence[str]) -> dict[str, str]:
+        present = super().pass_files(files, user)
+        return {**present, **main_files({p: files[p] for p in user})}
+
+    def team_files(self, files: Mapping[str, str]) -> dict[str, str]:
+        return main_files(files)
+
+    def team_env(self, token: str) -> dict[str, str]:
+        return {MARK_ENV: token}
+
+    def team_problem(self, stdout: str, token: str) -> str:
+        return unfinished(stdout, token)
+
     def command(self, user: Sequence[str], files: Mapping[str, str], workdir: str, token: str) -> str:
         packages = sorted({"./" + (posixpath.dirname(path) or ".") for path in user})
         return ("[ -f go.mod ] || go mod init sandbox >/dev/null 2>&1; "
-                f"GOWORK=off go test -count=1 -json {quoted(packages)}")
+                f"{MARK_ENV}={token} GOWORK=off go test -count=1 -json {quoted(packages)}")
 
     def verdict(self, user: Sequence[str], files: Mapping[str, str], stdout: str, report: str,
                 token: str, workdir: str) -> Verdict:
@@ -48,6 +93,8 @@ class GoTest(Authority):
         extra = []
         if failed_packages and not any(r.failed for r in results.values()):
             extra.append(f"go test failed for {', '.join(sorted(failed_packages))} (see the output)")
+        if (problem := unfinished(stdout, token)) and not any(_TEST_MAIN.search(files.get(p, "")) for p in user):
+            extra.append(problem)  # (a user file's own TestMain reports as it sees fit)
         return judge(results, extra)
 
     def display(self, stdout: str) -> str:
@@ -57,9 +104,42 @@ class GoTest(Authority):
             event = _event(line)
             if event is None:
                 lines.append(line)
-            elif event.get("Action") == "output":
+            elif event.get("Action") == "output" and not str(event.get("Output", "")).startswith("@@codegen-ran "):
                 lines.append(str(event.get("Output", "")))
         return "".join(lines)
+
+
+def main_files(files: Mapping[str, str]) -> dict[str, str]:
+    """The sandbox's ``TestMain`` for each folder holding a ``_test.go`` file, in that file's package (none
+    where a test file of the folder has its own: the user's, which is theirs to keep)."""
+    found: dict[str, str] = {}
+    own = {posixpath.dirname(p) for p, text in files.items() if p.endswith("_test.go") and _TEST_MAIN.search(text)}
+    for path in sorted(files):
+        if posixpath.dirname(path) in own:
+            continue
+        if path.endswith("_test.go") and (package := _PACKAGE.search(files[path])):
+            found.setdefault(posixpath.join(posixpath.dirname(path), MAIN_FILE),
+                             _MAIN.format(package=package.group(1), env=MARK_ENV))
+    return found
+
+
+def unfinished(stdout: str, token: str) -> str:
+    """Why a package's results do not count: a package that reported a test's result, but whose test
+    binary never said (``MAIN_FILE``) that ``m.Run()`` ran the tests and returned."""
+    reported: set[str] = set()
+    finished: set[str] = set()
+    line = f"@@codegen-ran {token} "
+    for event in _events(stdout):
+        package = str(event.get("Package", "?"))
+        if event.get("Test") and event.get("Action") in ("pass", "fail", "skip"):
+            reported.add(package)
+        elif event.get("Action") == "output" and str(event.get("Output", "")).startswith(line):
+            finished.add(package)
+    missing = sorted(reported - finished)
+    if not missing:
+        return ""
+    return (f"the test binary of {', '.join(missing)} ended without its tests being run by the testing package "
+            "(a TestMain or init that exits, or prints results of its own): its results do not count")
 
 
 def _count(result: FileResult, action: str, filename: str, output: str) -> None:

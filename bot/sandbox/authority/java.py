@@ -17,6 +17,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, judge
+from bot.sandbox.judge import JUDGE_DIR
 
 JARS = ("/usr/share/java/junit4.jar", "/usr/share/java/hamcrest-core.jar")
 RUNNER = "CodegenAuthorityRunner"
@@ -42,6 +43,8 @@ public class RUNNER_NAME {
                 report.flush();
             }
         }
+        System.out.flush();
+        Runtime.getRuntime().halt(0);  // no shutdown hook of the code runs after the report
     }
 }
 """.replace("RUNNER_NAME", RUNNER)
@@ -50,12 +53,12 @@ _LINE = re.compile(r"^([\w.$]+) (\d+) (\d+) (\d+) (\d+)$", re.M)
 
 
 class JavaTest(Authority):
-    report_path = f"{REPORT_DIR}/report.txt"
+    report_path = f"{JUDGE_DIR}/user-report.txt"  # sealed by the sandbox as the runner closes it
 
     def command(self, user: Sequence[str], files: Mapping[str, str], workdir: str, token: str) -> str:
         classes = " ".join(shlex.quote(_class_name(path, files.get(path, ""))) for path in user)
         jars = " ".join(JARS)
-        return f"""rm -rf {REPORT_DIR} && mkdir -p {REPORT_DIR}/classes && : > {self.report_path} || exit 2
+        return f"""rm -rf {REPORT_DIR} && mkdir -p {REPORT_DIR}/classes || exit 2
 CP={REPORT_DIR}/none; for j in {jars}; do [ -f "$j" ] && CP="$CP:$j"; done
 if [ -f {JARS[0]} ]; then
   printf '%s' {shlex.quote(_RUNNER_SOURCE)} > {REPORT_DIR}/{RUNNER}.java
@@ -64,8 +67,8 @@ fi
 javac -d {REPORT_DIR}/classes -cp "$CP" $(find . -name '*.java') || exit 2
 if [ -f {JARS[0]} ]; then exec java -cp "$CP:{REPORT_DIR}/runner:{REPORT_DIR}/classes" {RUNNER} {self.report_path} {classes}; fi
 for t in {classes}; do
-  if java -ea -cp {REPORT_DIR}/classes "$t"; then echo "$t 1 0 0 0"; else echo "$t 1 1 0 0"; fi >> {self.report_path}
-done"""
+  if java -ea -cp {REPORT_DIR}/classes "$t" >&2; then echo "$t 1 0 0 0"; else echo "$t 1 1 0 0"; fi
+done > {self.report_path}"""
 
     def verdict(self, user: Sequence[str], files: Mapping[str, str], stdout: str, report: str,
                 token: str, workdir: str) -> Verdict:

@@ -9,7 +9,9 @@
 - ``--noconftest``: no ``conftest.py`` (hooks, ``collect_ignore``, fixtures) anywhere;
 - ``PYTEST_DISABLE_PLUGIN_AUTOLOAD=1`` and no ``PYTEST_ADDOPTS``/``PYTEST_PLUGINS``: no plugin installed
   by the dependency setup is loaded through its entry point;
-- the user's files named explicitly, and counted from a JUnit XML report written outside the work dir.
+- the user's files named explicitly, and counted from pytest's JUnit XML report, sealed by the sandbox
+  (``judge``) as pytest closes it; pytest's process ends right after (``os._exit``), so no ``atexit``
+  handler or thread of the code runs after the report.
 """
 
 from __future__ import annotations
@@ -18,21 +20,23 @@ import shlex
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
 
+from agents.language.python import PYTEST_THEN_EXIT
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, judge, quoted
+from bot.sandbox.judge import JUDGE_DIR
 from bot.sandbox.junit import outcome, stopped, testcases, without_note
 
 DEPS = "/tmp/deps"  # where the python setup step installs requirements.txt
 
 
 class Pytest(Authority):
-    report_path = f"{REPORT_DIR}/report.xml"
+    report_path = f"{JUDGE_DIR}/user-report.xml"
 
     def command(self, user: Sequence[str], files: Mapping[str, str], workdir: str, token: str) -> str:
         ini = f"[pytest]\njunit_family = xunit1\npythonpath = {workdir} {DEPS}\n"
         return (
             f"rm -rf {REPORT_DIR} && mkdir -p {REPORT_DIR} && printf '%s' {shlex.quote(ini)} > {REPORT_DIR}/pytest.ini && "
             "env -u PYTEST_ADDOPTS -u PYTEST_PLUGINS PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 "
-            f"python3 -I -m pytest -c {REPORT_DIR}/pytest.ini --rootdir={workdir} --noconftest "
+            f"python3 -I -c {shlex.quote(PYTEST_THEN_EXIT)} -c {REPORT_DIR}/pytest.ini --rootdir={workdir} --noconftest "
             f"-p no:cacheprovider -q -rfEs --tb=short --color=no --junitxml={self.report_path} "
             f"{quoted(user, workdir.rstrip('/') + '/')}"
         )

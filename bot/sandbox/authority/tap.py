@@ -3,7 +3,9 @@ read from its own framed section of the output.
 
 - C and C++: one test binary per user file, from that file and the code (never ``main.c`` and never a
   test file of the team's); the user's own object file must define ``main``, so no ``main`` of the
-  team's prints the ``ok`` lines in its place.
+  team's prints the ``ok`` lines in its place. That ``main`` is renamed and called by a ``main`` of the
+  sandbox's, which prints a line after it returned: TAP lines printed by the code before it ends the
+  process (from a constructor, ``exit`` or ``_exit`` in the code) count for nothing.
 - Bash: each user file runs as its own ``bash`` process, named explicitly (no ``find``).
 - JavaScript and TypeScript: ``node --test`` on each user file alone (each in its own process), with no
   test file of the team's present; TypeScript is compiled with the files named on the command line, so
@@ -31,13 +33,13 @@ class TapFiles(Authority):
 
     def command(self, user: Sequence[str], files: Mapping[str, str], workdir: str, token: str) -> str:
         prepare = self.prepare(user, files)
-        runs = "; ".join(framed(i, self.run_one(i, path, user, files), token) for i, path in enumerate(user))
+        runs = "; ".join(framed(i, self.run_one(i, path, user, files, token), token) for i, path in enumerate(user))
         return f"rm -rf {REPORT_DIR} && mkdir -p {REPORT_DIR} || exit 2; {prepare}{runs}"
 
     def prepare(self, user: Sequence[str], files: Mapping[str, str]) -> str:
         return ""
 
-    def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str]) -> str:
+    def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str], token: str) -> str:
         raise NotImplementedError
 
     def verdict(self, user: Sequence[str], files: Mapping[str, str], stdout: str, report: str,
@@ -70,24 +72,77 @@ def _judged(output: str, code: int | None) -> FileResult:
     return result
 
 
+RAN_ENV = "CODEGEN_SANDBOX_RAN"
+USER_MAIN = "codegen_user_main"
+# The sandbox's main: the user's (renamed) runs, then one line only a main that returned prints. C++ may
+# have either form of main (weak, so the one the file defines is the one called).
+_C_MAIN = f"""#include <stdio.h>
+#include <stdlib.h>
+int {USER_MAIN}();
+int main(int argc, char **argv) {{
+    int code = {USER_MAIN}(argc, argv);
+    const char *mark = getenv("{RAN_ENV}");
+    fflush(stdout);
+    printf("\\n@@codegen-ran %s %d\\n", mark ? mark : "", code);
+    return code;
+}}
+"""
+_CPP_MAIN = f"""#include <cstdio>
+#include <cstdlib>
+int {USER_MAIN}() __attribute__((weak));
+int {USER_MAIN}(int, char **) __attribute__((weak));
+int main(int argc, char **argv) {{
+    int (*without)() = {USER_MAIN};
+    int (*with)(int, char **) = {USER_MAIN};
+    int code = with ? with(argc, argv) : without();
+    const char *mark = std::getenv("{RAN_ENV}");
+    std::fflush(stdout);
+    std::printf("\\n@@codegen-ran %s %d\\n", mark ? mark : "", code);
+    return code;
+}}
+"""
+
+
 class NativeTap(TapFiles):
     """C or C++: the user's file must hold ``main``; the binary is that file plus the code."""
 
     def __init__(self, compiler: str, extensions: tuple[str, ...], mains: tuple[str, ...]) -> None:
         self._compiler, self._extensions, self._mains = compiler, extensions, mains
+        self._cpp = extensions[0] != ".c"
 
-    def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str]) -> str:
+    def prepare(self, user: Sequence[str], files: Mapping[str, str]) -> str:
+        source = f"{REPORT_DIR}/sandbox_main.{'cpp' if self._cpp else 'c'}"
+        return (f"printf '%s' {shlex.quote(_CPP_MAIN if self._cpp else _C_MAIN)} > {source} && "
+                f"{self._compiler} -w -c -o {REPORT_DIR}/sandbox_main.o {source} || exit 2; ")
+
+    def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str], token: str) -> str:
         code = [p for p in files if p.endswith(self._extensions) and p not in user
                 and posixpath.basename(p) not in self._mains]
         obj, binary = f"{REPORT_DIR}/user{index}.o", f"{REPORT_DIR}/test{index}"
         sources = " ".join(shlex.quote("./" + p) for p in code)
-        return (f"{{ {self._compiler} -c -o {obj} {shlex.quote('./' + path)} && "
-                f"{{ nm {obj} | grep -q ' T main$' || {{ echo {shlex.quote(path + ': defines no main()')} >&2; "
-                f"false; }}; }} && {self._compiler} -o {binary} {obj} {sources} -lm && {binary}; }}")
+        return (f"{{ {self._compiler} -Dmain={USER_MAIN} -c -o {obj} {shlex.quote('./' + path)} && "
+                f"{{ nm {obj} | grep -q ' T .*{USER_MAIN}' || {{ echo {shlex.quote(path + ': defines no main()')} "
+                f">&2; false; }}; }} && {self._compiler} -o {binary} {REPORT_DIR}/sandbox_main.o {obj} {sources} "
+                f"-lm && {RAN_ENV}={token} {binary}; }}")
+
+    def verdict(self, user: Sequence[str], files: Mapping[str, str], stdout: str, report: str,
+                token: str, workdir: str) -> Verdict:
+        found = sections(stdout, token)
+        results = {}
+        for index, path in enumerate(user):
+            output, code = found.get(index, ("", None))
+            result = _judged(output, code) if index in found else FileResult()
+            if index in found and f"@@codegen-ran {token} " not in output:
+                result.failed = max(result.failed, 1)  # the process ended before the user's main returned
+            results[path] = result
+        return judge(results)
+
+    def display(self, stdout: str) -> str:
+        return re.sub(r"^\n?@@codegen-ran .*\n?", "", stdout, flags=re.M)
 
 
 class BashTap(TapFiles):
-    def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str]) -> str:
+    def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str], token: str) -> str:
         shown = shlex.quote(path)
         return (f"{{ bash -- {shlex.quote('./' + path)} && echo \"ok {index + 1} - \"{shown} || "
                 f"{{ echo \"not ok {index + 1} - \"{shown}; false; }}; }}")
@@ -106,7 +161,7 @@ class NodeTap(TapFiles):
         return (f"if command -v tsc >/dev/null; then tsc --outDir {REPORT_DIR}/js --rootDir . --module commonjs "
                 f"--target es2020 --skipLibCheck {sources} | grep -v \"Cannot find module 'node:\" >&2; fi; ")
 
-    def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str]) -> str:
+    def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str], token: str) -> str:
         if not self._typescript:
             return f"node --test --test-reporter=tap {shlex.quote('./' + path)}"
         compiled = f"{REPORT_DIR}/js/{posixpath.splitext(path)[0]}.js"

@@ -1,0 +1,153 @@
+"""What a Python file in a reply means, read with the parser rather than guessed from its text.
+
+A small model answers in ways that keep the right code in a shape that would break the file:
+
+- the prompt's stub repeated above the answer (the docstring-only ``def`` first, the whole one after):
+  ``without_repeated_stubs`` keeps the whole one;
+- only the function that was asked for, where the file holds more (imports, helpers, other functions):
+  ``merged_into`` puts the function in its place in the file and keeps the rest;
+- example calls after the code (``print(f(3))  # Output: 5``), which run, and may fail, whenever the module is
+  imported: ``examples_as_main`` has them run only when the file is run as a script;
+- a file that does not parse: ``syntax_problem`` says where, so it is never taken as the current file.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_IMPORTS = (ast.Import, ast.ImportFrom)
+
+
+def syntax_problem(code: str) -> str:
+    """Why ``code`` is no Python module ("" when it parses): the parser's message and line."""
+    try:
+        ast.parse(code)
+    except SyntaxError as error:
+        return f"{error.msg} (line {error.lineno})"
+    except ValueError as error:  # a NUL byte, say
+        return str(error)
+    return ""
+
+
+def stubs(code: str) -> list[str]:
+    """The top-level functions of ``code`` that are only a signature and a docstring (or ``pass``, ``...``)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return []
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    return [node.name for node in tree.body if isinstance(node, functions) and _is_stub(node)]
+
+
+def without_repeated_stubs(code: str) -> tuple[str, list[str]]:
+    """``code`` without a function or class defined again further down whose first definition is only a stub
+    (a docstring, ``pass`` or ``...``), and the names whose stubs were dropped."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code, []
+    last = {node.name: node for node in tree.body if isinstance(node, _DEFINITIONS)}
+    stubs = [node for node in tree.body
+             if isinstance(node, _DEFINITIONS) and last[node.name] is not node and _is_stub(node)]
+    if not stubs:
+        return code, []
+    lines = code.splitlines(keepends=True)
+    for node in reversed(stubs):
+        del lines[_first_line(node) - 1:node.end_lineno]
+    return "".join(lines).lstrip("\n"), [node.name for node in stubs]
+
+
+def examples_as_main(code: str) -> tuple[str, int]:
+    """``code`` with the calls and asserts that follow its last definition moved under
+    ``if __name__ == "__main__":`` (a script run as before; an import runs none), and how many were moved."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code, 0
+    last_definition = max((i for i, n in enumerate(tree.body) if isinstance(n, _DEFINITIONS)), default=None)
+    if last_definition is None:
+        return code, 0
+    trailing = tree.body[last_definition + 1:]
+    if not trailing or not all(_is_example(node) for node in trailing):
+        return code, 0
+    lines = code.splitlines(keepends=True)
+    start = tree.body[last_definition].end_lineno or 0  # the comments above the calls go with them
+    moved = "".join("    " + line if line.strip() else line for line in lines[start:]).lstrip("\n")
+    guarded = "".join(lines[:start]).rstrip("\n") + '\n\n\nif __name__ == "__main__":\n' + moved.rstrip("\n") + "\n"
+    return (guarded, len(trailing)) if not syntax_problem(guarded) else (code, 0)
+
+
+def _is_example(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Assert) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
+
+
+@dataclass(frozen=True)
+class Merged:
+    code: str
+    replaced: list[str]  # the definitions the reply gave again
+    kept: list[str]  # what the file held that the reply left out
+
+
+def merged_into(current: str, reply: str) -> Merged | None:
+    """The file ``current`` with the one definition ``reply`` gives put in place of its own, when ``reply`` is that
+    definition alone (with its imports, say) and the file holds more (an import or a definition ``reply`` leaves
+    out); None when ``reply`` is a file of its own (two definitions or more, or a new one), or either does not
+    parse."""
+    try:
+        old, new = ast.parse(current), ast.parse(reply)
+    except (SyntaxError, ValueError):
+        return None
+    new_by_key = {_key(node): node for node in new.body}
+    old_keys = [_key(node) for node in old.body]
+    replaced = [key for key in old_keys if key in new_by_key and key.startswith("def ")]
+    left_out = [key for node, key in zip(old.body, old_keys, strict=True)
+                if key not in new_by_key and isinstance(node, (*_DEFINITIONS, *_IMPORTS))]
+    defined = [node for node in new.body if isinstance(node, _DEFINITIONS)]
+    if len(defined) != 1 or not replaced or not left_out:
+        return None
+    reply_lines = reply.splitlines(keepends=True)
+    chunks = _chunks(current, old.body)
+    for index, key in enumerate(old_keys):
+        if key in new_by_key and key.startswith("def "):
+            chunks[index] = _source(reply_lines, new_by_key[key]) + "\n\n"
+    added = [node for node in new.body if _key(node) not in old_keys]
+    imports = "".join(_source(reply_lines, n) for n in added if isinstance(n, _IMPORTS))
+    rest = "\n\n".join(_source(reply_lines, n) for n in added if not isinstance(n, _IMPORTS))
+    code = imports + "".join(chunks).rstrip("\n") + "\n" + ("\n\n" + rest if rest else "")
+    if syntax_problem(code):
+        return None
+    return Merged(code.rstrip("\n") + "\n", [k.removeprefix("def ") for k in replaced],
+                  [k.removeprefix("def ") if k.startswith("def ") else "its imports" for k in left_out])
+
+
+def _is_stub(node: ast.stmt) -> bool:
+    body = getattr(node, "body", [])
+    return all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+               for s in body)
+
+
+def _key(node: ast.stmt) -> str:
+    """What a top-level statement is, so the same one in two versions of a file is found: a definition by its
+    name, anything else by its parsed form."""
+    if isinstance(node, _DEFINITIONS):
+        return f"def {node.name}"
+    return ast.dump(node)
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+def _source(lines: list[str], node: ast.stmt) -> str:
+    return "".join(lines[_first_line(node) - 1:node.end_lineno]).rstrip("\n") + "\n"
+
+
+def _chunks(code: str, body: list[ast.stmt]) -> list[str]:
+    """The file cut before each top-level statement (comments and blank lines go with the statement after)."""
+    lines = code.splitlines(keepends=True)
+    starts = [1 if index == 0 else _first_line(node) for index, node in enumerate(body)]
+    ends = [*starts[1:], len(lines) + 1]
+    return ["".join(lines[start - 1:end - 1]) for start, end in zip(starts, ends, strict=True)]

@@ -1,0 +1,63 @@
+"""What the team does differently in a repository: which of its files to read whole, how its own tests
+judge a change (tests failing before the change are named, never blamed, never counted for it), and which
+files the team may not write (the repository's existing tests are authoritative; its CI configuration would
+run with the repository's secrets)."""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+from collections.abc import Collection
+
+from agents.failures import failing_tests
+from agents.types import FileSet, TestReport, TestStatus
+
+MAX_NAMED_FILES = 20  # files read whole because the task or the plan names them
+
+
+def named_files(text: str, paths: Collection[str]) -> list[str]:
+    """The repository's files that ``text`` names: by path, or by a file name only one path has."""
+    words = set(re.findall(r"[\w./-]+", text))
+    words |= {w.rstrip(".,:;)") for w in words}
+    by_name: dict[str, list[str]] = {}
+    for path in paths:
+        by_name.setdefault(posixpath.basename(path), []).append(path)
+    found = [p for p in sorted(paths) if p in words]
+    found += [same[0] for name, same in sorted(by_name.items()) if len(same) == 1 and name in words
+              and "." in name and same[0] not in found]
+    return found[:MAX_NAMED_FILES]
+
+
+def baseline_failures(report: TestReport) -> tuple[str, ...]:
+    """The tests the unchanged repository fails (empty when they pass or none can be named)."""
+    return () if report.ok else tuple(failing_tests(report))
+
+
+def judged(report: TestReport, already_failing: tuple[str, ...]) -> TestReport:
+    """The report with the tests that failed before the change set apart: when they are the only failures,
+    and some other test passed, the change passes (those tests are named in the report, not counted)."""
+    if not already_failing:
+        return report
+    failing = failing_tests(report) if not report.ok else []
+    still = tuple(name for name in already_failing if name in failing)
+    if report.status is TestStatus.FAILED and failing and set(failing) <= set(already_failing) and report.passed:
+        return dataclasses.replace(report, status=TestStatus.PASSED, failed=0, already_failing=still)
+    return dataclasses.replace(report, already_failing=still)
+
+
+# CI configuration runs with the repository's secrets once pushed: the team never writes it.
+CI_PATHS = (".github/workflows/", ".github/actions/", ".gitlab-ci.yml", ".circleci/", "Jenkinsfile",
+            ".buildkite/", "azure-pipelines.yml", ".travis.yml")
+
+
+def is_ci(path: str) -> bool:
+    return any(path == ci or path.startswith(ci) for ci in CI_PATHS)
+
+
+def without_protected(written: FileSet, protected: Collection[str]) -> tuple[FileSet, list[str], list[str]]:
+    """The files written, less the repository's existing tests and any CI configuration; and the ones dropped
+    (tests, CI)."""
+    tests = sorted(p for p in written if p in protected)
+    ci = sorted(p for p in written if is_ci(p) and p not in protected)
+    return written.without([*tests, *ci]), tests, ci

@@ -1,0 +1,76 @@
+"""``PullRequestPublisher``: a repository run's work checked in as commits on its own branch, pushed with git,
+and a pull request (a draft by default) whose body tells the task, the plan, what changed and the tests.
+
+A follow-up pushes more commits to the same branch and updates the body. A run whose tests fail still pushes
+its branch, with no pull request unless ``[repos] open_failing_prs``. Whatever cannot be pushed or opened is a
+``CheckInError``, so ``FallbackPublisher`` saves the work elsewhere with a note.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.errors import CheckInError
+from agents.types import CheckInResult, Publication, RunStatus
+from bot.config.sections import ReposConfig
+from bot.repos.opening import OpenedRepo
+from bot.repos.pushing import push
+
+TITLE_CHARS = 72
+
+
+class PullRequestPublisher:
+    def __init__(self, repo: OpenedRepo, config: ReposConfig, thread_link: str = "") -> None:
+        self._repo, self._config, self._link = repo, config, thread_link
+
+    async def publish(self, publication: Publication) -> CheckInResult:
+        workspace = self._repo.workspace
+        await workspace.commit(publication.files, f"{_title(publication.task)} ({publication.status})")
+        if not workspace.commits:
+            raise CheckInError("The team changed no file of the repository, so there was nothing to push")
+        head = await push(self._repo)
+        target = self._repo.target
+        branch = workspace.branch
+        common = dict(repository=target.name.shown, branch=branch, head=head)
+        if self._repo.github is None:
+            return CheckInResult(location=f"{target.name.shown} branch {branch}", kind="branch", **common,
+                                 note="pushed as a branch; a pull request needs GITHUB_TOKEN and a GitHub repository"
+                                 if not target.name.path else "pushed as a branch of the local repository")
+        if publication.status is not RunStatus.PASSED and not self._config.open_failing_prs:
+            url = f"{self._config.git_url.rstrip('/')}/{target.name.full_name}/tree/{branch}"
+            return CheckInResult(location=url, kind="branch", **common,
+                                 note="the tests fail, so no pull request was opened ([repos] open_failing_prs)")
+        labels = tuple(dict.fromkeys((*self._config.labels, *target.settings.labels)))
+        pull = await self._repo.github.open_or_update_pull(
+            target.name.full_name, branch, self._repo.base, _title(publication.task),
+            pr_body(publication, self._repo, self._link), self._config.draft, labels)
+        note = "" if pull.created else f"pull request #{pull.number} updated with this follow-up"
+        return CheckInResult(location=pull.url, kind="pull_request", note=note, **common)
+
+
+def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
+    """The pull request's description: the task(s), the plan, the files changed, the tests and their counts."""
+    workspace = repo.workspace
+    report = publication.report
+    tests = workspace.tests()
+    lines = ["## Task", *(f"- {t}" for t in (*publication.earlier_tasks, publication.task)), ""]
+    plan = re.sub(r"(?im)^\s*LANGUAGE:.*$", "", publication.plan).strip()  # the Planner's note to the team
+    if plan:
+        lines += ["## Plan", plan, ""]
+    changed = publication.changed or tuple(workspace.changed(publication.files))
+    lines += ["## What changed", *(f"- `{p}`{' (new)' if workspace.original(p) is None else ''}" for p in changed), ""]
+    lines += ["## Tests", f"Command: `{tests.shown or tests.command}` (in the {tests.language} sandbox)",
+              f"Result: {report.summary() if report else 'not run'}"]
+    if report and report.already_failing:
+        lines += ["", "Already failing before this change (not caused by it, not counted for it):",
+                  *(f"- `{name}`" for name in report.already_failing)]
+    lines += ["", f"Status: **{publication.status}** · run `{publication.run_id}`"]
+    if link:
+        lines.append(f"Asked for in {link}")
+    lines += ["", "_Opened by codegen-chat. The repository's own tests are authoritative; no existing test was edited._"]
+    return "\n".join(lines)
+
+
+def _title(task: str) -> str:
+    first = " ".join(task.split())
+    return first if len(first) <= TITLE_CHARS else first[: TITLE_CHARS - 1].rstrip() + "…"

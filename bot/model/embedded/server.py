@@ -1,0 +1,194 @@
+"""llama.cpp's OpenAI-compatible server (llama-cpp-python's) as a child of the bot, on a free loopback port.
+
+The child never outlives the bot: it runs in a process group of its own (so Ctrl-C at the terminal reaches the
+bot, which stops its runs first, and the stop reaches every process the server made), ``stop`` ends that group
+(SIGTERM, then SIGKILL), and on Linux the kernel sends it SIGTERM when the bot dies in any way, SIGKILL included
+(``PR_SET_PDEATHSIG``, set in the child before it runs the server). That signal follows the thread that started
+the child, so it is started from the event loop's thread, which lives as long as the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.errors import CodegenError
+from bot.config.sections import ConfigError
+from bot.model.embedded.weights import ModelFile
+
+log = logging.getLogger(__name__)
+
+PACKAGE = "llama-cpp-python"
+INSTALL_HINT = "pip install -e '.[local]'"  # from the repository (a wheel install: pip install 'codegen-chat[local]')
+NEEDED_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+START_TIMEOUT_S = 300.0  # loading the model on a busy 2-core machine
+POLL_S = 0.25
+STOP_GRACE_S = 10.0
+PORT_TRIES = 5
+LOG_TAIL = 600
+PR_SET_PDEATHSIG = 1
+PORT_TAKEN = ("address already in use", "errno 98", "error while attempting to bind")
+
+
+class EmbeddedServerError(CodegenError):
+    """The embedded model server cannot be started. The message says why and what to do."""
+
+
+class ServerNotInstalled(ConfigError):
+    """The optional extra that holds the server is not installed."""
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    context: int
+    threads: int
+
+
+def server_version() -> str | None:
+    """The installed llama-cpp-python's version when its server can run here, else None."""
+    if any(importlib.util.find_spec(name) is None for name in NEEDED_MODULES):
+        return None
+    try:
+        return importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def missing_server_sentence() -> str:
+    return (f"The embedded model needs llama.cpp's server, which is not installed in {sys.prefix}: install it "
+            f"with `{INSTALL_HINT}`, or set OPENAI_API_KEY, or OPENAI_BASE_URL (or [llm] base_url) to a model server.")
+
+
+def loopback_ports() -> Iterator[int]:
+    """Ports free on loopback when asked (another process may take one before the server binds it)."""
+    while True:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        yield port  # closed first, for the server to bind
+
+
+class EmbeddedServer:
+    def __init__(self, process: subprocess.Popen[bytes], port: int, model: ModelFile, settings: ServerSettings,
+                 log_path: Path) -> None:
+        self.process, self.port, self.model, self.settings, self.log_path = process, port, model, settings, log_path
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+
+    @classmethod
+    async def start(cls, model: ModelFile, settings: ServerSettings, log_path: Path,
+                    ports: Iterator[int] | None = None) -> EmbeddedServer:
+        """A server for ``model``, answering once it returns; a port another process holds is passed over."""
+        if server_version() is None:
+            raise ServerNotInstalled(missing_server_sentence())
+        ports = ports or loopback_ports()
+        for _ in range(PORT_TRIES):
+            port = next(ports)
+            server = cls(_spawn(model, settings, port, log_path), port, model, settings, log_path)
+            try:
+                if await server._answers_within(START_TIMEOUT_S):
+                    log.info("embedded model server on port %d (pid %d)", server.port, server.process.pid)
+                    return server
+            except BaseException:
+                await server.stop()
+                raise
+            tail = server.log_tail()
+            await server.stop()
+            if not any(sign in tail.lower() for sign in PORT_TAKEN):
+                raise EmbeddedServerError(f"The embedded model server did not start: {tail or 'it said nothing'} "
+                                          f"(its log: {log_path}).")
+            log.warning("port %d was taken before the embedded model server bound it; trying another", server.port)
+        raise EmbeddedServerError(f"The embedded model server found no free loopback port in {PORT_TRIES} tries.")
+
+    async def _answers_within(self, limit_s: float) -> bool:
+        """True once the server lists its model; False when it ended first. A silent, living server past
+        ``limit_s`` is an error."""
+        deadline = time.monotonic() + limit_s
+        while self.process.poll() is None:
+            if self.model.alias in await asyncio.to_thread(_listed_models, self.base_url) and self.process.poll() is None:
+                return True
+            if time.monotonic() > deadline:
+                raise EmbeddedServerError(f"The embedded model server did not answer within {limit_s:.0f}s "
+                                          f"(its log: {self.log_path}).")
+            await asyncio.sleep(POLL_S)
+        return False
+
+    async def stop(self) -> None:
+        """End the server and whatever it started: SIGTERM, then SIGKILL after ``STOP_GRACE_S``."""
+        if self.process.poll() is not None:
+            return
+        _signal_group(self.process.pid, signal.SIGTERM)
+        try:
+            await asyncio.to_thread(self.process.wait, STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            _signal_group(self.process.pid, signal.SIGKILL)
+            await asyncio.to_thread(self.process.wait)
+
+    def log_tail(self) -> str:
+        try:
+            with self.log_path.open("rb") as file:
+                file.seek(max(0, file.seek(0, os.SEEK_END) - LOG_TAIL))
+                return " ".join(file.read().decode("utf-8", "replace").split())
+        except OSError:
+            return ""
+
+
+def _listed_models(base_url: str) -> set[str]:
+    """The model names the server at ``base_url`` lists, or none while it does not answer."""
+    try:
+        with urllib.request.urlopen(f"{base_url}/models", timeout=2.0) as reply:
+            listing = json.loads(reply.read(1 << 20))
+        return {str(entry.get("id")) for entry in listing.get("data", []) if isinstance(entry, dict)}
+    except (OSError, ValueError, AttributeError):
+        return set()
+
+
+def _command(model: ModelFile, settings: ServerSettings, port: int) -> list[str]:
+    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model.path), "--model_alias", model.alias,
+            "--n_ctx", str(settings.context), "--n_threads", str(settings.threads),
+            "--n_threads_batch", str(settings.threads), "--verbose", "False", "--host", "127.0.0.1",
+            "--port", str(port)]
+
+
+def _spawn(model: ModelFile, settings: ServerSettings, port: int, log_path: Path) -> subprocess.Popen[bytes]:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("wb") as out:
+        return subprocess.Popen(_command(model, settings, port), stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                preexec_fn=_dies_with(os.getpid()), env=_server_env())
+
+
+def _server_env() -> dict[str, str]:
+    """The bot's environment without its secrets: the server needs none of them."""
+    return {k: v for k, v in os.environ.items()
+            if not any(word in k.upper() for word in ("TOKEN", "KEY", "SECRET", "PASSWORD", "OPENAI"))}
+
+
+def _dies_with(parent: int) -> Callable[[], None]:
+    """In the child, before the server runs: be sent SIGTERM when the bot dies (Linux), or end now if it has."""
+    def prepare() -> None:
+        if sys.platform.startswith("linux"):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:  # the bot died before the line above took effect
+            os._exit(1)
+    return prepare
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)  # the server leads its own group (start_new_session)
+    except (ProcessLookupError, PermissionError):
+        pass

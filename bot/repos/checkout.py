@@ -1,0 +1,241 @@
+"""Fetching a repository's base branch and laying out its files, with nothing of the repository run.
+
+In three steps, so the team can start from the map while most of the files are still on their way:
+
+    fetch        git clone --bare --depth 1 --single-branch --no-tags --filter=blob:none --branch BASE URL
+                 the tree only (paths, no file contents): the file count is capped here
+    fetch_files  the contents of a few named files (the map's, the task's), asked for by blob id
+    fetch_rest   every other file up to MAX_FILE_BYTES (git fetch --refetch --filter=blob:limit=...)
+
+The files are written out by this module, not by ``git checkout``: no ``.gitattributes`` filter, smudge
+driver, LFS or hook can take part, a link is never made (it is left out and named), a submodule is never
+fetched, and a path that would leave the folder (git's fsck refuses those already) is refused again here.
+Larger files than the limit are never fetched by ``fetch_rest``. The bytes are watched while git fetches:
+past ``max_bytes`` the fetch is stopped, with a sentence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import posixpath
+import re
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.repos.errors import RepoError, TooLarge
+from bot.repos.git import Git, GitFailed
+
+REGULAR, EXECUTABLE, LINK, SUBMODULE = "100644", "100755", "120000", "160000"
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_files: int
+    max_bytes: int
+    max_file_bytes: int
+
+
+@dataclass
+class Checkout:
+    """A fetched branch: the bare git folder, the files written out, and what was left out and why."""
+
+    git_dir: Path
+    tree: Path
+    branch: str
+    head: str
+    files: dict[str, str] = field(default_factory=dict)  # path -> blob id, every file written
+    modes: dict[str, str] = field(default_factory=dict)  # path -> git file mode, for every tree entry kept
+    left_out: dict[str, str] = field(default_factory=dict)  # path -> why it is not in the folder
+    blobs: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (mode, blob id) of each regular file
+    complete: bool = False  # every file that can be had is written (``fetch_rest`` ran)
+
+    @property
+    def paths(self) -> list[str]:
+        return list(self.blobs)
+
+
+async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> Checkout:
+    """Clone ``base`` (empty: the default branch) of ``url`` into ``where``: its tree, no file contents yet."""
+    git_dir, tree = where / "git", where / "tree"
+    tree.mkdir(parents=True)
+    args = ["clone", "--bare", "--quiet", "--depth", "1", "--single-branch", "--no-tags", "--filter=blob:none"]
+    args += ["--branch", base] if base else []
+    try:
+        await git.run([*args, "--", url, str(git_dir)], where, watch=where, max_bytes=limits.max_bytes)
+    except GitFailed as error:
+        raise RepoError(_clone_problem(error, url, base)) from None
+    head = await _head(git, git_dir)
+    branch = base or (await git.run(["symbolic-ref", "--short", "HEAD"], git_dir)).stdout.decode().strip()
+    checkout = Checkout(git_dir, tree, branch, head)
+    entries = await _entries(git, git_dir)
+    if len(entries) > limits.max_files:
+        raise TooLarge(f"The repository has {len(entries):,} files; this bot works on at most {limits.max_files:,} "
+                       "([repos] max_files).")
+    _sort(entries, checkout)
+    return checkout
+
+
+async def fetch_files(git: Git, checkout: Checkout, paths: list[str], limits: Limits) -> None:
+    """Fetch and write out these files (those not written yet), asked for by blob id: a bounded fetch."""
+    wanted = [(*checkout.blobs[p], p) for p in dict.fromkeys(paths) if p in checkout.blobs and p not in checkout.files]
+    if not wanted or checkout.complete:
+        return
+    present = set(await _local_blobs(git, checkout.git_dir))
+    ask = sorted({oid for _, oid, _ in wanted if oid not in present})
+    if ask:
+        try:
+            await git.run(["-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "--no-tags",
+                           "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin",
+                           "origin"], checkout.git_dir, stdin="".join(f"{oid}\n" for oid in ask).encode(),
+                          watch=checkout.git_dir, max_bytes=limits.max_bytes)
+        except GitFailed as error:
+            raise RepoError(f"The repository's files could not be fetched: {error}") from None
+    sizes = await _local_blobs(git, checkout.git_dir)
+    await _write_out(git, checkout.git_dir, checkout.tree, [w for w in wanted if w[1] in sizes], checkout)
+
+
+async def fetch_rest(git: Git, checkout: Checkout, limits: Limits) -> None:
+    """Fetch every file up to ``max_file_bytes`` and write out those not written yet."""
+    try:
+        await git.run(["fetch", "--quiet", "--refetch", "--depth", "1", "--no-tags", "--no-write-fetch-head",
+                       "--recurse-submodules=no", f"--filter=blob:limit={limits.max_file_bytes}", "origin",
+                       checkout.head], checkout.git_dir, watch=checkout.git_dir, max_bytes=limits.max_bytes)
+    except GitFailed as error:
+        raise RepoError(f"The repository's files could not be fetched: {error}") from None
+    sizes = await _local_blobs(git, checkout.git_dir)
+    wanted, total = [], 0
+    for path, (mode, oid) in checkout.blobs.items():
+        if oid not in sizes:
+            checkout.left_out[path] = f"larger than {limits.max_file_bytes:,} bytes ([repos] max_file_bytes)"
+            continue
+        total += sizes[oid]
+        if path not in checkout.files:
+            wanted.append((mode, oid, path))
+    if total > limits.max_bytes:
+        raise TooLarge(f"The repository's files hold {total:,} bytes; this bot works on at most "
+                       f"{limits.max_bytes:,} ([repos] max_bytes).")
+    await _write_out(git, checkout.git_dir, checkout.tree, wanted, checkout)
+    checkout.complete = True
+
+
+async def default_branch(git: Git, url: str, where: Path) -> str:
+    """The branch the repository's HEAD names (``git ls-remote --symref``), '' when it names none."""
+    try:
+        out = (await git.run(["ls-remote", "--symref", "--", url, "HEAD"], where)).stdout.decode()
+    except GitFailed as error:
+        raise RepoError(_clone_problem(error, url, "")) from None
+    for line in out.splitlines():
+        if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
+            return line.removeprefix("ref: refs/heads/").removesuffix("\tHEAD")
+    return ""
+
+
+def _clone_problem(error: GitFailed, url: str, base: str) -> str:
+    said = error.stderr.lower()
+    if "remote branch" in said and "not found" in said:
+        return f"The repository has no branch {base!r} to start from."
+    if any(s in said for s in ("not found", "authentication failed", "could not read username", "403", "401")):
+        return ("The repository could not be fetched: it does not exist, or the bot's token cannot read it "
+                "(a fine-grained token needs Contents access to it).")
+    if "could not resolve host" in said or "failed to connect" in said or "connection refused" in said:
+        return f"The git host could not be reached ({str(error).removeprefix('git clone failed: ')})."
+    return f"The repository could not be fetched: {str(error).removeprefix('git clone failed: ')}"
+
+
+async def _head(git: Git, git_dir: Path) -> str:
+    done = await git.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], git_dir, check=False)
+    if done.code != 0:
+        raise RepoError("The repository is empty: it has no commit to start from.")
+    return done.stdout.decode().strip()
+
+
+async def _entries(git: Git, git_dir: Path) -> list[tuple[str, str, str]]:
+    """(mode, blob id, path) of every entry of HEAD's tree: trees are always fetched, so no blob is asked for."""
+    out = (await git.run(["ls-tree", "-r", "-z", "--full-tree", "HEAD"], git_dir)).stdout
+    entries = []
+    for record in out.split(b"\0"):
+        if record:
+            meta, path = record.split(b"\t", 1)
+            mode, _kind, oid = meta.decode().split()
+            entries.append((mode, oid, path.decode("utf-8", "surrogateescape")))
+    return entries
+
+
+async def _local_blobs(git: Git, git_dir: Path) -> dict[str, int]:
+    """Size of each blob this clone holds; ``--batch-all-objects`` lists only what is here (no lazy fetch)."""
+    out = (await git.run(["cat-file", "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+                          "--batch-all-objects"], git_dir)).stdout.decode()
+    sizes = {}
+    for line in out.splitlines():
+        oid, kind, size = line.split()
+        if kind == "blob":
+            sizes[oid] = int(size)
+    return sizes
+
+
+def _sort(entries: list[tuple[str, str, str]], checkout: Checkout) -> None:
+    """Regular files become ``blobs``; links, submodules and unsafe paths are left out, each with its reason."""
+    for mode, oid, path in entries:
+        problem = unsafe_path(path)
+        if problem:
+            checkout.left_out[path] = problem
+        elif mode == LINK:
+            checkout.left_out[path] = "a link: links are never made from a repository's tree"
+        elif mode == SUBMODULE:
+            checkout.left_out[path] = "a submodule: submodules are never fetched"
+        elif mode not in (REGULAR, EXECUTABLE):
+            checkout.left_out[path] = f"an entry of mode {mode}"
+        else:
+            checkout.blobs[path] = (mode, oid)
+        checkout.modes[path] = mode
+
+
+_BAD_PART = re.compile(r"^(?:\.git|\.\.?|)$", re.IGNORECASE)
+
+
+def unsafe_path(path: str) -> str:
+    """Why a tree path may not be written under the folder ('' when it may)."""
+    if path.startswith("/") or "\\" in path or "\0" in path:
+        return "a path that leaves the repository's folder"
+    if any(_BAD_PART.match(part.rstrip(". ")) for part in path.split("/")):
+        return "a path that leaves the repository's folder or names its .git"
+    if posixpath.normpath(path) != path:
+        return "a path that is not in its plain form"
+    return ""
+
+
+async def _write_out(git: Git, git_dir: Path, tree: Path, wanted: list[tuple[str, str, str]],
+                     checkout: Checkout) -> None:
+    if not wanted:
+        return
+    request = "".join(f"{oid}\n" for _, oid, _ in wanted).encode()
+    out = (await git.run(["cat-file", "--batch"], git_dir, stdin=request)).stdout
+    await asyncio.to_thread(_write_files, out, tree, wanted, checkout)
+
+
+def _write_files(out: bytes, tree: Path, wanted: list[tuple[str, str, str]], checkout: Checkout) -> None:
+    at = 0
+    root = tree.resolve()
+    for mode, oid, path in wanted:
+        header_end = out.index(b"\n", at)
+        _oid, _kind, size = out[at:header_end].decode().split()
+        body = out[header_end + 1: header_end + 1 + int(size)]
+        at = header_end + 1 + int(size) + 1
+        target = root / path
+        temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.part")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target.parent.resolve() != target.parent:
+                raise OSError("not a plain folder")  # never: no link is ever made here, but said if it were
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                         0o755 if mode == EXECUTABLE else 0o644)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(body)
+            os.replace(temporary, target)  # whole or not at all: a fetch beside this one may write it too
+        except OSError:
+            temporary.unlink(missing_ok=True)
+            checkout.left_out[path] = "it clashes with another path of the tree"
+            continue
+        checkout.files[path] = oid

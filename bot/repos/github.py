@@ -1,0 +1,131 @@
+"""The GitHub REST calls the repository work makes, and the only module that talks to GitHub for it.
+
+A narrow interface on purpose (following a pull request's CI builds on it): a repository's facts, whether a
+branch is protected, and opening or updating the pull request of a branch. PyGithub runs in worker threads,
+one call at a time per token (GitHub's advice), retried as ``bot.checkin.retry`` judges (Retry-After honoured).
+Authentication is a personal or fine-grained token, or a GitHub App installation token (PyGithub's
+``Auth.AppInstallationAuth``); ``[checkin] github_api_url`` points it at GitHub Enterprise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from github import Auth, Github, GithubIntegration
+from github.GithubException import GithubException, UnknownObjectException
+
+from bot.checkin.gist import USER_AGENT
+from bot.checkin.retry import RetryPolicy, Sleep, call_github
+from bot.config.sections import CheckinConfig
+from bot.repos.errors import RepoError
+from bot.safety.redact import Redactor
+
+T = TypeVar("T")
+TOKEN_NEEDS = ("the token needs Contents and Pull requests read and write on the repository (fine-grained), the repo "
+               "scope (classic), or a GitHub App installation with those permissions")
+
+
+@dataclass(frozen=True)
+class RepoFacts:
+    full_name: str
+    default_branch: str
+    size_kb: int
+    can_push: bool
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    url: str
+    created: bool  # False: the branch's open pull request, updated
+
+
+@dataclass(frozen=True)
+class GitHubApp:
+    """A GitHub App's credentials: each run works with a fresh installation token (valid for an hour)."""
+
+    app_id: str
+    private_key: str
+    installation_id: int
+
+    async def installation_token(self, config: CheckinConfig, *, sleep: Sleep = asyncio.sleep) -> str:
+        def mint() -> str:
+            integration = GithubIntegration(
+                auth=Auth.AppAuth(self.app_id, self.private_key), base_url=config.github_api_url.rstrip("/"),
+                timeout=max(1, int(config.timeout_s)), retry=None, seconds_between_requests=None,
+                seconds_between_writes=None, user_agent=USER_AGENT)
+            return integration.get_access_token(self.installation_id).token
+        policy = dataclasses.replace(RetryPolicy.from_config(config), subject="an installation token",
+                                     hint="the App needs to be installed with the id in GITHUB_APP_INSTALLATION_ID")
+        return await call_github(mint, policy, Redactor([self.private_key]), sleep)
+
+
+class GitHubRepos:
+    def __init__(self, config: CheckinConfig, auth: Auth.Auth, secret: str, *, sleep: Sleep = asyncio.sleep) -> None:
+        self._client = Github(auth=auth, base_url=config.github_api_url.rstrip("/"),
+                              timeout=max(1, int(config.timeout_s)), retry=None, seconds_between_requests=None,
+                              seconds_between_writes=config.write_interval_s or None, user_agent=USER_AGENT)
+        self._policy = dataclasses.replace(RetryPolicy.from_config(config), subject="the pull request",
+                                           hint=TOKEN_NEEDS)
+        self._redact = Redactor([secret] if secret else [])
+        self._sleep = sleep
+        self._lock = threading.Lock()
+
+    @classmethod
+    def with_token(cls, config: CheckinConfig, token: str, **kw: Sleep) -> GitHubRepos:
+        return cls(config, Auth.Token(token), token, **kw)
+
+    async def facts(self, full_name: str) -> RepoFacts:
+        def get() -> RepoFacts:
+            try:
+                repo = self._client.get_repo(full_name)
+            except UnknownObjectException:
+                raise RepoError(f"GitHub knows no repository {full_name} that the bot's token can see.") from None
+            permissions = repo.permissions
+            return RepoFacts(repo.full_name, repo.default_branch, repo.size,
+                             bool(permissions and (permissions.push or permissions.admin)))
+        return await self._call(get)
+
+    async def protected(self, full_name: str, branch: str) -> bool:
+        def get() -> bool:
+            try:
+                return bool(self._client.get_repo(full_name).get_branch(branch).protected)
+            except UnknownObjectException:
+                return False  # no such branch yet: the bot's new branch
+        return await self._call(get)
+
+    async def open_or_update_pull(self, full_name: str, head: str, base: str, title: str, body: str,
+                                  draft: bool, labels: Sequence[str]) -> PullRequest:
+        """The branch's open pull request with this body, or a new one; labels added either way."""
+        def work() -> PullRequest:
+            repo = self._client.get_repo(full_name)
+            owner = full_name.split("/", 1)[0]
+            existing = list(repo.get_pulls(state="open", head=f"{owner}:{head}", base=base))
+            if existing:
+                pull = existing[0]
+                pull.edit(body=body)
+                created = False
+            else:
+                try:
+                    pull = repo.create_pull(base=base, head=head, title=title, body=body, draft=draft)
+                except GithubException as error:
+                    if error.status == 422 and "already exists" in str(error.data):
+                        raise RepoError(f"A pull request for {head} is already open, and GitHub would not "
+                                        "show it to the bot's token.") from None
+                    raise
+                created = True
+            if labels:
+                pull.add_to_labels(*labels)
+            return PullRequest(pull.number, pull.html_url, created)
+        return await self._call(work)
+
+    async def _call(self, call: Callable[[], T]) -> T:
+        def alone() -> T:
+            with self._lock:
+                return call()
+        return await call_github(alone, self._policy, self._redact, self._sleep)

@@ -1,0 +1,151 @@
+"""Which repository a request is about: named in its text, given on the command line, or the place's default.
+
+A request names a repository in one of three written forms:
+
+    repo:acme/billing@main          explicit, with an optional base branch
+    https://github.com/acme/billing (a URL of the configured git host; /tree/BRANCH gives the base)
+    in acme/billing                 only when it cannot be a path: the name is allow-listed, or "repo"
+                                    or "repository" stands beside it ("in the acme/billing repo")
+
+``resolve`` then applies the allow-list: a repository that is not a ``[repos."owner/name"]`` table, or one the
+person may not use, is refused with a sentence, before any model call.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from agents.errors import UserInputError
+from bot.config.sections import ReposConfig, RepoSettings
+
+_PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})"
+_BRANCH = r"[A-Za-z0-9._/-]{1,200}"
+_EXPLICIT = re.compile(rf"(?<![\w/])repo:(?P<owner>{_PART})/(?P<name>{_PART})(?:@(?P<base>{_BRANCH}))?")
+_URL = re.compile(rf"https?://(?P<host>[A-Za-z0-9.:-]+)/(?P<owner>{_PART})/(?P<name>{_PART})"
+                  rf"(?:/tree/(?P<base>{_BRANCH}))?")
+_IN = re.compile(rf"\bin\s+(?:the\s+)?(?P<owner>{_PART})/(?P<name>{_PART})(?P<after>\s+(?:repo|repository)\b)?",
+                 re.IGNORECASE)
+_REPO_BEFORE = re.compile(r"\b(?:repo|repository)\s*$", re.IGNORECASE)
+_SAFE_BRANCH = re.compile(r"(?!.*\.\.)(?!.*//)(?!/)(?!.*/$)(?!-)[A-Za-z0-9._/-]{1,200}(?<!\.lock)(?<!\.)")
+
+
+@dataclass(frozen=True)
+class RepoName:
+    """A repository a request names: ``owner/name`` on the git host, or a local folder (``path``)."""
+
+    full_name: str = ""  # "acme/billing"; empty for a local folder
+    base: str = ""  # the branch to start from; empty: the configured base, else the default branch
+    path: str = ""  # a folder on this machine (the terminal's --repo PATH)
+
+    @property
+    def shown(self) -> str:
+        return self.full_name or self.path
+
+
+@dataclass(frozen=True)
+class RepoTarget:
+    """A repository a run may work on: its name, the base branch to use and its settings."""
+
+    name: RepoName
+    settings: RepoSettings
+
+    @property
+    def base(self) -> str:
+        return self.name.base or self.settings.base
+
+
+def named_in(text: str, config: ReposConfig) -> RepoName | None:
+    """The repository the request's text names, if it names one (the module docstring gives the forms)."""
+    if match := _EXPLICIT.search(text):
+        return _name(match["owner"], match["name"], match["base"])
+    for match in _URL.finditer(text):
+        if match["host"].lower() == _host(config.git_url):
+            return _name(match["owner"], match["name"], match["base"])
+    for match in _IN.finditer(text):
+        full = f"{match['owner']}/{_without_git(match['name'])}"
+        if _known(full, config) or match["after"] or _REPO_BEFORE.search(text[: match.start()]):
+            return _name(match["owner"], match["name"], None)
+    return None
+
+
+def from_argument(value: str, base: str = "") -> RepoName:
+    """``--repo OWNER/NAME|URL|PATH``: a folder that exists is a local repository; else a name or URL."""
+    value = value.strip()
+    if match := re.fullmatch(rf"(?:https?://[A-Za-z0-9.:-]+/)?(?P<owner>{_PART})/(?P<name>{_PART})/?", value):
+        if not Path(value).exists():
+            return _name(match["owner"], match["name"], base or None)
+    if value.startswith(("http://", "https://")):
+        parts = [p for p in urlsplit(value).path.split("/") if p]
+        if len(parts) >= 2:
+            return _name(parts[0], parts[1], base or None)
+        raise UserInputError(f"--repo {value}: a repository URL ends in /OWNER/NAME.")
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        raise UserInputError(f"--repo {value}: no such folder, and not OWNER/NAME or a repository URL.")
+    return RepoName(path=str(path.resolve()), base=_branch(base) if base else "")
+
+
+def resolve(named: RepoName | None, config: ReposConfig, places: Sequence[str], user: str,
+            terminal: bool = False) -> RepoTarget | None:
+    """The repository the run works on (the one named, else the place's default), checked against the
+    allow-list; ``UserInputError`` with one sentence when it may not be used. None: no repository."""
+    if named is None:
+        named = default_for(places, config)
+        if named is None:
+            return None
+    if named.path:
+        if not (terminal and config.local_paths):
+            raise UserInputError("A folder on the bot's machine can be worked on only from its terminal "
+                                 "(`codegen-chat run --repo PATH`, with [repos] local_paths = true).")
+        return RepoTarget(named, RepoSettings())
+    settings = _settings(named.full_name, config)
+    if settings is None:
+        raise UserInputError(f"The repository {named.full_name} is not one this bot may work on; an admin adds it "
+                             f'to config.toml as a [repos."{named.full_name}"] table.')
+    if settings.users and user not in settings.users:
+        raise UserInputError(f"You are not on the list of people who may ask for work on {named.full_name} "
+                             f'([repos."{named.full_name}"] users).')
+    return RepoTarget(named, settings)
+
+
+def default_for(places: Sequence[str], config: ReposConfig) -> RepoName | None:
+    """The repository configured as the default where the request was made: its channel's ("slack:C0123"),
+    else its server's ("discord:GUILD"), else the platform's ("web", "terminal")."""
+    for place in places:
+        for full, settings in config.allowed.items():
+            if place in settings.defaults_for:
+                return RepoName(full_name=full)
+    return None
+
+
+def _settings(full_name: str, config: ReposConfig) -> RepoSettings | None:
+    wanted = full_name.lower()  # GitHub's names are case-insensitive
+    return next((s for name, s in config.allowed.items() if name.lower() == wanted), None)
+
+
+def _known(full_name: str, config: ReposConfig) -> bool:
+    return _settings(full_name, config) is not None
+
+
+def _name(owner: str, name: str, base: str | None) -> RepoName:
+    return RepoName(full_name=f"{owner}/{_without_git(name)}", base=_branch(base) if base else "")
+
+
+def _without_git(name: str) -> str:
+    return name.removesuffix(".git").rstrip(".,;:)")
+
+
+def _branch(base: str) -> str:
+    base = base.rstrip(".,;:)")
+    if not _SAFE_BRANCH.fullmatch(base):
+        raise UserInputError(f"{base!r} is not a branch name git accepts.")
+    return base
+
+
+def _host(url: str) -> str:
+    host = (urlsplit(url).netloc or "").lower()
+    return "github.com" if host == "api.github.com" else host

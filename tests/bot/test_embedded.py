@@ -1,0 +1,120 @@
+"""The embedded model, without running it: when it is used, the config it runs with, the file checks, and
+what the machine gives the server."""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+from pathlib import Path
+
+import pytest
+
+from bot.config.sections import AgentSettings, Config, LLMConfig, Secrets
+from bot.model.embedded.endpoint import served_config, served_secrets, uses_embedded
+from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf
+from bot.model.embedded.machine import MIN_CONTEXT, context_size, thread_count
+from bot.model.embedded.weights import DEFAULT_MODEL, ModelFileError, PublishedModel, default_model, own_model, verify
+
+
+def _config(**llm: object) -> Config:
+    return Config(llm=LLMConfig(**llm))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("llm", "secrets", "embedded"), [
+    ({}, Secrets(), True),
+    ({}, Secrets(openai_api_key="sk-x"), False),
+    ({}, Secrets(openai_base_url="http://127.0.0.1:11434/v1"), False),
+    ({"base_url": "http://127.0.0.1:8080/v1"}, Secrets(), False),
+    ({"provider": "embedded"}, Secrets(openai_api_key="sk-x"), True),
+    ({"provider": "openai"}, Secrets(), False),
+])
+def test_the_embedded_model_is_used_when_no_endpoint_is_configured_or_when_asked_for(llm, secrets, embedded):
+    assert uses_embedded(_config(**llm), secrets) is embedded
+
+
+class _Server:
+    base_url = "http://127.0.0.1:4321/v1"
+    model = type("M", (), {"alias": "qwen2.5-coder-0.5b-instruct"})()
+
+
+def test_the_served_config_points_every_role_at_the_one_model_one_request_at_a_time():
+    config = dataclasses.replace(_config(parallel_requests=0), agents={
+        "default": AgentSettings(model="gpt-4o", max_tokens=4096, temperature=0.3),
+        "tester": AgentSettings(model="gpt-4o-mini", max_tokens=500)})
+    served = served_config(config, _Server())  # type: ignore[arg-type]
+    assert served.llm.base_url == "http://127.0.0.1:4321/v1" and served.llm.parallel_requests == 1
+    assert {served.agent(role).model for role in ("planner", "tester", "checkin")} == {"qwen2.5-coder-0.5b-instruct"}
+    assert served.agent("planner").max_tokens == 1024 and served.agent("tester").max_tokens == 500  # loops end soon
+    assert served.agent("planner").temperature == 0.3  # what else a role sets is kept
+    assert served_secrets(Secrets(openai_api_key="sk-x", github_token="g")) == Secrets(github_token="g")
+
+
+def test_threads_are_the_cores_other_work_leaves_free():
+    assert thread_count(cores=2, load=0.1) == 2
+    assert thread_count(cores=2, load=1.2) == 1
+    assert thread_count(cores=2, load=9.0) == 1
+    assert thread_count(cores=64, load=0.0) == 8
+
+
+def test_the_context_is_what_the_model_holds_within_what_memory_allows():
+    qwen = GgufInfo("q", "qwen2", 32_768, 12_288)
+    assert context_size(qwen, available=16 << 30) == 16_384
+    assert context_size(qwen, available=10 << 20) == MIN_CONTEXT  # never less than a prompt and reply need
+    assert context_size(qwen, available=200 << 20) == 4_096  # a quarter of 200 MB holds 4,266 tokens
+    assert context_size(GgufInfo("s", "llama", 2_048, None)) == 2_048
+
+
+def _gguf(path: Path, keys: dict[str, object]) -> Path:
+    def string(text: str) -> bytes:
+        return struct.pack("<Q", len(text.encode())) + text.encode()
+    body = b""
+    for key, value in keys.items():
+        body += string(key) + (struct.pack("<I", 8) + string(value) if isinstance(value, str)
+                               else struct.pack("<II", 4, value))
+    path.write_bytes(b"GGUF" + struct.pack("<IQQ", 3, 0, len(keys)) + body)
+    return path
+
+
+def test_a_gguf_header_is_read_for_its_name_and_shape(tmp_path):
+    path = _gguf(tmp_path / "m.gguf", {"general.architecture": "qwen2", "general.name": "Tiny",
+                                       "qwen2.context_length": 4096, "qwen2.block_count": 2,
+                                       "qwen2.embedding_length": 64, "qwen2.attention.head_count": 4,
+                                       "qwen2.attention.head_count_kv": 2})
+    assert read_gguf(path) == GgufInfo("Tiny", "qwen2", 4096, 2 * 2 * 2 * 16 * 2)
+    assert own_model(path).alias == "m" and not own_model(path).verified
+
+
+@pytest.mark.parametrize("content", [b"", b"not a model", b"GGUF\x03\x00\x00\x00", b"GGUF" + struct.pack("<IQQ", 3, 0, 1)
+                                     + struct.pack("<Q", 1 << 40)])
+def test_a_file_that_is_not_a_whole_gguf_model_is_refused_in_one_sentence(tmp_path, content):
+    path = tmp_path / "mine.gguf"
+    path.write_bytes(content)
+    with pytest.raises(NotGguf):
+        read_gguf(path)
+    with pytest.raises(ModelFileError) as caught:
+        own_model(path)
+    assert str(caught.value).startswith(str(path)) and "\n" not in str(caught.value)
+
+
+def test_an_embedded_model_setting_that_names_no_file_is_refused(tmp_path):
+    with pytest.raises(ModelFileError, match=r"\[llm\] embedded_model: .* is not a file"):
+        own_model(tmp_path / "missing.gguf")
+
+
+def test_a_truncated_default_model_is_refused_and_not_used(tmp_path):
+    path = tmp_path / "models" / DEFAULT_MODEL.file_name
+    path.parent.mkdir()
+    path.write_bytes(b"GGUF" + b"\0" * 1000)
+    with pytest.raises(ModelFileError) as caught:
+        default_model(tmp_path, print)
+    assert str(caught.value) == (f"The embedded model at {path} is 1,004 bytes, not the 491,400,064 of "
+                                 f"{DEFAULT_MODEL.file_name} (cut short or replaced): it is not used; delete {path} "
+                                 "and it is fetched again on the next start.")
+
+
+def test_a_corrupted_file_of_the_right_size_is_refused_by_its_hash(tmp_path):
+    path = tmp_path / "m.gguf"
+    path.write_bytes(b"GGUF" + b"\1" * 60)
+    published = PublishedModel("m", "m.gguf", (), "1", 64, "0" * 64)
+    with pytest.raises(ModelFileError, match=r"has SHA-256 [0-9a-f]{64}, not the published 0{64} \(corrupted"):
+        verify(path, published)

@@ -1,0 +1,106 @@
+"""The embedded model for real: llama-cpp-python's server with the default Qwen2.5-Coder-0.5B, started by the bot
+with no endpoint configured, reaching the tests of a real task, and never outliving the bot."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import re
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.model.embedded.server import EmbeddedServer, ServerSettings, loopback_ports
+from bot.model.embedded.weights import default_model
+from tests.bot.embedded_support import ROOT, data_folder_with_model, servers_of
+
+pytestmark = pytest.mark.model
+
+README_TASK = ("Write a python function that finds all properties with a key of 'intf' within all nested child "
+               "objects and returns a list of all key value pairs that match")
+SMALL = ServerSettings(context=2048, threads=1)
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    """The environment of a fresh machine: no key, no endpoint."""
+    return {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+
+
+def _config(tmp_path: Path, data: Path, extra: str = "") -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(f'[storage]\npath = "{data / "codegen.sqlite3"}"\n[sandbox]\nuse_offline_images = true\n{extra}')
+    return path
+
+
+async def _gone(folder: Path, within_s: float) -> bool:
+    deadline = time.monotonic() + within_s
+    while servers_of(folder):
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(0.2)
+    return True
+
+
+async def test_a_port_taken_before_the_server_binds_it_is_passed_over(tmp_path, cached_default_model):
+    model = default_model(data_folder_with_model(tmp_path, cached_default_model), print)
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        tried: list[int] = []
+
+        def ports():
+            for port in itertools.chain([taken], loopback_ports()):
+                tried.append(port)
+                yield port
+
+        server = await EmbeddedServer.start(model, SMALL, tmp_path / "server.log", ports=ports())
+        try:
+            assert tried[0] == taken and server.port == tried[1] != taken and server.process.poll() is None
+        finally:
+            await server.stop()
+    assert server.process.poll() is not None and not servers_of(tmp_path)
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+async def test_the_server_never_outlives_the_bot(tmp_path, cached_default_model, how):
+    data = data_folder_with_model(tmp_path, cached_default_model)
+    bot = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "codegen_chat.cli", "--config", str(_config(tmp_path, data)), "run", README_TASK,
+        "--out", str(tmp_path / "out"), cwd=tmp_path, env=_env(tmp_path),
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while not servers_of(data):
+            assert bot.returncode is None and time.monotonic() < deadline, "the bot started no embedded server"
+            await asyncio.sleep(0.2)
+        await asyncio.sleep(1.0)  # the server is loading, or serving the Planner
+        bot.send_signal(how)
+        await asyncio.wait_for(bot.wait(), 60)
+    finally:
+        if bot.returncode is None:
+            bot.kill()
+            await bot.wait()
+    assert await _gone(data, 15), f"the embedded server outlived the bot's {how.name}"
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(1200)
+async def test_the_readme_task_runs_to_its_tests_on_the_embedded_model_with_no_key(
+        tmp_path, cached_default_model, docker_client):
+    data = data_folder_with_model(tmp_path, cached_default_model)
+    bot = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "codegen_chat.cli", "--config", str(_config(tmp_path, data)), "run", README_TASK,
+        "--out", str(tmp_path / "out"), cwd=tmp_path, env=_env(tmp_path),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(bot.communicate(), 1100)
+    shown, said = out.decode(), err.decode()
+    assert "no model endpoint is configured: the team uses the embedded model qwen2.5-coder-0.5b-instruct" in said
+    assert "Tests (python): " in shown, shown[-3000:] + said[-2000:]  # the team's code was really tested
+    assert bot.returncode in (0, 1) and re.search(r"Run \w+: (PASSED|FAILED|STOPPED)", shown), shown[-2000:]
+    assert not servers_of(data), "the embedded server outlived the run"

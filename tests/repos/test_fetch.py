@@ -1,0 +1,130 @@
+"""Fetching a repository through a real git smart-HTTP server: the token travels as a header only, and a
+hostile tree runs nothing on the host (no filter, hook, submodule or link takes effect)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.repos.checkout import Checkout, Limits, fetch, fetch_files, fetch_rest
+from bot.repos.errors import RepoError, TooLarge
+from bot.repos.git import Git, GitAccess
+from tests.repos.conftest import TOKEN
+from tests.repos.fixtures import PYTHON_PROJECT, git, make_repo
+
+LIMITS = Limits(max_files=1000, max_bytes=50_000_000, max_file_bytes=100_000)
+
+
+def _git(host, tmp_path: Path, token: str = TOKEN, timeout_s: float = 60) -> Git:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return Git(GitAccess(f"{host.url}/acme/billing.git", token), home, timeout_s)
+
+
+async def _fetch_all(git: Git, url: str, base: str, where: Path, limits: Limits = LIMITS) -> Checkout:
+    checkout = await fetch(git, url, base, where, limits)
+    await fetch_rest(git, checkout, limits)
+    return checkout
+
+
+def _everything_under(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+async def test_a_clone_writes_the_base_branch_and_sends_the_token_only_as_a_header(git_host, tmp_path):
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    checkout = await _fetch_all(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w")
+    assert (checkout.tree / "billing/client.py").read_text() == PYTHON_PROJECT["billing/client.py"]
+    assert set(checkout.files) == set(PYTHON_PROJECT) and checkout.branch == "main" and len(checkout.head) == 40
+    assert all(TOKEN not in r.path + r.query for r in git_host.requests)  # never in a URL
+    assert any("Authorization" in r.headers for r in git_host.requests)
+    assert TOKEN.encode() not in _everything_under(tmp_path / "w")  # never on disk (the clone's config included)
+    shallow = (checkout.git_dir / "shallow").read_text().split()
+    assert shallow == [checkout.head]  # a shallow clone: one commit, no history
+
+
+async def test_a_wrong_token_a_missing_branch_and_an_empty_repository_each_get_a_sentence(git_host, tmp_path):
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    url = f"{git_host.url}/acme/billing.git"
+    with pytest.raises(RepoError, match="does not exist, or the bot's token cannot read it"):
+        await fetch(_git(git_host, tmp_path, token="ghp_wrong"), url, "main", tmp_path / "a", LIMITS)
+    with pytest.raises(RepoError, match="has no branch 'release-9'"):
+        await fetch(_git(git_host, tmp_path), url, "release-9", tmp_path / "b", LIMITS)
+    empty = git_host.root / "acme/empty.git"
+    empty.mkdir(parents=True)
+    git("init", "-q", "--bare", cwd=empty)
+    with pytest.raises(RepoError, match="empty"):
+        await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/empty.git", "", tmp_path / "c", LIMITS)
+
+
+async def test_hostile_contents_run_nothing_on_the_host(git_host, tmp_path, monkeypatch):
+    marker = tmp_path / "RAN"
+    # A smudge driver, a hook folder and an LFS filter configured where an ordinary git would read them:
+    # the bot's git reads no global or system config, and runs no hook.
+    home = tmp_path / "user-home"
+    home.mkdir()
+    (home / ".gitconfig").write_text(
+        f'[filter "evil"]\n\tsmudge = touch {marker}\n\trequired = true\n[core]\n\thooksPath = {tmp_path}/hooks\n'
+        f'[filter "lfs"]\n\tsmudge = touch {marker}\n\tprocess = touch {marker}\n')
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for hook in ("post-checkout", "pre-push", "reference-transaction", "post-index-change"):
+        (hooks / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (hooks / hook).chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    files = {**PYTHON_PROJECT, ".gitattributes": "* filter=evil\n*.bin filter=lfs diff=lfs merge=lfs -text\n",
+             ".githooks/post-checkout": f"#!/bin/sh\ntouch {marker}\n", "big.bin": "x" * 200_000}
+    make_repo(git_host.root, "acme/billing", files, links={"etc": "/etc", "docs/passwd": "/etc/passwd"},
+              submodule="vendor/lib")
+    checkout = await _fetch_all(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w")
+    assert not marker.exists()
+    assert not any(p.is_symlink() for p in checkout.tree.rglob("*"))
+    assert "link" in checkout.left_out["etc"] and "link" in checkout.left_out["docs/passwd"]
+    assert "submodule" in checkout.left_out["vendor/lib"] and not (checkout.tree / "vendor").exists()
+    assert "larger than" in checkout.left_out["big.bin"] and not (checkout.tree / "big.bin").exists()
+    assert (checkout.tree / "billing/money.py").read_text() == PYTHON_PROJECT["billing/money.py"]  # unfiltered
+
+
+async def test_a_tree_over_the_file_cap_is_refused_with_a_sentence(git_host, tmp_path):
+    files = {f"pkg{i // 1000}/mod_{i}.py": f"X = {i}\n" for i in range(10_000)}
+    make_repo(git_host.root, "acme/billing", files)
+    with pytest.raises(TooLarge, match="10,000 files; this bot works on at most 5,000"):
+        await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w",
+                    Limits(5_000, 50_000_000, 100_000))
+
+
+async def test_a_fetch_growing_past_the_byte_cap_is_stopped(git_host, tmp_path):
+    files = {f"data/{i}.txt": os.urandom(50_000).hex() for i in range(60)}  # ~6 MB that does not compress
+    make_repo(git_host.root, "acme/billing", files)
+    with pytest.raises(TooLarge, match="max_bytes"):
+        await _fetch_all(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w",
+                         Limits(1000, 1_000_000, 1_000_000))
+
+
+async def test_the_first_fetch_brings_the_tree_and_only_the_files_asked_for(git_host, tmp_path):
+    files = {**PYTHON_PROJECT, **{f"data/{i}.txt": os.urandom(20_000).hex() for i in range(50)}}  # ~2 MB
+    make_repo(git_host.root, "acme/billing", files)
+    git = _git(git_host, tmp_path)
+    checkout = await fetch(git, f"{git_host.url}/acme/billing.git", "main", tmp_path / "w", LIMITS)
+    assert set(checkout.blobs) == set(files) and checkout.files == {}  # paths, no contents
+    await fetch_files(git, checkout, ["billing/client.py", "billing/money.py"], LIMITS)
+    assert set(checkout.files) == {"billing/client.py", "billing/money.py"}
+    packs = sum(p.stat().st_size for p in (checkout.git_dir / "objects").rglob("*") if p.is_file())
+    assert packs < 200_000  # not the 2 MB of data files
+    await fetch_rest(git, checkout, LIMITS)
+    assert set(checkout.files) == set(files) and checkout.complete
+
+
+async def test_named_files_fetched_beside_the_rest_are_each_written_whole(git_host, tmp_path):
+    files = {**PYTHON_PROJECT, **{f"data/{i}.txt": f"{i}\n" * 2000 for i in range(300)}}
+    make_repo(git_host.root, "acme/billing", files)
+    git = _git(git_host, tmp_path)
+    checkout = await fetch(git, f"{git_host.url}/acme/billing.git", "main", tmp_path / "w", LIMITS)
+    named = [f"data/{i}.txt" for i in range(0, 300, 7)]
+    await asyncio.gather(fetch_rest(git, checkout, LIMITS), fetch_files(git, checkout, named, LIMITS))
+    assert checkout.left_out == {}
+    assert {p: (checkout.tree / p).read_text() for p in files} == files
+    assert not list(checkout.tree.rglob("*.part"))

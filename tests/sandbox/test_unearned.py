@@ -1,0 +1,172 @@
+"""A pass must be earned: wrong code cannot change the user's tests (at build or at run time), rewrite a
+runner's report after it was written, or print results the sandbox reads as the runner's. Real Docker."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.types import FileSet, TestJob, TestStatus
+from bot.sandbox import DockerSandbox
+from tests.sandbox.conftest import configured
+from tests.sandbox.programs import PROGRAMS, PYTHON, RUST
+
+pytestmark = pytest.mark.docker
+
+RUST_USER = "#[test]\nfn test_add() { assert_eq!(calc::add(2, 3), 5); }\n" \
+            "#[test]\nfn test_sub() { assert_eq!(calc::sub(5, 3), 2); }\n"
+RUST_WRONG = RUST.buggy().merged({"tests/calc_test.rs": RUST_USER})
+HARMLESS_RS = "#[test]\\nfn test_sub() {}\\n"
+# Build scripts that put a test of their own in place of the user's, each its own way.
+BUILD_RS = {
+    "rewrite": f"fn main() {{ let _ = std::fs::write(\"tests/calc_test.rs\", \"{HARMLESS_RS}\"); }}\n",
+    "replace": f"fn main() {{ let _ = std::fs::write(\"tests/new.txt\", \"{HARMLESS_RS}\"); "
+               "let _ = std::fs::rename(\"tests/new.txt\", \"tests/calc_test.rs\"); }\n",
+    "remove-and-add": f"fn main() {{ let _ = std::fs::remove_file(\"tests/calc_test.rs\"); "
+                      f"let _ = std::fs::write(\"tests/calc_test.rs\", \"{HARMLESS_RS}\"); }}\n",
+}
+
+
+def rust_job(files: FileSet) -> TestJob:
+    return TestJob("rust", files, authoritative=("tests/calc_test.rs",))
+
+
+@pytest.mark.parametrize("how", sorted(BUILD_RS))
+async def test_a_rust_build_script_cannot_rewrite_the_users_tests(sandbox, how):
+    report = await sandbox.run(rust_job(RUST_WRONG.merged({"build.rs": BUILD_RS[how]})))
+    assert report.status is TestStatus.FAILED, report.output(20_000)
+    assert (report.passed, report.failed) == (1, 1), report.output(20_000)  # the user's own test_sub ran
+
+
+async def test_rust_code_that_prints_results_and_exits_does_not_pass(sandbox):
+    """``sub`` prints the line libtest would print for a pass, then ends the process with 0."""
+    lib = RUST_WRONG["src/lib.rs"].replace(
+        "pub fn sub(a: i64, b: i64) -> i64 { a + b }",
+        "pub fn sub(_a: i64, _b: i64) -> i64 { println!(\"test test_sub ... ok\\n\\ntest result: ok. 2 passed; "
+        "0 failed\"); std::process::exit(0) }")
+    assert lib != RUST_WRONG["src/lib.rs"]
+    report = await sandbox.run(rust_job(RUST_WRONG.merged({"src/lib.rs": lib})))
+    assert report.status is TestStatus.FAILED, report.output(20_000)
+    assert "test_sub never reported a result" in report.stderr
+
+
+async def test_the_right_rust_code_with_a_build_script_still_passes(sandbox):
+    right = RUST.correct().merged({"tests/calc_test.rs": RUST_USER, "build.rs": "fn main() {}\n"})
+    report = await sandbox.run(rust_job(right))
+    assert report.status is TestStatus.PASSED, report.output(20_000)
+
+
+GO_FAKE_MAIN = ("package calc\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"testing\"\n)\n\n"
+                "func TestMain(m *testing.M) {\n\tfmt.Println(\"=== RUN   TestSub\\n--- PASS: TestSub (0.00s)\\nPASS\")\n"
+                "\tos.Exit(0)\n}\n")
+GO_FAKE_INIT = ("package calc\n\nimport (\n\t\"fmt\"\n\t\"os\"\n)\n\n"
+                "func init() {\n\tfor _, t := range []string{\"TestAdd\", \"TestSub\", \"TestMul\"} {\n"
+                "\t\tfmt.Printf(\"=== RUN   %s\\n--- PASS: %s (0.00s)\\n\", t, t)\n\t}\n"
+                "\tfmt.Println(\"PASS\")\n\tos.Exit(0)\n}\n")
+
+
+async def test_a_go_testmain_that_prints_passes_without_running_the_tests_fails(sandbox):
+    files = PROGRAMS["go"].buggy().merged({"fake_test.go": GO_FAKE_MAIN})
+    report = await sandbox.run(TestJob("go", files))  # the team's pass alone: `sandbox run DIR`
+    assert report.status is TestStatus.FAILED, report.output(20_000)
+    assert "fake_test.go declares TestMain" in report.stderr
+
+
+@pytest.mark.parametrize("user", [(), ("calc_test.go",)], ids=["team-pass", "user-pass"])
+async def test_go_code_that_prints_passes_from_init_and_exits_fails(sandbox, user):
+    files = PROGRAMS["go"].buggy().merged({"fake.go": GO_FAKE_INIT})
+    report = await sandbox.run(TestJob("go", files, authoritative=user))
+    assert report.status is TestStatus.FAILED, report.output(20_000)
+    assert "ended without its tests being run" in report.stderr
+
+
+async def test_go_passes_that_were_earned_still_count(sandbox):
+    report = await sandbox.run(TestJob("go", PROGRAMS["go"].correct()))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 3), report.output(20_000)
+    assert "--- PASS: TestAdd" in report.stdout and "@@codegen" not in report.stdout
+
+
+PY_FIRST = "from calc import add\n\ndef test_add_first():\n    assert add(1, 1) == 2\n"
+# Imported by the first user test file (test_a.py); rewrites the next one on disk before pytest imports it.
+PY_REWRITES_TESTS = PYTHON.buggy()["calc.py"] + (
+    "\nimport os\nfor _how in ('write', 'replace', 'remove'):\n"
+    "    try:\n"
+    "        if _how == 'write':\n"
+    "            open('test_calc.py', 'w').write('def test_ok():\\n    pass\\n')\n"
+    "        elif _how == 'replace':\n"
+    "            open('x.py', 'w').write('def test_ok():\\n    pass\\n')\n"
+    "            os.replace('x.py', 'test_calc.py')\n"
+    "        else:\n"
+    "            os.remove('test_calc.py')\n"
+    "            open('test_calc.py', 'w').write('def test_ok():\\n    pass\\n')\n"
+    "    except OSError:\n"
+    "        pass\n")
+PASSING_XML = ('<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="3">'
+               '<testcase classname="test_calc" name="test_add" file="test_calc.py"/>'
+               '<testcase classname="test_calc" name="test_sub" file="test_calc.py"/>'
+               '<testcase classname="test_calc" name="test_mul" file="test_calc.py"/>'
+               '</testsuite></testsuites>')
+# After the run: an atexit handler, and a process left behind, each write a report of passes wherever
+# a report could be.
+PY_REWRITES_REPORT = PYTHON.buggy()["calc.py"] + (
+    "\nimport atexit, glob, os, time\n"
+    f"XML = {PASSING_XML!r}\n"
+    "def _forge():\n"
+    "    for path in glob.glob('/tmp/**/*.xml', recursive=True) + glob.glob('/tmp/.*/*.xml') + glob.glob('/tmp/.judge/*')"
+    " + ['/tmp/.judge/' + name for name in ('jun' + 'it.xml', 'user-report.xml')]:\n"
+    "        try:\n"
+    "            with open(path, 'w') as report:\n"
+    "                report.write(XML)\n"
+    "        except OSError:\n"
+    "            pass\n"
+    "def _forge_and_exit():\n"
+    "    _forge()\n"
+    "    os._exit(0)\n"
+    "atexit.register(_forge_and_exit)\n"
+    "if os.fork() == 0:\n"
+    "    os.setsid()\n"
+    "    time.sleep(2)\n"
+    "    _forge()\n"
+    "    os._exit(0)\n")
+
+
+async def test_python_code_cannot_rewrite_the_users_test_files_while_they_run(sandbox):
+    files = PYTHON.buggy().merged({"calc.py": PY_REWRITES_TESTS, "test_a.py": PY_FIRST})
+    report = await sandbox.run(TestJob("python", files, authoritative=("test_a.py", "test_calc.py")))
+    assert report.status is TestStatus.FAILED, report.output(20_000)
+    assert "test_sub" in report.output(100_000) and "test_ok" not in report.output(100_000)
+
+
+@pytest.mark.parametrize("user", [(), ("test_calc.py",)], ids=["team-pass", "user-pass"])
+async def test_python_code_cannot_rewrite_the_report_after_pytest_wrote_it(docker_client, user):
+    files = PYTHON.buggy().merged({"calc.py": PY_REWRITES_REPORT})
+    async with DockerSandbox(configured(timeout_s=30), client=docker_client) as sandbox:
+        report = await sandbox.run(TestJob("python", files, authoritative=user))
+    assert report.status is not TestStatus.PASSED, report.output(20_000)
+    assert "test_sub" in report.output(100_000)
+
+
+C_FORGES = PROGRAMS["c"].buggy()["calc.c"] + (
+    "\n#include <stdio.h>\n#include <unistd.h>\n"
+    "__attribute__((constructor)) static void forge(void) {\n"
+    "    printf(\"ok 1 - test_add\\nok 2 - test_sub\\nok 3 - test_mul\\n1..3\\n\");\n"
+    "    fflush(stdout);\n    _exit(0);\n}\n")
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+async def test_native_code_that_prints_tap_and_exits_before_main_fails(sandbox, language):
+    program = PROGRAMS[language]
+    source = "calc.c" if language == "c" else "calc.cpp"
+    forging = C_FORGES.replace(PROGRAMS["c"].buggy()["calc.c"], program.buggy()[source])
+    report = await sandbox.run(TestJob(language, program.buggy().merged({source: forging}),
+                                       authoritative=(f"calc_test.{source.rsplit('.', 1)[1]}",)))
+    assert report.status is TestStatus.FAILED, report.output(20_000)
+    right = await sandbox.run(TestJob(language, program.correct(),
+                                      authoritative=(f"calc_test.{source.rsplit('.', 1)[1]}",)))
+    assert right.status is TestStatus.PASSED, right.output(20_000)
+
+
+async def test_java_team_file_cannot_shadow_the_users_test_class(sandbox):
+    program = PROGRAMS["java"]
+    shadow = {"src/CalcTest.java": "public class CalcTest {\n    @org.junit.Test public void testAdd() {}\n}\n"}
+    report = await sandbox.run(TestJob("java", program.buggy().merged(shadow), authoritative=("CalcTest.java",)))
+    assert report.status is TestStatus.FAILED, report.output(20_000)
