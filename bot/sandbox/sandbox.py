@@ -339,9 +339,15 @@ class DockerSandbox:
                                  as_judge=True)
         code, text = await self._call(containers.run_quiet, self._client_(), container, argv, self._judge_user, "/")
         if code == UNPACK_EXIT and DEADLINE_UNSET in text:
-            raise SandboxError("the sandbox container did not take its deadline (its first process is gone)")
+            raise self._keeper_gone()
         if code != 0:
             raise SandboxError(f"could not copy the user's tests into the sandbox (exit {code}): {text[:500]}")
+
+    def _keeper_gone(self) -> SandboxError:
+        """The container's first process is gone before the run began: under a configured runtime, its doing."""
+        if self._config.runtime:
+            return runtime_ended(self._config.runtime, SandboxError("its first process is gone"))
+        return SandboxError("the sandbox container did not take its deadline (its first process is gone)")
 
     def _hollow(self, job: TestJob, user: list[str]) -> str:
         """Why the team's tests would pass without testing, for a built-in language that can tell."""
@@ -384,7 +390,7 @@ class DockerSandbox:
         code, _ = await self._call(containers.run_quiet, self._client_(), container,
                                    ["sh", "-c", set_deadline(seconds)], self._judge_user, "/")
         if code != 0:
-            raise SandboxError("the sandbox container did not take its deadline (its first process is gone)")
+            raise self._keeper_gone()
 
     async def _as_judge(self, container: Container, script: str) -> None:
         code, text = await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", script],

@@ -75,7 +75,9 @@ def test_eat_memory():
     assert "memory limit" in report.stderr
 
 
-@OLD_RUNSC
+# Not strict: with runsc 20221219 the bash job can come back "failed" from the ended container, which says
+# nothing about containment; it is evidence only once the strict marks above are gone.
+@pytest.mark.xfail(strict=False, reason="runsc 20221219 ends the hardened container at its first exec")
 async def test_fork_bomb_under_gvisor_is_contained(gvisor):
     bomb = await gvisor.run(TestJob("bash", FileSet({"test_bomb.sh": ":(){ :|:& };:\nsleep 60\n"}), 8))
     assert bomb.status in (TestStatus.TIMEOUT, TestStatus.FAILED), bomb.output()
