@@ -5,6 +5,7 @@ reaction, a thread). Which messages to take, who may do what and how a run looks
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -75,7 +76,7 @@ async def on_code(ctx: Context, interaction: discord.Interaction, task: str, fil
         except UserInputError as error:
             await interaction.followup.send(_said(ctx, error), ephemeral=True)
             return None
-        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments),
+        return Prepared(dataclasses.replace(arrival.request(PLATFORM, str(thread.id), attachments), link=thread.jump_url),
                         DiscordThread(thread, arrival.place.user, ctx.pace))
 
     try:
@@ -105,7 +106,7 @@ async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Mess
         limits = ctx.limits
         earlier = partial(read_earlier, message, me, limits.thread_messages, ctx.max_attachment_bytes,
                           limits.max_attachments, ctx.config.message_content_intent)
-        return Prepared(arrival.request(PLATFORM, str(thread.id), attachments),
+        return Prepared(dataclasses.replace(arrival.request(PLATFORM, str(thread.id), attachments), link=thread.jump_url),
                         DiscordThread(thread, arrival.place.user, ctx.pace), earlier)
 
     try:

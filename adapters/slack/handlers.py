@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from adapters.slack.earlier import read_earlier
@@ -76,7 +77,7 @@ class SlackBot:
         arrival = arrival_of(message, bot_user, mention_event)
 
         async def prepare() -> Prepared:
-            request = arrival.request(PLATFORM)
+            request = dataclasses.replace(arrival.request(PLATFORM), link=await self._permalink(message))
             if message.files:  # downloaded only once the cheap refusals are behind
                 attachments = await read_shared_files(list(message.files), self._client, self._downloads,
                                                       self._config.slack.api_url, self._config.input.max_attachment_bytes)
@@ -87,6 +88,16 @@ class SlackBot:
         taken = await self._service.take(arrival, self._platform, prepare)
         if taken.refusal:
             await thread.ephemeral(message.user, taken.refusal)
+
+    async def _permalink(self, message: Incoming) -> str:
+        """A link back to the message that asked (for a pull request's description), or "" when Slack gives none."""
+        try:
+            answer = await self._client.chat_getPermalink(channel=message.channel, message_ts=message.ts)
+        except SlackApiError as error:
+            log.info("no permalink for Slack message %s: %s", message.ts, error.response.get("error", ""))
+            return ""
+        link = answer.get("permalink")
+        return link if isinstance(link, str) and link.startswith("https://") else ""
 
     async def _earlier(self, message: Incoming, bot_user: str) -> Earlier:
         limits = self._config.input

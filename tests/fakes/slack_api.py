@@ -251,6 +251,11 @@ class FakeSlack:
             return {"ok": False, "error": "invalid_auth"}, {}
         return {"ok": True, "url": f"{self.base.replace('http', 'ws', 1)}/link?ticket=t{next(self._ids)}"}, {}
 
+    def _chat_getPermalink(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        channel, ts = str(args["channel"]), str(args["message_ts"])
+        return {"ok": True, "channel": channel,
+                "permalink": f"https://fake.slack.test/archives/{channel}/p{ts.replace('.', '')}"}, {}
+
     def _chat_postMessage(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
         message = Message(args["channel"], self.next_ts(), str(args.get("text", "")), BOT_USER,
                           args.get("thread_ts"), list(args.get("blocks") or []), posted_at=time.monotonic())

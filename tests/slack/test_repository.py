@@ -40,6 +40,7 @@ async def test_a_mention_in_a_channel_with_a_default_repository_ends_with_a_pull
         message, _ = await mention(slack, "add retries to billing/client.py")
         thread = await finished(slack, "C1", message.ts)
         (pull,) = github.opened
+        assert f"Asked for in https://fake.slack.test/archives/C1/p{message.ts.replace('.', '')}" in pull.body
         assert f"Pull request: {pull_url(github, pull.number)}" in thread[-1].text
         assert f"acme/billing/pull/{pull.number}" in thread[0].text  # the status message links it too
         await mention(slack, "also print each retry", thread_ts=message.ts)
