@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 from agents.replies import Action, ReplyFormatError, parse_plan, parse_review, parse_triage
+from agents.types import Role
 
 BADGE_NOTE_CHARS = 80  # of the first note in "asks for changes: ..."
 SUMMARY_LINE_CHARS = 200
@@ -28,14 +29,14 @@ class Reading:
 
 def read_turn(agent: str, text: str) -> Reading:
     try:
-        if agent == "optimizer":
+        if agent == Role.OPTIMIZER:
             review = parse_review(text)
             badge = "✅ approves" if review.approved else f"✍️ asks for changes: {first_words(review.notes)}"
             return Reading(badge.rstrip(": "), review.notes)
-        if agent == "manager":
+        if agent == Role.MANAGER:
             triage = parse_triage(text)
             return Reading(TRIAGE_BADGES[triage.action], triage.reason)
-        if agent == "planner":
+        if agent == Role.PLANNER:
             _, language = parse_plan(text)
             return Reading(f"language: {language}" if language else "", _LANGUAGE_LINE.sub("", text))
     except ReplyFormatError:

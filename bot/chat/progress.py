@@ -22,7 +22,7 @@ from agents.events import (
     TurnStarted,
     Waiting,
 )
-from agents.types import RunStatus
+from agents.types import Role, RunStatus
 from bot.chat.badges import read_turn
 from bot.chat.words import STATUS_EMOJI, status_word
 
@@ -116,11 +116,11 @@ class ProgressTracker:
         key = _key(event.agent, event.round)
         if not self._has(key):  # a stored run drawn again: its turns come without their starts
             self._start(key, _title(event.agent, event.round))
-        if event.agent == "tester":  # its step ends with the test run it leads to
+        if event.agent == Role.TESTER:  # its step ends with the test run it leads to
             self._set_detail("running the tests", key)
             return
-        badge = _words(read_turn(event.agent, event.text).badge) if event.agent != "checkin" else "publishing"
-        if event.agent == "checkin":
+        badge = _words(read_turn(event.agent, event.text).badge) if event.agent != Role.CHECKIN else "publishing"
+        if event.agent == Role.CHECKIN:
             self._set_detail(badge, key)
         else:
             self._end(key, DONE, badge)
@@ -174,8 +174,8 @@ def _words(badge: str) -> str:
 
 WRITING = "writing"  # the detail of a step whose model writes again after a silence
 
-_KINDS = {"planner": "plan", "programmer": "code", "optimizer": "review", "tester": "tests", "manager": "triage",
-          "checkin": "checkin"}
+_KINDS: dict[str, str] = {Role.PLANNER: "plan", Role.PROGRAMMER: "code", Role.OPTIMIZER: "review", Role.TESTER: "tests",
+          Role.MANAGER: "triage", Role.CHECKIN: "checkin"}
 
 
 def _key(agent: str, round_: int) -> str:

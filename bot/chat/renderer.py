@@ -59,7 +59,7 @@ from agents.events import (
     Waiting,
 )
 from agents.language import BUILT_IN, Languages
-from agents.types import CheckInResult, Publication, Usage
+from agents.types import CheckInResult, Publication, Role, Usage
 from bot.chat.badges import read_turn, readme_summary
 from bot.chat.links import unmasked
 from bot.chat.long_code import captioned, flat_files, inline_or_attach
@@ -306,7 +306,7 @@ class RunRenderer:
         reading = read_turn(event.agent, event.text)
         header = self._show(turn_header(event.agent, event.round, self._follow_up, reading.badge))
         inlined = inline_or_attach(reading.text, self._style.max_inline_code_chars, event.files, self._languages)
-        body = readme_summary(event.text) if event.agent == "checkin" else captioned(inlined.text)
+        body = readme_summary(event.text) if event.agent == Role.CHECKIN else captioned(inlined.text)
         pieces = self._pieces(body.strip() or NO_TEXT, header)
         pieces[0] = f"{header}\n{pieces[0]}"
         if turn is not None:
@@ -316,7 +316,7 @@ class RunRenderer:
             first = await self._thread.post(pieces[0])
         for piece in pieces[1:]:
             await self._thread.post(piece)
-        if event.agent == "checkin":
+        if event.agent == Role.CHECKIN:
             self._checkin = _Shown(first, pieces[0])
             return  # its README goes with the files, wherever they are published
         if inlined.files:

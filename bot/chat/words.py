@@ -9,14 +9,14 @@ from collections.abc import Mapping
 from agents.events import RunFinished, TestReported
 from agents.excerpts import failure_excerpt
 from agents.fences import inert
-from agents.types import CheckInResult, Publication, RunStatus, TestReport, Usage
+from agents.types import CheckInResult, Publication, Role, RunStatus, TestReport, Usage
 from bot.checkin.files import README_NAME, gist_layout
 from bot.checkin.readme import compose_readme
 from bot.process.lifecycle import SHUTDOWN_REASON
 
-AGENT_TITLES = {
-    "planner": "Planner", "programmer": "Programmer", "optimizer": "Optimizer (review)",
-    "tester": "Tester", "manager": "Manager (triage)", "checkin": "Check-In",
+AGENT_TITLES: dict[str, str] = {
+    Role.PLANNER: "Planner", Role.PROGRAMMER: "Programmer", Role.OPTIMIZER: "Optimizer (review)",
+    Role.TESTER: "Tester", Role.MANAGER: "Manager (triage)", Role.CHECKIN: "Check-In",
 }
 STATUS_WORDS = {
     RunStatus.PASSED: "Passed", RunStatus.FAILED: "Failed", RunStatus.STOPPED: "Stopped",
