@@ -12,6 +12,7 @@ import asyncio
 import importlib
 import logging
 from collections.abc import Awaitable, Callable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from agents.errors import SandboxError
@@ -76,15 +77,15 @@ class DockerSandboxOnDemand:
 
     async def _make(self) -> DockerSandbox:
         if self._config.backend == "kubernetes":
-            module = await asyncio.to_thread(_import_kubernetes)
-            made: DockerSandbox = module.KubernetesSandbox(self._config, self._running)
+            kubernetes = await asyncio.to_thread(_import_kubernetes)
+            made: DockerSandbox = kubernetes.KubernetesSandbox(self._config, self._running)
             return made
         module = await asyncio.to_thread(importlib.import_module, "bot.sandbox.sandbox")
         sandbox: DockerSandbox = module.DockerSandbox(self._config)
         return sandbox
 
 
-def _import_kubernetes() -> object:
+def _import_kubernetes() -> ModuleType:
     try:
         return importlib.import_module("bot.sandbox.kubernetes.sandbox")
     except ModuleNotFoundError as error:
