@@ -205,7 +205,7 @@ class LoopbackCluster:
         """What the kubelet notices once a command ended: an OOM kill in the container ends it whole. Whether the
         container still runs (then the exec's end is reported; else the stream is just cut, as a real one is)."""
         state = await _inspect(pod.containers[container])
-        if state.get("OOMKilled") and not pod.gone:
+        if (state.get("OOMKilled") or await asyncio.to_thread(_oom_kills, pod.containers[container])) and not pod.gone:
             await _docker("kill", pod.containers[container])
             self._terminated(pod, container, "OOMKilled", 137)
             return False
@@ -352,6 +352,19 @@ async def _inspect(docker_id: str) -> dict[str, Any]:
         return state
     except RuntimeError:
         return {}
+
+
+def _oom_kills(docker_id: str) -> int:
+    """How many processes the kernel OOM-killed in the container's memory cgroup (v1 or v2, either driver)."""
+    for path in (f"/sys/fs/cgroup/memory/docker/{docker_id}/memory.oom_control",
+                 f"/sys/fs/cgroup/system.slice/docker-{docker_id}.scope/memory.events",
+                 f"/sys/fs/cgroup/docker/{docker_id}/memory.events"):
+        with contextlib.suppress(OSError):
+            for line in Path(path).read_text(encoding="ascii").splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+    return 0
 
 
 def _now() -> str:

@@ -1,0 +1,56 @@
+"""How Kubernetes ends a test Pod, each said in one sentence: OOMKilled, its activeDeadlineSeconds, a quota full."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from agents.errors import SandboxError
+from agents.types import FileSet, TestJob, TestStatus
+from bot.sandbox.kubernetes.sandbox import KubernetesSandbox
+from tests.fakes.kubernetes_cluster import LoopbackCluster
+from tests.k8s.conftest import NAMESPACE, kubernetes_config
+
+pytestmark = pytest.mark.docker
+
+MEMORY_BOMB = "def test_memory():\n    blocks = [bytearray(16 * 1024 * 1024) for _ in range(64)]\n    assert blocks\n"
+SLEEPER = "import time\n\ndef test_sleep():\n    time.sleep(60)\n"
+
+
+async def test_an_oom_killed_pod_says_so(cluster, tmp_path):
+    async with KubernetesSandbox(kubernetes_config(cluster, tmp_path, memory_mb=128)) as sandbox:
+        report = await sandbox.run(TestJob("python", FileSet({"test_memory.py": MEMORY_BOMB})))
+    assert report.status is TestStatus.FAILED
+    assert "[sandbox] killed for going over the 128 MB memory limit (Kubernetes: OOMKilled)" in report.stderr
+
+
+async def test_a_pod_past_its_deadline_says_so(cluster, tmp_path):
+    async with KubernetesSandbox(kubernetes_config(cluster, tmp_path)) as sandbox:
+        running = asyncio.ensure_future(sandbox.run(TestJob("python", FileSet({"test_sleep.py": SLEEPER}))))
+        name = await _first_pod(cluster)
+        await asyncio.sleep(1.5)  # the test sleeps by then
+        await cluster.expire(NAMESPACE, name)
+        report = await running
+    assert report.status is TestStatus.TIMEOUT
+    assert "Kubernetes stopped the test Pod at its deadline (activeDeadlineSeconds" in report.stderr
+
+
+async def test_a_pod_the_quota_refuses_says_so(docker_client, tmp_path):
+    async with LoopbackCluster(memory_quota_mb=100) as cluster:
+        async with KubernetesSandbox(kubernetes_config(cluster, tmp_path)) as sandbox:
+            with pytest.raises(SandboxError) as refused:
+                await sandbox.run(TestJob("python", FileSet({"test_one.py": "def test_one():\n    assert True\n"})))
+        assert cluster.refused and not cluster.stored(NAMESPACE)
+    message = str(refused.value)
+    assert message.startswith(f"the Kubernetes namespace '{NAMESPACE}' has no quota left for a test Pod (")
+    assert "exceeded quota: sandbox-quota" in message and "raise its ResourceQuota" in message
+
+
+async def _first_pod(cluster: LoopbackCluster) -> str:
+    for _ in range(400):
+        for (namespace, name), pod in cluster.pods.items():
+            if namespace == NAMESPACE and pod.containers:
+                return name
+        await asyncio.sleep(0.05)
+    raise AssertionError("no Pod started")
