@@ -77,7 +77,7 @@ class DockerSandboxOnDemand:
 
     async def _make(self) -> DockerSandbox:
         if self._config.backend == "kubernetes":
-            kubernetes = await asyncio.to_thread(_import_kubernetes)
+            kubernetes = await asyncio.to_thread(kubernetes_module)
             made: DockerSandbox = kubernetes.KubernetesSandbox(self._config, self._running)
             return made
         module = await asyncio.to_thread(importlib.import_module, "bot.sandbox.sandbox")
@@ -85,7 +85,8 @@ class DockerSandboxOnDemand:
         return sandbox
 
 
-def _import_kubernetes() -> ModuleType:
+def kubernetes_module() -> ModuleType:
+    """``bot.sandbox.kubernetes.sandbox``, or one sentence saying which extra to install (blocking: a thread)."""
     try:
         return importlib.import_module("bot.sandbox.kubernetes.sandbox")
     except ModuleNotFoundError as error:
