@@ -85,6 +85,15 @@ class DockerSandboxOnDemand:
         return sandbox
 
 
+async def sandbox_type(config: SandboxConfig) -> type[DockerSandbox]:
+    """The class ``[sandbox] backend`` names, imported off the event loop (for commands that hold one sandbox)."""
+    if config.backend == "kubernetes":
+        chosen: type[DockerSandbox] = (await asyncio.to_thread(kubernetes_module)).KubernetesSandbox
+        return chosen
+    docker: type[DockerSandbox] = (await asyncio.to_thread(importlib.import_module, "bot.sandbox.sandbox")).DockerSandbox
+    return docker
+
+
 def kubernetes_module() -> ModuleType:
     """``bot.sandbox.kubernetes.sandbox``, or one sentence saying which extra to install (blocking: a thread)."""
     try:

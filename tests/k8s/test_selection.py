@@ -50,3 +50,19 @@ async def test_doctor_checks_the_cluster_and_the_namespace(tmp_path):
         assert check.ok and NAMESPACE in check.detail
     [check] = await sandbox_checks(config, Secrets())  # the same cluster, gone
     assert not check.ok and check.name == "kubernetes"
+
+
+@pytest.mark.docker
+async def test_sandbox_run_tests_a_folder_in_a_pod(cluster, tmp_path, capsys):
+    import json
+
+    from tests.sandbox.test_commands import invoke
+
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "test_one.py").write_text("def test_one():\n    assert 3 * 3 == 9\n")
+    code = await invoke(Config(sandbox=kubernetes_config(cluster, tmp_path)), "sandbox", "run", "--language",
+                        "python", str(folder), "--json")
+    result = json.loads(capsys.readouterr().out)
+    assert (code, result["status"], result["passed"]) == (0, "passed", 1)
+    assert len(cluster.created) == 1
