@@ -64,6 +64,7 @@ class LoopbackCluster:
         self._runner: web.AppRunner | None = None
         self._session: aiohttp.ClientSession | None = None
         self._kubelet: asyncio.Task[None] | None = None
+        self._admission = asyncio.Lock()
         self.url = ""
 
     async def __aenter__(self) -> LoopbackCluster:
@@ -137,9 +138,12 @@ class LoopbackCluster:
     async def _forward(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         if request.method == "POST" and request.path.endswith("/pods"):
-            refused = self._quota_refusal(request.match_info["tail"], json.loads(body))
-            if refused is not None:
-                return refused
+            async with self._admission:  # one create at a time, as the quota's own update serializes them
+                refused = self._quota_refusal(request.match_info["tail"], json.loads(body))
+                return refused if refused is not None else await self._pass_on(request, body)
+        return await self._pass_on(request, body)
+
+    async def _pass_on(self, request: web.Request, body: bytes) -> web.StreamResponse:
         assert self._server is not None and self._session is not None
         async with self._session.request(request.method, str(self._server.url).rstrip("/") + request.path_qs,
                                          data=body, headers={"Content-Type": request.content_type}) as answer:

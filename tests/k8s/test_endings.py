@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import pytest
 
@@ -15,6 +16,7 @@ from tests.k8s.conftest import NAMESPACE, kubernetes_config
 pytestmark = pytest.mark.docker
 
 MEMORY_BOMB = "def test_memory():\n    blocks = [bytearray(16 * 1024 * 1024) for _ in range(64)]\n    assert blocks\n"
+ONE = "def test_one():\n    assert True\n"
 SLEEPER = "import time\n\ndef test_sleep():\n    time.sleep(60)\n"
 
 
@@ -36,15 +38,28 @@ async def test_a_pod_past_its_deadline_says_so(cluster, tmp_path):
     assert "Kubernetes stopped the test Pod at its deadline (activeDeadlineSeconds" in report.stderr
 
 
-async def test_a_pod_the_quota_refuses_says_so(docker_client, tmp_path):
+async def test_a_pod_the_quota_refuses_for_too_long_says_so(docker_client, tmp_path):
     async with LoopbackCluster(memory_quota_mb=100) as cluster:
-        async with KubernetesSandbox(kubernetes_config(cluster, tmp_path)) as sandbox:
+        config = kubernetes_config(cluster, tmp_path)
+        config = dataclasses.replace(config, kubernetes=dataclasses.replace(config.kubernetes, pod_start_timeout_s=3.0))
+        async with KubernetesSandbox(config) as sandbox:
             with pytest.raises(SandboxError) as refused:
-                await sandbox.run(TestJob("python", FileSet({"test_one.py": "def test_one():\n    assert True\n"})))
-        assert cluster.refused and not cluster.stored(NAMESPACE)
+                await sandbox.run(TestJob("python", FileSet({"test_one.py": ONE})))
+        assert len(cluster.refused) >= 2 and not cluster.stored(NAMESPACE)  # tried again before giving up
     message = str(refused.value)
-    assert message.startswith(f"the Kubernetes namespace '{NAMESPACE}' has no quota left for a test Pod (")
+    assert message.startswith(f"the Kubernetes namespace '{NAMESPACE}' had no quota left for a test Pod for ")
     assert "exceeded quota: sandbox-quota" in message and "raise its ResourceQuota" in message
+
+
+async def test_a_full_quota_is_waited_out_like_the_concurrency_cap(docker_client, tmp_path):
+    # Room for one default Pod (320Mi: 256Mi of tests, 64Mi of the sandbox's own container), not two.
+    async with LoopbackCluster(memory_quota_mb=600) as cluster:
+        async with KubernetesSandbox(kubernetes_config(cluster, tmp_path, concurrency=2)) as sandbox:
+            slow = "import time\n\ndef test_slow():\n    time.sleep(2)\n"
+            reports = await asyncio.gather(sandbox.run(TestJob("python", FileSet({"test_slow.py": slow}))),
+                                           sandbox.run(TestJob("python", FileSet({"test_slow.py": slow}))))
+        assert cluster.refused, "the second Pod was refused at first"
+    assert [report.status for report in reports] == [TestStatus.PASSED, TestStatus.PASSED]
 
 
 async def _first_pod(cluster: LoopbackCluster) -> str:

@@ -26,6 +26,7 @@ from bot.config.sections import KubernetesConfig
 # What talking to a cluster that failed or went away raises, from each layer.
 CLUSTER_ERRORS: tuple[type[Exception], ...] = (ApiException, aiohttp.ClientError, asyncio.TimeoutError, OSError)
 DEFAULT_KUBECONFIG = "~/.kube/config"
+WS_HEARTBEAT_S = 30.0
 
 
 @dataclass
@@ -56,7 +57,8 @@ async def open_cluster(config: KubernetesConfig) -> Cluster:
         raise SandboxError(f"the Kubernetes configuration in {where} could not be used ({_first_line(error)}): "
                            "set [sandbox.kubernetes] kubeconfig (and context), or run the bot in the cluster") from None
     api = ApiClient(configuration)
-    return Cluster(CoreV1Api(api), api, WsApiClient(configuration), str(configuration.host))
+    # Pings keep a quiet test's exec open through proxies and load balancers that close idle connections.
+    return Cluster(CoreV1Api(api), api, WsApiClient(configuration, heartbeat=WS_HEARTBEAT_S), str(configuration.host))
 
 
 async def _load_kubeconfig(name: str, context: str, configuration: Configuration) -> None:
@@ -67,12 +69,18 @@ async def _load_kubeconfig(name: str, context: str, configuration: Configuration
     await loader.load_and_set(configuration)
 
 
-def refusal(error: ApiException, namespace: str, what: str) -> SandboxError:
+def quota_full(error: ApiException) -> bool:
+    """Whether the API server refused a create because the namespace's ResourceQuota is used up."""
+    return error.status == 403 and "exceeded quota" in api_message(error)
+
+
+def refusal(error: ApiException, namespace: str, what: str, waited_s: float = 0.0) -> SandboxError:
     """The one sentence for a call the API server refused: a full quota, missing rights, no such namespace."""
     message = api_message(error)
-    if error.status == 403 and "exceeded quota" in message:
-        return SandboxError(f"the Kubernetes namespace {namespace!r} has no quota left for {what} ({message}); "
-                            "it runs once other tests finish, or raise its ResourceQuota (deploy/k8s/quota.yaml)")
+    if quota_full(error):
+        return SandboxError(f"the Kubernetes namespace {namespace!r} had no quota left for {what} for "
+                            f"{waited_s:.0f}s ({message}): wait for other tests to finish, or raise its ResourceQuota "
+                            "(deploy/k8s/quota.yaml)")
     if error.status == 403:
         return SandboxError(f"Kubernetes refused {what} in namespace {namespace!r} ({message}): give the bot's "
                             "service account the Role in deploy/k8s/rbac.yaml")

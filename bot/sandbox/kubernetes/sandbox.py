@@ -31,7 +31,7 @@ from bot.process.logs import current_context
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, pack
 from bot.sandbox.hardening import BETWEEN_STEPS_S, DEADLINE_GRACE_S, DEADLINE_UNSET
 from bot.sandbox.kubernetes import execs, pods
-from bot.sandbox.kubernetes.api import CLUSTER_ERRORS, Cluster, cluster_failed, open_cluster, refusal
+from bot.sandbox.kubernetes.api import CLUSTER_ERRORS, Cluster, cluster_failed, open_cluster, quota_full, refusal
 from bot.sandbox.kubernetes.sweep import RunIsRunning, delete, sweep
 from bot.sandbox.output import SplitOutput
 from bot.sandbox.reports import KILLED, StepResult
@@ -39,7 +39,8 @@ from bot.sandbox.sandbox import DockerSandbox
 
 POLL_S = 0.25  # how often a starting Pod is looked at
 STATUS_WAIT_S = 5.0  # how long the kubelet may take to report why a container ended
-SWEEP_INTERVAL_S = 300.0  # while the bot runs, Pods a crashed replica left go within this long
+SWEEP_INTERVAL_S = 300.0
+QUOTA_RETRY_S, QUOTA_RETRY_MAX_S = 0.5, 5.0  # a create a full quota refused is tried again, less and less often  # while the bot runs, Pods a crashed replica left go within this long
 START_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError",
                   "CreateContainerError", "RunContainerError")
 log = logging.getLogger(__name__)
@@ -142,10 +143,20 @@ class KubernetesSandbox(DockerSandbox):
         return pod
 
     async def _create(self, manifest: dict[str, Any]) -> None:
-        try:
-            await self._cluster_().core.create_namespaced_pod(self._namespace, manifest)  # type: ignore[arg-type]
-        except ApiException as error:
-            raise refusal(error, self._namespace, "a test Pod") from None
+        """Create the Pod. A full quota (other jobs', maybe other replicas') is waited out, as the concurrency cap
+        is, for up to ``pod_start_timeout_s``; then, and for any other refusal, one sentence."""
+        started = time.monotonic()
+        pause = QUOTA_RETRY_S
+        while True:
+            try:
+                await self._cluster_().core.create_namespaced_pod(self._namespace, manifest)  # type: ignore[arg-type]
+                return
+            except ApiException as error:
+                waited = time.monotonic() - started
+                if not quota_full(error) or waited + pause > self._config.kubernetes.pod_start_timeout_s:
+                    raise refusal(error, self._namespace, "a test Pod", waited) from None
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, QUOTA_RETRY_MAX_S)
 
     async def _until_running(self, pod: Pod, language: str) -> None:
         deadline = time.monotonic() + self._config.kubernetes.pod_start_timeout_s
