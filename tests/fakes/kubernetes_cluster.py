@@ -26,6 +26,7 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,8 @@ class LoopbackCluster:
         self.created: list[dict[str, Any]] = []  # every Pod body the API accepted, as received
         self.refused: list[dict[str, Any]] = []
         self.execs: list[tuple[str, str, list[str]]] = []  # (pod, container, command) of every exec
+        # Called as an exec arrives (its Pod's name, its query): what a test has the cluster do at that moment.
+        self.on_exec: Callable[[str, Mapping[str, str]], Awaitable[None]] | None = None
         self._folder = Path(tempfile.mkdtemp(prefix="k8s-fake-"))
         self._server: kmock.Server | None = None
         self._runner: web.AppRunner | None = None
@@ -173,6 +176,8 @@ class LoopbackCluster:
 
     async def _exec(self, request: web.Request) -> web.StreamResponse:
         namespace, name = request.match_info["namespace"], request.match_info["name"]
+        if self.on_exec is not None:
+            await self.on_exec(name, request.query)
         container = request.query.get("container", "")
         command = request.query.getall("command", [])
         pod = self.pods.get((namespace, name))

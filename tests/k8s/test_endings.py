@@ -69,3 +69,16 @@ async def _first_pod(cluster: LoopbackCluster) -> str:
                 return name
         await asyncio.sleep(0.05)
     raise AssertionError("no Pod started")
+
+
+async def test_a_pod_past_its_deadline_while_its_files_go_in_says_so(cluster, tmp_path):
+    # Kubernetes may end the Pod at any step, not only during the tests: the run is a timeout all the same.
+    async def expire_at_the_upload(name, query):  # the kubelet's deadline comes as the files are unpacked
+        if query.get("stdin", "").lower() == "true":
+            await cluster.expire(NAMESPACE, name)
+
+    cluster.on_exec = expire_at_the_upload
+    async with KubernetesSandbox(kubernetes_config(cluster, tmp_path)) as sandbox:
+        report = await sandbox.run(TestJob("python", FileSet({"test_one.py": ONE})))
+    assert report.status is TestStatus.TIMEOUT
+    assert report.stderr.startswith("[sandbox] Kubernetes stopped the test Pod at its deadline")

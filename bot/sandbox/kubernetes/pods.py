@@ -33,8 +33,10 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "codegen-chat", "app.kubernetes.io
 JUDGE, TESTS, PREPARE = "judge", "tests", "prepare"  # the Pod's containers
 SCRATCH = "scratch"  # the emptyDir holding /work and /tmp
 ALIVE_FIFO = "/tmp/.alive"
-# The judge container's first process: the Docker keeper, holding ALIVE_FIFO open for as long as it lives.
-JUDGE_COMMAND = ["sh", "-c", f'mkfifo -m 644 {ALIVE_FIFO} && exec 5<> {ALIVE_FIFO} && exec sh -c "$0"', KEEPER[2]]
+# The judge container's first process holds ALIVE_FIFO open and runs the Docker keeper as its child: pid 1 of a
+# container ignores a SIGKILL sent from inside it, so the keeper, ending itself at its deadline, must not be pid 1
+# (in Docker, the engine's init is). When the keeper ends, so does its parent, closing the FIFO.
+JUDGE_COMMAND = ["sh", "-c", f'mkfifo -m 644 {ALIVE_FIFO} && exec 5<> {ALIVE_FIFO} && sh -c "$0"; exit 0', KEEPER[2]]
 # The tests container's first process (pid 1: `kill -9 -1` of the commands' user spares it). `read` is a builtin,
 # so no child of its own can be killed from under it; it returns when the keeper's end closes the FIFO.
 TESTS_COMMAND = ["sh", "-c", f"until [ -p {ALIVE_FIFO} ]; do sleep 0.1; done; read -r _ < {ALIVE_FIFO}; "

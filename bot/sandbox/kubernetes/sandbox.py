@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from agents.errors import SandboxError
+from agents.types import TestJob, TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.process.logs import current_context
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, pack
@@ -39,8 +40,8 @@ from bot.sandbox.sandbox import DockerSandbox
 
 POLL_S = 0.25  # how often a starting Pod is looked at
 STATUS_WAIT_S = 5.0  # how long the kubelet may take to report why a container ended
-SWEEP_INTERVAL_S = 300.0
-QUOTA_RETRY_S, QUOTA_RETRY_MAX_S = 0.5, 5.0  # a create a full quota refused is tried again, less and less often  # while the bot runs, Pods a crashed replica left go within this long
+SWEEP_INTERVAL_S = 300.0  # while the bot runs, Pods a crashed replica left go within this long
+QUOTA_RETRY_S, QUOTA_RETRY_MAX_S = 0.5, 5.0  # a create a full quota refused is tried again, less and less often
 START_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "CreateContainerConfigError",
                   "CreateContainerError", "RunContainerError")
 log = logging.getLogger(__name__)
@@ -48,10 +49,20 @@ log = logging.getLogger(__name__)
 
 @dataclass(eq=False)
 class Pod:
-    """One job's Pod; ``ended`` says how Kubernetes ended it, once it did (nothing more runs in it then)."""
+    """One job's Pod; ``ended`` says how it was ended, once it was (nothing more runs in it then), ``by_deadline``
+    whether by a time limit (the run is then a timeout)."""
 
     name: str
     ended: str = ""
+    by_deadline: bool = False
+
+
+class _PodEnded(Exception):
+    """Kubernetes ended the Pod between the steps that report (while files went in, say): the run's report."""
+
+    def __init__(self, pod: Pod) -> None:
+        super().__init__(pod.ended)
+        self.pod = pod
 
 
 class KubernetesSandbox(DockerSandbox):
@@ -102,6 +113,13 @@ class KubernetesSandbox(DockerSandbox):
         await super().close()
         if self._cluster is not None:
             await self._cluster.close()
+
+    async def run(self, job: TestJob) -> TestReport:
+        try:
+            return await super().run(job)
+        except _PodEnded as ended:
+            status = TestStatus.TIMEOUT if ended.pod.by_deadline else TestStatus.ERROR
+            return TestReport(status=status, stderr=f"[sandbox] {ended.pod.ended}")
 
     def prepare(self, language: str) -> None:
         """No Pod is made ahead of its job (its deadline would run meanwhile)."""
@@ -199,11 +217,17 @@ class KubernetesSandbox(DockerSandbox):
 
     async def _quiet(self, container: Pod, argv: list[str], user: str, workdir: str,
                      limit: int = 64 * 1024, stdin: bytes = b"") -> tuple[int | None, str]:
-        if container.ended:
+        if container.ended:  # after a step that reported how: what follows it reads nothing
             return None, ""
         output = SplitOutput(limit)
-        code = await execs.run(self._cluster_().ws, self._namespace, container.name, self._container_of(user),
-                               pods.in_container(argv, workdir, None, self._config), output, stdin)
+        code = None
+        with contextlib.suppress(*CLUSTER_ERRORS):  # a stream the Pod's end cut: its status says why
+            code = await execs.run(self._cluster_().ws, self._namespace, container.name, self._container_of(user),
+                                   pods.in_container(argv, workdir, None, self._config), output, stdin)
+        if code is None:
+            await self._ended_by_kubernetes(container, None)
+            if container.ended:
+                raise _PodEnded(container)
         out, err = output.texts()
         return code, out + err
 
@@ -242,7 +266,7 @@ class KubernetesSandbox(DockerSandbox):
         """Run one command in the tests container, killed (its Pod deleted) after ``limit_s``, and from inside a
         little later should this process die meanwhile (the keeper's deadline)."""
         if container.ended:
-            return StepResult(None, False, 0.0, "", "", False, ended=container.ended)
+            return StepResult(None, container.by_deadline, 0.0, "", "", False, ended=container.ended)
         await self._arm(container, limit_s + DEADLINE_GRACE_S)
         output = SplitOutput(output_limit or self._config.max_output_bytes)
         started = time.monotonic()
@@ -256,6 +280,7 @@ class KubernetesSandbox(DockerSandbox):
             running.cancel()
             await self._remove(container)  # the whole Pod: nothing in it can outlive or ignore that
             container.ended = f"killed after the {limit_s:.0f}s time limit (its Pod deleted)"
+            container.by_deadline = True
         else:
             with contextlib.suppress(*CLUSTER_ERRORS):  # a stream the Pod's end cut: its status says why
                 code = running.result()
@@ -277,6 +302,7 @@ class KubernetesSandbox(DockerSandbox):
             if status.reason == "DeadlineExceeded":
                 pod.ended = (f"Kubernetes stopped the test Pod at its deadline (activeDeadlineSeconds "
                              f"{found.spec.active_deadline_seconds}s)")
+                pod.by_deadline = True
                 return True, code
             if terminated is not None and terminated.reason == "OOMKilled":
                 pod.ended = (f"killed for going over the {self._config.memory_mb} MB memory limit "
