@@ -82,3 +82,17 @@ async def test_a_pod_past_its_deadline_while_its_files_go_in_says_so(cluster, tm
         report = await sandbox.run(TestJob("python", FileSet({"test_one.py": ONE})))
     assert report.status is TestStatus.TIMEOUT
     assert report.stderr.startswith("[sandbox] Kubernetes stopped the test Pod at its deadline")
+
+
+async def test_an_exec_rbac_refuses_says_which_right_is_missing(cluster, tmp_path):
+    from aiohttp import web
+
+    async def forbid(name, query):  # a Role without pods/exec: the API server answers the upgrade with 403
+        raise web.HTTPForbidden(text='pods "x" is forbidden: User cannot create resource "pods/exec"')
+
+    cluster.on_exec = forbid
+    async with KubernetesSandbox(kubernetes_config(cluster, tmp_path)) as sandbox:
+        with pytest.raises(SandboxError, match=r"Kubernetes refused pods/exec in namespace 'codegen-sandbox' \(403"):
+            await sandbox.run(TestJob("python", FileSet({"test_one.py": ONE})))
+        await sandbox.settle()
+    assert cluster.stored(NAMESPACE) == {}

@@ -14,6 +14,7 @@ import aiohttp
 from kubernetes_asyncio.client import CoreV1Api
 from kubernetes_asyncio.stream import WsApiClient
 
+from agents.errors import SandboxError
 from bot.sandbox.output import SplitOutput
 
 STDIN, STDOUT, STDERR, STATUS = 0, 1, 2, 3
@@ -30,7 +31,15 @@ async def run(ws: WsApiClient, namespace: str, pod: str, container: str, argv: l
         pod, namespace, command=argv, container=container, stdin=bool(stdin), stdout=True,  # type: ignore[arg-type]
         stderr=True, tty=False, _preload_content=False)
     status: dict[str, Any] | None = None
-    async with connecting as socket:
+    try:
+        socket = await connecting.__aenter__()
+    except aiohttp.WSServerHandshakeError as error:
+        if error.status in (401, 403):  # not the Pod's end: the bot may not exec at all
+            raise SandboxError(f"Kubernetes refused pods/exec in namespace {namespace!r} ({error.status} "
+                               f"{error.message}): the bot's service account needs create and get on pods/exec "
+                               "there (deploy/k8s/rbac.yaml)") from None
+        raise
+    async with socket:
         for start in range(0, len(stdin), STDIN_CHUNK):
             await socket.send_bytes(bytes([STDIN]) + stdin[start:start + STDIN_CHUNK])
         async for message in socket:
