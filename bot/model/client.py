@@ -29,11 +29,10 @@ import random
 import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, cast
+from typing import Any
 
 import openai
 from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
 
 from agents.errors import EmptyReply, ModelError, PromptTooLong, ReplyCut, ReplyDropped
 from agents.types import Message, Usage
@@ -41,6 +40,7 @@ from bot.config.sections import Config, Secrets
 from bot.model.context_window import context_from_models, context_from_props, read_context_error
 from bot.model.endpoint_gate import EndpointGate
 from bot.model.retry_after import retry_after_seconds
+from bot.model.sse import NotEvents, chunk_of, event_data
 from bot.safety.redact import Redactor
 
 log = logging.getLogger(__name__)
@@ -148,19 +148,16 @@ class OpenAIChatModel:
         kind = ""
         async with self.gate.call() as call:  # held while the reply streams
             try:
-                response = await self.client.chat.completions.create(
-                    model=model, messages=cast("list[ChatCompletionMessageParam]", payload),
-                    temperature=settings.temperature, max_tokens=max_tokens,
-                    stream=True, stream_options={"include_usage": True},
-                    extra_headers={AGENT_HEADER: role},
-                )
+                response = await self._post(role, {
+                    "model": model, "messages": payload, "temperature": settings.temperature,
+                    "max_tokens": max_tokens, "stream": True, "stream_options": {"include_usage": True}})
                 async with response:
                     kind = response.response.headers.get("content-type", "").split(";")[0].strip().lower()
                     if kind == "application/json":  # the server ignored stream=true: take the whole completion
                         for piece in reply.from_completion(await _read_capped(response.response)):
                             yield piece
                     else:
-                        async for piece in reply.from_stream(response, self._config.llm.request_timeout_s):
+                        async for piece in reply.from_stream(response.response, self._config.llm.request_timeout_s):
                             yield piece
             except openai.APIError as error:
                 raise self._translate(error, role, model, prompt_tokens, payload, replying=reply.chars > 0) from None
@@ -180,6 +177,13 @@ class OpenAIChatModel:
         if not reply.chars:
             raise await self._why_empty(role, model, payload, prompt_tokens, context, kind)
         yield reply.usage or _estimate(payload, reply.chars)
+
+    async def _post(self, role: str, body: dict[str, Any]) -> openai.AsyncStream[object]:
+        """A completion request, its answer unread: the SDK sends it and raises its status errors, and
+        ``_Reply`` reads the body itself (as plain JSON, not one pydantic object per streamed chunk; nor is the
+        request run through the SDK's typed transform, since ``body`` is already the wire form)."""
+        return await self.client.post("/chat/completions", body=body, cast_to=object, stream=True,
+                                      stream_cls=openai.AsyncStream[object], options={"headers": {AGENT_HEADER: role}})
 
     # -- the context window -------------------------------------------------------------------
 
@@ -243,10 +247,8 @@ class OpenAIChatModel:
                 "OpenAI-compatible stream: check llm.base_url or OPENAI_BASE_URL (it usually ends in /v1).")
         try:
             async with self.gate.call():  # a request like any other: it must not drop another one's reply
-                await self.client.chat.completions.create(
-                    model=model, messages=cast("list[ChatCompletionMessageParam]", payload), max_tokens=1,
-                    stream=False, extra_headers={AGENT_HEADER: role},
-                )
+                await self.client.post("/chat/completions", cast_to=object, options={"headers": {AGENT_HEADER: role}},
+                                       body={"model": model, "messages": payload, "max_tokens": 1, "stream": False})
         except openai.APIStatusError as error:
             told = read_context_error(_server_message(error))
             if told:
@@ -336,23 +338,27 @@ class _Reply:
         self.usage: Usage | None = None
         self.cut = ""  # why the reply was cut short here, when it was
 
-    async def from_stream(self, response: AsyncIterator[ChatCompletionChunk], silence_s: float) -> AsyncIterator[str]:
-        """Text deltas; fails after ``silence_s`` without a token (keep-alives and empty chunks do not count)."""
-        chunks = aiter(response)
+    async def from_stream(self, response: Any, silence_s: float) -> AsyncIterator[str]:
+        """Text deltas of the HTTP response's event stream; fails after ``silence_s`` without a token (keep-alives
+        and empty chunks do not count)."""
+        body = aiter(_bytes_of(response))
+        events = aiter(event_data(body))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + silence_s
         while not self.cut:
             try:
                 async with asyncio.timeout_at(deadline):
-                    chunk = await anext(chunks)
+                    data = await anext(events)
+                chunk = chunk_of(data)
             except StopAsyncIteration:
+                await _drained(body)  # so the connection serves the next request
                 return
             except TimeoutError:
                 raise _Transient(f"no answer within {silence_s:g}s", None) from None
-            except json.JSONDecodeError as error:
+            except NotEvents as error:
                 raise ModelError(f"The model endpoint {self._where} sent a stream that is not valid server-sent "
-                                 f"events (a data line is not JSON: {error.msg}).") from None
-            for text in self._read(chunk):
+                                 f"events ({error}).") from None
+            for text in self._read(chunk, response):
                 deadline = loop.time() + silence_s
                 yield text
 
@@ -372,21 +378,29 @@ class _Reply:
             self.usage = Usage(usage["prompt_tokens"], usage["completion_tokens"])
         return [piece for piece in [self._within_cap(str(text))] if piece]
 
-    def _read(self, chunk: ChatCompletionChunk) -> list[str]:
-        if chunk.usage:
-            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-        choices = getattr(chunk, "choices", None)
-        if choices is None:
-            if chunk.usage:
+    def _read(self, chunk: dict[str, Any], response: Any) -> list[str]:
+        usage = chunk.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+            self.usage = Usage(usage["prompt_tokens"], usage.get("completion_tokens") or 0)
+        error = chunk.get("error")
+        if error:  # as the SDK reads an error sent inside a stream: one to retry before any text
+            message = error.get("message") if isinstance(error, dict) else None
+            raise openai.APIError(message if isinstance(message, str) and message else
+                                  "An error occurred during streaming", response.request, body=error)
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            if usage:
                 return []
             raise ModelError(f"The model endpoint {self._where} sent a stream chunk without 'choices' "
                              "(not an OpenAI-compatible chat stream).")
         pieces = []
         for choice in choices:
-            self.finish = getattr(choice, "finish_reason", None) or self.finish
-            delta = getattr(choice, "delta", None)
-            content = getattr(delta, "content", None) if delta else None
-            if content:
+            if not isinstance(choice, dict):
+                continue
+            self.finish = choice.get("finish_reason") or self.finish
+            delta = choice.get("delta")
+            content = delta.get("content") if isinstance(delta, dict) else None
+            if content and isinstance(content, str):
                 piece = self._within_cap(content)
                 if piece:
                     pieces.append(piece)
@@ -400,6 +414,40 @@ class _Reply:
                         "allows, and was cut there.")
         self.chars += len(text)
         return text
+
+
+# The HTTP library's errors by name, as for ``_DROPPED``: one while the body streams is raised as the SDK raises it
+# while it sends a request, so that ``_translate`` reads both alike.
+_TIMEOUTS = frozenset({"TimeoutException"})
+_TRANSPORT = frozenset({"RequestError", "TransportError", "EndOfStream", "SSLError"})
+DRAIN_S = 0.1  # what is left after [DONE] is read this long at most (the SDK's bound), then the connection closes
+
+
+def _named(error: BaseException, names: frozenset[str]) -> bool:
+    return any(kind.__name__ in names for kind in type(error).__mro__)
+
+
+async def _bytes_of(response: Any) -> AsyncIterator[bytes]:
+    """The response body as it arrives, its transport failures raised as the SDK's own errors."""
+    try:
+        async for part in response.aiter_bytes():
+            yield part
+    except Exception as error:
+        if _named(error, _TIMEOUTS):
+            raise openai.APITimeoutError(request=response.request) from error
+        if _named(error, _TRANSPORT):
+            raise openai.APIConnectionError(request=response.request) from error
+        raise
+
+
+async def _drained(body: AsyncIterator[bytes]) -> None:
+    """Read what follows ``[DONE]`` (usually nothing but the body's end), so HTTP/1.1 keeps the connection."""
+    try:
+        async with asyncio.timeout(DRAIN_S):
+            async for _ in body:
+                pass
+    except Exception:  # the reply is whole: whatever the rest of the body does, it is not an error
+        log.debug("the body after [DONE] could not be read; the connection is closed", exc_info=True)
 
 
 async def _read_capped(response: Any) -> bytes:
