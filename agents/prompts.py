@@ -72,6 +72,15 @@ def _finalize(value: object) -> object:
     return value if aside is None else aside.keep(value)
 
 
+def _compiled_templates() -> jinja2.BytecodeCache | None:
+    """Where compiled templates are kept between processes (the user's own directory under the temporary one,
+    keyed by each template's source), so a one-off run does not compile them again; none where it cannot be made."""
+    try:
+        return jinja2.FileSystemBytecodeCache()
+    except (OSError, RuntimeError):  # RuntimeError: a directory of that name that another user owns
+        return None
+
+
 class PromptBook:
     """The role templates, rendered with the fence language of each file named by ``languages``."""
 
@@ -84,6 +93,7 @@ class PromptBook:
             keep_trailing_newline=False,
             autoescape=False,
             finalize=_finalize,
+            bytecode_cache=_compiled_templates(),
         )
         self._env.globals.update(lang_of=languages.of_path, fenced=fenced, failing_output=digest,
                                  file_block=lambda path, content: file_block(path, content, languages),
