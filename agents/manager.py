@@ -88,21 +88,11 @@ from agents.replies import (
     parse_triage,
 )
 from agents.repository import baseline_failures, judged, named_files, without_protected
+from agents.run_request import RunRequest
 from agents.task_examples import example_tests, without_examples
 from agents.test_health import nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
-from agents.types import (
-    CheckInResult,
-    FileSet,
-    Message,
-    Publication,
-    Role,
-    RunRequest,
-    RunStatus,
-    TestJob,
-    TestReport,
-    Usage,
-)
+from agents.types import CheckInResult, FileSet, Message, Publication, Role, RunStatus, TestJob, TestReport, Usage
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

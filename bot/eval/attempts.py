@@ -34,19 +34,8 @@ from agents.manager import Manager, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Sandbox
 from agents.replies import FileContext, ReplyFormatError, parse_files
-from agents.types import (
-    Attachment,
-    CheckInResult,
-    FileSet,
-    Message,
-    Publication,
-    Role,
-    RunRequest,
-    RunStatus,
-    TestJob,
-    TestReport,
-    Usage,
-)
+from agents.run_request import RunRequest
+from agents.types import Attachment, CheckInResult, FileSet, Message, Publication, Role, RunStatus, TestJob, TestReport, Usage
 from bot.config.sections import Price
 from bot.eval.modes import Mode, Workflow
 from bot.eval.problems import Problem

@@ -6,7 +6,8 @@ import pytest
 
 from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.manager import Budget, Manager, Order, TeamSettings
-from agents.types import Attachment, FileSet, PriorWork, RunRequest, RunStatus, TestReport, TestStatus
+from agents.run_request import RunRequest
+from agents.types import Attachment, FileSet, PriorWork, RunStatus, TestReport, TestStatus
 from tests.fakes import team_script as s
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
