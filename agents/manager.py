@@ -56,13 +56,18 @@ from agents.errors import (
 )
 from agents.events import (
     CheckedIn,
+    Decided,
     Event,
     Notice,
+    Planned,
+    ReadmeWritten,
+    Reviewed,
     RunFinished,
     RunStarted,
     TestReported,
     TextDelta,
     TurnFinished,
+    TurnMeaning,
     TurnStarted,
     Waiting,
     WorkSaved,
@@ -86,6 +91,7 @@ from agents.replies import (
     parse_readme,
     parse_review,
     parse_triage,
+    without_language_line,
 )
 from agents.repository import baseline_failures, judged, named_files, without_protected
 from agents.run_request import RunRequest
@@ -434,7 +440,8 @@ class Manager:
             repo_map=run.repo_map(), repository=run.workspace.name if run.workspace else "",
         )
         try:
-            run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan)
+            run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan,
+                                              meant=lambda plan: Planned(plan[1], without_language_line(plan[0])))
         finally:
             run.answered.set()
         await self._read_named(run, run.plan)
@@ -482,7 +489,8 @@ class Manager:
         )
         run.reviewed = run.files
         again = bool(run.review and not run.review.approved and run.review.notice)
-        review = await self._turn(run, Role.OPTIMIZER, prompt, lambda text: parse_review(text, again))
+        review = await self._turn(run, Role.OPTIMIZER, prompt, lambda text: parse_review(text, again),
+                                  meant=lambda review: Reviewed(review.approved, review.notes))
         await self._note(run, Role.OPTIMIZER, (review.notice,) if review.notice else ())
         return review
 
@@ -546,7 +554,8 @@ class Manager:
             task=run.request.task, tests={} if excerpts else run.tests.as_dict(), failing_source=excerpts or {},
             user_tests=list(run.user_tests), report=failing, can_fix_tests=can_fix_tests, can_replan=can_replan,
         )
-        triage = await self._turn(run, Role.MANAGER, prompt, parse_triage)
+        triage = await self._turn(run, Role.MANAGER, prompt, parse_triage,
+                                  meant=lambda triage: Decided(triage.action, triage.reason))
         await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())
         return self._allowed(triage, can_fix_tests, can_replan)
 
@@ -590,7 +599,7 @@ class Manager:
         )
         readme = ""
         try:
-            readme = await self._turn(run, Role.CHECKIN, prompt, parse_readme)
+            readme = await self._turn(run, Role.CHECKIN, prompt, parse_readme, meant=ReadmeWritten)
         except RunFailed as error:
             await run.emit(Notice(run.request.run_id, f"The Check-In agent failed ({error}); publishing with a plain README."))
         publication = Publication(
@@ -625,8 +634,10 @@ class Manager:
     # -- one agent's turn ---------------------------------------------------------------------
 
     async def _turn(self, run: _Run, role: Role, prompt: dict[str, Any], parse: Callable[[str], T],
-                    unreadable: Callable[[ReplyFormatError], T] | None = None) -> T:
-        """Stream one reply and return what ``parse`` reads in it. One more try is allowed: after an
+                    unreadable: Callable[[ReplyFormatError], T] | None = None,
+                    meant: Callable[[T], TurnMeaning | None] = lambda _: None) -> T:
+        """Stream one reply and return what ``parse`` reads in it (its ``TurnFinished`` carries what that
+        ``meant``, so nothing downstream reads the reply again). One more try is allowed: after an
         unreadable reply, with a reminder showing the model its own reply in the expected form; after a
         prompt too long for the model, an empty reply or a cut one, with the prompt trimmed (a reply of files cut
         at its length limit after whole files is used as it is). Then the run fails, except that a reply still
@@ -643,10 +654,12 @@ class Manager:
             value, failure = self._read(text, trouble, parse)
             if isinstance(trouble, ReplyCut) and not last and not _whole_files_before_cut(value, failure):
                 value, failure = None, None  # nothing whole arrived: asked again, shorter
+            read = failure is None and value is not None
             await run.emit(TurnFinished(
                 run.request.run_id, agent=role, round=run.round, text=text, usage=usage,
-                files=value.files if failure is None and isinstance(value, FileReply) else FileSet(),
+                files=value.files if read and isinstance(value, FileReply) else FileSet(),
                 duration_s=self._clock() - started, model=self._model.model_name(role),
+                meaning=meant(value) if read else None,  # type: ignore[arg-type]  # read: parsed
             ))
             usable_cut = isinstance(trouble, ReplyCut) and (value is not None or (last and unreadable is not None))
             if trouble is not None and not usable_cut:
