@@ -38,9 +38,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from agents import diffs, file_names, python_files
+from agents import file_names, python_files
+from agents import prompt_contexts as contexts
 from agents.checkless import checkless_tests
 from agents.errors import (
     AgentReplyError,
@@ -72,11 +73,11 @@ from agents.events import (
     Waiting,
     WorkSaved,
 )
-from agents.failures import failing_source, failing_tests
 from agents.file_replies import without_open_block
 from agents.handoff import Emit, events_of
 from agents.lanes import at_once, lane_or
 from agents.language import BUILT_IN, DEFAULT, Languages
+from agents.prompt_contexts import PromptContext
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox, Workspace
 from agents.replies import (
@@ -95,7 +96,8 @@ from agents.replies import (
 )
 from agents.repository import baseline_failures, judged, named_files, without_protected
 from agents.run_request import RunRequest
-from agents.task_examples import example_tests, without_examples
+from agents.run_state import Standing, Work
+from agents.task_examples import example_tests
 from agents.test_health import nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
 from agents.types import CheckInResult, FileSet, Message, Publication, Role, RunStatus, TestJob, TestReport, Usage
@@ -107,7 +109,6 @@ CHARS_PER_TOKEN = 4  # to count a reply's tokens as they arrive (servers report 
 PROMPT_CHARS_PER_TOKEN = 3  # a cautious size of a prompt, when trimming it for a model's context
 CUT_NOTE = ("Your previous answer to this was cut off because it was too long. Answer again, shorter: "
             "no explanations, and only what is asked for, complete.")
-FOLLOW_UP_TESTS = "The user asked for a change (the task above); update the tests to match it."
 INTERNAL_ERROR = "an internal error ended the run; the details are in the bot's log"
 
 
@@ -181,17 +182,16 @@ class _Run:
     workspace: Workspace | None = None  # the repository the run works in, if any
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
 
-    def repo_map(self) -> str:
-        return self.workspace.map() if self.workspace else ""
+    @property
+    def work(self) -> Work:
+        return Work(self.files, self.tests, self.user_tests)
+
+    @property
+    def standing(self) -> Standing:
+        return Standing(self.review, self.report, self.triage)
 
     async def emit(self, event: Event) -> None:
         await lane_or(self.sink)(event)
-
-    def failure(self) -> tuple[TestReport | None, str]:
-        """The last test run when it failed, and the Manager's reading of it."""
-        if self.report is None or self.report.ok:
-            return None, ""
-        return self.report, self.triage.reason if self.triage else ""
 
 
 class Manager:
@@ -253,7 +253,7 @@ class Manager:
         if run.code_stale:
             await self._code_step(run)
             if self._settings.review:
-                run.review = await self._review(run, *run.failure())
+                run.review = await self._review(run, run.standing)
                 if not run.review.approved:
                     run.code_stale = True
                     return False
@@ -272,7 +272,7 @@ class Manager:
                       *([self._tests_step(run)] if run.tests_stale else []))
         if not coding or not self._settings.review:  # the code stands as reviewed (or unreviewed)
             return await self._act_on(run, await self._test_and_triage(run, forced_triage=False))
-        review, decision = await at_once(run.sink, self._review(run, *run.failure()),
+        review, decision = await at_once(run.sink, self._review(run, run.standing),
                                          self._test_and_triage(run, forced_triage=False))
         run.review = review
         passed = await self._act_on(run, decision)
@@ -432,15 +432,10 @@ class Manager:
     async def _plan(self, run: _Run) -> None:
         """Ask the Planner for a (new) plan; the run takes its plan and language."""
         previous, run.plan = run.plan, ""
-        prompt = dict(
-            task=run.request.task, attachments=run.request.attachments, thread=run.request.context,
-            prior_tasks=run.request.prior.tasks if run.request.prior else (),
-            files=run.files.as_dict(), user_tests=list(run.user_tests),
-            previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
-            repo_map=run.repo_map(), repository=run.workspace.name if run.workspace else "",
-        )
+        prompt = contexts.for_planner(run.request, run.work, previous, run.triage.reason if run.triage else "",
+                                      run.workspace)
         try:
-            run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan,
+            run.plan, hint = await self._turn(run, prompt, parse_plan,
                                               meant=lambda plan: Planned(plan[1], without_language_line(plan[0])))
         finally:
             run.answered.set()
@@ -463,49 +458,31 @@ class Manager:
     async def _code(self, run: _Run) -> FileSet:
         """The files the Programmer wrote (never a test file). It sees the user's tests (they say what the code
         must do) and, for the team's, what failed: the team's tests are written apart from the code."""
-        failing, reason = run.failure()
-        prompt = dict(
-            task=run.request.task, plan=self._plan_for(run, Role.PROGRAMMER), language=run.language,
-            files=run.files.as_dict(), user_tests=without_examples(run.user_tests).as_dict(),  # already in the code
-            review_notes=run.review.notes if run.review and not run.review.approved else "",
-            report=failing, triage_reason=reason, fix_as_diff=self._settings.fix_replies is FixReplies.DIFF,
-            reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
-            repo_map=run.repo_map(), repository=run.workspace.name if run.workspace else "",
-        )
+        prompt = contexts.for_programmer(
+            run.request.task, run.work, run.standing, self._plan_for(run, Role.PROGRAMMER), run.language,
+            self._settings.fix_replies is FixReplies.DIFF, run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
         context = self._file_context(run, writes_tests=False)
-        reply = await self._turn(run, Role.PROGRAMMER, prompt, lambda text: parse_files(text, context), _nothing_saved)
+        reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.PROGRAMMER, reply.notices)
         return reply.files.without(run.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
 
-    async def _review(self, run: _Run, failing: TestReport | None, reason: str) -> Review:
-        """The Optimizer's review of the code. Once it has reviewed a version, it is shown what changed since
-        (it reviewed the rest already), and after failing tests what failed and why, so it does not approve
-        code that fails the same way again."""
-        previous = run.review.notes if run.review and not run.review.approved else ""
-        changed = diffs.changes(run.reviewed, run.files) if run.reviewed is not None else {}
-        prompt = dict(
-            task=run.request.task, files=run.files.as_dict() if run.reviewed is None else {}, changes=changed,
-            previous_review=previous, report=failing, triage_reason=reason,
-        )
+    async def _review(self, run: _Run, standing: Standing) -> Review:
+        """The Optimizer's review of the code, told the latest verdicts as they stood when it was asked
+        (``standing``: the tests of this round may be running beside it)."""
+        prompt = contexts.for_optimizer(run.request.task, run.work, standing, run.reviewed)
         run.reviewed = run.files
         again = bool(run.review and not run.review.approved and run.review.notice)
-        review = await self._turn(run, Role.OPTIMIZER, prompt, lambda text: parse_review(text, again),
+        review = await self._turn(run, prompt, lambda text: parse_review(text, again),
                                   meant=lambda review: Reviewed(review.approved, review.notes))
         await self._note(run, Role.OPTIMIZER, (review.notice,) if review.notice else ())
         return review
 
     async def _write_tests(self, run: _Run) -> FileSet:
         """The test files the Tester wrote (never the code or the user's tests)."""
-        fixing = bool(run.tests)
-        prompt = dict(
-            task=run.request.task, plan=self._plan_for(run, Role.TESTER), language=run.language,
-            files=run.files.as_dict(), user_tests=list(run.user_tests), tests=run.tests.as_dict(),
-            report=run.report if fixing else None,
-            triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
-            reply_notes=run.reply_notes.get(Role.TESTER, ()), runner_note=self._runner_note(run.language),
-        )
+        prompt = contexts.for_tester(run.request.task, run.work, run.standing, self._plan_for(run, Role.TESTER),
+                                     run.language, run.reply_notes.get(Role.TESTER, ()), self._runner_note(run.language))
         context = self._file_context(run, writes_tests=True)
-        reply = await self._turn(run, Role.TESTER, prompt, lambda text: parse_files(text, context), _nothing_saved)
+        reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.TESTER, reply.notices)
         return reply.files.without(run.user_tests)  # and ``_tests_step`` keeps the code the Programmer's
 
@@ -548,13 +525,8 @@ class Manager:
         can_replan = run.replans < self._settings.budget.max_replans
         if not (can_fix_tests or can_replan or forced_too):
             return Triage(Action.FIX_CODE, "")
-        failing, _ = run.failure()
-        excerpts = failing_source(run.tests, failing_tests(failing), run.user_tests) if failing else None
-        prompt = dict(
-            task=run.request.task, tests={} if excerpts else run.tests.as_dict(), failing_source=excerpts or {},
-            user_tests=list(run.user_tests), report=failing, can_fix_tests=can_fix_tests, can_replan=can_replan,
-        )
-        triage = await self._turn(run, Role.MANAGER, prompt, parse_triage,
+        prompt = contexts.for_triage(run.request.task, run.work, run.standing, can_fix_tests, can_replan)
+        triage = await self._turn(run, prompt, parse_triage,
                                   meant=lambda triage: Decided(triage.action, triage.reason))
         await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())
         return self._allowed(triage, can_fix_tests, can_replan)
@@ -593,13 +565,10 @@ class Manager:
         if not self._settings.check_in:
             return None
         run.unbudgeted = True
-        prompt = dict(
-            task=run.request.task, language=run.language, files=run.files.as_dict(),
-            tests=list(self._all_tests(run)), status=str(status), report=run.report,
-        )
+        prompt = contexts.for_check_in(run.request.task, run.language, run.work, status, run.report)
         readme = ""
         try:
-            readme = await self._turn(run, Role.CHECKIN, prompt, parse_readme, meant=ReadmeWritten)
+            readme = await self._turn(run, prompt, parse_readme, meant=ReadmeWritten)
         except RunFailed as error:
             await run.emit(Notice(run.request.run_id, f"The Check-In agent failed ({error}); publishing with a plain README."))
         publication = Publication(
@@ -633,7 +602,7 @@ class Manager:
 
     # -- one agent's turn ---------------------------------------------------------------------
 
-    async def _turn(self, run: _Run, role: Role, prompt: dict[str, Any], parse: Callable[[str], T],
+    async def _turn(self, run: _Run, prompt: PromptContext, parse: Callable[[str], T],
                     unreadable: Callable[[ReplyFormatError], T] | None = None,
                     meant: Callable[[T], TurnMeaning | None] = lambda _: None) -> T:
         """Stream one reply and return what ``parse`` reads in it (its ``TurnFinished`` carries what that
@@ -643,7 +612,8 @@ class Manager:
         at its length limit after whole files is used as it is). Then the run fails, except that a reply still
         unreadable (or cut again before any whole file) becomes ``unreadable(error)`` where the workflow can go
         on without it (files: the tests then show what is missing)."""
-        messages = self._prompts.render(role, **prompt)
+        role = prompt.role
+        messages = self._prompts.render(prompt)
         for attempt in (1, 2):
             last = attempt == 2
             self._check_budget(run)
@@ -671,7 +641,7 @@ class Manager:
                 if last:
                     raise ModelError(f"{trouble} Trimming the prompt and trying once more did not help.")
                 await run.emit(Notice(run.request.run_id, f"{trouble} Trimming the prompt and trying once more."))
-                messages = self._shorter(run, role, prompt, messages, trouble)
+                messages = self._shorter(run, prompt, messages, trouble)
                 continue
             if trouble is not None:
                 await run.emit(Notice(run.request.run_id, f"{trouble} The team goes on with what arrived."))
@@ -731,13 +701,12 @@ class Manager:
         except ReplyFormatError as error:
             return None, error
 
-    def _shorter(self, run: _Run, role: Role, prompt: dict[str, Any], messages: list[Message],
-                 trouble: ModelError) -> list[Message]:
+    def _shorter(self, run: _Run, prompt: PromptContext, messages: list[Message], trouble: ModelError) -> list[Message]:
         """The prompt again, trimmed to about half of what the model holds (or half its size when unknown)."""
         size = sum(len(m.content) for m in messages)
         window = getattr(trouble, "context", None)
         budget = int(window * PROMPT_CHARS_PER_TOKEN * 0.5) if window else size // 2
-        shorter = self._prompts.render(role, **trimmed(prompt, run.written, budget))
+        shorter = self._prompts.render(trimmed(prompt, run.written, budget))
         if isinstance(trouble, ReplyCut):
             system, user = shorter
             shorter = [system, Message("user", user.content + "\n\n" + CUT_NOTE)]
