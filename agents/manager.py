@@ -96,7 +96,7 @@ from agents.replies import (
 )
 from agents.repository import baseline_failures, judged, named_files, without_protected
 from agents.run_request import RunRequest
-from agents.run_state import Standing, Work
+from agents.run_state import Due, Spent, Standing, Work
 from agents.task_examples import example_tests
 from agents.test_health import nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
@@ -151,30 +151,21 @@ class TeamSettings:
 
 @dataclass
 class _Run:
-    """Everything the workflow knows about the run under way; the roles get slices of it."""
+    """Everything the workflow knows about the run under way; the roles get slices of it. What the workflow
+    decides on is a few named values (``agents.run_state``), each replaced whole by the step that moves it."""
 
     request: RunRequest
     started: float
     sink: Emit  # where the run's events go (see the module docstring); steps use ``emit``
     plan: str = ""
-    plan_seen: set[str] = field(default_factory=set)  # roles that have worked from the current plan
+    plan_seen: frozenset[str] = frozenset()  # roles that have worked from the current plan
     language: str = ""
-    files: FileSet = field(default_factory=FileSet)
-    tests: FileSet = field(default_factory=FileSet)  # written by the Tester; the team may fix them
-    user_tests: FileSet = field(default_factory=FileSet)  # the user's; authoritative, never edited
-    review: Review | None = None
-    reviewed: FileSet | None = None  # the code as the Optimizer last saw it
-    report: TestReport | None = None
-    triage: Triage | None = None
-    code_stale: bool = True  # the next round has the Programmer write (new run, a fix, a review's changes)
-    tests_stale: bool = True  # the next round has the Tester write (new run, a wrong test, a follow-up)
-    tests_missing: bool = False  # the Tester was asked for tests and none could be saved
-    cannot_fail: str = ""  # why the tests that last passed could not have failed (agents.checkless), if so
-    round: int = 0
-    replans: int = 0
-    usage: Usage = field(default_factory=Usage)
+    work: Work = field(default_factory=Work)  # the files as they stand
+    standing: Standing = field(default_factory=Standing)  # the latest review, test report and triage
+    due: Due = field(default_factory=Due)  # who writes in the next round
+    spent: Spent = field(default_factory=Spent)  # rounds, re-plans and tokens so far
+    tested: Work | None = None  # the work as the last test run saw it
     checkin: CheckInResult | None = None
-    tested: tuple[FileSet, FileSet] | None = None  # (code, generated tests) as the last test run saw them
     unbudgeted: bool = False  # set while the best attempt is checked in after the budget ran out
     reply_notes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per role: what its last reply lost
     written: dict[str, int] = field(default_factory=dict)  # path -> when last written (a counter): newest is highest
@@ -183,12 +174,11 @@ class _Run:
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
 
     @property
-    def work(self) -> Work:
-        return Work(self.files, self.tests, self.user_tests)
+    def round(self) -> int:
+        return self.spent.rounds
 
-    @property
-    def standing(self) -> Standing:
-        return Standing(self.review, self.report, self.triage)
+    def take(self, usage: Usage) -> None:
+        self.spent = self.spent.plus(usage)
 
     async def emit(self, event: Event) -> None:
         await lane_or(self.sink)(event)
@@ -250,14 +240,15 @@ class Manager:
     async def _sequential_round(self, run: _Run) -> bool:
         """One agent at a time: code, review (changes go straight back), tests, triage. True once passed."""
         self._next_round(run)
-        if run.code_stale:
+        if run.due.code:
             await self._code_step(run)
             if self._settings.review:
-                run.review = await self._review(run, run.standing)
-                if not run.review.approved:
-                    run.code_stale = True
+                review = await self._review(run, run.standing)
+                run.standing = run.standing.with_review(review)
+                if not review.approved:
+                    run.due = run.due.code_again()
                     return False
-        if run.tests_stale:
+        if run.due.tests:
             await self._tests_step(run)
         return await self._act_on(run, await self._test_and_triage(run, forced_triage=True))
 
@@ -267,73 +258,70 @@ class Manager:
         the review approves (with review on). True once passed."""
         self._next_round(run)
         self._prepare_sandbox(run)
-        coding = run.code_stale
+        coding = run.due.code
         await at_once(run.sink, *([self._code_step(run)] if coding else []),
-                      *([self._tests_step(run)] if run.tests_stale else []))
+                      *([self._tests_step(run)] if run.due.tests else []))
         if not coding or not self._settings.review:  # the code stands as reviewed (or unreviewed)
             return await self._act_on(run, await self._test_and_triage(run, forced_triage=False))
         review, decision = await at_once(run.sink, self._review(run, run.standing),
                                          self._test_and_triage(run, forced_triage=False))
-        run.review = review
+        run.standing = run.standing.with_review(review)
         passed = await self._act_on(run, decision)
-        run.code_stale = run.code_stale or not review.approved
+        if not review.approved:
+            run.due = run.due.code_again()
         return passed and review.approved
 
     async def _test_and_triage(self, run: _Run, forced_triage: bool) -> Triage | None:
         """Run the tests; None when they passed, else who acts on the failure (a test that could not run goes
         back to the Tester without triage; ``forced_triage`` asks the Manager even when only one answer is
         allowed). No triage is asked for a round that cannot happen."""
-        run.report = await self._test(run)
-        unrunnable = (unrunnable_tests(run.report, run.language, run.tests, self._languages) if run.tests
-                      else nothing_ran(run.report, run.language, self._languages) if run.tests_missing else "")
+        report = await self._test(run)
+        tests = run.work.tests
+        unrunnable = (unrunnable_tests(report, run.language, tests, self._languages) if tests
+                      else nothing_ran(report, run.language, self._languages) if run.standing.no_tests else "")
         # Passing tests that cannot fail prove nothing: they are the Tester's to fix, as tests that cannot run.
-        cannot_fail = run.cannot_fail = (checkless_tests(run.tests.as_dict(), self._languages)
-                                         if run.report.ok and not unrunnable else "")
-        if run.report.ok and not unrunnable and not cannot_fail:
+        cannot_fail = checkless_tests(tests.as_dict(), self._languages) if report.ok and not unrunnable else ""
+        run.standing = run.standing.with_report(report, cannot_fail)
+        if report.ok and not unrunnable and not cannot_fail:
             return None
         if run.round >= self._settings.budget.max_rounds:
             return Triage(Action.FIX_CODE, "")  # _act_on ends the run: the rounds are used up
         if cannot_fail:
-            run.triage = await self._send_back_to_tester(run, cannot_fail, ran=True)
+            triage = await self._send_back_to_tester(run, cannot_fail, ran=True)
         else:
-            run.triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
+            triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
                 run, forced_triage)
-        return run.triage
+        run.standing = run.standing.with_triage(triage)
+        return triage
 
     async def _act_on(self, run: _Run, decision: Triage | None) -> bool:
         """Set the next round's work after the tests; True when they passed."""
         if decision is None:
             return True
         self._ensure_round_left(run)
-        if decision.action is Action.FIX_TESTS:
-            run.tests_stale = True
-            run.code_stale = False
-        elif decision.action is Action.REPLAN:
-            run.replans += 1
-            run.tests_stale = run.code_stale = True  # tests written for the abandoned plan must not decide
+        run.due = run.due.after(decision.action)
+        if decision.action is Action.REPLAN:
+            run.spent = run.spent.replanned()
             await self._plan(run)
-        else:
-            run.code_stale = True
         return False
 
     async def _code_step(self, run: _Run) -> None:
         """The Programmer's turn, its files kept (and saved for a follow-up) as soon as it ends. A test file is the
         Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first."""
         written = await self._guarded(run, await self._code(run))
-        written = written.without(p for p in written if p in run.tests and self._languages.looks_like_test(p))
-        run.tests = run.tests.without(written)
-        run.files = run.files.merged(self._stamped(run, written))
-        run.language = self._languages.detect(run.files, run.language)
-        run.code_stale = False
+        written = written.without(p for p in written if p in run.work.tests and self._languages.looks_like_test(p))
+        run.work = run.work.coded(self._stamped(run, written))
+        run.language = self._languages.detect(run.work.files, run.language)
+        run.due = run.due.code_written()
         await run.emit(self._saved(run))
 
     async def _tests_step(self, run: _Run) -> None:
         """The Tester's turn, its files kept (and saved) as soon as it ends (whose file is whose: ``_code_step``)."""
         written = await self._guarded(run, await self._write_tests(run))
-        written = written.without(p for p in written if p in run.files and not self._languages.looks_like_test(p))
-        run.files = run.files.without(written)
-        run.tests = run.tests.merged(self._stamped(run, written))
-        run.tests_stale, run.tests_missing = False, not run.tests
+        written = written.without(p for p in written if p in run.work.files and not self._languages.looks_like_test(p))
+        run.work = run.work.tested_by(self._stamped(run, written))
+        run.due = run.due.tests_written()
+        run.standing = run.standing.tests_written(saved=bool(run.work.tests))
         await run.emit(self._saved(run))
 
     async def _guarded(self, run: _Run, written: FileSet) -> FileSet:
@@ -348,9 +336,10 @@ class Manager:
         if ci:
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(ci)} (CI configuration runs with the "
                                                       "repository's secrets; the team does not write it)."))
-        unread = sorted(p for p in kept if p in run.workspace.paths() and p not in run.files and p not in run.tests)
+        unread = sorted(p for p in kept if p in run.workspace.paths() and p not in run.work.files
+                        and p not in run.work.tests)
         if unread:  # a whole file written without its current text would throw the rest of it away
-            run.files = run.files.merged(await run.workspace.read(unread))
+            run.work = run.work.with_files(run.work.files.merged(await run.workspace.read(unread)))
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(unread)} (written without being read; "
                                                       "the team now has the file as it is and can change it)."))
         return kept.without(unread)
@@ -360,9 +349,9 @@ class Manager:
         any other model call, and says so whatever else went wrong meanwhile (the model's endpoint, say).
         Files that already hold the functions to write (their signatures and docstrings) are the plan: the
         Programmer writes first, from the task and those files."""
-        if not self._settings.plan_stubs and not run.request.prior and _stubs_given(run.files):
+        if not self._settings.plan_stubs and not run.request.prior and _stubs_given(run.work.files):
             run.answered.set()
-            run.language = self._languages.detect(run.files, run.language) or DEFAULT
+            run.language = self._languages.detect(run.work.files, run.language) or DEFAULT
             await self._start_sandbox(run)
             return
         try:
@@ -380,10 +369,10 @@ class Manager:
         if workspace is None:
             return
         named = named_files(run.request.task, workspace.paths())
-        run.files = (await workspace.read(named)).merged(run.files)
+        run.work = run.work.with_files((await workspace.read(named)).merged(run.work.files))
         run.language = workspace.tests().language
         await run.emit(Notice(run.request.run_id, f"Working in {workspace.name}: {len(workspace.paths()):,} files; "
-                                                  f"read whole: {', '.join(run.files) or 'none yet'}."))
+                                                  f"read whole: {', '.join(run.work.files) or 'none yet'}."))
 
     async def _baseline(self, run: _Run) -> None:
         """The repository's tests before any change, so the ones already failing are never blamed on it."""
@@ -408,9 +397,9 @@ class Manager:
         """Files of the repository the plan names, read whole when the team does not have them yet."""
         if run.workspace is None:
             return
-        wanted = [p for p in named_files(text, run.workspace.paths()) if p not in run.files]
+        wanted = [p for p in named_files(text, run.workspace.paths()) if p not in run.work.files]
         if wanted:
-            run.files = run.files.merged(await run.workspace.read(wanted))
+            run.work = run.work.with_files(run.work.files.merged(await run.workspace.read(wanted)))
 
     async def _start_sandbox(self, run: _Run) -> None:
         """Have the sandbox check it can run tests (its engine, its images) while the Planner writes: once the
@@ -432,27 +421,27 @@ class Manager:
     async def _plan(self, run: _Run) -> None:
         """Ask the Planner for a (new) plan; the run takes its plan and language."""
         previous, run.plan = run.plan, ""
-        prompt = contexts.for_planner(run.request, run.work, previous, run.triage.reason if run.triage else "",
-                                      run.workspace)
+        triage = run.standing.triage
+        prompt = contexts.for_planner(run.request, run.work, previous, triage.reason if triage else "", run.workspace)
         try:
             run.plan, hint = await self._turn(run, prompt, parse_plan,
                                               meant=lambda plan: Planned(plan[1], without_language_line(plan[0])))
         finally:
             run.answered.set()
         await self._read_named(run, run.plan)
-        run.plan_seen = set()
+        run.plan_seen = frozenset()
         if run.workspace is not None:
             return  # the repository's tests decide the language
         if hint and not self._languages.known(hint, run.request.task):
             hint = ""  # "LANGUAGE: English" from a small model is no language to test in
-        run.language = (self._languages.detect(run.files, hint or run.language) or self._languages.named_in(run.request.task)
-                        or DEFAULT)
+        run.language = (self._languages.detect(run.work.files, hint or run.language)
+                        or self._languages.named_in(run.request.task) or DEFAULT)
 
     def _plan_for(self, run: _Run, role: Role) -> str:
         """The plan, for a role that has not worked from it yet (afterwards the files carry it)."""
         if role in run.plan_seen:
             return ""
-        run.plan_seen.add(role)
+        run.plan_seen = run.plan_seen | {role}
         return run.plan
 
     async def _code(self, run: _Run) -> FileSet:
@@ -464,14 +453,15 @@ class Manager:
         context = self._file_context(run, writes_tests=False)
         reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.PROGRAMMER, reply.notices)
-        return reply.files.without(run.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
+        return reply.files.without(run.work.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
 
     async def _review(self, run: _Run, standing: Standing) -> Review:
         """The Optimizer's review of the code, told the latest verdicts as they stood when it was asked
         (``standing``: the tests of this round may be running beside it)."""
-        prompt = contexts.for_optimizer(run.request.task, run.work, standing, run.reviewed)
-        run.reviewed = run.files
-        again = bool(run.review and not run.review.approved and run.review.notice)
+        prompt = contexts.for_optimizer(run.request.task, run.work, standing)
+        run.standing = run.standing.reviewing(run.work.files)
+        last = standing.review
+        again = bool(last and not last.approved and last.notice)
         review = await self._turn(run, prompt, lambda text: parse_review(text, again),
                                   meant=lambda review: Reviewed(review.approved, review.notes))
         await self._note(run, Role.OPTIMIZER, (review.notice,) if review.notice else ())
@@ -484,7 +474,7 @@ class Manager:
         context = self._file_context(run, writes_tests=True)
         reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.TESTER, reply.notices)
-        return reply.files.without(run.user_tests)  # and ``_tests_step`` keeps the code the Programmer's
+        return reply.files.without(run.work.user_tests)  # and ``_tests_step`` keeps the code the Programmer's
 
     def _runner_note(self, language: str) -> str:
         """How a language the config added finds its tests, for the Tester (the template names the built-in
@@ -494,15 +484,15 @@ class Manager:
 
     async def _test(self, run: _Run) -> TestReport:
         self._check_budget(run)
-        tested = (run.files, run.tests)
+        tested = run.work
         job = TestJob(
-            language=run.language or self._languages.detect([*run.files, *run.tests]),
-            files=run.files.merged(self._all_tests(run)),
+            language=run.language or self._languages.detect([*tested.files, *tested.tests]),
+            files=tested.everything(),
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
-            authoritative=tuple(run.user_tests),
-        ) if run.workspace is None else await self._repo_job(run, run.files, self._all_tests(run))
+            authoritative=tuple(tested.user_tests),
+        ) if run.workspace is None else await self._repo_job(run, tested.files, tested.all_tests())
         report = judged(await self._sandbox.run(job), run.already_failing)
-        run.tested = tested  # with its report: a run stopped meanwhile keeps the pair it last had
+        run.tested = tested  # with its report: a run stopped meanwhile keeps the work it last had
         await self._commit_round(run, report)
         await run.emit(TestReported(run.request.run_id, round=run.round, language=job.language, report=report))
         return report
@@ -512,7 +502,7 @@ class Manager:
         if run.workspace is None:
             return
         try:
-            await run.workspace.commit(run.files.merged(self._all_tests(run)),
+            await run.workspace.commit(run.work.everything(),
                                        f"Round {run.round}: {run.request.task.splitlines()[0][:60]} ({report.summary()})")
         except CheckInError as error:
             await run.emit(Notice(run.request.run_id, f"Round {run.round} could not be committed: {error}"))
@@ -521,8 +511,8 @@ class Manager:
         """Who acts on failing tests: the decision the model made, as far as the workflow allows it. When only
         one answer is allowed (no test of the team's to fix, no re-plan left) the Manager is asked only if
         ``forced_too``; otherwise the code is what must change, and the failing output says how."""
-        can_fix_tests = bool(run.tests)
-        can_replan = run.replans < self._settings.budget.max_replans
+        can_fix_tests = bool(run.work.tests)
+        can_replan = run.spent.replans < self._settings.budget.max_replans
         if not (can_fix_tests or can_replan or forced_too):
             return Triage(Action.FIX_CODE, "")
         prompt = contexts.for_triage(run.request.task, run.work, run.standing, can_fix_tests, can_replan)
@@ -543,9 +533,9 @@ class Manager:
         example = ""
         if why.startswith("no test ran"):
             known = self._languages
-            module = next((p for p in run.files if known.of_path(p) == run.language), "")
+            module = next((p for p in run.work.files if known.of_path(p) == run.language), "")
             mentioned = file_names.mentioned_files(f"{run.request.task}\n{run.plan}", known)
-            skeleton = file_names.test_skeleton(run.language, module, run.files.get(module, ""), mentioned, known)
+            skeleton = file_names.test_skeleton(run.language, module, run.work.files.get(module, ""), mentioned, known)
             example = f"\n\nA test file the runner finds starts like this:\n\n{skeleton}" if skeleton else ""
         return Triage(Action.FIX_TESTS, f"The tests could not run: {why}{example}")
 
@@ -565,7 +555,7 @@ class Manager:
         if not self._settings.check_in:
             return None
         run.unbudgeted = True
-        prompt = contexts.for_check_in(run.request.task, run.language, run.work, status, run.report)
+        prompt = contexts.for_check_in(run.request.task, run.language, run.work, status, run.standing.report)
         readme = ""
         try:
             readme = await self._turn(run, prompt, parse_readme, meant=ReadmeWritten)
@@ -573,8 +563,8 @@ class Manager:
             await run.emit(Notice(run.request.run_id, f"The Check-In agent failed ({error}); publishing with a plain README."))
         publication = Publication(
             run_id=run.request.run_id, conversation_key=run.request.conversation_key,
-            task=run.request.task, status=status, files=run.files.merged(self._all_tests(run)),
-            readme=readme, report=run.report, earlier_tasks=run.request.prior.tasks if run.request.prior else (),
+            task=run.request.task, status=status, files=run.work.everything(),
+            readme=readme, report=run.standing.report, earlier_tasks=run.request.prior.tasks if run.request.prior else (),
             plan=run.plan,
         )
         try:
@@ -588,14 +578,15 @@ class Manager:
     async def _finish_unproven(self, run: _Run, why: str) -> RunFinished:
         """Budget ran out: the best attempt is the code as last tested; publish it and say plainly why. Tests
         that passed while the review still asked for changes make no pass, and no failure either: stopped."""
-        if run.report is None or run.tested is None:
+        report, cannot_fail = run.standing.report, run.standing.cannot_fail
+        if report is None or run.tested is None:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
-        run.files, run.tests = run.tested  # later, untested edits would not match the report
-        status, result = RunStatus.FAILED, f"the last test run: {run.report.summary()}"
-        if run.report.ok and run.cannot_fail:
-            status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({run.cannot_fail})"
-        elif run.report.ok:
-            status, result = RunStatus.STOPPED, f"the tests passed ({run.report.summary()}) but the review still asks for changes"
+        run.work = run.tested  # later, untested edits would not match the report
+        status, result = RunStatus.FAILED, f"the last test run: {report.summary()}"
+        if report.ok and cannot_fail:
+            status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({cannot_fail})"
+        elif report.ok:
+            status, result = RunStatus.STOPPED, f"the tests passed ({report.summary()}) but the review still asks for changes"
         if self._settings.publish_failed:
             run.checkin = await self._check_in(run, status)
         return self._finished(run, status, f"{why}; {result}")
@@ -620,7 +611,7 @@ class Manager:
             await run.emit(TurnStarted(run.request.run_id, agent=role, round=run.round))
             started = self._clock()
             text, usage, trouble = await self._reply(run, role, messages)
-            run.usage = run.usage + usage
+            run.take(usage)
             value, failure = self._read(text, trouble, parse)
             if isinstance(trouble, ReplyCut) and not last and not _whole_files_before_cut(value, failure):
                 value, failure = None, None  # nothing whole arrived: asked again, shorter
@@ -680,12 +671,12 @@ class Manager:
             return "".join(parts), cut.usage, cut
         except BudgetExhausted:
             spent = Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True)
-            run.usage = run.usage + spent
+            run.take(spent)
             await run.emit(TurnFinished(run.request.run_id, agent=role, round=run.round, text="".join(parts),
                                         usage=spent, model=self._model.model_name(role)))
             raise
         except asyncio.CancelledError:  # stopped beside a step that failed, or with the run: what it spent counts
-            run.usage = run.usage + Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True)
+            run.take(Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True))
             raise
         return "".join(parts), usage, None
 
@@ -720,8 +711,8 @@ class Manager:
 
     def _file_context(self, run: _Run, writes_tests: bool) -> FileContext:
         return FileContext(
-            language=run.language, code=run.files.as_dict(), tests=self._all_tests(run).as_dict(),
-            user_tests=tuple(run.user_tests), mentioned=f"{run.request.task}\n{run.plan}", writes_tests=writes_tests,
+            language=run.language, code=run.work.files.as_dict(), tests=run.work.all_tests().as_dict(),
+            user_tests=tuple(run.work.user_tests), mentioned=f"{run.request.task}\n{run.plan}", writes_tests=writes_tests,
             languages=self._languages,
         )
 
@@ -730,17 +721,22 @@ class Manager:
     def _start(self, request: RunRequest, emit: Emit) -> _Run:
         run = _Run(request=request, started=self._clock(), sink=emit, workspace=request.workspace)
         prior = request.prior
+        # A follow-up starts from what the conversation left; its Programmer and Tester both write (``Due()``):
+        # a follow-up changes what the code does, so its tests change too.
+        files, user_tests = (prior.files, prior.user_tests) if prior else (FileSet(), FileSet())
         if prior:
-            run.plan, run.language, run.files, run.tests = prior.plan, prior.language, prior.files, prior.tests
-            run.user_tests = prior.user_tests
-            run.tests_stale = True  # a follow-up changes what the code does, so its tests change too
+            run.plan, run.language = prior.plan, prior.language
         # The thread's files first, so a file the person attached to the request itself wins over them.
         for attachment in [*(request.thread.files if request.thread else ()), *request.attachments]:
-            target = "user_tests" if self._languages.looks_like_test(attachment.name) else "files"
-            setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
+            given = {attachment.name: attachment.content}
+            if self._languages.looks_like_test(attachment.name):
+                user_tests = user_tests.merged(given)
+            else:
+                files = files.merged(given)
         if self._settings.task_examples and not prior:
-            run.user_tests = example_tests(run.files).merged(run.user_tests)
-        run.language = self._languages.detect([*run.files, *run.user_tests], run.language)
+            user_tests = example_tests(files).merged(user_tests)
+        run.work = Work(files, prior.tests if prior else FileSet(), user_tests)
+        run.language = self._languages.detect([*files, *user_tests], run.language)
         return run
 
     async def _next_piece(self, run: _Run, role: Role, stream: AsyncIterator[str | Usage]) -> str | Usage | None:
@@ -775,7 +771,7 @@ class Manager:
     def _check_tokens(self, run: _Run, role: Role, prompt_tokens: int, reply_chars: int) -> None:
         """Stop a reply as soon as the run's tokens, this reply's included, reach the budget."""
         budget = self._settings.budget.max_tokens
-        spent = run.usage.total_tokens + prompt_tokens + reply_chars // CHARS_PER_TOKEN
+        spent = run.spent.usage.total_tokens + prompt_tokens + reply_chars // CHARS_PER_TOKEN
         if not run.unbudgeted and spent >= budget:
             raise BudgetExhausted(f"the token budget ran out during the {role}'s reply (about {spent:,} of {budget:,})")
 
@@ -786,7 +782,7 @@ class Manager:
 
     def _next_round(self, run: _Run) -> None:
         self._ensure_round_left(run)
-        run.round += 1
+        run.spent = run.spent.next_round()
 
     def _ensure_round_left(self, run: _Run) -> None:
         if run.round >= self._settings.budget.max_rounds:
@@ -796,8 +792,9 @@ class Manager:
         budget = self._settings.budget
         if run.unbudgeted:
             return
-        if run.usage.total_tokens >= budget.max_tokens:
-            raise BudgetExhausted(f"the token budget ran out ({run.usage.total_tokens:,} of {budget.max_tokens:,})")
+        used = run.spent.usage.total_tokens
+        if used >= budget.max_tokens:
+            raise BudgetExhausted(f"the token budget ran out ({used:,} of {budget.max_tokens:,})")
         if self._clock() - run.started >= budget.max_wall_s:
             raise BudgetExhausted(f"the time budget ran out ({budget.max_wall_s:.0f}s)")
 
@@ -810,18 +807,15 @@ class Manager:
             run.written[path] = newest
         return written
 
-    @staticmethod
-    def _all_tests(run: _Run) -> FileSet:
-        return run.tests.merged(run.user_tests)
-
     def _saved(self, run: _Run) -> WorkSaved:
-        return WorkSaved(run.request.run_id, files=run.files, tests=self._all_tests(run), user_tests=run.user_tests)
+        work = run.work
+        return WorkSaved(run.request.run_id, files=work.files, tests=work.all_tests(), user_tests=work.user_tests)
 
     def _finished(self, run: _Run, status: RunStatus, reason: str) -> RunFinished:
         return RunFinished(
-            run.request.run_id, status=status, reason=reason, files=run.files, tests=self._all_tests(run),
-            user_tests=run.user_tests,
-            report=run.report, usage=run.usage, checkin=run.checkin, language=run.language, plan=run.plan,
+            run.request.run_id, status=status, reason=reason, files=run.work.files, tests=run.work.all_tests(),
+            user_tests=run.work.user_tests, report=run.standing.report, usage=run.spent.usage, checkin=run.checkin,
+            language=run.language, plan=run.plan,
         )
 
 

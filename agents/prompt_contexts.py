@@ -18,7 +18,7 @@ from agents.protocols import Workspace
 from agents.run_request import RunRequest
 from agents.run_state import Standing, Work
 from agents.task_examples import without_examples
-from agents.types import Attachment, FileSet, Role, RunStatus, TestReport, ThreadContext
+from agents.types import Attachment, Role, RunStatus, TestReport, ThreadContext
 
 DEFAULT_OUTPUT_LIMIT = 340  # characters of failing test output shown to a model (agents.failures says which)
 FOLLOW_UP_TESTS = "The user asked for a change (the task above); update the tests to match it."
@@ -150,10 +150,11 @@ def for_programmer(task: str, work: Work, standing: Standing = NOTHING_SAID, pla
     )
 
 
-def for_optimizer(task: str, work: Work, standing: Standing, reviewed: FileSet | None) -> OptimizerPrompt:
-    """Once it has reviewed a version (``reviewed``), it is shown what changed since, and after failing tests what
-    failed and why, so it does not approve code that fails the same way again."""
+def for_optimizer(task: str, work: Work, standing: Standing) -> OptimizerPrompt:
+    """Once it has reviewed a version (``standing.reviewed``), it is shown what changed since, and after failing
+    tests what failed and why, so it does not approve code that fails the same way again."""
     failing, reason = standing.failure()
+    reviewed = standing.reviewed
     return OptimizerPrompt(
         task=task, files=work.files.as_dict() if reviewed is None else {},
         changes=diffs.changes(reviewed, work.files) if reviewed is not None else {},
