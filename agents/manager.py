@@ -16,9 +16,11 @@ the sandbox starts the round's container while the models write; and no triage i
 outcome is forced (only the user's tests exist and no re-plan is left): the code is what must change.
 
 Each role sees only what it needs to decide, and nothing twice: the task, the plan while it has not been
-coded yet, the latest files, the latest review or test report (see ``prompts/``). The prompt stays the
-same size however many rounds the run takes. Models decide where judgement is needed (review verdict,
-triage); this code enforces the allowed transitions and the budgets.
+coded yet, the latest files, the latest review or test report (``agents.prompt_contexts`` builds each role's
+context, ``prompts/`` holds its template). The prompt stays the same size however many rounds the run takes.
+What the workflow decides on is a few named values (``agents.run_state``: the work, what was last said about
+it, who writes next, what was spent), each replaced whole by the step that moves it. Models decide where
+judgement is needed (review verdict, triage); this code enforces the allowed transitions and the budgets.
 
 How events reach the consumer: each step is a plain coroutine that awaits the run's sink
 (``run.emit``) for every event it has to tell, and returns what it produced (a plan, files, a
