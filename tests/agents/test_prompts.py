@@ -169,8 +169,8 @@ def test_a_template_changed_since_it_was_compiled_renders_as_it_now_reads(tmp_pa
     (tmp_path / "_shared.jinja").write_text("")
     role = tmp_path / "planner.jinja"
     role.write_text("{% block system %}You plan.{% endblock %}{% block user %}Plan {{ task }}.{% endblock %}")
-    assert [m.content for m in PromptBook(tmp_path).render("planner", task="a parser")] == [
+    assert [m.content for m in PromptBook(tmp_path).render(PlannerPrompt(task="a parser"))] == [
         "You plan.", "Plan a parser."]
     role.write_text("{% block system %}You plan briefly.{% endblock %}{% block user %}Plan: {{ task }}{% endblock %}")
-    assert [m.content for m in PromptBook(tmp_path).render("planner", task="a parser")] == [
+    assert [m.content for m in PromptBook(tmp_path).render(PlannerPrompt(task="a parser"))] == [
         "You plan briefly.", "Plan: a parser"]
