@@ -174,3 +174,13 @@ def test_a_template_changed_since_it_was_compiled_renders_as_it_now_reads(tmp_pa
     role.write_text("{% block system %}You plan briefly.{% endblock %}{% block user %}Plan: {{ task }}{% endblock %}")
     assert [m.content for m in PromptBook(tmp_path).render(PlannerPrompt(task="a parser"))] == [
         "You plan briefly.", "Plan: a parser"]
+
+
+def test_a_folder_for_compiled_templates_that_cannot_be_used_costs_only_compiling_again(tmp_path):
+    kept = tmp_path / "compiled"
+    kept.mkdir()
+    expected = PromptBook(compiled_in=str(kept)).render(CONTEXTS[Role.PLANNER])
+    assert list(kept.iterdir())  # compiled templates were kept
+    unusable = tmp_path / "a-file"  # where neither reading nor writing works, as on a full or broken disk
+    unusable.write_text("")
+    assert PromptBook(compiled_in=str(unusable)).render(CONTEXTS[Role.PLANNER]) == expected
