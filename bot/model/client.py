@@ -86,8 +86,9 @@ class OpenAIChatModel:
         self._redact = Redactor(secrets.values())
         self.base_url = config.llm.base_url or secrets.openai_base_url or None
         self.where = _without_credentials(self.base_url) if self.base_url else "the OpenAI API"  # for messages
+        billing = {"OpenAI-Organization": secrets.openai_org_id, "OpenAI-Project": secrets.openai_project_id}
         self.endpoint = Endpoint(self.base_url or OPENAI_API, secrets.openai_api_key or NO_KEY_PLACEHOLDER,
-                                 config.llm.request_timeout_s)
+                                 config.llm.request_timeout_s, {k: v for k, v in billing.items() if v})
         self._contexts: dict[str, int] = dict(contexts or {})  # model -> context window in tokens, where known
         self._asked: set[str] = set()  # models whose window the endpoint was asked about
         self._chars_per_token: dict[str, float] = {}  # measured from a server's own count of a prompt

@@ -83,11 +83,13 @@ class Answer:
 class Endpoint:
     """One base URL with its key; one connection pool for every request the process sends there."""
 
-    def __init__(self, base_url: str, api_key: str, timeout_s: float) -> None:
+    def __init__(self, base_url: str, api_key: str, timeout_s: float, headers: Mapping[str, str] | None = None) -> None:
+        """``headers``: sent with every request besides the key (an OpenAI organization or project)."""
         self.base_url = base_url.rstrip("/") + "/"
         self._http = httpx2.AsyncClient(
             base_url=self.base_url, timeout=timeout_s, follow_redirects=True, limits=_LIMITS,
-            headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json"})
+            headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json",
+                     **(headers or {})})
 
     @asynccontextmanager
     async def post(self, path: str, body: dict[str, Any], headers: Mapping[str, str]) -> AsyncIterator[Answer]:

@@ -362,3 +362,15 @@ async def test_replies_one_after_another_share_one_kept_alive_connection(model_s
         assert (await collect(model))[0] == text * 40
     assert len({r.peer for r in model_server.requests}) == 1
     await model.close()
+
+
+async def test_an_openai_organization_and_project_from_the_environment_go_with_every_request(model_server, config):
+    secrets = Secrets.from_env({"OPENAI_API_KEY": "sk-test-0123456789abcdef", "OPENAI_ORG_ID": "org-team",
+                                "OPENAI_PROJECT_ID": "proj_bot"})
+    model_server.script("planner", "ok")
+    await collect(OpenAIChatModel(config, secrets))
+    headers = model_server.requests[0].headers
+    assert headers["OpenAI-Organization"] == "org-team" and headers["OpenAI-Project"] == "proj_bot"
+    model_server.script("planner", "ok")
+    await collect(OpenAIChatModel(config, Secrets(openai_api_key="sk-test-0123456789abcdef")))
+    assert "OpenAI-Organization" not in model_server.requests[1].headers
