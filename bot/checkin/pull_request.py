@@ -2,7 +2,8 @@
 and a pull request (a draft by default) whose body tells the task, the plan, what changed and the tests.
 
 A follow-up pushes more commits to the same branch and updates the body. A run whose tests fail still pushes
-its branch, with no pull request unless ``[repos] open_failing_prs``. Whatever cannot be pushed or opened is a
+its branch, with no pull request unless ``[repos] open_failing_prs``. Each pushed head commit gets the bot's commit
+status ``codegen-chat/tests`` from the sandbox's result (``bot.ci.status``). Whatever cannot be pushed or opened is a
 ``CheckInError``, so ``FallbackPublisher`` saves the work elsewhere with a note.
 """
 
@@ -12,6 +13,7 @@ import re
 
 from agents.errors import CheckInError
 from agents.types import CheckInResult, Publication, RunStatus
+from bot.ci.status import mark_tested
 from bot.config.sections import ReposConfig
 from bot.repos.opening import OpenedRepo
 from bot.repos.pushing import push
@@ -32,6 +34,8 @@ class PullRequestPublisher:
         target = self._repo.target
         branch = workspace.branch
         common = dict(repository=target.name.shown, branch=branch, head=head)
+        if self._repo.github is not None:
+            await mark_tested(self._repo.github, target.name.full_name, head, publication, self._link)
         if self._repo.github is None:
             return CheckInResult(location=f"{target.name.shown} branch {branch}", kind="branch", **common,
                                  note="pushed as a branch; a pull request needs GITHUB_TOKEN and a GitHub repository"

@@ -1,9 +1,9 @@
 """The GitHub REST calls the repository work makes, and the only module that talks to GitHub for it.
 
-A narrow interface on purpose (following a pull request's CI builds on it): a repository's facts, whether a
-branch is protected, and opening or updating the pull request of a branch. PyGithub runs in worker threads,
-one call at a time per token (GitHub's advice), retried as ``bot.checkin.retry`` judges (Retry-After honoured).
-Authentication is a personal or fine-grained token, or a GitHub App installation token (PyGithub's
+A narrow interface on purpose: a repository's facts, whether a branch is protected, and opening or updating the
+pull request of a branch; ``call`` lends the client to ``bot.ci.rest`` (a commit's checks and statuses). PyGithub
+runs in worker threads, one call at a time per token (GitHub's advice), retried as ``bot.checkin.retry`` judges
+(Retry-After honoured). Authentication is a personal or fine-grained token, or a GitHub App installation token (PyGithub's
 ``Auth.AppInstallationAuth``); ``[checkin] github_api_url`` points it at GitHub Enterprise.
 """
 
@@ -124,8 +124,14 @@ class GitHubRepos:
             return PullRequest(pull.number, pull.html_url, created)
         return await self._call(work)
 
-    async def _call(self, call: Callable[[], T]) -> T:
+    async def call(self, work: Callable[[Github], T], subject: str, hint: str = TOKEN_NEEDS) -> T:
+        """Another module's REST calls on this client (``bot.ci.rest``: a commit's checks, its status), run the
+        same way: in a worker thread, one at a time, retried; errors name ``subject``."""
+        policy = dataclasses.replace(self._policy, subject=subject, hint=hint)
+        return await self._call(lambda: work(self._client), policy)
+
+    async def _call(self, call: Callable[[], T], policy: RetryPolicy | None = None) -> T:
         def alone() -> T:
             with self._lock:
                 return call()
-        return await call_github(alone, self._policy, self._redact, self._sleep)
+        return await call_github(alone, policy or self._policy, self._redact, self._sleep)
