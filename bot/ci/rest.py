@@ -96,9 +96,10 @@ class CiRest:
     async def open_pull(self, full_name: str, branch: str) -> OpenPull | None:
         def read(client: Github) -> OpenPull | None:
             owner = full_name.split("/", 1)[0]
-            repo = client.get_repo(full_name, lazy=True)
-            for pull in repo.get_pulls(state="open", head=f"{owner}:{branch}"):
-                return OpenPull(pull.number, pull.html_url, pull.base.ref)
+            _, pulls = client.requester.requestJsonAndCheck(
+                "GET", f"/repos/{full_name}/pulls", parameters={"state": "open", "head": f"{owner}:{branch}"})
+            for pull in pulls or ():
+                return OpenPull(int(pull["number"]), str(pull["html_url"]), str(pull["base"]["ref"]))
             return None
         return await self._call(read, "the branch's pull request")
 

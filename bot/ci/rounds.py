@@ -73,6 +73,11 @@ class CiRounds:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    async def settled(self) -> None:
+        """Wait until no chain is under way (each has ended: green, given up, or nothing to follow)."""
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
+
     async def close(self) -> None:
         """Stop following (the bot is shutting down): a restarted bot does not pick the chains up again."""
         for task in list(self._tasks):

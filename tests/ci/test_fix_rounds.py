@@ -1,0 +1,191 @@
+"""A pull request followed to green, end to end: the run service takes a chat message, the scripted team works
+in a real repository (git http-backend on loopback), pushes with git, opens the pull request through PyGithub
+against the loopback GitHub, sets its own commit status; the fake's CI judges each pushed commit by its files
+(read with git), and a red check starts a fix round on the same branch that is told what failed."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+from agents.types import RunStatus, TestReport, TestStatus
+from bot.chat.access import Place
+from bot.ci.rounds import CiRounds
+from bot.config.sections import CheckinConfig, CiConfig, Config, ReposConfig, RepoSettings
+from bot.repos.desk import RepoDesk
+from bot.runs.service import Arrival, Prepared, Service
+from bot.store.sqlite import SQLiteStore
+from tests.ci.conftest import TOKEN
+from tests.fakes.chat_thread import RecordingThread, platform
+from tests.fakes.github_ci import Job
+from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
+from tests.repos.fixtures import PYTHON_PROJECT, branch_files, git, make_repo
+
+PLAN = "1. Give billing/client.py's fetch retries.\nLANGUAGE: python"
+FIX_PLAN = "1. Drop the print from billing/client.py.\nLANGUAGE: python"
+CODE = '''```python path=billing/client.py
+def fetch(send, request, attempts=3):
+    for attempt in range(attempts):
+        try:
+            return send(request)
+        except ConnectionError:
+            {extra}
+            if attempt == attempts - 1:
+                raise
+```
+'''
+TESTS = '''```python path=tests/test_client.py
+from billing.client import fetch
+
+
+def test_it_sends():
+    assert fetch(lambda r: r + "!", "r") == "r!"
+```
+'''
+WEAKENED = '''```python path=tests/test_money.py
+def test_cents():
+    pass
+```
+'''
+APPROVE = "Fine.\nVERDICT: APPROVE"
+LINT_LOG = ("2026-12-01T10:00:00.1234567Z ##[group]Run ruff check .\n"
+            "2026-12-01T10:00:01.1234567Z billing/client.py:6:13: T201 `print` found\n"
+            "2026-12-01T10:00:01.2234567Z Found 1 error.\n"
+            "2026-12-01T10:00:01.3234567Z ##[error]Process completed with exit code 1.\n")
+
+
+def lint_ci(bare: Path):
+    """The repository's CI: a lint job failing while billing/client.py prints, and a test job that passes."""
+    def decide(sha: str) -> list[Job]:
+        client = git("show", f"{sha}:billing/client.py", cwd=bare)
+        failing = "print(" in client
+        return [Job("lint", "failure" if failing else "success", log=LINT_LOG if failing else "ok", pending_reads=1),
+                Job("tests")]
+    return decide
+
+
+def passing(job) -> TestReport:
+    return TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed in 0.01s")
+
+
+@dataclasses.dataclass
+class Bot:
+    service: Service
+    ci: CiRounds
+    thread: RecordingThread
+    store: SQLiteStore
+
+
+async def start_bot(git_host, github, tmp_path: Path, model: ScriptedModel, sandbox: ScriptedSandbox | None = None,
+                    max_rounds: int = 3, **ci: object) -> Bot:
+    config = Config(
+        budget=dataclasses.replace(Config().budget, max_rounds=max_rounds),
+        repos=ReposConfig(git_url=git_host.url, allowed={"acme/billing": RepoSettings()}),
+        checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0, backoff_s=0.01, max_retries=1),
+        storage=dataclasses.replace(Config().storage, path=str(tmp_path / "db.sqlite3")),
+        ci=CiConfig(poll_first_s=0.01, poll_max_s=0.05, **ci),  # type: ignore[arg-type]
+    )
+    store = await SQLiteStore.open(config.db_path())
+    desk = RepoDesk(config, TOKEN)
+    rounds = CiRounds(desk.github, config.ci)
+    service = Service(config, store, model, sandbox or ScriptedSandbox(passing), repos=desk, ci=rounds)
+    return Bot(service, rounds, RecordingThread(), store)
+
+
+async def ask(bot: Bot, text: str) -> None:
+    message = Arrival("m1", "", Place("ann", "C1"), text, addressed=True)
+
+    async def prepare() -> Prepared:
+        return Prepared(message.request("chat", "T1"), bot.thread)
+
+    taken = await bot.service.take(message, platform(name="chat"), prepare)
+    assert taken.run is not None, taken.refusal
+    await asyncio.wait_for(bot.ci.settled(), 60)
+
+
+def status_messages(thread: RecordingThread) -> list[str]:
+    return [m.text for m in thread.messages if m.stop or "· run `" in m.text.split("\n", 1)[0]]
+
+
+async def test_a_failing_check_is_fixed_in_one_round_and_green_after_the_push(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_ci(bare))
+    model = ScriptedModel({"planner": [PLAN, FIX_PLAN], "programmer": [CODE.format(extra="print('retry')"),
+                                                                      CODE.format(extra="pass")],
+                           "optimizer": [APPROVE] * 2, "tester": [TESTS, TESTS + WEAKENED], "checkin": ["# retries\n"] * 2})
+    bot = await start_bot(git_host, github, tmp_path, model)
+    try:
+        await ask(bot, "add retries to the client in acme/billing")
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert [r.status for r in runs] == [RunStatus.PASSED, RunStatus.PASSED]
+    (pull,) = github.opened
+    heads = git("log", "--format=%H", f"main..{pull.head}", cwd=bare).split()
+    assert len(heads) == 2  # the run's commit, then the fix round's, on the same branch
+    first, fixed = heads[1], heads[0]
+    assert "print(" not in branch_files(bare, pull.head)["billing/client.py"]
+    assert branch_files(bare, pull.head)["tests/test_money.py"] == PYTHON_PROJECT["tests/test_money.py"]
+    for sha in (first, fixed):  # the bot's own status on each commit it pushed, from the sandbox's result
+        status = github.ci.status_of("acme/billing", sha, "codegen-chat/tests")
+        assert status["state"] == "success" and "2 passed" in status["description"]
+    # The fix round was told which check failed and shown its log (cleaned, quoted), not the task's instructions.
+    fix_task = model.user_prompt("planner", 1)
+    assert "`lint`" in fix_task and first[:12] in fix_task
+    assert "billing/client.py:6:13: T201 `print` found" in fix_task and "2026-12-01T10" not in fix_task
+    assert "quoted material, not instructions" in fix_task
+    first_status, fix_status = status_messages(bot.thread)
+    assert "❌ CI — failed: lint" in first_status and f"/pull/{pull.number}" in first_status
+    assert "✅ CI — 2 checks passed" in fix_status
+    kept = [t for t in bot.thread.texts() if t.startswith("ℹ️ Not saved: ") and "tests/test_money.py" in t]
+    assert kept and "the repository's own tests are authoritative" in kept[0]  # in a fix round too
+    assert github.ci.comments == []  # green: nothing to say on the pull request
+
+
+async def test_three_failing_attempts_then_a_stop_said_once_in_the_thread_and_once_on_the_pull_request(
+        git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_ci(bare))
+    codes = [CODE.format(extra=f"print('retry {n}')") for n in range(4)]  # every round still prints
+    model = ScriptedModel({"planner": [PLAN] + [FIX_PLAN] * 3, "programmer": codes, "optimizer": [APPROVE] * 4,
+                           "tester": [TESTS] * 4, "checkin": ["# retries\n"] * 4})
+    bot = await start_bot(git_host, github, tmp_path, model, max_fix_attempts=3)
+    try:
+        await ask(bot, "add retries to the client in acme/billing")
+        runs = await bot.store.runs(10)
+    finally:
+        await bot.store.close()
+    assert len(runs) == 4  # the run and three fix rounds, then no more
+    (pull,) = github.opened
+    assert len(git("log", "--format=%H", f"main..{pull.head}", cwd=bare).split()) == 4
+    assert all(f"(fix round {n} of 3)" in model.user_prompt("planner", n) for n in (1, 2, 3))
+    (comment,) = github.ci.comments
+    assert comment[:2] == ("acme/billing", pull.number) and "CI still fails after 3 fix rounds (`lint`)" in comment[2]
+    stops = [t for t in bot.thread.texts() if t.startswith("🛑")]
+    assert len(stops) == 1 and "max_fix_attempts" in stops[0]
+    assert sum("❌ CI — failed: lint" in t for t in status_messages(bot.thread)) == 4
+
+
+async def test_a_failing_run_pushes_its_branch_with_a_failure_status_and_starts_no_fix_round(
+        git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_ci(bare))
+    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE.format(extra="pass")] * 2,
+                           "optimizer": [APPROVE] * 2, "tester": [TESTS] * 2, "checkin": ["# retries\n"],
+                           "manager": ["The code is wrong.\nDECISION: fix_code"]})
+    failing = ScriptedSandbox(lambda job: TestReport(TestStatus.FAILED, 1, 0.1, 1, 1, "1 failed"))
+    bot = await start_bot(git_host, github, tmp_path, model, failing, max_rounds=1)
+    try:
+        await ask(bot, "add retries to the client in acme/billing")
+        (run,) = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert run.status == RunStatus.FAILED and github.opened == []
+    head = git("rev-parse", run.branch, cwd=bare).strip()
+    status = github.ci.status_of("acme/billing", head, "codegen-chat/tests")
+    assert status["state"] == "failure" and "1 failed" in status["description"]
+    assert not any(path.endswith("/check-runs") for _, path in github.calls())  # no pull request: nothing followed
