@@ -7,12 +7,13 @@ stops.
 Loop guards: the bot's own status never counts (``bot.ci.checks``); a fix round that does not pass its own
 tests (or is stopped) ends the chain; a later run checking in on the same branch (a person's follow-up) takes
 over from the chain following the older commit; a check no change can fix (cancelled, waiting for approval) is
-said, not fixed.
+said, not fixed. Chains live in the process: one a restart ends says so in its step (docs/ci.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -33,6 +34,8 @@ if TYPE_CHECKING:  # PyGithub: imported when a pull request's CI is first follow
 log = logging.getLogger(__name__)
 
 CLOSE_WAIT_S = 5.0
+SUPERSEDED = "followed no more: a newer push to the branch is followed instead"
+CLOSING = "followed no more: the bot restarted (a reply in the thread continues the work)"
 
 
 class RunView(Protocol):
@@ -61,120 +64,158 @@ class CiRounds:
 
     def __init__(self, github: GitHubFor, config: CiConfig, nudges: CiNudges | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
-        self._github, self._config, self._clock = github, config, clock
+        self.github, self.config, self.clock = github, config, clock
         self.nudges = nudges or CiNudges()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._chains: dict[asyncio.Task[None], _Chain] = {}
         self._by_branch: dict[tuple[str, str], asyncio.Task[None]] = {}
+        self._closing = False
 
     def follow(self, run: Awaitable[Pushed], fix: StartFix) -> asyncio.Task[None]:
         """Once ``run`` has ended, follow the CI of what it pushed to a pull request (nothing else is followed)."""
-        task = asyncio.create_task(self._chain(run, fix), name="ci-chain")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        chain = _Chain(self, fix)
+        task = asyncio.create_task(self._guarded(chain, run), name="ci-chain")
+        self._chains[task] = chain
+        task.add_done_callback(lambda done: self._chains.pop(done, None))
         return task
 
     async def settled(self) -> None:
         """Wait until no chain is under way (each has ended: green, given up, or nothing to follow)."""
-        while self._tasks:
-            await asyncio.wait(list(self._tasks))
+        while self._chains:
+            await asyncio.wait(list(self._chains))
 
     async def close(self) -> None:
         """Stop following (the bot is shutting down): a restarted bot does not pick the chains up again."""
-        for task in list(self._tasks):
+        self._closing = True
+        for task in list(self._chains):
             task.cancel()
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=CLOSE_WAIT_S)
+        if self._chains:
+            await asyncio.wait(list(self._chains), timeout=CLOSE_WAIT_S)
 
-    async def _chain(self, run: Awaitable[Pushed], fix: StartFix) -> None:
-        try:
-            pushed: Pushed | None = await run
-            attempt = 0
-            while pushed is not None and (checkin := _followed(pushed.finished)) is not None:
-                self._claim(checkin)
-                pushed, attempt = await self._round(pushed, checkin, attempt, fix)
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("following a pull request's CI failed")
-
-    async def _round(self, pushed: Pushed, checkin: CheckInResult, attempt: int,
-                     fix: StartFix) -> tuple[Pushed | None, int]:
-        """Follow one pushed commit's CI; the fix round it leads to (and the attempts so far), or None: done."""
-        from bot.ci.failure import failure_context, fix_task
-        from bot.ci.follow import CiFollower
-        from bot.ci.rest import CiRest
-
-        github = await self._github()
-        if github is None:
-            return None, attempt
-        rest = CiRest(github, self._config.log_max_bytes)
-        view, run_id, repo, sha = pushed.view, pushed.finished.run_id, checkin.repository, checkin.head
-        try:
-            pull = await rest.open_pull(repo, checkin.branch)
-        except CheckInError as error:
-            await view.after(CiChecked(run_id, "ended", f"not followed: {error}"))
-            return None, attempt
-        if pull is None:
-            return None, attempt
-        checks_url = f"{pull.url}/checks"
-
-        async def pending(verdict: Verdict) -> None:
-            await view.after(CiChecked(run_id, "pending", verdict.detail(), checks_url))
-
-        outcome = await CiFollower(rest, self.nudges, self._config, self._clock).follow(repo, sha, pull.base, pending)
-        verdict = outcome.verdict
-        if outcome.reason or verdict is None:
-            await view.after(CiChecked(run_id, "ended", outcome.reason, checks_url))
-            return None, attempt
-        if not verdict.failed:
-            await view.after(CiChecked(run_id, "passed", verdict.detail(), checks_url))
-            return None, attempt
-        await view.after(CiChecked(run_id, "failed", verdict.detail(), verdict.failed[0].url or checks_url))
-        fixable = [c for c in verdict.failed if c.fixable]
-        if not fixable:
-            await view.say(f"⚠️ CI failed in a way no change to the code answers ({_named(verdict.failed)}: "
-                           "cancelled, or waiting for someone's approval); the bot leaves it to a person.")
-            return None, attempt
-        if attempt >= self._config.max_fix_attempts:
-            await self._give_up(rest, repo, pull, view, fixable, attempt)
-            return None, attempt
-        attempt += 1
-        context = await failure_context(rest, repo, fixable, self._config.log_chars)
-        following = await fix(fix_task(fixable, sha, attempt, self._config.max_fix_attempts), context, repo)
-        if following is not None and following.finished.status is not RunStatus.PASSED:
-            await following.view.say(f"⚠️ The fix round ended {following.finished.status}, so the bot stops "
-                                     "following this pull request's CI; a reply here continues the work.")
-            return None, attempt
-        return following, attempt
-
-    async def _give_up(self, rest: CiRest, repo: str, pull: OpenPull, view: RunView, failed: list[Check],
-                       attempt: int) -> None:
-        """Say once, in the thread and on the pull request, that the attempts are spent."""
-        rounds = f"{attempt} fix round{'' if attempt == 1 else 's'}" if attempt else "no fix round"
-        text = (f"CI still fails after {rounds} ({_named(failed)}); `[ci] max_fix_attempts` is "
-                f"{self._config.max_fix_attempts}, so the bot stops here and leaves it to a person.")
-        await view.say(f"🛑 {text}")
-        try:
-            await rest.comment(repo, pull.number,
-                               f"{text}\n\n_codegen-chat: the failing checks are on the Checks tab._")
-        except CheckInError as error:
-            await view.say(f"⚠️ The pull request could not be told: {error}")
-
-    def _claim(self, checkin: CheckInResult) -> None:
-        """This chain follows the branch now: one following an older commit of it stops."""
+    def claim(self, checkin: CheckInResult) -> None:
+        """The calling chain follows this branch now: one following an older commit of it stops, saying why."""
         key = (checkin.repository.lower(), checkin.branch)
         current = asyncio.current_task()
         older = self._by_branch.get(key)
         if older is not None and older is not current and not older.done():
+            chain = self._chains.get(older)
+            if chain is not None:
+                chain.superseded = True
             older.cancel()
         if current is not None:
             self._by_branch[key] = current
             current.add_done_callback(lambda task: self._by_branch.pop(key, None)
                                       if self._by_branch.get(key) is task else None)
 
+    async def _guarded(self, chain: _Chain, run: Awaitable[Pushed]) -> None:
+        try:
+            await chain.run(run)
+        except asyncio.CancelledError:
+            why = SUPERSEDED if chain.superseded else CLOSING if self._closing else ""
+            if why:
+                with contextlib.suppress(Exception):  # the thread may be gone; the chain ends either way
+                    await asyncio.wait_for(chain.ended(why), CLOSE_WAIT_S)
+            if not chain.superseded:
+                raise
+        except Exception:
+            log.exception("following a pull request's CI failed")
+
+
+class _Chain:
+    """One pull request followed from a run through its fix rounds."""
+
+    def __init__(self, rounds: CiRounds, fix: StartFix) -> None:
+        self._rounds, self._fix, self._config = rounds, fix, rounds.config
+        self.attempt = 0
+        self.superseded = False
+        self._pending: tuple[RunView, str, str] | None = None  # a CI step drawn pending: its view, run, link
+
+    async def run(self, first: Awaitable[Pushed]) -> None:
+        pushed: Pushed | None = await first
+        while pushed is not None and (checkin := _followed(pushed.finished)) is not None:
+            self._rounds.claim(checkin)
+            pushed = await self._follow(pushed, checkin)
+
+    async def ended(self, why: str) -> None:
+        """A pending CI step says why it is followed no more."""
+        if self._pending is not None:
+            view, run_id, url = self._pending
+            await view.after(CiChecked(run_id, "ended", why, url))
+
+    async def _follow(self, pushed: Pushed, checkin: CheckInResult) -> Pushed | None:
+        """Follow one pushed commit's CI; the fix round it leads to, or None: the chain is done."""
+        from bot.ci.follow import CiFollower
+        from bot.ci.rest import CiRest
+
+        github = await self._rounds.github()
+        if github is None:
+            return None
+        rest = CiRest(github, self._config.log_max_bytes)
+        repo, sha = checkin.repository, checkin.head
+        try:
+            pull = await rest.open_pull(repo, checkin.branch)
+        except CheckInError as error:
+            await self._show(pushed, "ended", f"not followed: {error}")
+            return None
+        if pull is None:
+            return None  # a branch with no pull request (a failing run's): nothing to follow
+        url = f"{pull.url}/checks"
+
+        async def pending(verdict: Verdict) -> None:
+            await self._show(pushed, "pending", verdict.detail(), url)
+
+        follower = CiFollower(rest, self._rounds.nudges, self._config, self._rounds.clock)
+        outcome = await follower.follow(repo, sha, pull.base, pending)
+        verdict = outcome.verdict
+        if outcome.reason or verdict is None:
+            await self._show(pushed, "ended", outcome.reason, url)
+            return None
+        if not verdict.failed:
+            await self._show(pushed, "passed", verdict.detail(), url)
+            return None
+        await self._show(pushed, "failed", verdict.detail(), verdict.failed[0].url or url)
+        return await self._fix_round(rest, repo, pull, pushed, verdict, sha)
+
+    async def _fix_round(self, rest: CiRest, repo: str, pull: OpenPull, pushed: Pushed, verdict: Verdict,
+                         sha: str) -> Pushed | None:
+        from bot.ci.failure import failure_context, fix_task
+
+        fixable = [c for c in verdict.failed if c.fixable]
+        if not fixable:
+            await pushed.view.say(f"⚠️ CI failed in a way no change to the code answers ({_named(verdict.failed)}: "
+                                  "cancelled, or waiting for someone's approval); the bot leaves it to a person.")
+            return None
+        if self.attempt >= self._config.max_fix_attempts:
+            await self._give_up(rest, repo, pull, pushed.view, fixable)
+            return None
+        self.attempt += 1
+        context = await failure_context(rest, repo, fixable, self._config.log_chars)
+        following = await self._fix(fix_task(fixable, sha, self.attempt, self._config.max_fix_attempts), context, repo)
+        if following is not None and following.finished.status is not RunStatus.PASSED:
+            await following.view.say(f"⚠️ The fix round ended {following.finished.status}, so the bot stops "
+                                     "following this pull request's CI; a reply here continues the work.")
+            return None
+        return following
+
+    async def _give_up(self, rest: CiRest, repo: str, pull: OpenPull, view: RunView, failed: list[Check]) -> None:
+        """Say once, in the thread and on the pull request, that the attempts are spent."""
+        attempt = self.attempt
+        rounds = f"{attempt} fix round{'' if attempt == 1 else 's'}" if attempt else "no fix round"
+        text = (f"CI still fails after {rounds} ({_named(failed)}); `[ci] max_fix_attempts` is "
+                f"{self._config.max_fix_attempts}, so the bot stops here and leaves it to a person.")
+        await view.say(f"🛑 {text}")
+        try:
+            await rest.comment(repo, pull.number, f"{text}\n\n_codegen-chat: the failing checks are on the Checks tab._")
+        except CheckInError as error:
+            await view.say(f"⚠️ The pull request could not be told: {error}")
+
+    async def _show(self, pushed: Pushed, state: str, detail: str, url: str = "") -> None:
+        run_id = pushed.finished.run_id
+        self._pending = (pushed.view, run_id, url) if state == "pending" else None
+        await pushed.view.after(CiChecked(run_id, state, detail, url))
+
 
 def _followed(finished: RunFinished) -> CheckInResult | None:
-    """What a run pushed to a pull request of a GitHub repository: its CI is followed."""
+    """What a run pushed to a branch of a GitHub repository: its pull request's CI is followed."""
     checkin = finished.checkin
     if checkin is None or not checkin.head or not checkin.branch or not checkin.repository:
         return None

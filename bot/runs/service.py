@@ -29,6 +29,7 @@ from bot.chat.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.checkin.masking import MaskingPublisher
+from bot.ci.nudges import CiNudges
 from bot.ci.rounds import CiRounds, Pushed, StartFix
 from bot.config.sections import Config
 from bot.health.checks import Connected, Health
@@ -154,6 +155,7 @@ class Service:
         health: Health | None = None,
         repos: RepoDesk | None = None,
         links: LinkReader | None = None,
+        nudges: CiNudges | None = None,
         ci: CiRounds | None = None,
     ) -> None:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
@@ -169,7 +171,10 @@ class Service:
         self._drawn: dict[str, tuple[str, RunRenderer]] = {}  # run id -> (platform, its renderer) until drawn
         self._closing = ""  # why no new work is taken: the bot is shutting down
         self.health = health
-        self.ci = ci  # follows the CI of the pull requests its runs push to; ``ci.nudges`` wakes it (webhooks)
+        self.nudges = nudges or (ci.nudges if ci else CiNudges())  # a webhook's CI deliveries wake whatever follows
+        self.ci = ci  # that commit's CI: the chains following the pull requests the runs push to
+        if ci is not None:
+            ci.nudges = self.nudges
 
     # -- what adapters call -------------------------------------------------------------------
 

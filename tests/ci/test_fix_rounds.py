@@ -84,7 +84,7 @@ async def start_bot(git_host, github, tmp_path: Path, model: ScriptedModel, sand
         repos=ReposConfig(git_url=git_host.url, allowed={"acme/billing": RepoSettings()}),
         checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0, backoff_s=0.01, max_retries=1),
         storage=dataclasses.replace(Config().storage, path=str(tmp_path / "db.sqlite3")),
-        ci=CiConfig(poll_first_s=0.01, poll_max_s=0.05, **ci),  # type: ignore[arg-type]
+        ci=CiConfig(**{"poll_first_s": 0.01, "poll_max_s": 0.05, **ci}),  # type: ignore[arg-type]
     )
     store = await SQLiteStore.open(config.db_path())
     desk = RepoDesk(config, TOKEN)
@@ -93,15 +93,24 @@ async def start_bot(git_host, github, tmp_path: Path, model: ScriptedModel, sand
     return Bot(service, rounds, RecordingThread(), store)
 
 
-async def ask(bot: Bot, text: str) -> None:
-    message = Arrival("m1", "", Place("ann", "C1"), text, addressed=True)
+async def ask(bot: Bot, text: str, key: str = "m1", settle: bool = True) -> None:
+    """A message in thread T1 (its first, or a reply), taken the way platforms take them."""
+    message = Arrival(key, "T1" if key != "m1" else "", Place("ann", "C1"), text, addressed=True)
 
     async def prepare() -> Prepared:
         return Prepared(message.request("chat", "T1"), bot.thread)
 
     taken = await bot.service.take(message, platform(name="chat"), prepare)
     assert taken.run is not None, taken.refusal
-    await asyncio.wait_for(bot.ci.settled(), 60)
+    if settle:
+        await asyncio.wait_for(bot.ci.settled(), 60)
+
+
+async def until(condition, seconds: float = 30) -> None:
+    async def wait() -> None:
+        while not condition():
+            await asyncio.sleep(0.02)
+    await asyncio.wait_for(wait(), seconds)
 
 
 def status_messages(thread: RecordingThread) -> list[str]:
@@ -189,3 +198,56 @@ async def test_a_failing_run_pushes_its_branch_with_a_failure_status_and_starts_
     status = github.ci.status_of("acme/billing", head, "codegen-chat/tests")
     assert status["state"] == "failure" and "1 failed" in status["description"]
     assert not any(path.endswith("/check-runs") for _, path in github.calls())  # no pull request: nothing followed
+
+
+def first_pending_then_green(bare: Path):
+    """CI that never ends on the first commit it sees, and passes on every later one at its second look."""
+    seen: list[str] = []
+
+    def decide(sha: str) -> list[Job]:
+        seen.append(sha)
+        return [Job("tests", pending_reads=None if len(seen) == 1 else 1)]
+    return decide
+
+
+async def test_a_reply_that_pushes_again_takes_over_from_the_chain_following_the_older_commit(
+        git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", first_pending_then_green(bare))
+    model = ScriptedModel({"planner": [PLAN] * 2, "programmer": [CODE.format(extra="pass"),
+                                                                 CODE.format(extra="attempt += 0")],
+                           "optimizer": [APPROVE] * 2, "tester": [TESTS] * 2, "checkin": ["# retries\n"] * 2})
+    bot = await start_bot(git_host, github, tmp_path, model, poll_first_s=600)  # a nudge or nothing
+    try:
+        await ask(bot, "add retries to the client in acme/billing", settle=False)
+        await until(lambda: any("⏳ CI — 0 of 1 checks done" in t for t in status_messages(bot.thread)))
+        await ask(bot, "also count the attempts", key="m2", settle=False)
+        await until(lambda: len(github.ci.jobs) == 2)  # the reply's commit has its own CI now
+        (pull,) = github.opened
+        newest = git("rev-parse", pull.head, cwd=bare).strip()
+        bot.service.nudges.nudge("acme/billing", newest)  # as the webhook does: without it, the next look is in 600 s
+        await asyncio.wait_for(bot.ci.settled(), 30)
+    finally:
+        await bot.store.close()
+    first, reply = status_messages(bot.thread)
+    assert "⏹️ CI — followed no more: a newer push to the branch is followed instead" in first
+    assert "✅ CI — 1 check passed" in reply
+    assert github.ci.comments == []
+
+
+async def test_a_shutdown_ends_the_following_and_the_step_says_so(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", first_pending_then_green(bare))
+    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE.format(extra="pass")], "optimizer": [APPROVE],
+                           "tester": [TESTS], "checkin": ["# retries\n"]})
+    bot = await start_bot(git_host, github, tmp_path, model, poll_first_s=600)
+    try:
+        await ask(bot, "add retries to the client in acme/billing", settle=False)
+        await until(lambda: any("⏳ CI" in t for t in status_messages(bot.thread)))
+        await bot.service.shutdown("the bot is restarting", grace_s=5)
+    finally:
+        await bot.store.close()
+    (status,) = status_messages(bot.thread)
+    assert "⏹️ CI — followed no more: the bot restarted" in status

@@ -15,6 +15,7 @@ with ``pending_reads=None`` stays in progress until the test calls ``finish``).
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from aiohttp import web
 if TYPE_CHECKING:
     from tests.fakes.github_server import FakeGitHub
 
+_COMMENT = re.compile(r"/repos/(?P<owner>[^/]+)/(?P<repo>[^/]+)/issues/(?P<n>\d+)/comments")
 LOGS_PATH = "/_ci_logs"  # the log storage's own address (no token, as GitHub's redirect target)
 STATES = ("error", "failure", "pending", "success")
 
@@ -54,7 +56,6 @@ class FakeCi:
         self._server = server
         self.jobs: dict[tuple[str, str], list[Job]] = {}  # (repo, sha) -> its check runs
         self.statuses: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (repo, sha) -> statuses, oldest first
-        self.comments: list[tuple[str, int, str]] = []  # (repo, number, body)
         self.required: dict[tuple[str, str], list[str]] = {}  # (repo, branch) -> required check names
         self.log_reads = 0
         self._decide: dict[str, Decide] = {}
@@ -71,6 +72,13 @@ class FakeCi:
     def finish(self, repo: str, sha: str, name: str, conclusion: str) -> None:
         job = next(j for j in self.jobs[(repo.lower(), sha)] if j.name == name)
         job.conclusion, job.pending_reads = conclusion, job.reads - 1
+
+    @property
+    def comments(self) -> list[tuple[str, int, str]]:
+        """The conversation comments posted to pull requests, as (repo, number, body), read from the recorded
+        requests: whichever part of the fake answered them."""
+        posted = [(_COMMENT.fullmatch(r.path), r.json) for r in self._server.requests if r.method == "POST"]
+        return [(f"{m['owner']}/{m['repo']}", int(m["n"]), body["body"]) for m, body in posted if m]
 
     def status_of(self, repo: str, sha: str, context: str) -> dict[str, Any] | None:
         return next((s for s in reversed(self.statuses.get((repo.lower(), sha), [])) if s["context"] == context), None)
@@ -90,7 +98,9 @@ class FakeCi:
         app.router.add_get(f"{repo}/commits/{{sha}}/check-runs", self._check_runs)
         app.router.add_post(f"{repo}/statuses/{{sha}}", self._create_status)
         app.router.add_get(f"{repo}/actions/jobs/{{id}}/logs", self._job_logs)
-        app.router.add_post(f"{repo}/issues/{{n}}/comments", self._comment)
+        comments = f"{repo}/issues/{{n}}/comments"
+        if not any(r.canonical == comments for r in app.router.resources()):  # the comments' own part may have it
+            app.router.add_post(comments, self._comment)
         app.router.add_get(f"{LOGS_PATH}/{{id}}", self._log_blob)
 
     async def _combined(self, request: web.Request) -> web.Response:
@@ -149,7 +159,6 @@ class FakeCi:
     async def _comment(self, request: web.Request) -> web.Response:
         full, number = _full(request), int(request.match_info["n"])
         body = (await request.json())["body"]
-        self.comments.append((full, number, body))
         return self._server._json({"id": next(self._ids), "body": body, "user": self._server._owner(),
                                    "html_url": f"http://127.0.0.1:{self._server._port}/{full}/pull/{number}"}, 201)
 
