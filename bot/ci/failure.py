@@ -60,9 +60,8 @@ async def _output(rest: CiRest, full_name: str, check: Check) -> str:
 
 def clean(text: str) -> str:
     """A CI log as plain text: no colour codes or Actions timestamps, controls shown inert, secrets masked."""
-    text = _STAMP.sub("", _ANSI.sub("", text))
-    masked, _ = mask_pasted_secrets(inert(text))
-    return masked
+    masked, _ = mask_pasted_secrets(_STAMP.sub("", _ANSI.sub("", text)))
+    return inert(masked)  # after the masking: a control shown as ^G would glue itself to a token after it
 
 
 def fix_task(failed: Sequence[Check], sha: str, attempt: int, attempts: int) -> str:

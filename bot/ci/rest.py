@@ -4,6 +4,7 @@ worker threads, one call at a time, retried):
     GET  /repos/{o}/{r}/commits/{sha}/status         the commit statuses (the latest per context)
     GET  /repos/{o}/{r}/commits/{sha}/check-runs     the check runs (the latest per name), paginated
     GET  /repos/{o}/{r}/branches/{base}              its protection's required checks, when the token may see them
+    GET  /repos/{o}/{r}/rules/branches/{base}        the rulesets' required checks, likewise
     GET  /repos/{o}/{r}/actions/jobs/{id}/logs       a redirect to an Actions job's log, read from its end
     POST /repos/{o}/{r}/statuses/{sha}               the bot's own status, ``codegen-chat/tests``
     GET  /repos/{o}/{r}/pulls?head=                  the branch's open pull request
@@ -58,17 +59,16 @@ class CiRest:
         return await self._call(read, "the commit's checks")
 
     async def required(self, full_name: str, base: str) -> frozenset[str] | None:
-        """The names the base branch's protection requires; None when there are none or the token may not see them
-        (then every check counts)."""
+        """The check names the base branch requires, from its protection and from the repository's rulesets; None
+        when neither requires any, or the token may see neither (then every check counts)."""
         def read(client: Github) -> frozenset[str] | None:
-            try:
-                _, branch = client.requester.requestJsonAndCheck("GET", f"/repos/{full_name}/branches/{base}")
-            except GithubException as error:
-                if error.status in (403, 404):
-                    return None
-                raise
+            branch = _json_or_none(client, f"/repos/{full_name}/branches/{base}") or {}
             rules = (branch.get("protection") or {}).get("required_status_checks") or {}
             names = {*(rules.get("contexts") or ()), *(c.get("context", "") for c in rules.get("checks") or ())}
+            for rule in _json_or_none(client, f"/repos/{full_name}/rules/branches/{base}") or ():
+                if rule.get("type") == "required_status_checks":
+                    checks = (rule.get("parameters") or {}).get("required_status_checks") or ()
+                    names.update(c.get("context", "") for c in checks)
             names.discard("")
             return frozenset(names) or None
         return await self._call(read, "the base branch's required checks")
@@ -111,6 +111,16 @@ class CiRest:
 
     async def _call(self, work: Callable[[Github], T], subject: str) -> T:
         return await self._github.call(work, subject, CI_NEEDS)
+
+
+def _json_or_none(client: Github, path: str) -> Any:
+    """A GET's JSON; None when GitHub hides it from the token (403, 404)."""
+    try:
+        return client.requester.requestJsonAndCheck("GET", path)[1]
+    except GithubException as error:
+        if error.status in (403, 404):
+            return None
+        raise
 
 
 def _status(status: dict[str, Any]) -> Check:

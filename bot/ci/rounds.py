@@ -190,9 +190,15 @@ class _Chain:
         self.attempt += 1
         context = await failure_context(rest, repo, fixable, self._config.log_chars)
         following = await self._fix(fix_task(fixable, sha, self.attempt, self._config.max_fix_attempts), context, repo)
-        if following is not None and following.finished.status is not RunStatus.PASSED:
+        if following is None:
+            return None
+        if following.finished.status is not RunStatus.PASSED:
             await following.view.say(f"⚠️ The fix round ended {following.finished.status}, so the bot stops "
                                      "following this pull request's CI; a reply here continues the work.")
+            return None
+        if _followed(following.finished) is None:
+            await following.view.say("⚠️ The fix round pushed no new commit, so CI stays as it was and the bot "
+                                     "stops following it; a reply here continues the work.")
             return None
         return following
 

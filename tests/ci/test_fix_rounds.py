@@ -251,3 +251,21 @@ async def test_a_shutdown_ends_the_following_and_the_step_says_so(git_host, gith
         await bot.store.close()
     (status,) = status_messages(bot.thread)
     assert "⏹️ CI — followed no more: the bot restarted" in status
+
+
+async def test_a_fix_round_that_pushes_nothing_new_ends_the_chain_and_says_so(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_ci(bare))
+    same = CODE.format(extra="print('retry')")
+    model = ScriptedModel({"planner": [PLAN, FIX_PLAN], "programmer": [same, same], "optimizer": [APPROVE] * 2,
+                           "tester": [TESTS] * 2, "checkin": ["# retries\n"] * 2})
+    bot = await start_bot(git_host, github, tmp_path, model)
+    try:
+        await ask(bot, "add retries to the client in acme/billing")
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert len(runs) == 2  # the run and one fix round, which changed nothing
+    assert any(t.startswith("⚠️ The fix round pushed no new commit") for t in bot.thread.texts())
+    assert github.ci.comments == [] and len(github.ci.jobs) == 1  # one commit's CI, followed once

@@ -32,13 +32,15 @@ async def test_statuses_and_check_runs_are_read_as_one_list_of_checks(github):
     assert not any("/check-runs/" in path for _, path in github.calls())  # the list says all: no run fetched again
 
 
-async def test_required_checks_come_from_branch_protection_and_none_means_every_check(github):
+async def test_required_checks_come_from_branch_protection_and_rulesets_and_none_means_every_check(github):
     github.add_repo("acme/billing")
     client = rest(github)
     assert await client.required("acme/billing", "main") is None
     github.ci.require("acme/billing", "main", ["tests", "build"])
     assert await client.required("acme/billing", "main") == frozenset({"tests", "build"})
     assert await client.required("acme/billing", "no-such-branch") is None
+    github.ci.require("acme/billing", "main", ["security/scan"], ruleset=True)
+    assert await client.required("acme/billing", "main") == frozenset({"tests", "build", "security/scan"})
 
 
 async def test_an_actions_log_is_read_through_its_redirect_without_the_token_and_from_its_end(github):

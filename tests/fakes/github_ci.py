@@ -5,6 +5,7 @@
     POST /repos/{o}/{r}/statuses/{sha}             a commit status (422 on a state GitHub does not know)
     GET  /repos/{o}/{r}/actions/jobs/{id}/logs     302 to the log's storage, read there with no token
     POST /repos/{o}/{r}/issues/{n}/comments        a pull request's conversation comment
+    GET  /repos/{o}/{r}/rules/branches/{b}         a ruleset's required checks (``require(..., ruleset=True)``)
     and ``protection.required_status_checks`` in ``GET /repos/{o}/{r}/branches/{b}`` (``require``)
 
 A test scripts a repository's CI with ``on_commit(repo, decide)``: the first read of a commit's check runs asks
@@ -57,6 +58,7 @@ class FakeCi:
         self.jobs: dict[tuple[str, str], list[Job]] = {}  # (repo, sha) -> its check runs
         self.statuses: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (repo, sha) -> statuses, oldest first
         self.required: dict[tuple[str, str], list[str]] = {}  # (repo, branch) -> required check names
+        self.ruleset_required: dict[tuple[str, str], list[str]] = {}  # the same, required by a ruleset
         self.log_reads = 0
         self._decide: dict[str, Decide] = {}
         self._ids = itertools.count(4_000_001)
@@ -66,8 +68,9 @@ class FakeCi:
     def on_commit(self, repo: str, decide: Decide) -> None:
         self._decide[repo.lower()] = decide
 
-    def require(self, repo: str, branch: str, names: list[str]) -> None:
-        self.required[(repo.lower(), branch)] = names
+    def require(self, repo: str, branch: str, names: list[str], *, ruleset: bool = False) -> None:
+        """``names`` required on ``branch``: by its branch protection, or by a ruleset."""
+        (self.ruleset_required if ruleset else self.required)[(repo.lower(), branch)] = names
 
     def finish(self, repo: str, sha: str, name: str, conclusion: str) -> None:
         job = next(j for j in self.jobs[(repo.lower(), sha)] if j.name == name)
@@ -102,6 +105,15 @@ class FakeCi:
         if not any(r.canonical == comments for r in app.router.resources()):  # the comments' own part may have it
             app.router.add_post(comments, self._comment)
         app.router.add_get(f"{LOGS_PATH}/{{id}}", self._log_blob)
+        app.router.add_get(f"{repo}/rules/branches/{{branch:.+}}", self._rules)
+
+    async def _rules(self, request: web.Request) -> web.Response:
+        """The rules that apply to a branch (an empty list when none do)."""
+        names = self.ruleset_required.get((_full(request).lower(), request.match_info["branch"]), [])
+        rules = [{"type": "required_status_checks", "ruleset_source_type": "Repository", "ruleset_id": 1,
+                  "parameters": {"strict_required_status_checks_policy": False,
+                                 "required_status_checks": [{"context": n} for n in names]}}] if names else []
+        return self._server._json(rules)
 
     async def _combined(self, request: web.Request) -> web.Response:
         full, sha = _full(request), request.match_info["sha"]
