@@ -53,6 +53,7 @@ class Verdict:
     state: CheckState
     counted: tuple[Check, ...]  # the checks the verdict is over
     missing: tuple[str, ...] = ()  # required checks that have not appeared on the commit yet
+    seen: int = 0  # checks of any kind on the commit (counted or not), the bot's own left out
 
     @property
     def failed(self) -> tuple[Check, ...]:
@@ -92,10 +93,10 @@ def judge(checks: Sequence[Check], required: frozenset[str] | None) -> Verdict:
     counted = tuple(c for c in mine if not wanted or c.name in wanted)
     missing = tuple(sorted(wanted - {c.name for c in mine}))
     if missing or not counted or any(c.state is CheckState.PENDING for c in counted):
-        return Verdict(CheckState.PENDING, counted, missing)
+        return Verdict(CheckState.PENDING, counted, missing, len(mine))
     if any(c.state is CheckState.FAILED for c in counted):
-        return Verdict(CheckState.FAILED, counted)
-    return Verdict(CheckState.PASSED, counted)
+        return Verdict(CheckState.FAILED, counted, seen=len(mine))
+    return Verdict(CheckState.PASSED, counted, seen=len(mine))
 
 
 def run_state(status: str, conclusion: str | None) -> CheckState:

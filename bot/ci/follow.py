@@ -62,8 +62,9 @@ class CiFollower:
                 shown = verdict
                 await changed(verdict)
             spent = self._clock() - started
-            if (shown is None or not (shown.counted or shown.missing)) and spent >= config.no_checks_s:
-                return Outcome(shown, f"no check or status appeared on the commit in {_minutes(spent)}")
+            if (shown is None or not shown.seen) and spent >= config.no_checks_s:  # a required one may never come
+                awaited = f" (required: {', '.join(shown.missing)})" if shown and shown.missing else ""
+                return Outcome(shown, f"no check or status appeared on the commit in {_minutes(spent)}{awaited}")
             if spent >= config.max_wait_s:
                 return Outcome(shown, f"CI was still running after {_minutes(spent)}")
             nudged = await self._nudges.wait(full_name, sha, min(pause, config.max_wait_s - spent))

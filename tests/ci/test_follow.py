@@ -67,6 +67,13 @@ async def test_a_commit_no_ci_reports_on_is_left_after_no_checks_s(github):
     assert outcome.state is None and outcome.reason.startswith("no check or status appeared on the commit")
 
 
+async def test_a_required_check_that_never_appears_is_not_waited_for_past_no_checks_s(github):
+    github.add_repo("acme/billing")
+    github.ci.require("acme/billing", "main", ["tests"])  # e.g. a workflow a push by Actions' own token never starts
+    outcome, _ = await follow(github, CiConfig(poll_first_s=0.01, poll_max_s=0.01, no_checks_s=0.05))
+    assert outcome.state is None and outcome.reason.endswith("(required: tests)")
+
+
 async def test_ci_that_never_ends_is_followed_only_up_to_max_wait_s(github):
     github.add_repo("acme/billing")
     github.ci.on_commit("acme/billing", lambda sha: [Job("tests", pending_reads=None)])
