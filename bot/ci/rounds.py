@@ -52,6 +52,7 @@ class Pushed:
 
     finished: RunFinished
     view: RunView
+    link: str = ""  # the thread's own address, when its platform gives one (a pull request comment's, say)
 
 
 # A fix round: its task, the failing output it is shown, the repository ("acme/billing"); None: it could not start
@@ -185,7 +186,7 @@ class _Chain:
                                   "cancelled, or waiting for someone's approval); the bot leaves it to a person.")
             return None
         if self.attempt >= self._config.max_fix_attempts:
-            await self._give_up(rest, repo, pull, pushed.view, fixable)
+            await self._give_up(rest, repo, pull, pushed, fixable)
             return None
         self.attempt += 1
         context = await failure_context(rest, repo, fixable, self._config.log_chars)
@@ -202,17 +203,20 @@ class _Chain:
             return None
         return following
 
-    async def _give_up(self, rest: CiRest, repo: str, pull: OpenPull, view: RunView, failed: list[Check]) -> None:
-        """Say once, in the thread and on the pull request, that the attempts are spent."""
+    async def _give_up(self, rest: CiRest, repo: str, pull: OpenPull, pushed: Pushed, failed: list[Check]) -> None:
+        """Say once, in the thread and on the pull request, that the attempts are spent (once in all when the
+        thread is the pull request's own conversation)."""
         attempt = self.attempt
         rounds = f"{attempt} fix round{'' if attempt == 1 else 's'}" if attempt else "no fix round"
         text = (f"CI still fails after {rounds} ({_named(failed)}); `[ci] max_fix_attempts` is "
                 f"{self._config.max_fix_attempts}, so the bot stops here and leaves it to a person.")
-        await view.say(f"🛑 {text}")
+        await pushed.view.say(f"🛑 {text}")
+        if pushed.link == pull.url or pushed.link.startswith(f"{pull.url}#"):
+            return  # the thread is the pull request: what was said there is its comment
         try:
             await rest.comment(repo, pull.number, f"{text}\n\n_codegen-chat: the failing checks are on the Checks tab._")
         except CheckInError as error:
-            await view.say(f"⚠️ The pull request could not be told: {error}")
+            await pushed.view.say(f"⚠️ The pull request could not be told: {error}")
 
     async def _show(self, pushed: Pushed, state: str, detail: str, url: str = "") -> None:
         run_id = pushed.finished.run_id

@@ -294,7 +294,7 @@ class Service:
         pull request's CI there (``bot.ci.rounds``), fix rounds included."""
         handle, renderer = await self._draw(request, thread, platform)
         if self.ci is not None:
-            self.ci.follow(_pushed(handle, renderer), self._fix_round(request, thread, platform))
+            self.ci.follow(_pushed(handle, renderer, request.link), self._fix_round(request, thread, platform))
         return handle
 
     def _fix_round(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> StartFix:
@@ -307,7 +307,7 @@ class Service:
             except UserInputError as error:  # the queue is full, the bot is closing
                 await thread.post(platform.markup.text(f"⚠️ No fix round for the failing CI: {error}"))
                 return None
-            return await _pushed(handle, renderer)
+            return await _pushed(handle, renderer, request.link)
         return start
 
     async def _draw(self, request: ChatRequest, thread: ChatThread,
@@ -545,8 +545,8 @@ RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved fil
 ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again
 
 
-async def _pushed(handle: RunHandle, renderer: RunRenderer) -> Pushed:
-    return Pushed(await handle.wait(), renderer)
+async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed:
+    return Pushed(await handle.wait(), renderer, link)
 
 
 def _masked(request: ChatRequest) -> ChatRequest:

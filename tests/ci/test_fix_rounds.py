@@ -93,12 +93,12 @@ async def start_bot(git_host, github, tmp_path: Path, model: ScriptedModel, sand
     return Bot(service, rounds, RecordingThread(), store)
 
 
-async def ask(bot: Bot, text: str, key: str = "m1", settle: bool = True) -> None:
+async def ask(bot: Bot, text: str, key: str = "m1", settle: bool = True, link: str = "") -> None:
     """A message in thread T1 (its first, or a reply), taken the way platforms take them."""
     message = Arrival(key, "T1" if key != "m1" else "", Place("ann", "C1"), text, addressed=True)
 
     async def prepare() -> Prepared:
-        return Prepared(message.request("chat", "T1"), bot.thread)
+        return Prepared(dataclasses.replace(message.request("chat", "T1"), link=link), bot.thread)
 
     taken = await bot.service.take(message, platform(name="chat"), prepare)
     assert taken.run is not None, taken.refusal
@@ -269,3 +269,22 @@ async def test_a_fix_round_that_pushes_nothing_new_ends_the_chain_and_says_so(gi
     assert len(runs) == 2  # the run and one fix round, which changed nothing
     assert any(t.startswith("⚠️ The fix round pushed no new commit") for t in bot.thread.texts())
     assert github.ci.comments == [] and len(github.ci.jobs) == 1  # one commit's CI, followed once
+
+
+async def test_with_no_fix_attempts_a_thread_that_is_the_pull_request_itself_is_told_once(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_ci(bare))
+    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE.format(extra="print('retry')")],
+                           "optimizer": [APPROVE], "tester": [TESTS], "checkin": ["# retries\n"]})
+    bot = await start_bot(git_host, github, tmp_path, model, max_fix_attempts=0)
+    comment_link = f"{github.url}/acme/billing/pull/1#issuecomment-1001"  # asked in the pull request's conversation
+    try:
+        await ask(bot, "add retries to the client in acme/billing", link=comment_link)
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert len(runs) == 1 and github.opened[0].number == 1
+    (stop,) = [t for t in bot.thread.texts() if t.startswith("🛑")]
+    assert "CI still fails after no fix round (`lint`); `[ci] max_fix_attempts` is 0" in stop
+    assert github.ci.comments == []  # the thread's message is the pull request's comment: not said twice
