@@ -34,12 +34,11 @@ class PullRequestPublisher:
         target = self._repo.target
         branch = workspace.branch
         common = dict(repository=target.name.shown, branch=branch, head=head)
-        if self._repo.github is not None:
-            await mark_tested(self._repo.github, target.name.full_name, head, publication, self._link)
         if self._repo.github is None:
             return CheckInResult(location=f"{target.name.shown} branch {branch}", kind="branch", **common,
                                  note="pushed as a branch; a pull request needs GITHUB_TOKEN and a GitHub repository"
                                  if not target.name.path else "pushed as a branch of the local repository")
+        await mark_tested(self._repo.github, target.name.full_name, head, publication, self._link)
         if publication.status is not RunStatus.PASSED and not self._config.open_failing_prs:
             url = f"{self._config.git_url.rstrip('/')}/{target.name.full_name}/tree/{branch}"
             return CheckInResult(location=url, kind="branch", **common,
