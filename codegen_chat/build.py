@@ -114,7 +114,7 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
             watched = health.model.watch(tagged) if health else tagged
             repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
             nudges = CiNudges()  # the webhook endpoint nudges, the CI chains wake
-            ci = CiRounds(repos.github, config.ci, nudges) if config.ci.follow else None
+            ci = CiRounds(repos.github, config.ci, nudges, config.budget.max_tokens) if config.ci.follow else None
             yield Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
                           redact=Redactor(secrets.values()), health=health, repos=repos,
                           links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token),

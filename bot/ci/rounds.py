@@ -1,8 +1,8 @@
 """Following the bot's own pull requests to green: after a run pushes to its pull request, that commit's CI is
 followed (``bot.ci.follow``) and drawn as a step of the run's status message; when a check fails, a fix round
 (a follow-up run on the same branch, told what failed) pushes again, and CI is followed again. At most
-``[ci] max_fix_attempts`` fix rounds; then the bot says so in the thread and in one pull request comment, and
-stops.
+``[ci] max_fix_attempts`` fix rounds, while the run and its fix rounds together stay within ``[budget]
+max_tokens``; then the bot says so in the thread and in one pull request comment, and stops.
 
 Loop guards: the bot's own status never counts (``bot.ci.checks``); a fix round that does not pass its own
 tests (or is stopped) ends the chain; a later run checking in on the same branch (a person's follow-up) takes
@@ -63,9 +63,10 @@ GitHubFor = Callable[[], Awaitable["GitHubRepos | None"]]
 class CiRounds:
     """Every CI chain of one process. ``nudges`` is where the webhook endpoint wakes them."""
 
-    def __init__(self, github: GitHubFor, config: CiConfig, nudges: CiNudges | None = None,
+    def __init__(self, github: GitHubFor, config: CiConfig, nudges: CiNudges | None = None, max_tokens: int = 0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.github, self.config, self.clock = github, config, clock
+        self.max_tokens = max_tokens  # the run's [budget] max_tokens, for the run and its fix rounds together; 0: none
         self.nudges = nudges or CiNudges()
         self._chains: dict[asyncio.Task[None], _Chain] = {}
         self._by_branch: dict[tuple[str, str], asyncio.Task[None]] = {}
@@ -127,12 +128,14 @@ class _Chain:
     def __init__(self, rounds: CiRounds, fix: StartFix) -> None:
         self._rounds, self._fix, self._config = rounds, fix, rounds.config
         self.attempt = 0
+        self.tokens = 0  # what the run and its fix rounds have spent
         self.superseded = False
         self._pending: tuple[RunView, str, str] | None = None  # a CI step drawn pending: its view, run, link
 
     async def run(self, first: Awaitable[Pushed]) -> None:
         pushed: Pushed | None = await first
         while pushed is not None and (checkin := _followed(pushed.finished)) is not None:
+            self.tokens += pushed.finished.usage.total_tokens
             self._rounds.claim(checkin)
             pushed = await self._follow(pushed, checkin)
 
@@ -185,7 +188,8 @@ class _Chain:
             await pushed.view.say(f"⚠️ CI failed in a way no change to the code answers ({_named(verdict.failed)}: "
                                   "cancelled, or waiting for someone's approval); the bot leaves it to a person.")
             return None
-        if self.attempt >= self._config.max_fix_attempts:
+        budget = self._rounds.max_tokens
+        if self.attempt >= self._config.max_fix_attempts or (budget and self.tokens >= budget):
             await self._give_up(rest, repo, pull, pushed, fixable)
             return None
         self.attempt += 1
@@ -206,10 +210,13 @@ class _Chain:
     async def _give_up(self, rest: CiRest, repo: str, pull: OpenPull, pushed: Pushed, failed: list[Check]) -> None:
         """Say once, in the thread and on the pull request, that the attempts are spent (once in all when the
         thread is the pull request's own conversation)."""
-        attempt = self.attempt
+        attempt, budget = self.attempt, self._rounds.max_tokens
         rounds = f"{attempt} fix round{'' if attempt == 1 else 's'}" if attempt else "no fix round"
-        text = (f"CI still fails after {rounds} ({_named(failed)}); `[ci] max_fix_attempts` is "
-                f"{self._config.max_fix_attempts}, so the bot stops here and leaves it to a person.")
+        if attempt >= self._config.max_fix_attempts:
+            why = f"`[ci] max_fix_attempts` is {self._config.max_fix_attempts}"
+        else:
+            why = f"the run and its fix rounds have spent {self.tokens:,} tokens of `[budget] max_tokens` = {budget:,}"
+        text = f"CI still fails after {rounds} ({_named(failed)}); {why}, so the bot stops here and leaves it to a person."
         await pushed.view.say(f"🛑 {text}")
         if pushed.link == pull.url or pushed.link.startswith(f"{pull.url}#"):
             return  # the thread is the pull request: what was said there is its comment

@@ -78,9 +78,9 @@ class Bot:
 
 
 async def start_bot(git_host, github, tmp_path: Path, model: ScriptedModel, sandbox: ScriptedSandbox | None = None,
-                    max_rounds: int = 3, **ci: object) -> Bot:
+                    max_rounds: int = 3, max_tokens: int = 400_000, **ci: object) -> Bot:
     config = Config(
-        budget=dataclasses.replace(Config().budget, max_rounds=max_rounds),
+        budget=dataclasses.replace(Config().budget, max_rounds=max_rounds, max_tokens=max_tokens),
         repos=ReposConfig(git_url=git_host.url, allowed={"acme/billing": RepoSettings()}),
         checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0, backoff_s=0.01, max_retries=1),
         storage=dataclasses.replace(Config().storage, path=str(tmp_path / "db.sqlite3")),
@@ -88,7 +88,7 @@ async def start_bot(git_host, github, tmp_path: Path, model: ScriptedModel, sand
     )
     store = await SQLiteStore.open(config.db_path())
     desk = RepoDesk(config, TOKEN)
-    rounds = CiRounds(desk.github, config.ci)
+    rounds = CiRounds(desk.github, config.ci, max_tokens=config.budget.max_tokens)
     service = Service(config, store, model, sandbox or ScriptedSandbox(passing), repos=desk, ci=rounds)
     return Bot(service, rounds, RecordingThread(), store)
 
@@ -288,3 +288,22 @@ async def test_with_no_fix_attempts_a_thread_that_is_the_pull_request_itself_is_
     (stop,) = [t for t in bot.thread.texts() if t.startswith("🛑")]
     assert "CI still fails after no fix round (`lint`); `[ci] max_fix_attempts` is 0" in stop
     assert github.ci.comments == []  # the thread's message is the pull request's comment: not said twice
+
+
+async def test_fix_rounds_stop_when_the_run_and_its_fix_rounds_have_spent_the_token_budget(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_ci(bare))
+    codes = [CODE.format(extra=f"print('retry {n}')") for n in range(2)]
+    model = ScriptedModel({"planner": [PLAN, FIX_PLAN], "programmer": codes, "optimizer": [APPROVE] * 2,
+                           "tester": [TESTS] * 2, "checkin": ["# retries\n"] * 2})
+    bot = await start_bot(git_host, github, tmp_path, model, max_tokens=2_000, max_fix_attempts=3)
+    try:
+        await ask(bot, "add retries to the client in acme/billing")
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    spent = sum(r.usage.total_tokens for r in runs)
+    assert len(runs) == 2 and spent >= 2_000  # a run of about 1,200 tokens left room for one fix round, not two
+    (comment,) = github.ci.comments
+    assert f"after 1 fix round (`lint`); the run and its fix rounds have spent {spent:,} tokens" in comment[2]
