@@ -9,10 +9,11 @@ import asyncio
 import dataclasses
 from pathlib import Path
 
+from agents.protocols import Sandbox
 from agents.types import RunStatus, TestReport, TestStatus
 from bot.chat.access import Place
 from bot.ci.rounds import CiRounds
-from bot.config.sections import CheckinConfig, CiConfig, Config, ReposConfig, RepoSettings
+from bot.config.sections import CheckinConfig, CiConfig, Config, ReposConfig, RepoSettings, SandboxConfig
 from bot.repos.desk import RepoDesk
 from bot.runs.service import Arrival, Prepared, Service
 from bot.store.sqlite import SQLiteStore
@@ -77,9 +78,11 @@ class Bot:
     store: SQLiteStore
 
 
-async def start_bot(git_host, github, tmp_path: Path, model: ScriptedModel, sandbox: ScriptedSandbox | None = None,
-                    max_rounds: int = 3, max_tokens: int = 400_000, **ci: object) -> Bot:
+async def start_bot(git_host, github, tmp_path: Path, model: ScriptedModel, sandbox: Sandbox | None = None,
+                    max_rounds: int = 3, max_tokens: int = 400_000, sandbox_config: SandboxConfig | None = None,
+                    **ci: object) -> Bot:
     config = Config(
+        sandbox=sandbox_config or SandboxConfig(),
         budget=dataclasses.replace(Config().budget, max_rounds=max_rounds, max_tokens=max_tokens),
         repos=ReposConfig(git_url=git_host.url, allowed={"acme/billing": RepoSettings()}),
         checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0, backoff_s=0.01, max_retries=1),
