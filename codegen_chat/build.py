@@ -12,7 +12,6 @@ from agents.errors import SandboxError
 from agents.protocols import ChatModel, Sandbox
 from agents.types import TestJob, TestReport
 from bot.checkin import publisher_for
-from bot.ci.nudges import CiNudges
 from bot.ci.rounds import CiRounds
 from bot.config.sections import Config, ConfigError, Secrets
 from bot.health.checks import Health
@@ -113,12 +112,10 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
             tagged: ChatModel = AgentTaggedModel(model)
             watched = health.model.watch(tagged) if health else tagged
             repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
-            nudges = CiNudges()  # the webhook endpoint nudges, the CI chains wake
-            ci = CiRounds(repos.github, config.ci, nudges, config.budget.max_tokens) if config.ci.follow else None
+            ci = CiRounds(repos.github, config.ci, config.budget.max_tokens) if config.ci.follow else None
             yield Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
                           redact=Redactor(secrets.values()), health=health, repos=repos,
-                          links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token),
-                          nudges=nudges, ci=ci)
+                          ci=ci, links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
         # A run that ended before its tests (the sandbox never started: no Docker SDK loaded on the way to the
         # first model request) still removes the leftovers of an earlier process, on its way out.

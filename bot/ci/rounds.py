@@ -61,20 +61,20 @@ GitHubFor = Callable[[], Awaitable["GitHubRepos | None"]]
 
 
 class CiRounds:
-    """Every CI chain of one process. ``nudges`` is where the webhook endpoint wakes them."""
+    """Every CI chain of one process."""
 
-    def __init__(self, github: GitHubFor, config: CiConfig, nudges: CiNudges | None = None, max_tokens: int = 0,
+    def __init__(self, github: GitHubFor, config: CiConfig, max_tokens: int = 0,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.github, self.config, self.clock = github, config, clock
         self.max_tokens = max_tokens  # the run's [budget] max_tokens, for the run and its fix rounds together; 0: none
-        self.nudges = nudges or CiNudges()
         self._chains: dict[asyncio.Task[None], _Chain] = {}
         self._by_branch: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._closing = False
 
-    def follow(self, run: Awaitable[Pushed], fix: StartFix) -> asyncio.Task[None]:
-        """Once ``run`` has ended, follow the CI of what it pushed to a pull request (nothing else is followed)."""
-        chain = _Chain(self, fix)
+    def follow(self, run: Awaitable[Pushed], fix: StartFix, nudges: CiNudges) -> asyncio.Task[None]:
+        """Once ``run`` has ended, follow the CI of what it pushed to a pull request (nothing else is followed),
+        looking again whenever ``nudges`` (the webhook endpoint's) says that commit changed."""
+        chain = _Chain(self, fix, nudges)
         task = asyncio.create_task(self._guarded(chain, run), name="ci-chain")
         self._chains[task] = chain
         task.add_done_callback(lambda done: self._chains.pop(done, None))
@@ -125,8 +125,8 @@ class CiRounds:
 class _Chain:
     """One pull request followed from a run through its fix rounds."""
 
-    def __init__(self, rounds: CiRounds, fix: StartFix) -> None:
-        self._rounds, self._fix, self._config = rounds, fix, rounds.config
+    def __init__(self, rounds: CiRounds, fix: StartFix, nudges: CiNudges) -> None:
+        self._rounds, self._fix, self._config, self._nudges = rounds, fix, rounds.config, nudges
         self.attempt = 0
         self.tokens = 0  # what the run and its fix rounds have spent
         self.superseded = False
@@ -167,7 +167,7 @@ class _Chain:
         async def pending(verdict: Verdict) -> None:
             await self._show(pushed, "pending", verdict.detail(), url)
 
-        follower = CiFollower(rest, self._rounds.nudges, self._config, self._rounds.clock)
+        follower = CiFollower(rest, self._nudges, self._config, self._rounds.clock)
         outcome = await follower.follow(repo, sha, pull.base, pending)
         verdict = outcome.verdict
         if outcome.reason or verdict is None:

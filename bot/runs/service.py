@@ -154,12 +154,13 @@ class Service:
         redact: Redactor | None = None,
         health: Health | None = None,
         repos: RepoDesk | None = None,
+        ci: CiRounds | None = None,
         links: LinkReader | None = None,
         nudges: CiNudges | None = None,
-        ci: CiRounds | None = None,
     ) -> None:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
         self._repos = repos
+        self.ci = ci  # the chains following the CI of the pull requests the runs push to
         self._publisher_for = publisher_for
         self.languages = self._languages = registry(config.sandbox)  # the config's languages too, for every layer
         self._prompts = prompts or PromptBook(languages=self._languages)
@@ -171,10 +172,7 @@ class Service:
         self._drawn: dict[str, tuple[str, RunRenderer]] = {}  # run id -> (platform, its renderer) until drawn
         self._closing = ""  # why no new work is taken: the bot is shutting down
         self.health = health
-        self.nudges = nudges or (ci.nudges if ci else CiNudges())  # a webhook's CI deliveries wake whatever follows
-        self.ci = ci  # that commit's CI: the chains following the pull requests the runs push to
-        if ci is not None:
-            ci.nudges = self.nudges
+        self.nudges = nudges or CiNudges()  # a webhook's CI deliveries wake whatever follows that commit's CI
 
     # -- what adapters call -------------------------------------------------------------------
 
@@ -294,7 +292,8 @@ class Service:
         pull request's CI there (``bot.ci.rounds``), fix rounds included."""
         handle, renderer = await self._draw(request, thread, platform)
         if self.ci is not None:
-            self.ci.follow(_pushed(handle, renderer, request.link), self._fix_round(request, thread, platform))
+            self.ci.follow(_pushed(handle, renderer, request.link), self._fix_round(request, thread, platform),
+                           self.nudges)
         return handle
 
     def _fix_round(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> StartFix:
