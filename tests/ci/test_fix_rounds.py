@@ -48,6 +48,15 @@ WEAKENED = '''```python path=tests/test_money.py
 def test_cents():
     pass
 ```
+
+```python path=tests/conftest.py
+import pytest
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.add_marker(pytest.mark.skip(reason="green at any price"))
+```
 '''
 APPROVE = "Fine.\nVERDICT: APPROVE"
 LINT_LOG = ("2026-12-01T10:00:00.1234567Z ##[group]Run ruff check .\n"
@@ -153,6 +162,7 @@ async def test_a_failing_check_is_fixed_in_one_round_and_green_after_the_push(gi
     assert "✅ CI — 2 checks passed" in fix_status
     kept = [t for t in bot.thread.texts() if t.startswith("ℹ️ Not saved: ") and "tests/test_money.py" in t]
     assert kept and "the repository's own tests are authoritative" in kept[0]  # in a fix round too
+    assert "tests/conftest.py" in kept[0] and "tests/conftest.py" not in branch_files(bare, pull.head)
     assert github.ci.comments == []  # green: nothing to say on the pull request
 
 
