@@ -15,6 +15,7 @@ Failures leave as ``CheckInError`` with a sentence (``bot.checkin.retry``).
 
 from __future__ import annotations
 
+import asyncio
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from github.CheckRun import CheckRun
 from github.GithubException import GithubException
 from github.PaginatedList import PaginatedList
 
+from agents.errors import CheckInError
 from bot.ci.checks import Check, run_state, status_state
 from bot.repos.github import GitHubRepos
 
@@ -51,7 +53,7 @@ class CiRest:
         """Every commit status and check run on ``sha``."""
         def read(client: Github) -> list[Check]:
             path = f"/repos/{full_name}/commits/{sha}"
-            _, combined = client.requester.requestJsonAndCheck("GET", f"{path}/status")
+            _, combined = client.requester.requestJsonAndCheck("GET", f"{path}/status", parameters={"per_page": 100})
             found = [_status(s) for s in combined.get("statuses") or ()]
             runs = PaginatedList(CheckRun, client.requester, f"{path}/check-runs", {"per_page": "100"},
                                  list_item="check_runs")
@@ -74,15 +76,19 @@ class CiRest:
         return await self._call(read, "the base branch's required checks")
 
     async def job_log(self, full_name: str, job_id: int) -> str:
-        """An Actions job's log: its end, within ``[ci] log_max_bytes``. GitHub answers with a redirect to the
-        log's storage, which is read without the token (the address carries its own short-lived grant)."""
-        def read(client: Github) -> str:
+        """An Actions job's log: its end, within ``[ci] log_max_bytes``. GitHub answers with a redirect to the log's
+        storage, which is read without the token (the address carries its own short-lived grant), outside the
+        client's one-call-at-a-time lock: a long log holds up no other GitHub call."""
+        def locate(client: Github) -> str:
             headers, _ = client.requester.requestBlobAndCheck("GET", f"/repos/{full_name}/actions/jobs/{job_id}/logs")
-            location = headers.get("location", "")
-            if not location.startswith(("https://", "http://")):
-                return ""
-            return _tail(location, self._log_max_bytes)
-        return await self._call(read, "the failing job's log")
+            return str(headers.get("location", ""))
+        location = await self._call(locate, "the failing job's log")
+        if not location.startswith(("https://", "http://")):
+            return ""
+        try:
+            return await asyncio.to_thread(_tail, location, self._log_max_bytes)
+        except (OSError, ValueError) as error:  # urllib's URLError and HTTPError are OSErrors
+            raise CheckInError(f"The failing job's log could not be read from its storage: {error}") from None
 
     async def set_status(self, full_name: str, sha: str, state: str, description: str, context: str,
                          target_url: str = "") -> None:

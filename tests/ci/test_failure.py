@@ -54,3 +54,14 @@ def test_the_task_names_the_checks_the_commit_and_the_round_and_forbids_weakenin
     task = fix_task([Check("lint", CheckState.FAILED, url="https://ci.example/run/9")], SHA, 2, 3)
     assert "`lint` (https://ci.example/run/9)" in task and SHA[:12] in task and "(fix round 2 of 3)" in task
     assert "do not delete, skip or weaken" in task
+
+
+async def test_a_log_storage_that_fails_leaves_the_check_runs_own_account(github):
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lambda sha: [
+        Job("tests", "failure", log=PYTEST_LOG, output={"title": "1 test failed", "summary": "test_cents"})])
+    github.ci.log_storage_down = True
+    client = rest(github)
+    context = await failure_context(client, "acme/billing", await client.checks("acme/billing", SHA), limit=2000)
+    (message,) = context.messages
+    assert message.text.startswith("1 test failed\n\ntest_cents\nhttp://127.0.0.1:")  # and where to look

@@ -60,6 +60,7 @@ class FakeCi:
         self.required: dict[tuple[str, str], list[str]] = {}  # (repo, branch) -> required check names
         self.ruleset_required: dict[tuple[str, str], list[str]] = {}  # the same, required by a ruleset
         self.log_reads = 0
+        self.log_storage_down = False  # the log storage answers 503 (GitHub's API itself still answers)
         self._decide: dict[str, Decide] = {}
         self._ids = itertools.count(4_000_001)
 
@@ -163,6 +164,8 @@ class FakeCi:
     async def _log_blob(self, request: web.Request) -> web.Response:
         job_id = int(request.match_info["id"])
         job = next((j for js in self.jobs.values() for j in js if j.id == job_id), None)
+        if self.log_storage_down:
+            return web.Response(status=503, text="<Error>ServerBusy</Error>")
         if job is None or request.headers.get("Authorization"):  # the storage takes no token: one sent leaked
             return web.Response(status=400 if job else 404, text="<Error>no</Error>")
         self.log_reads += 1
