@@ -28,7 +28,7 @@ Changed = Callable[[Verdict], Awaitable[None]]
 @dataclass(frozen=True)
 class Outcome:
     verdict: Verdict | None  # None: nothing to judge (no CI on the commit, or GitHub could not be read)
-    reason: str = ""  # when it did not end by itself: "no CI ran on this commit", "still running after 60 min"
+    reason: str = ""  # why it was followed no further: "no check or status appeared ...", "CI was still running ..."
 
     @property
     def state(self) -> CheckState | None:

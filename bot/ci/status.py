@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from agents.errors import CheckInError
-from agents.types import Publication, RunStatus
+from agents.types import Publication, TestStatus
 from bot.ci.checks import OWN_CONTEXT
 from bot.ci.rest import CiRest
 from bot.repos.github import GitHubRepos
@@ -15,14 +15,17 @@ log = logging.getLogger(__name__)
 
 
 def tests_status(publication: Publication) -> tuple[str, str]:
-    """The status's state and description for what the run's tests said."""
+    """The status's state and description from what the sandbox's tests said (the review's verdict is the pull
+    request's business): passed, failed, or they did not come to a result (timed out, could not run)."""
     report = publication.report
-    said = report.summary() if report is not None else "no test result"
-    if publication.status is RunStatus.PASSED and report is not None and report.ok:
+    if report is None:
+        return "error", f"No test result: the run ended {publication.status}"
+    said = report.summary()
+    if report.status is TestStatus.PASSED:
         return "success", f"The sandbox's tests passed: {said}"
-    if report is not None and not report.ok and publication.status is RunStatus.FAILED:
+    if report.status is TestStatus.FAILED:
         return "failure", f"The sandbox's tests failed: {said}"
-    return "error", f"The run ended {publication.status}: {said}"
+    return "error", f"The sandbox's tests came to no result: {said}"
 
 
 async def mark_tested(github: GitHubRepos, full_name: str, sha: str, publication: Publication,

@@ -41,3 +41,17 @@ def test_github_words_become_states_and_only_code_failures_are_fixable():
     assert run_state("completed", "timed_out") is FAIL and status_state("error") is FAIL
     assert Check("t", FAIL, conclusion="failure").fixable and not Check("t", FAIL, conclusion="cancelled").fixable
     assert Check("ci/jenkins", FAIL, "status", conclusion="error").fixable
+
+
+def test_the_bots_status_says_what_the_sandboxs_tests_said():
+    from agents.types import FileSet, Publication, RunStatus, TestReport, TestStatus
+    from bot.ci.status import tests_status
+
+    def publication(status, report):
+        return Publication("r1", "k", "task", status, FileSet(), "", report)
+
+    passed = TestReport(TestStatus.PASSED, 0, 1.0, 3, 0)
+    assert tests_status(publication(RunStatus.PASSED, passed)) == ("success", "The sandbox's tests passed: 3 passed, 0 failed")
+    assert tests_status(publication(RunStatus.FAILED, TestReport(TestStatus.FAILED, 1, 1.0, 2, 1)))[0] == "failure"
+    assert tests_status(publication(RunStatus.FAILED, TestReport(TestStatus.TIMEOUT)))[0] == "error"
+    assert tests_status(publication(RunStatus.ERROR, None)) == ("error", "No test result: the run ended error")
