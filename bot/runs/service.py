@@ -545,7 +545,15 @@ ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as
 
 
 async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed:
-    return Pushed(await handle.wait(), renderer, link)
+    """The run, once it has ended, for the CI chain that follows it. A run stopped by its Stop control ends its
+    task cancelled: its final event is the one its thread was given."""
+    try:
+        finished = await handle.wait()
+    except asyncio.CancelledError:
+        if not handle.task.cancelled():
+            raise  # the chain itself is being stopped
+        finished = await renderer.done() or stopped(handle.run_id)
+    return Pushed(finished, renderer, link)
 
 
 def _masked(request: ChatRequest) -> ChatRequest:

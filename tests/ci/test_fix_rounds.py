@@ -320,3 +320,26 @@ async def test_fix_rounds_stop_when_the_run_and_its_fix_rounds_have_spent_the_to
     assert len(runs) == 2 and spent >= 2_000  # a run of about 1,200 tokens left room for one fix round, not two
     (comment,) = github.ci.comments
     assert f"after 1 fix round (`lint`); the run and its fix rounds have spent {spent:,} tokens" in comment[2]
+
+
+async def test_a_stop_pressed_on_a_fix_round_ends_the_chain(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_ci(bare))
+    model = ScriptedModel({"planner": [PLAN, FIX_PLAN], "programmer": [CODE.format(extra="print('retry')")] * 2,
+                           "optimizer": [APPROVE] * 2, "tester": [TESTS] * 2, "checkin": ["# retries\n"] * 2},
+                          delay=0.3)
+    bot = await start_bot(git_host, github, tmp_path, model)
+    try:
+        await ask(bot, "add retries to the client in acme/billing", settle=False)
+        await until(lambda: len([m for m in bot.thread.messages if m.stop]) == 1 and "follow-up 1" in next(
+            m.text for m in bot.thread.messages if m.stop))  # the fix round is under way, its Stop shown
+        fix_run = next(m.stop for m in bot.thread.messages if m.stop)
+        assert bot.service.stop(fix_run, Place("ann", "C1"), platform(name="chat")) is None
+        await asyncio.wait_for(bot.ci.settled(), 30)
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert sorted(r.status for r in runs) == [RunStatus.PASSED, RunStatus.STOPPED]
+    assert any(t.startswith("⚠️ The fix round ended stopped, so the bot stops following") for t in bot.thread.texts())
+    assert github.ci.comments == []
