@@ -1,8 +1,8 @@
 """A commit's CI as the bot judges it: its checks (commit statuses and check runs alike), which of them count,
 and the verdict (pending, passed, failed).
 
-Which count: the base branch's required checks when GitHub shows them (branch protection), else every check on
-the commit. The bot's own status (``codegen-chat/tests``) never counts: it says what the bot's sandbox saw,
+Which count: the base branch's required checks when GitHub shows them (branch protection, rulesets), else every
+check on the commit. The bot's own status (``codegen-chat/tests``) never counts: it says what the bot's sandbox saw,
 and reacting to it would be the bot answering itself.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-OWN_CONTEXT = "codegen-chat/tests"  # the commit status the bot sets from its sandbox's result
+from bot.repos.commit_status import OWN_CONTEXT  # the commit status the bot sets from its sandbox's result
 
 
 class CheckState(StrEnum):

@@ -6,7 +6,6 @@ worker threads, one call at a time, retried):
     GET  /repos/{o}/{r}/branches/{base}              its protection's required checks, when the token may see them
     GET  /repos/{o}/{r}/rules/branches/{base}        the rulesets' required checks, likewise
     GET  /repos/{o}/{r}/actions/jobs/{id}/logs       a redirect to an Actions job's log, read from its end
-    POST /repos/{o}/{r}/statuses/{sha}               the bot's own status, ``codegen-chat/tests``
     GET  /repos/{o}/{r}/pulls?head=                  the branch's open pull request
     POST /repos/{o}/{r}/issues/{n}/comments          the one comment when the fix attempts are spent
 
@@ -89,15 +88,6 @@ class CiRest:
             return await asyncio.to_thread(_tail, location, self._log_max_bytes)
         except (OSError, ValueError) as error:  # urllib's URLError and HTTPError are OSErrors
             raise CheckInError(f"The failing job's log could not be read from its storage: {error}") from None
-
-    async def set_status(self, full_name: str, sha: str, state: str, description: str, context: str,
-                         target_url: str = "") -> None:
-        def post(client: Github) -> None:
-            body = {"state": state, "description": description[:140], "context": context}
-            if target_url:
-                body["target_url"] = target_url
-            client.requester.requestJsonAndCheck("POST", f"/repos/{full_name}/statuses/{sha}", input=body)
-        await self._call(post, f"the commit status {context}")
 
     async def open_pull(self, full_name: str, branch: str) -> OpenPull | None:
         def read(client: Github) -> OpenPull | None:

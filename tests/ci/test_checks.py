@@ -45,7 +45,7 @@ def test_github_words_become_states_and_only_code_failures_are_fixable():
 
 def test_the_bots_status_says_what_the_sandboxs_tests_said():
     from agents.types import FileSet, Publication, RunStatus, TestReport, TestStatus
-    from bot.ci.status import tests_status
+    from bot.repos.commit_status import tests_status
 
     def publication(status, report):
         return Publication("r1", "k", "task", status, FileSet(), "", report)

@@ -2,7 +2,7 @@
 check run output, a commit status), cleaned and cut by failures; and its task."""
 
 from bot.ci.failure import failure_context, fix_task
-from tests.ci.test_rest import SHA, rest
+from tests.ci.test_rest import SHA, repos, rest
 from tests.fakes.github_ci import Job
 
 PYTEST_LOG = "".join([
@@ -25,7 +25,7 @@ async def test_each_kind_of_ci_tells_the_fix_round_its_own_account_of_the_failur
         Job("buildkite", "failure", app="buildkite", output={"title": "Build failed", "text": "make: *** [all] Error 2"}),
     ])
     client = rest(github)
-    await client.set_status("acme/billing", SHA, "failure", "3 style errors", "ci/jenkins", "https://ci.example/42")
+    await repos(github).set_status("acme/billing", SHA, "failure", "3 style errors", "ci/jenkins", "https://ci.example/42")
     failed = [c for c in await client.checks("acme/billing", SHA)]
     context = await failure_context(client, "acme/billing", failed, limit=3000)
     said = {m.author: m.text for m in context.messages}

@@ -7,7 +7,7 @@ from bot.ci.checks import CheckState
 from bot.ci.follow import CiFollower
 from bot.ci.nudges import CiNudges
 from bot.config.sections import CiConfig
-from tests.ci.test_rest import SHA, rest
+from tests.ci.test_rest import SHA, repos, rest
 from tests.fakes.github_ci import Job
 
 
@@ -86,7 +86,6 @@ async def test_the_bots_own_status_does_not_end_the_wait_and_required_checks_dec
     github.add_repo("acme/billing")
     github.ci.require("acme/billing", "main", ["tests"])
     github.ci.on_commit("acme/billing", lambda sha: [Job("tests", pending_reads=2), Job("optional", "failure")])
-    client = rest(github)
-    await client.set_status("acme/billing", SHA, "failure", "The sandbox's tests failed", "codegen-chat/tests")
+    await repos(github).set_status("acme/billing", SHA, "failure", "The sandbox's tests failed", "codegen-chat/tests")
     outcome, _ = await follow(github, CiConfig(poll_first_s=0.01, poll_max_s=0.01))
     assert outcome.state is CheckState.PASSED and [c.name for c in outcome.verdict.counted] == ["tests"]

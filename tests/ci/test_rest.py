@@ -12,16 +12,21 @@ from tests.fakes.github_ci import Job
 SHA = "a1" * 20
 
 
-def rest(github, **kw) -> CiRest:
+def repos(github) -> GitHubRepos:
     config = CheckinConfig(github_api_url=github.url, write_interval_s=0, backoff_s=0.01, max_retries=1)
-    return CiRest(GitHubRepos.with_token(config, TOKEN), **kw)
+    return GitHubRepos.with_token(config, TOKEN)
+
+
+def rest(github, **kw) -> CiRest:
+    return CiRest(repos(github), **kw)
 
 
 async def test_statuses_and_check_runs_are_read_as_one_list_of_checks(github):
     github.add_repo("acme/billing")
     github.ci.on_commit("acme/billing", lambda sha: [Job("tests", "failure", pending_reads=1), Job("lint")])
     client = rest(github)
-    await client.set_status("acme/billing", SHA, "pending", "Jenkins is building", "ci/jenkins", "https://ci.example/1")
+    await repos(github).set_status("acme/billing", SHA, "pending", "Jenkins is building", "ci/jenkins",
+                                   "https://ci.example/1")
     first = {c.name: c for c in await client.checks("acme/billing", SHA)}
     assert first["ci/jenkins"].state is CheckState.PENDING and first["ci/jenkins"].kind == "status"
     assert first["ci/jenkins"].url == "https://ci.example/1" and first["tests"].state is CheckState.PENDING
@@ -57,7 +62,7 @@ async def test_an_actions_log_is_read_through_its_redirect_without_the_token_and
 async def test_the_bots_status_and_comment_reach_the_pull_request(github):
     github.add_repo("acme/billing")
     client = rest(github)
-    await client.set_status("acme/billing", SHA, "success", "x" * 300, "codegen-chat/tests")
+    await repos(github).set_status("acme/billing", SHA, "success", "x" * 300, "codegen-chat/tests")
     status = github.ci.status_of("acme/billing", SHA, "codegen-chat/tests")
     assert status["state"] == "success" and len(status["description"]) == 140  # GitHub's limit
     await client.comment("acme/billing", 7, "CI still fails")

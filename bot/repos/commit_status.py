@@ -4,14 +4,17 @@
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from agents.errors import CheckInError
 from agents.types import Publication, TestStatus
-from bot.ci.checks import OWN_CONTEXT
-from bot.ci.rest import CiRest
-from bot.repos.github import GitHubRepos
+
+if TYPE_CHECKING:
+    from bot.repos.github import GitHubRepos  # PyGithub: imported at the first repository run only
 
 log = logging.getLogger(__name__)
+
+OWN_CONTEXT = "codegen-chat/tests"  # the commit status's name; CI following never counts it (``bot.ci.checks``)
 
 
 def tests_status(publication: Publication) -> tuple[str, str]:
@@ -34,6 +37,6 @@ async def mark_tested(github: GitHubRepos, full_name: str, sha: str, publication
     logged, and the check-in goes on: the work is pushed already."""
     state, description = tests_status(publication)
     try:
-        await CiRest(github).set_status(full_name, sha, state, description, OWN_CONTEXT, link)
+        await github.set_status(full_name, sha, state, description, OWN_CONTEXT, link)
     except CheckInError as error:
         log.warning("the commit status %s could not be set on %s: %s", OWN_CONTEXT, sha[:12], error)

@@ -3,18 +3,17 @@ and a pull request (a draft by default) whose body tells the task, the plan, wha
 
 A follow-up pushes more commits to the same branch and updates the body. A run whose tests fail still pushes
 its branch, with no pull request unless ``[repos] open_failing_prs``. Each pushed head commit gets the bot's commit
-status ``codegen-chat/tests`` from the sandbox's result (``bot.ci.status``). Whatever cannot be pushed or opened is a
+status ``codegen-chat/tests`` from the sandbox's result (``bot.repos.commit_status``). Whatever cannot be pushed or opened is a
 ``CheckInError``, so ``FallbackPublisher`` saves the work elsewhere with a note.
 """
 
 from __future__ import annotations
 
-import re
-
 from agents.errors import CheckInError
+from agents.replies import without_language_line
 from agents.types import CheckInResult, Publication, RunStatus
-from bot.ci.status import mark_tested
 from bot.config.sections import ReposConfig
+from bot.repos.commit_status import mark_tested
 from bot.repos.opening import OpenedRepo
 from bot.repos.pushing import push
 
@@ -57,7 +56,7 @@ def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
     report = publication.report
     tests = workspace.tests()
     lines = ["## Task", *(f"- {t}" for t in (*publication.earlier_tasks, publication.task)), ""]
-    plan = re.sub(r"(?im)^\s*LANGUAGE:.*$", "", publication.plan).strip()  # the Planner's note to the team
+    plan = without_language_line(publication.plan).strip()  # the LANGUAGE line is the Planner's note to the team
     if plan:
         lines += ["## Plan", plan, ""]
     changed = publication.changed or tuple(workspace.changed(publication.files))
