@@ -1,4 +1,5 @@
-"""Renders each role's template from ``prompts/`` into chat messages.
+"""Renders each role's template from ``prompts/`` into chat messages, from the role's typed context
+(``agents.prompt_contexts``: the context names its template and holds what the template reads).
 
 A template has two blocks, ``system`` and ``user``; rendering uses ``StrictUndefined`` so a
 variable a template needs but was not given fails loudly instead of vanishing from the prompt.
@@ -15,18 +16,18 @@ import importlib.resources
 import re
 import secrets
 from contextvars import ContextVar
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
 
 import jinja2
+import jinja2.bccache
 
 from agents.failures import digest
 from agents.fences import fenced
 from agents.language import BUILT_IN, Languages
+from agents.prompt_contexts import DEFAULT_OUTPUT_LIMIT, PromptContext
 from agents.python_files import stubs
 from agents.types import Message
-
-DEFAULT_OUTPUT_LIMIT = 340  # characters of failing test output shown to a model (agents.failures says which)
 
 
 def default_prompt_dir() -> Path:
@@ -72,10 +73,39 @@ def _finalize(value: object) -> object:
     return value if aside is None else aside.keep(value)
 
 
+class _KeptTemplates(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept between processes; a folder that cannot be read or written (a full disk, a
+    read-only one) only means compiling again, never a failed prompt."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def _compiled_templates(directory: str | None = None) -> jinja2.BytecodeCache | None:
+    """Where compiled templates are kept between processes (by default the user's own folder under the temporary
+    one; keyed by each template's source), so a one-off run does not compile them again; none where it cannot
+    be made."""
+    try:
+        return _KeptTemplates(directory)
+    except (OSError, RuntimeError):  # RuntimeError: a folder of that name that another user owns
+        return None
+
+
 class PromptBook:
     """The role templates, rendered with the fence language of each file named by ``languages``."""
 
-    def __init__(self, directory: Path | None = None, languages: Languages = BUILT_IN) -> None:
+    def __init__(self, directory: Path | None = None, languages: Languages = BUILT_IN,
+                 compiled_in: str | None = None) -> None:
+        """``compiled_in``: the folder compiled templates are kept in (by default the user's own temporary one)."""
         self._env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(directory or default_prompt_dir()),
             undefined=jinja2.StrictUndefined,
@@ -84,6 +114,7 @@ class PromptBook:
             keep_trailing_newline=False,
             autoescape=False,
             finalize=_finalize,
+            bytecode_cache=_compiled_templates(compiled_in),
         )
         self._env.globals.update(lang_of=languages.of_path, fenced=fenced, failing_output=digest,
                                  file_block=lambda path, content: file_block(path, content, languages),
@@ -91,13 +122,13 @@ class PromptBook:
         # The shared macros as a global, because blocks rendered one by one skip top-level imports.
         self._env.globals["shared"] = self._env.get_template("_shared.jinja").make_module()
 
-    def render(self, role: str, **context: Any) -> list[Message]:
-        """The system and user messages for ``role`` with ``context`` filled in."""
-        template = self._env.get_template(f"{role}.jinja")
+    def render(self, context: PromptContext) -> list[Message]:
+        """The system and user messages of ``context``'s role, its values filled in."""
+        template = self._env.get_template(f"{context.role}.jinja")
         aside = _SetAside()
         token = _rendering.set(aside)
         try:
-            ctx = template.new_context(context)
+            ctx = template.new_context({f.name: getattr(context, f.name) for f in fields(context)})
             system = "".join(template.blocks["system"](ctx)).strip()
             user = "".join(template.blocks["user"](ctx)).strip()
         finally:

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from agents.errors import CheckInError
 from agents.events import (
     CheckedIn,
+    CiChecked,
     Event,
     Notice,
     RunFinished,
@@ -189,6 +190,19 @@ class RunRenderer:
             await asyncio.wait({self._task})
         return self.finished
 
+    async def after(self, event: CiChecked) -> None:
+        """The pushed commit's CI, once the run is over (``bot.ci``): a step of the run's status message."""
+        await self.done()
+        if self._status is not None and self._status.message_id:
+            self._status.observe(event)
+            await self._guarded(self._status.redraw, True)
+            await self._guarded(self._thread.drain)  # no drawing task is left to send an edit held back
+
+    async def say(self, markdown: str) -> None:
+        """A message in the thread once the run is over (the CI follower's last word)."""
+        await self.done()
+        await self._guarded(self._post, markdown)
+
     # -- the drawing task ---------------------------------------------------------------------
 
     async def _draw_all(self) -> None:
@@ -303,7 +317,7 @@ class RunRenderer:
                 title = turn_header(event.agent, event.round, self._follow_up).replace("**", "")
                 await self._upload(files, f"📎 {title}: " + ", ".join(f"`{name}`" for name in files))
             return
-        reading = read_turn(event.agent, event.text)
+        reading = read_turn(event)
         header = self._show(turn_header(event.agent, event.round, self._follow_up, reading.badge))
         inlined = inline_or_attach(reading.text, self._style.max_inline_code_chars, event.files, self._languages)
         body = readme_summary(event.text) if event.agent == Role.CHECKIN else captioned(inlined.text)

@@ -15,6 +15,7 @@ from bot.checkin.fallback import FallbackPublisher
 from bot.config.sections import Config, ConfigError, Secrets
 from bot.repos.names import RepoName, RepoTarget, from_argument, named_in, resolve
 from bot.repos.opening import OpenedRepo, open_repo
+from bot.repos.pull_request import PullRequestPublisher
 
 if TYPE_CHECKING:
     from bot.repos.github import GitHubApp, GitHubRepos
@@ -73,9 +74,15 @@ class RepoDesk:
         token = await app.installation_token(self._config.checkin)
         return token, module.GitHubRepos.with_token(self._config.checkin, token)
 
-    def publisher(self, repo: OpenedRepo, fallback: Publisher, link: str = "") -> Publisher:
-        from bot.checkin.pull_request import PullRequestPublisher
+    async def github(self) -> GitHubRepos | None:
+        """A GitHub client for the work that follows a run (its pull request's CI): the token's, or one with a
+        fresh installation token of the GitHub App; None when neither is set."""
+        if not self._token and self._app is None:
+            return None
+        _, github = await self._credentials()
+        return github
 
+    def publisher(self, repo: OpenedRepo, fallback: Publisher, link: str = "") -> Publisher:
         return FallbackPublisher(PullRequestPublisher(repo, self._config.repos, link), fallback)
 
     async def _client(self) -> GitHubRepos | None:
