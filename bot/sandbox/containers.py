@@ -20,6 +20,7 @@ from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import setup_network
 from bot.sandbox.hardening import LABEL, LABEL_HOST, container_options, judged_here, owner_gone
 from bot.sandbox.output import SplitOutput
+from bot.sandbox.reports import KILLED
 
 
 def start_container(client: docker.DockerClient, config: SandboxConfig, name: str,
@@ -68,7 +69,34 @@ def exit_code(client: docker.DockerClient, exec_id: str) -> int | None:
 
 
 def exec_running(client: docker.DockerClient, exec_id: str) -> bool:
-    return bool(client.api.exec_inspect(exec_id).get("Running"))
+    """False too for an exec the engine forgot: its container ended (``exec_end`` says how)."""
+    try:
+        return bool(client.api.exec_inspect(exec_id).get("Running"))
+    except NotFound:
+        return False
+
+
+STATE_WAIT_S = 5.0  # how long the engine may take to record why a container ended
+
+
+def exec_end(client: docker.DockerClient, container: Container, exec_id: str) -> tuple[int | None, bool]:
+    """The exec's exit code, and whether the whole container was ended at its memory limit under it.
+
+    Under gVisor (runsc) a memory bomb ends the whole sandbox, not one process: the engine then forgets the
+    exec (404), and the container's state says ``OOMKilled``. Any other end of the container is left to the
+    caller as the engine's error."""
+    try:
+        return exit_code(client, exec_id), False
+    except NotFound:
+        gone = time.monotonic() + STATE_WAIT_S
+        while True:
+            container.reload()
+            state = container.attrs.get("State") or {}
+            if state.get("OOMKilled"):
+                return KILLED, True
+            if not state.get("Running") or time.monotonic() >= gone:
+                raise
+            time.sleep(0.2)
 
 
 def run_quiet(client: docker.DockerClient, container: Container, argv: list[str], user: str,

@@ -110,6 +110,11 @@ def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict
                       failed=failed, stdout=stdout, stderr=stderr.lstrip("\n"), truncated=truncated)
 
 
+def memory_killed(config: SandboxConfig) -> str:
+    """The sentence for a run the memory limit ended: one process (runc) or the whole sandbox (gVisor)."""
+    return f"killed (exit 137): most often the {config.memory_mb} MB memory limit"
+
+
 def note(step: StepResult, config: SandboxConfig) -> str:
     """A plain sentence about how the sandbox ended the run, when it did."""
     if step.ended:
@@ -117,7 +122,7 @@ def note(step: StepResult, config: SandboxConfig) -> str:
     if step.timed_out:
         return f"\n[sandbox] killed after the {step.duration_s:.0f}s time limit"
     if step.exit_code == KILLED:
-        return f"\n[sandbox] killed (exit 137): most often the {config.memory_mb} MB memory limit"
+        return f"\n[sandbox] {memory_killed(config)}"
     if step.truncated:
         return f"\n[sandbox] output over {config.max_output_bytes} bytes was cut in the middle"
     return ""

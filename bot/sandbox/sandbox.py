@@ -322,13 +322,13 @@ class DockerSandbox:
         argv = await self._stage(container, theirs, language, "".join(map(judge.await_fifo, paths)) + command)
         budget = self._config.max_output_bytes // (2 if team_tests else 1)
         step = await self._step(container, argv, language.workdir, limit_s, output_limit=budget)
-        written = "" if step.timed_out else await self._read_reports(container, paths)
+        written = "" if step.timed_out or step.ended else await self._read_reports(container, paths)
         verdict = authority.verdict(user, job.files, step.stdout, written, token, language.workdir)
         shown = authority.shown(step.stdout, token)
         team = None
         if why := self._hollow(job, user) or authority.team_refusal(team_tests):
             team = reports.refused(why, which="the team's tests")
-        elif team_tests and not step.timed_out:
+        elif team_tests and not step.timed_out and not step.ended:
             await self._stop_leftovers(container)
             await self._as_judge(container, f"cd {quoted([language.workdir])} && rm -f -- {quoted(user)}")
             await self._seal(container, language.report_file)
@@ -371,7 +371,7 @@ class DockerSandbox:
         the language keeps none (its counts come from the output)."""
         if not language.report_file:
             return None
-        return "" if step.timed_out else await self._read_sealed(container, language.report_file)
+        return "" if step.timed_out or step.ended else await self._read_sealed(container, language.report_file)
 
     async def _seal(self, container: Box, path: str) -> None:
         """Start the sandbox's own reader of the report a runner is about to write at ``path`` (``judge``)."""
@@ -463,11 +463,14 @@ class DockerSandbox:
             await self._call(containers.kill, container)  # SIGKILL: nothing can ignore it
             await asyncio.wait({reader}, timeout=DRAIN_GRACE_S)
         duration = time.monotonic() - started
-        code = None if timed_out else await self._call(containers.exit_code, client, exec_id)
+        code, whole = (None, False) if timed_out else await self._call(containers.exec_end, client, container, exec_id)
         stdout, stderr = output.texts()
         if code == UNPACK_EXIT and UNPACK_FAILED in stderr:
             raise SandboxError(f"could not copy the files into the sandbox: {stderr[-500:]}")
-        return StepResult(code, timed_out, duration, stdout, stderr, output.truncated)
+        # The whole container ended at its memory limit (gVisor): the same sentence as one killed process, and
+        # nothing more runs in it (``ended``).
+        ended = f"{reports.memory_killed(self._config)} (the runtime ended the whole sandbox: OOMKilled)" if whole else ""
+        return StepResult(code, timed_out, duration, stdout, stderr, output.truncated, ended=ended)
 
     async def _wait(self, reader: asyncio.Future[None], exec_id: str, limit_s: float) -> bool:
         """Wait for the command's output to end; True when the time limit came first."""

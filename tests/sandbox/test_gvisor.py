@@ -15,10 +15,7 @@ from tests.sandbox.conftest import configured
 
 pytestmark = pytest.mark.docker
 REQUIRE_ENV = "CODEGEN_REQUIRE_RUNSC"
-# Under gVisor a memory bomb ends the whole sandbox (Docker: OOMKilled, exit 137), and the run then fails with
-# the runtime's sentence instead of the memory limit's: strict, so mapping it makes the test fail until unmarked.
-WHOLE_SANDBOX_OOM = pytest.mark.xfail(raises=SandboxError, strict=True,
-                                      reason="a whole-sandbox OOM kill under gVisor is not mapped to the memory status")
+
 
 
 @pytest.fixture
@@ -61,8 +58,8 @@ def test_cannot_connect_out():
     assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
 
 
-@WHOLE_SANDBOX_OOM
 async def test_memory_bomb_under_gvisor_is_killed_with_the_same_status(gvisor):
+    """gVisor ends the whole sandbox at the memory limit (Docker: OOMKilled), runc one process: the same status."""
     report = await gvisor.run(python_job('''
 def test_eat_memory():
     hoard = []
@@ -70,7 +67,8 @@ def test_eat_memory():
         hoard.append(b"\\x01" * (32 << 20))
 '''))
     assert report.status is TestStatus.FAILED, report.output()
-    assert "memory limit" in report.stderr
+    assert (report.exit_code, report.passed) == (137, 0), report.output()
+    assert f"killed (exit 137): most often the {configured().memory_mb} MB memory limit" in report.stderr, report.output()
 
 
 # It passes here, but runsc 20221219 then takes minutes to let the engine remove the bombed sandbox, and the engine
