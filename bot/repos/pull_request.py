@@ -12,6 +12,7 @@ from agents.errors import CheckInError
 from agents.replies import without_language_line
 from agents.types import CheckInResult, Publication, RunStatus
 from bot.config.sections import ReposConfig
+from bot.repos.github_markdown import code, quiet
 from bot.repos.opening import OpenedRepo
 from bot.repos.pushing import push
 
@@ -48,7 +49,8 @@ class PullRequestPublisher:
 
 
 def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
-    """The pull request's description: the task(s), the plan, the files changed, the tests and their counts."""
+    """The pull request's description: the task(s), the plan, the files changed, the tests and their counts;
+    quoted text pings nobody and hides no link (``quiet``)."""
     workspace = repo.workspace
     report = publication.report
     tests = workspace.tests()
@@ -57,17 +59,17 @@ def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
     if plan:
         lines += ["## Plan", plan, ""]
     changed = publication.changed or tuple(workspace.changed(publication.files))
-    lines += ["## What changed", *(f"- `{p}`{' (new)' if workspace.original(p) is None else ''}" for p in changed), ""]
-    lines += ["## Tests", f"Command: `{tests.shown or tests.command}` (in the {tests.language} sandbox)",
+    lines += ["## What changed", *(f"- {code(p)}{' (new)' if workspace.original(p) is None else ''}" for p in changed), ""]
+    lines += ["## Tests", f"Command: {code(tests.shown or tests.command)} (in the {tests.language} sandbox)",
               f"Result: {report.summary() if report else 'not run'}"]
     if report and report.already_failing:
         lines += ["", "Already failing before this change (not caused by it, not counted for it):",
-                  *(f"- `{name}`" for name in report.already_failing)]
+                  *(f"- {code(name)}" for name in report.already_failing)]
     lines += ["", f"Status: **{publication.status}** · run `{publication.run_id}`"]
     if link:
         lines.append(f"Asked for in {link}")
     lines += ["", "_Opened by codegen-chat. The repository's own tests are authoritative; no existing test was edited._"]
-    return "\n".join(lines)
+    return quiet("\n".join(lines))
 
 
 def _title(task: str) -> str:
