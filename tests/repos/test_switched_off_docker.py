@@ -1,5 +1,6 @@
-"""A change that switches off the repository's own tests through test configuration does not pass: every test
-that ran before the change (by pytest's own report) must run after it, however it was switched off."""
+"""A change that switches off the repository's own tests does not pass: besides the test configuration files the
+team may not write (``agents.repository``), every test that ran before the change (by pytest's own report) must
+run after it, however it was switched off (here through ``pyproject.toml``, which the team may edit)."""
 
 from __future__ import annotations
 
@@ -39,10 +40,10 @@ SWITCH
 
 @pytest.mark.docker
 @pytest.mark.parametrize("switch", [
-    '```ini path=pytest.ini\n[pytest]\naddopts = -k "not test_cents"\n```\n',
-    "```ini path=setup.cfg\n[tool:pytest]\naddopts = --deselect tests/test_money.py::test_cents\n```\n",
+    "```toml path=pyproject.toml\n[tool.pytest.ini_options]\naddopts = \"-k 'not test_cents'\"\n```\n",
+    "```toml path=pyproject.toml\n[tool.pytest.ini_options]\naddopts = \"--deselect tests/test_money.py::test_cents\"\n```\n",
     "```toml path=pyproject.toml\n[tool.pytest.ini_options]\naddopts = \"--ignore=tests/test_money.py\"\n```\n",
-])
+], ids=["keyword", "deselect", "ignore"])
 async def test_a_change_that_switches_off_a_passing_repository_test_does_not_pass(git_host, github, tmp_path,
                                                                                    docker_client, switch):
     make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
