@@ -371,6 +371,15 @@ class Manager:
         workspace = run.workspace
         if workspace is None:
             return
+        # Files given with the request or read from its thread never stand in for the repository's own tests,
+        # their configuration or its CI files: the same rule as for what the team writes.
+        given = run.work.files.merged(run.work.user_tests)
+        _, tests, ci = without_protected(given, workspace.existing_tests())
+        if dropped := [*tests, *ci]:
+            run.work = Work(run.work.files.without(dropped), run.work.tests, run.work.user_tests.without(dropped))
+            await run.emit(Notice(run.request.run_id, f"Not used: {', '.join(dropped)} from the request or its "
+                                                      "thread (the repository's own tests and CI files stay as "
+                                                      "they are)."))
         named = named_files(run.request.task, workspace.paths())
         run.work = run.work.with_files((await workspace.read(named)).merged(run.work.files))
         run.language = workspace.tests().language
