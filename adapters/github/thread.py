@@ -1,0 +1,67 @@
+"""The ``ChatThread`` of a pull request: its conversation (issue comments), or one review thread (replies under
+its first comment). Every comment the bot writes carries ``MARKER``, so it is never read back as a request. A
+pull request has no buttons: the status comment says how to stop a run instead (``@BOT stop``). Files come as
+folded sections of one comment, as long as GitHub's comment limit allows."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from adapters.github.api import PullRequestApi
+from adapters.github.events import MARKER
+from agents.errors import CheckInError
+from bot.chat.progress import Progress
+from bot.config.sections import GITHUB_COMMENT_LIMIT
+
+
+class GitHubThread:
+    def __init__(self, api: PullRequestApi, repository: str, number: int, review_thread: int = 0,
+                 bot_login: str = "") -> None:
+        self._api, self._repository, self._number = api, repository, number
+        self._review_thread = review_thread  # 0: the conversation
+        self._stop_hint = f"\n\n<sub>Reply `@{bot_login} stop` to stop it.</sub>" if bot_login else ""
+
+    async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:
+        body = self._body(text, stop)
+        if self._review_thread:
+            posted = await self._api.reply(self._repository, self._number, self._review_thread, body)
+        else:
+            posted = await self._api.comment(self._repository, self._number, body)
+        return str(posted.id)
+
+    async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
+        body = self._body(text, stop)
+        if self._review_thread:
+            await self._api.edit_reply(self._repository, int(message_id), body)
+        else:
+            await self._api.edit_comment(self._repository, int(message_id), body)
+
+    async def upload(self, files: Mapping[str, str], comment: str) -> str:
+        sections = [f"<details><summary><code>{_escaped(name)}</code></summary>\n\n{_fenced(content)}\n</details>"
+                    for name, content in files.items()]
+        body = "\n\n".join([comment, *sections])
+        if len(body) + len(MARKER) + 2 > GITHUB_COMMENT_LIMIT:
+            raise CheckInError(f"The files are {len(body):,} characters, more than one GitHub comment holds "
+                               f"({GITHUB_COMMENT_LIMIT:,})")
+        posted = (await self._api.reply(self._repository, self._number, self._review_thread, body + "\n\n" + MARKER)
+                  if self._review_thread else await self._api.comment(self._repository, self._number,
+                                                                      body + "\n\n" + MARKER))
+        return posted.url
+
+    async def working(self, text: str) -> None:
+        return None  # a pull request shows no passing status: the status comment says who is at work
+
+    def _body(self, text: str, stop: str) -> str:
+        return f"{text}{self._stop_hint if stop else ''}\n\n{MARKER}"
+
+
+def _fenced(content: str) -> str:
+    """``content`` in a code fence longer than any run of backticks in it, so nothing in it closes the fence."""
+    ticks = 3
+    while "`" * ticks in content:
+        ticks += 1
+    return f"{'`' * ticks}\n{content}\n{'`' * ticks}"
+
+
+def _escaped(name: str) -> str:
+    return name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
