@@ -74,7 +74,8 @@ class PullRequestApi:
     def __init__(self, config: CheckinConfig, auth: Auth.Auth, secret: str = "") -> None:
         self._client = Github(auth=auth, base_url=config.github_api_url.rstrip("/"),
                               timeout=max(1, int(config.timeout_s)), retry=None, seconds_between_requests=None,
-                              seconds_between_writes=config.write_interval_s or None, user_agent=USER_AGENT)
+                              seconds_between_writes=config.write_interval_s or None, user_agent=USER_AGENT,
+                              lazy=True)  # no request until an object's data is needed
         self._policy = dataclasses.replace(RetryPolicy.from_config(config), subject="the pull request's comments",
                                            hint=NEEDS)
         self._redact = Redactor([secret] if secret else [])
@@ -141,7 +142,7 @@ class PullRequestApi:
         await self._call(post)
 
     def _repo(self, repository: str) -> Any:
-        return self._client.get_repo(repository, lazy=True)
+        return self._client.get_repo(repository)
 
     async def _call(self, call: Callable[[], T]) -> T:
         return await call_github(call, self._policy, self._redact, asyncio.sleep)
