@@ -1,13 +1,14 @@
 """The ``ChatThread`` of a pull request: its conversation (issue comments), or one review thread (replies under
 its first comment). Every comment the bot writes carries ``MARKER``, so it is never read back as a request. A
-pull request has no buttons: the status comment says how to stop a run instead (``@BOT stop``). Files come as
-folded sections of one comment, as long as GitHub's comment limit allows."""
+pull request has no buttons: the status comment says how to stop a run instead (``@BOT stop``). A run's files go
+to one comment of folded sections, edited as newer versions come (a pull request is no place for a comment per
+turn), as long as GitHub's comment limit allows."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from adapters.github.api import PullRequestApi
+from adapters.github.api import Posted, PullRequestApi
 from adapters.github.events import MARKER
 from agents.errors import CheckInError
 from bot.chat.progress import Progress
@@ -20,14 +21,11 @@ class GitHubThread:
         self._api, self._repository, self._number = api, repository, number
         self._review_thread = review_thread  # 0: the conversation
         self._stop_hint = f"\n\n<sub>Reply `@{bot_login} stop` to stop it.</sub>" if bot_login else ""
+        self._files: dict[str, str] = {}  # every file uploaded so far, its newest version
+        self._files_comment: Posted | None = None
 
     async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:
-        body = self._body(text, stop)
-        if self._review_thread:
-            posted = await self._api.reply(self._repository, self._number, self._review_thread, body)
-        else:
-            posted = await self._api.comment(self._repository, self._number, body)
-        return str(posted.id)
+        return str((await self._post(self._body(text, stop))).id)
 
     async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
         body = self._body(text, stop)
@@ -37,19 +35,27 @@ class GitHubThread:
             await self._api.edit_comment(self._repository, int(message_id), body)
 
     async def upload(self, files: Mapping[str, str], comment: str) -> str:
+        shown = {**self._files, **files}
         sections = [f"<details><summary><code>{_escaped(name)}</code></summary>\n\n{_fenced(content)}\n</details>"
-                    for name, content in files.items()]
-        body = "\n\n".join([comment, *sections])
-        if len(body) + len(MARKER) + 2 > GITHUB_COMMENT_LIMIT:
-            raise CheckInError(f"The files are {len(body):,} characters, more than one GitHub comment holds "
+                    for name, content in shown.items()]
+        text = "\n\n".join([comment, *sections])
+        if len(self._body(text, "")) > GITHUB_COMMENT_LIMIT:
+            raise CheckInError(f"The files are {len(text):,} characters, more than one GitHub comment holds "
                                f"({GITHUB_COMMENT_LIMIT:,})")
-        posted = (await self._api.reply(self._repository, self._number, self._review_thread, body + "\n\n" + MARKER)
-                  if self._review_thread else await self._api.comment(self._repository, self._number,
-                                                                      body + "\n\n" + MARKER))
-        return posted.url
+        if self._files_comment is None:
+            self._files_comment = await self._post(self._body(text, ""))
+        else:
+            await self.edit(str(self._files_comment.id), text)
+        self._files = shown
+        return self._files_comment.url
 
     async def working(self, text: str) -> None:
         return None  # a pull request shows no passing status: the status comment says who is at work
+
+    async def _post(self, body: str) -> Posted:
+        if self._review_thread:
+            return await self._api.reply(self._repository, self._number, self._review_thread, body)
+        return await self._api.comment(self._repository, self._number, body)
 
     def _body(self, text: str, stop: str) -> str:
         return f"{text}{self._stop_hint if stop else ''}\n\n{MARKER}"

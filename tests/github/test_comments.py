@@ -10,7 +10,7 @@ from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import Reply
 from tests.github.conftest import AUTHOR, PR, REPO, eventually, finals, script_team
 from tests.repos.fixtures import branch_files
-from tests.repos.test_pull_request_docker import PLAN
+from tests.repos.test_pull_request_docker import CODE, CODE_LOGGED, PLAN, TESTS
 
 ASK = "@codegen-chat add retries to billing/client.py"
 
@@ -158,3 +158,25 @@ async def test_stop_in_a_comment_stops_the_run_on_that_pull_request(github_confi
     await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat stop"))
     (final,) = await eventually(lambda: finals(github.conversation(REPO, PR)))
     assert final.body.startswith("⏹️ Stopped:")
+
+
+async def test_a_second_request_waits_for_the_first_and_continues_its_branch(
+        github_config, start_bot, github: FakeGitHub, pull_request, model_server, git_host):
+    model_server.script("planner", Reply(PLAN, pause_after=5), PLAN)  # the first is at work when the second comes
+    model_server.script("programmer", CODE, CODE_LOGGED)
+    for role, reply in {"tester": TESTS, "optimizer": "VERDICT: APPROVE", "checkin": "# Retries\n"}.items():
+        model_server.script(role, reply, reply)
+    bot = await start_bot(github_config)
+    await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, ASK))
+    await eventually(lambda: planner_calls(model_server))
+    github.grant(REPO, "bob-the-maintainer", "maintain")
+    await bot.comment(github.add_issue_comment(REPO, PR, "bob-the-maintainer", "@codegen-chat also log each retry"))
+    (first, second) = await eventually(lambda: [c for c in github.conversation(REPO, PR) if MARKER in c.body][:2])
+    assert second.body.startswith("⏳ **Waiting for run") and not finals([first])  # it waits in the queue
+    model_server.resume.set()
+    await eventually(lambda: len(finals(github.conversation(REPO, PR))) == 2, within=40)
+    assert planner_calls(model_server) == 2
+    (pull,) = github.opened  # the second run went on the first one's branch, into the same pull request
+    assert "also log each retry" in pull.body
+    files = [c for c in github.conversation(REPO, PR) if c.body.startswith("📎")]
+    assert len(files) == 2 and all(c.edits >= 1 for c in files)  # one files comment per run, kept current
