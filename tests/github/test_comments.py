@@ -171,7 +171,10 @@ async def test_a_second_request_waits_for_the_first_and_continues_its_branch(
     await eventually(lambda: planner_calls(model_server))
     github.grant(REPO, "bob-the-maintainer", "maintain")
     await bot.comment(github.add_issue_comment(REPO, PR, "bob-the-maintainer", "@codegen-chat also log each retry"))
-    (first, second) = await eventually(lambda: [c for c in github.conversation(REPO, PR) if MARKER in c.body][:2])
+    def status_comments() -> list:
+        said = [c for c in github.conversation(REPO, PR) if MARKER in c.body]
+        return said[:2] if len(said) >= 2 else []
+    first, second = await eventually(status_comments)
     assert second.body.startswith("⏳ **Waiting for run") and not finals([first])  # it waits in the queue
     model_server.resume.set()
     await eventually(lambda: len(finals(github.conversation(REPO, PR))) == 2, within=40)
