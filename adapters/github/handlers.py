@@ -72,18 +72,8 @@ class GitHubBot:
             log.exception("github: taking %s failed", comment.key)
 
     async def _take(self, comment: Comment, task: str) -> None:
-        repository, number = comment.repository, comment.number
-        pull = await self._api.pull(repository, number)
-        if self._settings.opt_out_label in pull.labels:
-            log.info("github: %s carries %r; %s ignored", comment.conversation, self._settings.opt_out_label, comment.key)
-            return
-        if not await self._api.may_write(repository, comment.login):
-            log.info("github: %s has no write access to %s; %s ignored", comment.login, repository, comment.key)
-            return
-        conversation = self.thread(comment.conversation)
-        if pull.from_fork(repository):
-            if await self._service.first_sighting(f"github:fork:{comment.conversation}"):
-                await conversation.post(self._platform.markup.text(FORK))
+        pull = await self._open_to(comment)
+        if pull is None:
             return
         thread = self.thread(comment.conversation, comment.thread_root if comment.event == REVIEW_COMMENT else 0)
         if STOP.match(task):
@@ -91,6 +81,7 @@ class GitHubBot:
             return
         await self._react(comment)
         reviews: list[ReviewThread] = []
+        repository, number = comment.repository, comment.number
         arrival = Arrival(key=comment.key, thread_key=comment.conversation, place=Place(comment.login, repository),
                           text=task, addressed=True)
 
@@ -114,6 +105,24 @@ class GitHubBot:
             await thread.post(self._platform.markup.text(taken.refusal))
         if taken.run is not None and reviews:
             await self._answer(comment, reviews, await taken.run.wait())
+
+    async def _open_to(self, comment: Comment) -> PullFacts | None:
+        """The pull request, when the bot may take this comment on it: open, not opted out, the author with
+        write access, not from a fork (said once); else None."""
+        repository = comment.repository
+        pull = await self._api.pull(repository, comment.number)
+        if pull.state != "open" or self._settings.opt_out_label in pull.labels:
+            log.info("github: %s is %s; %s ignored", comment.conversation,
+                     pull.state if pull.state != "open" else f"labelled {self._settings.opt_out_label!r}", comment.key)
+            return None
+        if not await self._api.may_write(repository, comment.login):
+            log.info("github: %s has no write access to %s; %s ignored", comment.login, repository, comment.key)
+            return None
+        if pull.from_fork(repository):
+            if await self._service.first_sighting(f"github:fork:{comment.conversation}"):
+                await self.thread(comment.conversation).post(self._platform.markup.text(FORK))
+            return None
+        return pull
 
     def _request(self, comment: Comment, task: str, pull: PullFacts) -> ChatRequest:
         """A run on the pull request's branch when it is the bot's own, else from it on a branch of the bot's."""
