@@ -42,42 +42,43 @@ class Comment:
 
 
 def comment_of(event: str, payload: dict[str, Any]) -> Comment | None:
-    """The new comment a delivery carries, or None (an edit, a deletion, an issue that is no pull request)."""
-    repository = str((payload.get("repository") or {}).get("full_name") or "")
+    """The new comment a delivery carries, or None (an edit, a deletion, an issue that is no pull request, or
+    a payload not shaped as GitHub sends one)."""
+    repository = _text(_object(payload, "repository").get("full_name"))
     if not repository:
         return None
     if event == ISSUE_COMMENT and payload.get("action") == "created":
-        issue = payload.get("issue") or {}
+        issue = _object(payload, "issue")
         if not issue.get("pull_request"):
             return None  # a comment on a plain issue
-        return _comment(event, repository, issue.get("number"), payload.get("comment"))
+        return _comment(event, repository, issue.get("number"), _object(payload, "comment"))
     if event == REVIEW_COMMENT and payload.get("action") == "created":
-        comment = payload.get("comment") or {}
+        comment = _object(payload, "comment")
         root = comment.get("in_reply_to_id") or comment.get("id")
-        return _comment(event, repository, (payload.get("pull_request") or {}).get("number"), comment, root)
+        return _comment(event, repository, _object(payload, "pull_request").get("number"), comment, root)
     if event == REVIEW and payload.get("action") == "submitted":
-        return _comment(event, repository, (payload.get("pull_request") or {}).get("number"), payload.get("review"))
+        return _comment(event, repository, _object(payload, "pull_request").get("number"), _object(payload, "review"))
     return None
 
 
-def _comment(event: str, repository: str, number: Any, comment: Any, root: Any = 0) -> Comment | None:
-    if not isinstance(comment, dict) or not isinstance(number, int) or not isinstance(comment.get("id"), int):
+def _comment(event: str, repository: str, number: Any, comment: dict[str, Any], root: Any = 0) -> Comment | None:
+    if not _number(number) or not _number(comment.get("id")):
         return None
-    user = comment.get("user") or {}
-    return Comment(event, repository, number, comment["id"], str(user.get("login") or ""), user.get("type") == "Bot",
-                   str(comment.get("body") or ""), root if isinstance(root, int) else 0, str(comment.get("html_url") or ""))
+    user = _object(comment, "user")
+    return Comment(event, repository, number, comment["id"], _text(user.get("login")), user.get("type") == "Bot",
+                   _text(comment.get("body")), root if _number(root) else 0, _text(comment.get("html_url")))
 
 
 def commit_of(event: str, payload: dict[str, Any]) -> tuple[str, str] | None:
     """(``owner/name``, sha) of the commit whose CI a delivery says changed; None for the bot's own checks."""
     if event not in CI_EVENTS:
         return None
-    repository = str((payload.get("repository") or {}).get("full_name") or "")
+    repository = _text(_object(payload, "repository").get("full_name"))
     if event == "status":
-        sha, own = payload.get("sha"), str(payload.get("context") or "")
+        sha, own = payload.get("sha"), _text(payload.get("context"))
     else:
-        item = payload.get(event) or {}
-        sha, own = item.get("head_sha"), str(item.get("name") or "")
+        item = _object(payload, event)
+        sha, own = item.get("head_sha"), _text(item.get("name"))
     if not repository or not isinstance(sha, str) or not sha or own.startswith(OWN_CHECKS):
         return None
     return repository, sha
@@ -94,3 +95,16 @@ def request_in(body: str, login: str) -> str | None:
     if not mention.search(text):
         return None
     return mention.sub("", text, count=1).strip()
+
+
+def _object(payload: dict[str, Any], key: str) -> dict[str, Any]:
+    value = payload.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0

@@ -78,3 +78,18 @@ async def test_ci_events_nudge_the_commit_they_name_and_the_bots_own_status_does
         await asyncio.sleep(0)
         assert (await bot.deliver(event, {**payload, "repository": {"full_name": REPO}}))[0] == 202
         assert await waiting is True, event
+
+
+async def test_a_signed_payload_not_shaped_as_github_sends_one_is_dropped_without_an_error(github_config, start_bot):
+    bot = await start_bot(github_config)
+    for event, payload in [
+        ("issue_comment", {"action": "created", "repository": ["acme/app"], "comment": "hi"}),
+        ("issue_comment", {"action": "created", "repository": {"full_name": REPO}, "issue": {"number": "7",
+                           "pull_request": {}}, "comment": {"id": True, "body": "@codegen-chat x"}}),
+        ("pull_request_review_comment", {"action": "created", "repository": {"full_name": REPO},
+                                         "pull_request": None, "comment": {"id": 5, "user": "x"}}),
+        ("check_run", {"action": "completed", "check_run": ["a" * 40], "repository": {"full_name": REPO}}),
+        ("status", {"sha": 12, "repository": {"full_name": REPO}}),
+    ]:
+        assert (await bot.deliver(event, payload))[0] == 204, (event, payload)
+    assert (await bot.deliver("issue_comment", [1, 2]))[0] == 400  # JSON, but not an object
