@@ -118,6 +118,8 @@ class Comment:
     kind: str = "User"  # the author's account type: "User" or "Bot"
     edits: int = 0
     reactions: list[str] = field(default_factory=list)
+    at: float = field(default_factory=time.monotonic)  # when it was made (a benchmark's clock)
+    reacted_at: float = 0.0
 
     def user(self, fake: FakeGitHub) -> dict[str, Any]:
         return {**fake._owner(), "login": self.login, "type": self.kind}
@@ -602,6 +604,7 @@ class FakeGitHub:
             return self._not_found()
         content = (await request.json())["content"]
         comment.reactions.append(content)
+        comment.reacted_at = comment.reacted_at or time.monotonic()
         return self._json({"id": next(self._ids), "content": content, "user": self._owner()}, 201)
 
     # --- GitHub's shapes --------------------------------------------------------------------------------
