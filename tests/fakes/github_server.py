@@ -3,11 +3,11 @@
     POST /gists, GET|PATCH /gists/{id}, GET /user
     GET /repos/{owner}/{name}, GET /repos/{owner}/{name}/branches/{branch},
     GET|POST /repos/{owner}/{name}/pulls, PATCH /repos/{owner}/{name}/pulls/{n}, POST .../issues/{n}/labels
-    GET /repos/{owner}/{repo}/pulls/{n}, .../pulls/{n}/files, .../pulls/{n}/comments   (paginated with Link)
-    GET /repos/{owner}/{repo}/commits/{sha}, GET /repos/{owner}/{repo}/contents/{path}?ref=
     GET .../collaborators/{user}/permission; POST .../issues/{n}/comments, PATCH .../issues/comments/{id};
     POST .../pulls/{n}/comments/{id}/replies, PATCH .../pulls/comments/{id}; POST .../comments/{id}/reactions;
     and, the other way, signed webhook deliveries to the bot (``send_webhook``, ``comment_payload``)
+    GET /repos/{owner}/{repo}/pulls/{n}, .../pulls/{n}/files, .../pulls/{n}/comments   (paginated with Link)
+    GET /repos/{owner}/{repo}/commits/{sha}, GET /repos/{owner}/{repo}/contents/{path}?ref=
 
 Responses have GitHub's shapes (the attributes PyGithub's ``Gist``, ``GistFile``, ``GistHistoryState`` and
 ``AuthenticatedUser`` read), its validation rules (no empty files, no ``/`` in names), its auth answers
@@ -154,13 +154,13 @@ class FakeGitHub:
         self.pulls: dict[tuple[str, int], StoredPull] = {}  # ("owner/repo", number) -> the pull request
         self.commits: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}  # -> (message, path -> patch)
         self.contents: dict[tuple[str, str, str], str] = {}  # ("owner/repo", ref, path) -> the file
-        self._faults: list[Fault] = []
-        self._ids = itertools.count(1)
         # pull requests people comment on (their own section below)
         self.permissions: dict[tuple[str, str], str] = {}  # ("owner/repo", login) -> admin, write, read...
         self.issue_comments: list[Comment] = []
         self.review_comments: list[Comment] = []
         self._comment_ids = itertools.count(1001)
+        self._faults: list[Fault] = []
+        self._ids = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self._port = 0
 
@@ -212,6 +212,7 @@ class FakeGitHub:
         app.router.add_get(f"{repo}/pulls/{{n}}/comments", self._pull_comments)
         app.router.add_get(f"{repo}/commits/{{sha}}", self._commit_json)
         app.router.add_get(f"{repo}/contents/{{path:.+}}", self._contents)
+        self._route_comments(app, repo)
         app.router.add_post(f"{p}/app/installations/{{id}}/access_tokens", self._mint)
         r = f"{p}/repos/{{owner}}/{{name}}"
         app.router.add_get(r, self._repo)
@@ -220,7 +221,6 @@ class FakeGitHub:
         app.router.add_post(f"{r}/pulls", self._create_pull)
         app.router.add_patch(f"{r}/pulls/{{number}}", self._edit_pull)
         app.router.add_post(f"{r}/issues/{{number}}/labels", self._add_labels)
-        self._route_comments(app, repo)
         self._runner, self._port = await loopback.start(app)
         return self
 
