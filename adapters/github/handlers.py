@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 
 ADDRESS_REVIEW = re.compile(r"\baddress\b.{0,20}\b(?:review|comments|feedback)\b", re.IGNORECASE)
 STOP = re.compile(r"^\s*stop\W*$", re.IGNORECASE)
+NO_REVIEWS = "No review thread on this pull request is waiting for an answer, so there is nothing to address."
 FORK = ("This pull request comes from a fork. The bot works only on branches of this repository (its token "
         "cannot push to a fork, and a fork's code is not run with this repository's access), so it does not "
         "take requests here.")
@@ -86,14 +87,17 @@ class GitHubBot:
                           text=task, addressed=True)
 
         async def prepare() -> Prepared | None:
+            request = self._request(comment, task, pull)
+            if ADDRESS_REVIEW.search(task):
+                reviews.extend(t for t in await self._api.review_threads(repository, number) if not t.answered_by_bot)
+                if not reviews:
+                    await thread.post(self._platform.markup.text(NO_REVIEWS))
+                    return None
+                request = dataclasses.replace(request, thread=_review_context(reviews, task, self._config))
             if not await take_slot(self._service.first_sighting, comment.conversation,
                                    self._settings.runs_per_pr_per_day):
                 await self._say_budget_spent(comment, thread)
                 return None
-            request = self._request(comment, task, pull)
-            if ADDRESS_REVIEW.search(task):
-                reviews.extend(t for t in await self._api.review_threads(repository, number) if not t.answered_by_bot)
-                request = dataclasses.replace(request, thread=_review_context(reviews, task, self._config))
             return Prepared(request, thread)
 
         try:

@@ -183,3 +183,13 @@ async def test_a_second_request_waits_for_the_first_and_continues_its_branch(
     assert "also log each retry" in pull.body
     files = [c for c in github.conversation(REPO, PR) if c.body.startswith("📎")]
     assert len(files) == 2 and all(c.edits >= 1 for c in files)  # one files comment per run, kept current
+
+
+async def test_address_the_review_with_nothing_waiting_says_so_and_runs_nothing(
+        github_config, start_bot, github: FakeGitHub, pull_request, model_server):
+    bot = await start_bot(github_config)
+    done = github.add_review_comment(REPO, PR, "bob", "Typo.", path="README.md")
+    github.add_review_comment(REPO, PR, "octocat", f"Fixed.\n\n{MARKER}", path="README.md", in_reply_to=done.id)
+    await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat please address the review comments"))
+    (said,) = await eventually(lambda: [c for c in github.conversation(REPO, PR) if MARKER in c.body])
+    assert said.body.startswith("No review thread") and planner_calls(model_server) == 0
