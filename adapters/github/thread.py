@@ -14,6 +14,8 @@ from agents.errors import CheckInError
 from bot.chat.progress import Progress
 from bot.config.sections import GITHUB_COMMENT_LIMIT
 
+REVIEW_REPLY = "r"  # a message id naming a reply in a review thread; a plain number is a conversation comment
+
 
 class GitHubThread:
     def __init__(self, api: PullRequestApi, repository: str, number: int, review_thread: int = 0,
@@ -25,12 +27,14 @@ class GitHubThread:
         self._files_comment: Posted | None = None
 
     async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:
-        return str((await self._post(self._body(text, stop))).id)
+        return self._message_id(await self._post(self._body(text, stop)))
 
     async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
+        """``message_id`` says which kind of comment it is, so the pull request's thread found again after a
+        restart (``Service.online``) can end a run whose status went into a review thread."""
         body = self._body(text, stop)
-        if self._review_thread:
-            await self._api.edit_reply(self._repository, int(message_id), body)
+        if message_id.startswith(REVIEW_REPLY):
+            await self._api.edit_reply(self._repository, int(message_id.removeprefix(REVIEW_REPLY)), body)
         else:
             await self._api.edit_comment(self._repository, int(message_id), body)
 
@@ -45,7 +49,7 @@ class GitHubThread:
         if self._files_comment is None:
             self._files_comment = await self._post(self._body(text, ""))
         else:
-            await self.edit(str(self._files_comment.id), text)
+            await self.edit(self._message_id(self._files_comment), text)
         self._files = shown
         return self._files_comment.url
 
@@ -56,6 +60,9 @@ class GitHubThread:
         if self._review_thread:
             return await self._api.reply(self._repository, self._number, self._review_thread, body)
         return await self._api.comment(self._repository, self._number, body)
+
+    def _message_id(self, posted: Posted) -> str:
+        return f"{REVIEW_REPLY}{posted.id}" if self._review_thread else str(posted.id)
 
     def _body(self, text: str, stop: str) -> str:
         return f"{text}{self._stop_hint if stop else ''}\n\n{MARKER}"

@@ -7,10 +7,15 @@ import dataclasses
 
 import aiohttp
 import pytest
+from github import Auth
 
+from adapters.github.api import PullRequestApi
 from adapters.github.events import MARKER, request_in
+from adapters.github.handlers import GitHubBot
 from adapters.github.markup import GitHubMarkup
 from bot.config.sections import ConfigError
+from tests.github.conftest import AUTHOR, PR, REPO
+from tests.repos.conftest import TOKEN
 
 
 def test_a_request_is_the_comment_without_the_mention_and_quotes_ask_nothing():
@@ -39,3 +44,17 @@ async def test_serving_without_the_webhook_secret_fails_at_start_with_a_sentence
                                                                                   github_secrets):
     with pytest.raises(ConfigError, match="GITHUB_WEBHOOK_SECRET is not set"):
         await start_bot(github_config, dataclasses.replace(github_secrets, github_webhook_secret=""))
+
+
+async def test_the_pull_requests_thread_found_again_edits_a_status_that_went_into_a_review_thread(
+        github_config, start_bot, github, pull_request):
+
+
+    bot = GitHubBot((await start_bot(github_config)).service, github_config,
+                    PullRequestApi(github_config.checkin, Auth.Token(TOKEN)))
+    root = github.add_review_comment(REPO, PR, AUTHOR, "Retry here.", path="billing/client.py")
+    status = await bot.thread(f"{REPO}#{PR}", root.id).post("⏳ Working", stop="run1")
+    await bot.thread(f"{REPO}#{PR}").edit(status, "⏹️ Interrupted")  # as after a restart: by the key alone
+    (reply,) = [c for c in github.thread_of(root.id) if c.id != root.id]
+    assert reply.body.startswith("⏹️ Interrupted") and reply.edits == 1
+    assert not github.conversation(REPO, PR)
