@@ -1,9 +1,11 @@
 """A comment on a pull request in, a run on its branch out. In order, each check cheaper than the next:
 
     the bot's own words, a bot account, no mention of the bot    ignored (never a loop)
-    the pull request carries the opt-out label                    ignored, logged
+    the pull request is closed or carries the opt-out label       ignored, logged
     the author has no write access (asked of the API)             ignored, logged
     the pull request comes from a fork                            said once on the pull request, then ignored
+    "@BOT stop"                                                   the run under way there stopped (its starter's)
+    "address the review" with no review thread waiting            said, no run
     the day's runs for this pull request are spent                said once a day, then ignored
     then ``Service.take``: the pull request is the conversation, so a second request waits for the first.
 
