@@ -20,6 +20,7 @@ from bot.model.client import OpenAIChatModel
 from bot.repos.desk import RepoDesk
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
+from bot.store.protocol import Store
 from bot.store.sqlite import SQLiteStore
 from codegen_chat.build import publisher_factory
 from tests.conftest import with_changes
@@ -92,13 +93,14 @@ def pull_request(github: FakeGitHub, git_host: FakeGitHost) -> None:  # noqa: F8
 @pytest.fixture
 async def start_bot(store: SQLiteStore, github: FakeGitHub,  # noqa: F811
                     github_secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
-    """``await start_bot(config)``: ``adapters.github.serve`` listening on its port."""
+    """``await start_bot(config, secrets=None, store=None)``: ``adapters.github.serve`` listening on its port (a
+    replica of its own when given a store of its own)."""
     running: list[tuple[RunningBot, OpenAIChatModel]] = []
 
-    async def start(config: Config, secrets: Secrets | None = None) -> RunningBot:
+    async def start(config: Config, secrets: Secrets | None = None, own_store: Store | None = None) -> RunningBot:
         secrets = secrets or github_secrets
         model = OpenAIChatModel(config, secrets)
-        service = Service(config, store, model, ScriptedSandbox(verdict=passing),
+        service = Service(config, own_store or store, model, ScriptedSandbox(verdict=passing),
                           publisher_factory(config, secrets, store), redact=Redactor(secrets.values()),
                           repos=RepoDesk(config, secrets.github_token))
         task = asyncio.create_task(adapters.github.serve(service, config, secrets))
