@@ -17,7 +17,7 @@ import adapters.github
 from agents.types import TestJob, TestReport, TestStatus
 from bot.config.sections import Config, ReposConfig, RepoSettings, Secrets
 from bot.model.client import OpenAIChatModel
-from bot.repos.desk import RepoDesk
+from bot.repos.desk import AppCredentials, RepoDesk
 from bot.runs.service import Service
 from bot.safety.redact import Redactor
 from bot.store.protocol import Store
@@ -102,7 +102,7 @@ async def start_bot(store: SQLiteStore, github: FakeGitHub,  # noqa: F811
         model = OpenAIChatModel(config, secrets)
         service = Service(config, own_store or store, model, ScriptedSandbox(verdict=passing),
                           publisher_factory(config, secrets, store), redact=Redactor(secrets.values()),
-                          repos=RepoDesk(config, secrets.github_token))
+                          repos=RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets)))
         task = asyncio.create_task(adapters.github.serve(service, config, secrets))
         settings = config.github
         await listening(settings.port, task)
