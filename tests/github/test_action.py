@@ -16,7 +16,7 @@ import yaml
 
 from adapters.terminal import TerminalRun, exit_codes, run_in_terminal
 from bot.checkin import FolderPublisher
-from bot.config.sections import Config
+from bot.config.sections import Config, load_config
 from bot.model.client import OpenAIChatModel
 from bot.repos.desk import RepoDesk
 from bot.runs.service import Service
@@ -105,3 +105,24 @@ def test_the_run_step_passes_the_task_as_one_argument_and_keeps_the_runs_exit_co
     assert not (tmp_path / "pwned").exists()
     assert outputs_written(github_output)["exit-code"] == "1"
     assert '"status": "failed"' in (tmp_path / "codegen-chat-events.jsonl").read_text()
+
+
+def test_without_a_config_the_action_writes_one_allowing_the_workflows_repository(tmp_path):
+    github_env = tmp_path / "github_env"
+    env = {"PATH": os.environ["PATH"], "RUNNER_TEMP": str(tmp_path), "GITHUB_ENV": str(github_env), "CONFIG": "",
+           "REPOSITORY": "acme/app", "MODEL": "gpt-4o", "SERVER_URL": "https://github.example",
+           "API_URL": "https://github.example/api/v3", "GITHUB_WORKSPACE": str(tmp_path)}
+    done = subprocess.run(["bash", "-e", "-c", step("Configure")["run"]], env=env, cwd=tmp_path, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    name, _, path = github_env.read_text().strip().partition("=")
+    config = load_config(Path(path))
+    assert name == "CODEGEN_CONFIG" and list(config.repos.allowed) == ["acme/app"]
+    assert config.repos.git_url == "https://github.example"
+    assert config.checkin.github_api_url == "https://github.example/api/v3"
+    assert config.agent("programmer").model == "gpt-4o"
+
+    github_env.unlink()
+    subprocess.run(["bash", "-e", "-c", step("Configure")["run"]], env={**env, "CONFIG": ".github/codegen.toml"},
+                   cwd=tmp_path, check=True)
+    assert github_env.read_text().strip() == f"CODEGEN_CONFIG={tmp_path}/.github/codegen.toml"  # the team's own
