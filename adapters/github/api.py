@@ -118,6 +118,7 @@ class PullRequestApi:
 
     async def edit_comment(self, repository: str, comment_id: int, body: str) -> None:
         def patch() -> None:
+            # Any issue number will do: a comment's URL hangs off the repository's issues, not off its issue.
             self._repo(repository).get_issue(0).get_comment(comment_id).edit(body)
         await self._call(patch)
 
@@ -130,6 +131,7 @@ class PullRequestApi:
 
     async def edit_reply(self, repository: str, comment_id: int, body: str) -> None:
         def patch() -> None:
+            # As above: a review comment's URL hangs off the repository's pulls.
             self._repo(repository).get_pull(0).get_review_comment(comment_id).edit(body)
         await self._call(patch)
 
