@@ -65,6 +65,15 @@ class ReviewThread:
 
 
 @dataclass(frozen=True)
+class Said:
+    """A comment as the bot reads it back: who wrote it (a bot account or not) and what."""
+
+    login: str
+    body: str
+    by_bot: bool
+
+
+@dataclass(frozen=True)
 class Posted:
     id: int
     url: str
@@ -75,7 +84,7 @@ class PullRequestApi:
         self._client = Github(auth=auth, base_url=config.github_api_url.rstrip("/"),
                               timeout=max(1, int(config.timeout_s)), retry=None, seconds_between_requests=None,
                               seconds_between_writes=config.write_interval_s or None, user_agent=USER_AGENT,
-                              lazy=True)  # no request until an object's data is needed
+                              per_page=100, lazy=True)  # no request until an object's data is needed
         self._policy = dataclasses.replace(RetryPolicy.from_config(config), subject="the pull request's comments",
                                            hint=NEEDS)
         self._redact = Redactor([secret] if secret else [])
@@ -108,6 +117,17 @@ class PullRequestApi:
             return [ReviewThread(root, found[0].path, found[0]._rawData.get("line"),
                                  tuple((c.user.login if c.user else "", c.body or "") for c in found))
                     for root, found in threads.items()]
+        return await self._call(get)
+
+    async def conversation(self, repository: str, number: int, before: int, limit: int) -> tuple[list[Said], bool]:
+        """The pull request's description and its conversation comments older than comment ``before``, the
+        newest ``limit`` of them, oldest first; and whether older ones were left out."""
+        def get() -> tuple[list[Said], bool]:
+            pull = self._repo(repository).get_pull(number)
+            said = [_said(pull.user, pull.body)] if pull.body else []
+            comments = [_said(c.user, c.body) for c in pull.get_issue_comments() if c.id < before or not before]
+            kept = comments[-limit:] if limit else []
+            return said + kept, len(kept) < len(comments)
         return await self._call(get)
 
     async def comment(self, repository: str, number: int, body: str) -> Posted:
@@ -148,3 +168,7 @@ class PullRequestApi:
 
     async def _call(self, call: Callable[[], T]) -> T:
         return await call_github(call, self._policy, self._redact, asyncio.sleep)
+
+
+def _said(user: Any, body: str | None) -> Said:
+    return Said(user.login if user else "", body or "", bool(user) and user.type == "Bot")

@@ -20,8 +20,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+from functools import partial
 
-from adapters.github.api import PullFacts, PullRequestApi, ReviewThread
+from adapters.github.api import PullFacts, PullRequestApi, ReviewThread, Said
 from adapters.github.budget import take_slot, today
 from adapters.github.events import MARKER, REVIEW_COMMENT, Comment, request_in
 from adapters.github.platform import PLATFORM, platform, repository_argument
@@ -35,7 +36,7 @@ from bot.chat.words import where_text
 from bot.config.sections import Config
 from bot.repos.opening import BRANCH_PREFIX
 from bot.runs.service import Arrival, ChatRequest, Prepared, Service
-from bot.runs.thread_context import EarlierMessage, thread_context
+from bot.runs.thread_context import Earlier, EarlierMessage, thread_context
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +101,7 @@ class GitHubBot:
                                    self._settings.runs_per_pr_per_day):
                 await self._say_budget_spent(comment, thread)
                 return None
-            return Prepared(request, thread)
+            return Prepared(request, thread, earlier=None if reviews else partial(self._earlier, comment))
 
         try:
             taken = await self._service.take(arrival, self._platform, prepare)
@@ -129,6 +130,21 @@ class GitHubBot:
                 await self.thread(comment.conversation).post(self._platform.markup.text(FORK))
             return None
         return pull
+
+    async def _earlier(self, comment: Comment) -> Earlier:
+        """What was said before the request: the pull request's description and conversation, or for a review
+        comment its review thread. The bot's own comments and other bots' are marked, and left out there."""
+        limit = self._config.input.thread_messages
+        if comment.event == REVIEW_COMMENT:
+            threads = await self._api.review_threads(comment.repository, comment.number)
+            found = next((t for t in threads if t.root_id == comment.thread_root), None)
+            said = [Said(login, body, False) for login, body in found.comments] if found else []
+            said = [s for s in said if s.body != comment.body][-limit:]
+            more = False
+        else:
+            said, more = await self._api.conversation(comment.repository, comment.number, comment.comment_id, limit)
+        return Earlier(tuple(EarlierMessage(s.login, s.body, by_bot=s.by_bot or MARKER in s.body) for s in said),
+                       more_before=more)
 
     def _request(self, comment: Comment, task: str, pull: PullFacts) -> ChatRequest:
         """A run on the pull request's branch when it is the bot's own, else from it on a branch of the bot's."""

@@ -559,6 +559,7 @@ class FakeGitHub:
     def _route_comments(self, app: web.Application, repo: str) -> None:
         app.router.add_get(f"{repo}/collaborators/{{user}}/permission", self._permission)
         app.router.add_post(f"{repo}/issues/{{n}}/comments", self._post_issue_comment)
+        app.router.add_get(f"{repo}/issues/{{n}}/comments", self._list_issue_comments)
         app.router.add_patch(f"{repo}/issues/comments/{{id}}", self._edit_comment)
         app.router.add_post(f"{repo}/issues/comments/{{id}}/reactions", self._react)
         app.router.add_post(f"{repo}/pulls/{{n}}/comments/{{id}}/replies", self._reply)
@@ -576,6 +577,10 @@ class FakeGitHub:
         body = (await request.json())["body"]
         comment = self.add_issue_comment(full, int(request.match_info["n"]), LOGIN, body)
         return self._json(comment.json(self), 201)
+
+    async def _list_issue_comments(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        return self._paged(request, [c.json(self) for c in self.conversation(full, int(request.match_info["n"]))])
 
     async def _reply(self, request: web.Request) -> web.Response:
         full = f"{request.match_info['owner']}/{request.match_info['repo']}"

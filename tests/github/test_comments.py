@@ -193,3 +193,34 @@ async def test_address_the_review_with_nothing_waiting_says_so_and_runs_nothing(
     await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat please address the review comments"))
     (said,) = await eventually(lambda: [c for c in github.conversation(REPO, PR) if MARKER in c.body])
     assert said.body.startswith("No review thread") and planner_calls(model_server) == 0
+
+
+async def test_what_was_said_before_on_the_pull_request_comes_with_the_request(
+        github_config, start_bot, github: FakeGitHub, pull_request, model_server):
+    script_team(model_server)
+    bot = await start_bot(github_config)
+    github.pulls[(REPO, PR)].body = "Billing calls fail now and then on a flaky network."
+    github.add_issue_comment(REPO, PR, "bob", "Use three attempts, no more.")
+    github.add_issue_comment(REPO, PR, "octocat", f"An earlier answer of the bot's.\n\n{MARKER}")
+    github.add_issue_comment(REPO, PR, "dependabot[bot]", "Bumped a dependency.", kind="Bot")
+    await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat do what bob said"))
+    github.add_issue_comment(REPO, PR, "carol", "Written after the request.")
+    await eventually(lambda: finals(github.conversation(REPO, PR)))
+    prompt = planner_prompt(model_server)
+    assert "Use three attempts, no more." in prompt and "flaky network" in prompt
+    assert "An earlier answer" not in prompt and "Bumped a dependency" not in prompt
+    assert "Written after the request" not in prompt
+
+
+async def test_a_review_comment_comes_with_its_review_thread(github_config, start_bot, github: FakeGitHub,
+                                                             pull_request, model_server):
+    script_team(model_server)
+    bot = await start_bot(github_config)
+    github.add_issue_comment(REPO, PR, "bob", "Off-topic chatter in the conversation.")
+    root = github.add_review_comment(REPO, PR, "carol", "This should retry on ConnectionError.", path="billing/client.py")
+    ask = github.add_review_comment(REPO, PR, AUTHOR, "@codegen-chat please do that", path="billing/client.py",
+                                    in_reply_to=root.id)
+    await bot.comment(ask)
+    await eventually(lambda: finals(github.thread_of(root.id)))
+    prompt = planner_prompt(model_server)
+    assert "This should retry on ConnectionError." in prompt and "Off-topic chatter" not in prompt
