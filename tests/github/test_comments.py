@@ -224,3 +224,13 @@ async def test_a_review_comment_comes_with_its_review_thread(github_config, star
     await eventually(lambda: finals(github.thread_of(root.id)))
     prompt = planner_prompt(model_server)
     assert "This should retry on ConnectionError." in prompt and "Off-topic chatter" not in prompt
+
+
+async def test_a_review_asking_the_bot_is_answered_in_the_conversation(github_config, start_bot, github: FakeGitHub,
+                                                                        pull_request, model_server):
+    script_team(model_server)
+    bot = await start_bot(github_config)
+    event, payload = github.review_payload(REPO, PR, AUTHOR, "Looks close. @codegen-chat add retries to billing/client.py")
+    assert (await bot.deliver(event, payload))[0] == 202
+    (final,) = await eventually(lambda: finals(github.conversation(REPO, PR)))
+    assert final.body.startswith("✅ Passed:") and not github.review_comments
