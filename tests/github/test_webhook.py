@@ -4,6 +4,9 @@ posted by a real aiohttp client to the real endpoint."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import hmac
+import json
 
 import aiohttp
 
@@ -22,6 +25,9 @@ async def test_a_forged_or_missing_signature_is_refused_with_401_and_starts_noth
     assert (await bot.deliver(event, payload, delivery="d-1", signature=forged))[0] == 401
     other_secret = await github.send_webhook(bot.url, event, payload, "not-the-secret", delivery="d-1")
     assert other_secret[0] == 401
+    stale = "sha256=" + hmac.new(SECRET.encode(), json.dumps({**payload, "action": "edited"}).encode(),
+                                 hashlib.sha256).hexdigest()  # a real signature, of another body
+    assert (await bot.deliver(event, payload, delivery="d-1", signature=stale))[0] == 401
     assert (await bot.deliver(event, payload, delivery="d-1"))[0] == 202  # refused ones used up nothing
     await eventually(lambda: finals(github.conversation(REPO, PR)))
     assert len(finals(github.conversation(REPO, PR))) == 1
@@ -52,9 +58,6 @@ async def test_a_ping_is_answered_and_an_unknown_event_is_204(github_config, sta
 
 
 async def _post_unparsable(session: aiohttp.ClientSession, url: str, body: bytes) -> tuple[int, str]:
-    import hashlib
-    import hmac
-
     headers = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "d-raw",
                "X-Hub-Signature-256": "sha256=" + hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()}
     async with session.post(url, data=body, headers=headers) as response:
