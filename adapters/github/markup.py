@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 _CODE = re.compile(r"(```[\s\S]*?(?:```|$)|`[^`\n]*`)")
-_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_MENTION = re.compile(r"(?<![\w.+-])@(?=[A-Za-z0-9])")  # as GitHub links them: not inside an address
 WORD_JOINER = "\u2060"
 
 
