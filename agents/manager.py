@@ -333,7 +333,8 @@ class Manager:
         kept, tests, ci = without_protected(written, run.workspace.existing_tests())
         if tests:
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(tests)} (the repository's own tests "
-                                                      "are authoritative; the team adds tests, it does not edit them)."))
+                                                      "are authoritative, and so is what configures how they run; the "
+                                                      "team adds tests, it does not edit them)."))
         if ci:
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(ci)} (CI configuration runs with the "
                                                       "repository's secrets; the team does not write it)."))

@@ -201,11 +201,12 @@ async def _history(args: argparse.Namespace, config: Config, secrets: Secrets) -
 async def _doctor(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     # Imported here: these checks load the Docker SDK and PyGithub, which no other command needs at its start.
     from bot.checkin import checkin_checks
+    from bot.ci.doctor import ci_checks
     from bot.repos.doctor import repo_checks
     from bot.sandbox import sandbox_checks
 
     return await run_doctor(config, secrets, [model_checks, store_checks, sandbox_checks, checkin_checks,
-                                              repo_checks, chat_checks])
+                                              repo_checks, ci_checks, chat_checks])
 
 
 if __name__ == "__main__":
