@@ -15,6 +15,7 @@ import pytest
 
 import adapters.github
 from agents.types import TestJob, TestReport, TestStatus
+from bot.ci.rounds import CiRounds
 from bot.config.sections import Config, ReposConfig, RepoSettings, Secrets
 from bot.model.client import OpenAIChatModel
 from bot.repos.desk import AppCredentials, RepoDesk
@@ -93,16 +94,19 @@ def pull_request(github: FakeGitHub, git_host: FakeGitHost) -> None:  # noqa: F8
 @pytest.fixture
 async def start_bot(store: SQLiteStore, github: FakeGitHub,  # noqa: F811
                     github_secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
-    """``await start_bot(config, secrets=None, store=None)``: ``adapters.github.serve`` listening on its port (a
-    replica of its own when given a store of its own)."""
+    """``await start_bot(config, secrets=None, own_store=None, follow_ci=False)``: ``adapters.github.serve``
+    listening on its port (a replica of its own when given a store of its own; following its pull requests' CI)."""
     running: list[tuple[RunningBot, OpenAIChatModel]] = []
 
-    async def start(config: Config, secrets: Secrets | None = None, own_store: Store | None = None) -> RunningBot:
+    async def start(config: Config, secrets: Secrets | None = None, own_store: Store | None = None,
+                    follow_ci: bool = False) -> RunningBot:
         secrets = secrets or github_secrets
         model = OpenAIChatModel(config, secrets)
+        desk = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
+        ci = CiRounds(desk.github, config.ci, max_tokens=config.budget.max_tokens) if follow_ci else None
         service = Service(config, own_store or store, model, ScriptedSandbox(verdict=passing),
                           publisher_factory(config, secrets, store), redact=Redactor(secrets.values()),
-                          repos=RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets)))
+                          repos=desk, ci=ci)
         task = asyncio.create_task(adapters.github.serve(service, config, secrets))
         settings = config.github
         await listening(settings.port, task)
