@@ -483,6 +483,9 @@ class Secrets:
 
     openai_api_key: str = ""
     openai_base_url: str = ""
+    # The organization and project an OpenAI key bills to, as the OpenAI SDK reads them (sent as headers).
+    openai_org_id: str = field(default="", metadata={"public": True})
+    openai_project_id: str = field(default="", metadata={"public": True})
     github_token: str = ""
     # A GitHub App instead of (or beside) a token, for repository work: its id, its private key (PEM) and the
     # installation on the team's organization; each run mints an installation token from them.
