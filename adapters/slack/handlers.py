@@ -115,7 +115,7 @@ class SlackBot:
         posted = body.get("message") or {}
         thread = SlackThread(self._client, channel, str(posted.get("thread_ts") or posted.get("ts") or ""))
         run_id = str(body["actions"][0].get("value", ""))
-        why_not = self._service.stop(run_id, Place(user, channel, direct=channel.startswith("D")), self._platform)
+        why_not = await self._service.stop(run_id, Place(user, channel, direct=channel.startswith("D")), self._platform)
         if why_not:
             await thread.ephemeral(user, why_not)
 

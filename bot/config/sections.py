@@ -153,6 +153,10 @@ class StorageConfig(Checked, section="storage"):
     # A PostgreSQL database the replicas share, e.g. "postgresql://codegen:PASSWORD@db.internal:5432/codegen".
     # Empty: SQLite at ``path``. Its password is masked like every secret (or give it as PGPASSWORD instead).
     url: Annotated[str, StartsWith(("postgresql://", "postgres://"), "postgresql://USER@HOST:5432/DB", optional=True)] = ""
+    # With a url, ``serve`` runs chat runs as durable jobs any replica may claim: each owner heartbeats its runs
+    # this often, and a replica silent for ``owner_lost_after_s`` has its runs taken over by another.
+    heartbeat_s: Seconds = 5.0
+    owner_lost_after_s: Seconds = 30.0
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import secrets as random_tokens
 from collections.abc import Awaitable, Callable, Sequence
@@ -39,11 +40,15 @@ from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.thread_context import Gathered, ReadEarlier, thread_context
 from bot.runs.usage import RunUsage
+from bot.runs.worker import DurableQueue, FencedThread, Worker, WorkerSettings
 from bot.safety.redact import Redactor, mask_pasted_secrets
 from bot.safety.text import not_text
 from bot.sandbox.languages import registry
+from bot.store.errors import Fenced
+from bot.store.postgres_queue import Claimed
 from bot.store.protocol import History, Store
 from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
+from bot.store.rows import thread_json
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +172,19 @@ class Service:
         self._drawn: dict[str, tuple[str, RunRenderer]] = {}  # run id -> (platform, its renderer) until drawn
         self._closing = ""  # why no new work is taken: the bot is shutting down
         self.health = health
+        # Runs as durable jobs (``take_jobs``): the shared queue, this replica's worker on it, the platforms it
+        # can draw in (their adapters are connected), and the runs it has lost to another replica.
+        self._queue: DurableQueue | None = None
+        self._worker: Worker | None = None
+        self._openers: dict[str, tuple[ChatPlatform, ThreadOpener]] = {}
+        self._lost: set[str] = set()
+
+    def take_jobs(self, queue: DurableQueue, settings: WorkerSettings) -> Worker:
+        """From now on a chat platform's runs are durable jobs on ``queue``, claimed by whichever replica's worker
+        the shared limits let start them (this one's included, once the platform is ``online`` here)."""
+        self._queue = queue
+        self._worker = Worker(queue, settings, self._execute, self._drop)
+        return self._worker
 
     # -- what adapters call -------------------------------------------------------------------
 
@@ -281,9 +299,13 @@ class Service:
             await prepared.thread.post(platform.markup.text(f"⚠️ {error}"))
             return Taken()
 
-    async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
+    async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle | None:
         """Queue the run and draw it in ``thread``: the status message with the Stop control first, then
-        every event (``bot.chat.renderer``). ``UserInputError`` says why a request cannot be taken."""
+        every event (``bot.chat.renderer``). ``UserInputError`` says why a request cannot be taken. As a durable
+        job (no handle here: whichever replica claims it runs it), when this replica takes jobs for the platform."""
+        if self._queue is not None and platform.name in self._openers:
+            await self._enqueue(request, thread, platform, self._queue)
+            return None
         run_id = new_run_id()
         follows = self.active_run(request.platform, request.thread_key)
         renderer = RunRenderer(thread, platform, self._redact, self._languages)
@@ -299,6 +321,74 @@ class Service:
         renderer.when_done(lambda: self._drawn.pop(run_id, None))
         await self._store.set_status_message(run_id, renderer.status_message_id)
         return handle
+
+    async def _enqueue(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform,
+                       queue: DurableQueue) -> None:
+        """Record the run as a job (one transaction), draw its status message, then let any worker claim it: the
+        claimer edits that message (and a Stop pressed on it reaches the run wherever it runs)."""
+        self.check(request)
+        request = _masked(request)
+        run_id = new_run_id()
+        conversation = await self._store.conversation(request.platform, request.thread_key)
+        follows = await queue.enqueue(run_id, conversation, request.text.strip(), request.user_id,
+                                      [a.name for a in request.attachments], thread_json(request.thread),
+                                      _job_json(request))
+        renderer = RunRenderer(thread, platform, self._redact, self._languages)
+        try:
+            await renderer.open(run_id, follows)
+        except BaseException:
+            await asyncio.shield(queue.request_stop(run_id, "its status message could not be posted"))
+            raise
+        await renderer.abandon()  # the claimer draws the rest, in this same message
+        await queue.publish(run_id, renderer.status_message_id)
+
+    async def _execute(self, claimed: Claimed) -> None:
+        """Run a job this replica's worker claimed, in its thread, editing the status message its receiver drew;
+        a job taken over from a lost replica goes on from what that one saved (as a resumed run does)."""
+        if self._queue is None:
+            return
+        platform, open_thread = self._openers[claimed.platform]
+        run_id = claimed.run_id
+        renderer = RunRenderer(FencedThread(await open_thread(claimed.thread_key), lambda: run_id in self._lost),
+                               platform, self._redact, self._languages)
+        record = await self._store.run(run_id)
+        if claimed.status_message:
+            earlier = [e for e in await self._store.timeline(run_id) if not isinstance(e, RunFinished | CheckedIn)]
+            await renderer.reopen(run_id, claimed.status_message, earlier)  # its steps so far stay in it
+        else:  # its receiver died before drawing it
+            await renderer.open(run_id)
+            await self._store.set_status_message(run_id, renderer.status_message_id)
+        request = _job_request(claimed, record.thread if record else None)
+        if claimed.resumed:
+            request = dataclasses.replace(request, text=f"{RESUMED_PREFIX} {request.text}")
+            log.warning("run %s taken over from a lost replica (claim %d)", run_id, claimed.epoch)
+        waiter = _Waiter(run_id, claimed.user_id, conversation_key(claimed.platform, claimed.thread_key))
+        self._running.append(waiter)
+        prior = self._queue.resume_work if claimed.resumed else None
+        task = asyncio.create_task(self._run(request, run_id, claimed.conversation_id, waiter, renderer, renderer,
+                                             resume_from=prior), name=f"run-{run_id}")
+        self._handles[run_id] = RunHandle(run_id, task)
+        self._drawn[run_id] = (platform.name, renderer)
+        await asyncio.sleep(0)  # its first step taken: a cancel now still ends it with its own final event
+        if claimed.stop_reason:
+            self.cancel(run_id, claimed.stop_reason)
+        try:
+            await asyncio.wait({task})
+        finally:
+            self._handles.pop(run_id, None)
+            self._drawn.pop(run_id, None)
+            if run_id in self._lost or (task.done() and not task.cancelled() and isinstance(task.exception(), Fenced)):
+                await renderer.abandon()  # the replica that took it over finishes it there
+            else:
+                await renderer.done()
+            self._lost.discard(run_id)
+
+    def _drop(self, run_id: str, why: str) -> None:
+        """The worker's word on a run under way here: stop it (``why``), or, with no reason, it was taken over
+        by another replica: end it here without a further write or chat edit."""
+        if not why:
+            self._lost.add(run_id)
+        self.cancel(run_id, why or "taken over by another replica")
 
     async def stop_all(self, platform: str, grace_s: float) -> None:
         """Stop every run drawn in ``platform``'s threads and give the threads ``grace_s`` to say so."""
@@ -325,6 +415,9 @@ class Service:
         for each to end: its final event recorded, its container removed, its thread told (the renderer
         says a run stopped this way can be continued by replying)."""
         self._closing = reason
+        if self._worker is not None and self._queue is not None:
+            await self._worker.close()  # claims nothing more
+            await self._hand_back(self._queue, self._worker.running)
         runs = list(self._handles.values())
         renderers = [renderer for _, renderer in self._drawn.values()]
         for handle in runs:
@@ -333,6 +426,18 @@ class Service:
             log.warning("stopping %d run(s): %s", len(runs), reason)
             ending = [handle.task for handle in runs] + [asyncio.ensure_future(r.done()) for r in renderers]
             await asyncio.wait(ending, timeout=grace_s)
+
+    async def _hand_back(self, queue: DurableQueue, run_ids: list[str]) -> None:
+        """Jobs under way here go back to the queue rather than end stopped: another replica resumes them from
+        what they saved, in the same messages, while this one stops without a word in their threads."""
+        if not run_ids:
+            return
+        self._lost.update(run_ids)
+        try:
+            await queue.release(run_ids)
+        except Exception:  # the database is down: they are taken over once their heartbeat is old
+            log.exception("could not hand %d run(s) back to the queue", len(run_ids))
+        log.warning("handed %d run(s) back to the queue for another replica: %s", len(run_ids), ", ".join(run_ids))
 
     async def online(self, platform: ChatPlatform, open_thread: ThreadOpener | None,
                      connected: Connected = lambda: True) -> None:
@@ -343,6 +448,9 @@ class Service:
         platform draws its threads again from the store (the web chat), so there is nothing to tell."""
         if self.health is not None:
             self.health.connection(platform.name, connected)
+        if self._worker is not None and open_thread is not None:
+            self._openers[platform.name] = (platform, open_thread)
+            self._worker.serve(platform.name)
         for run in await self._store.untold_interrupted(platform.name):
             if open_thread is None:  # the platform draws its threads again from the store, interruptions included
                 await self._store.told_interrupted(run.id)
@@ -378,16 +486,19 @@ class Service:
         if self._closing:
             raise UserInputError("The bot is restarting and takes no new work right now; send this again in a minute.")
 
-    def stop(self, run_id: str, place: Place, platform: ChatPlatform) -> str | None:
+    async def stop(self, run_id: str, place: Place, platform: ChatPlatform) -> str | None:
         """Stop a run for the person who pressed its Stop control; None once it is stopping, else a
-        sentence for them: no access here, someone else's run, or a run that has ended."""
+        sentence for them: no access here, someone else's run, or a run that has ended. A durable job under way
+        on another replica (or waiting) is asked to stop through the queue: its owner stops it."""
         refused = refusal(platform.access, place)
         if refused:
             return refused
         starter = self.starter(run_id)
+        if starter is None and self._queue is not None:
+            starter = await self._queue.starter(run_id)
         if starter is not None and starter != place.user:
             return f"Only {platform.markup.mention(starter)} (who started this run) can stop it."
-        if not self.cancel(run_id):
+        if not self.cancel(run_id) and (self._queue is None or await self._queue.request_stop(run_id, STOPPED_REASON) is None):
             return f"Run `{run_id}` is not running any more."
         log.info("run %s stopped by %s", run_id, place.user)
         return None
@@ -437,14 +548,17 @@ class Service:
     # -- one run ------------------------------------------------------------------------------
 
     async def _run(self, request: ChatRequest, run_id: str, conversation: int, waiter: _Waiter,
-                   sink: EventSink, fallback: Publisher) -> RunFinished:
+                   sink: EventSink, fallback: Publisher, resume_from: ResumeFrom | None = None) -> RunFinished:
+        """One run; ``resume_from``: a durable job the queue admitted (no local queue), taken over, going on from
+        what the conversation and the run itself saved."""
         sinks: Sequence[EventSink] = (self._store.record, sink)
         tag_logs(run_id=run_id, platform=request.platform, thread=request.thread_key)  # this run's task only
         driving = False
         opened: OpenedRepo | None = None
         try:
-            await self._admit(waiter, sinks)
-            prior = await self._store.prior_work(conversation, run_id)
+            if waiter in self._waiting:  # a job was admitted by the queue's claim
+                await self._admit(waiter, sinks)
+            prior = await (resume_from or self._store.prior_work)(conversation, run_id)
             try:
                 opened, publisher, prior = await self._open_repository(request, run_id, prior,
                                                                        self._publisher_for(fallback))
@@ -511,6 +625,21 @@ class Service:
 NOT_READ = "earlier messages not read"  # the platform withheld them: the status message's line
 RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved files.)"
 ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again
+ResumeFrom = Callable[[int, str], Awaitable[PriorWork | None]]  # (conversation, run) -> what it goes on from
+
+
+def _job_json(request: ChatRequest) -> str:
+    """What a worker on any replica needs of a request, beside what the run's row keeps (task, user, thread)."""
+    return json.dumps({"text": request.text, "attachments": [[a.name, a.content] for a in request.attachments],
+                       "repo": request.repo, "base": request.base, "places": list(request.places),
+                       "link": request.link})
+
+
+def _job_request(claimed: Claimed, thread: ThreadContext | None) -> ChatRequest:
+    job = json.loads(claimed.job)
+    return ChatRequest(claimed.platform, claimed.thread_key, claimed.user_id, job["text"],
+                       tuple(Attachment(name, content) for name, content in job["attachments"]), job["repo"],
+                       job["base"], tuple(job["places"]), job["link"], thread)
 
 
 def _masked(request: ChatRequest) -> ChatRequest:

@@ -9,3 +9,8 @@ from agents.errors import CodegenError
 
 class StoreError(CodegenError):
     """The store could not read or write. A run that cannot be recorded ends with status error."""
+
+
+class Fenced(StoreError):
+    """This process's claim on a run is stale: another replica has claimed it since (``bot.store.postgres_queue``).
+    Nothing more of the run is recorded or drawn from here."""

@@ -102,6 +102,20 @@ ALTER TABLE runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN pr_url TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN head_commit TEXT NOT NULL DEFAULT '';
 """),
+    Migration(4, "runs as durable jobs: the request a worker needs, the claim's fencing epoch, a stop asked for", """
+ALTER TABLE runs ADD COLUMN job TEXT NOT NULL DEFAULT '';  -- '' for a run its receiving process drives itself
+ALTER TABLE runs ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;  -- bumped by every claim; a stale owner is refused
+ALTER TABLE runs ADD COLUMN stop_requested TEXT NOT NULL DEFAULT '';  -- why a Stop was asked for, by any replica
+CREATE INDEX runs_jobs_waiting ON runs (seq) WHERE status = 'running' AND job <> '' AND owner = '';
+CREATE TABLE run_claims (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    epoch BIGINT NOT NULL,
+    owner TEXT NOT NULL,
+    claimed_at DOUBLE PRECISION NOT NULL,
+    finished_at DOUBLE PRECISION,
+    PRIMARY KEY (run_id, epoch)
+);
+"""),
 )
 
 LATEST = MIGRATIONS[-1].version
