@@ -375,6 +375,7 @@ class Service:
         try:
             await asyncio.wait({task})
         finally:
+            self._queue.let_go(run_id)  # ended here: its row is no longer this replica's to beat or fence
             self._handles.pop(run_id, None)
             self._drawn.pop(run_id, None)
             if run_id in self._lost or (task.done() and not task.cancelled() and isinstance(task.exception(), Fenced)):

@@ -15,6 +15,7 @@ what they saved. A Stop pressed on any replica is persisted (``request_stop``), 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import time
@@ -201,13 +202,18 @@ class PostgresQueue:
         return None if row is None else str(row["user_id"])
 
     async def resume_work(self, conversation_id: int, run_id: str) -> PriorWork | None:
-        """What a job taken over goes on from: the conversation's earlier runs and what the job itself saved."""
+        """What a job taken over goes on from: the conversation's earlier runs, and the files the job itself saved
+        (the same run going on, not a follow-up of itself)."""
         async with self._transaction("read") as db:
             cursor = await db.execute(
                 "SELECT * FROM runs WHERE conversation_id = %s AND seq <= (SELECT seq FROM runs WHERE id = %s)"
                 " ORDER BY seq", (conversation_id, run_id))
             found = await cursor.fetchall()
-        return decode.prior_work(found)
+        if not found:
+            return None
+        earlier, own = found[:-1], found[-1]
+        base = decode.prior_work(found if json.loads(own["files"]) else earlier)  # its own files, once it saved any
+        return None if base is None else dataclasses.replace(base, tasks=tuple(r["task"] for r in earlier))
 
     async def fence(self, db: psycopg.AsyncConnection[dict[str, Any]], run_id: str) -> None:
         """Inside a write's transaction: ``Fenced`` unless the run is still this process's at its epoch (the row

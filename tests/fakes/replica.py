@@ -1,0 +1,20 @@
+"""``codegen-chat serve`` as a real process for the replica tests and benchmark, with the scripted sandbox in
+place of Docker (the runs' tests are judged by their files, as ``ScriptedSandbox`` does): everything else (the
+config, the store, the platforms, the job queue, signals) is the command's own.
+
+    python -m tests.fakes.replica --config PATH     (CODEGEN_SANDBOX_DELAY_S: seconds per test run)
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import codegen_chat.build as build
+from codegen_chat.cli import main
+from tests.fakes.team_script import ScriptedSandbox
+
+if __name__ == "__main__":
+    delay = float(os.environ.get("CODEGEN_SANDBOX_DELAY_S", "0"))
+    build.build_sandbox = lambda config: ScriptedSandbox(delay=delay)  # what serve's running_service calls
+    sys.exit(main([*sys.argv[1:], "serve"]))  # --config PATH comes before the command
