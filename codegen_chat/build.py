@@ -143,12 +143,16 @@ async def _taking_jobs(service: Service, store: Store, config: Config) -> AsyncI
         return
     limits = config.limits
     worker = service.take_jobs(queue, WorkerSettings(
-        Limits(limits.max_concurrent_runs, limits.max_runs_per_user), capacity=limits.max_concurrent_runs,
+        Limits(limits.max_concurrent_runs, limits.max_runs_per_user),
+        capacity=limits.max_runs_per_replica or limits.max_concurrent_runs,
         heartbeat_s=config.storage.heartbeat_s, lost_after_s=config.storage.owner_lost_after_s))
     listener = listen((JOBS_CHANNEL,), worker.wake)
+    fanout = store.fanout()  # type: ignore[attr-defined]  # the web chat's live updates to every replica
+    service.fanout = fanout
     try:
         yield
     finally:
+        await fanout.close()
         await listener.close()
         await worker.close()
 

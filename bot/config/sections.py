@@ -165,6 +165,9 @@ class LimitsConfig(Checked, section="limits"):
     max_runs_per_user: Count = 2
     max_queued_runs: Count = 100
     max_queued_runs_per_user: Count = 10
+    # Replicas on PostgreSQL: the two limits above count every replica's runs together (what the model endpoint
+    # takes); this is how many of them one replica runs at once (its own CPU and memory). 0: max_concurrent_runs.
+    max_runs_per_replica: Annotated[int, Range(0, 10_000)] = 0
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from agents.errors import CheckInError, UserInputError
-from agents.events import CheckedIn, Notice, RunFinished
+from agents.events import CheckedIn, Event, Notice, RunFinished
 from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
@@ -36,6 +36,7 @@ from bot.process.logs import tag_logs
 from bot.repos.desk import RepoDesk
 from bot.repos.names import RepoTarget
 from bot.repos.opening import OpenedRepo
+from bot.runs.fanout import Fanout
 from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.thread_context import Gathered, ReadEarlier, thread_context
@@ -44,7 +45,7 @@ from bot.runs.worker import DurableQueue, FencedThread, Worker, WorkerSettings
 from bot.safety.redact import Redactor, mask_pasted_secrets
 from bot.safety.text import not_text
 from bot.sandbox.languages import registry
-from bot.store.errors import Fenced
+from bot.store.errors import HandedBack, Silenced, StoreError
 from bot.store.postgres_queue import Claimed
 from bot.store.protocol import History, Store
 from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
@@ -172,12 +173,14 @@ class Service:
         self._drawn: dict[str, tuple[str, RunRenderer]] = {}  # run id -> (platform, its renderer) until drawn
         self._closing = ""  # why no new work is taken: the bot is shutting down
         self.health = health
+        self.fanout: Fanout | None = None  # messages to every replica (the web chat's live updates), on PostgreSQL
         # Runs as durable jobs (``take_jobs``): the shared queue, this replica's worker on it, the platforms it
         # can draw in (their adapters are connected), and the runs it has lost to another replica.
         self._queue: DurableQueue | None = None
         self._worker: Worker | None = None
         self._openers: dict[str, tuple[ChatPlatform, ThreadOpener]] = {}
         self._lost: set[str] = set()
+        self._unrecorded: set[str] = set()  # jobs whose write failed here: they go back to the queue
 
     def take_jobs(self, queue: DurableQueue, settings: WorkerSettings) -> Worker:
         """From now on a chat platform's runs are durable jobs on ``queue``, claimed by whichever replica's worker
@@ -343,13 +346,28 @@ class Service:
         await queue.publish(run_id, renderer.status_message_id)
 
     async def _execute(self, claimed: Claimed) -> None:
-        """Run a job this replica's worker claimed, in its thread, editing the status message its receiver drew;
-        a job taken over from a lost replica goes on from what that one saved (as a resumed run does)."""
+        """Run a job this replica's worker claimed; one the store could not keep up with (the database away) goes
+        back to the queue once it answers again, rather than ending with an error nobody could record."""
+        try:
+            await self._execute_claimed(claimed)
+        except Silenced:
+            pass
+        except StoreError as error:
+            log.warning("run %s: %s; it goes back to the queue", claimed.run_id, error)
+            self._unrecorded.add(claimed.run_id)
+        finally:
+            if claimed.run_id in self._unrecorded:
+                await self._hand_back_when_able(claimed.run_id)
+
+    async def _execute_claimed(self, claimed: Claimed) -> None:
+        """The job in its thread, editing the status message its receiver drew; a job taken over from a lost
+        replica goes on from what that one saved (as a resumed run does)."""
         if self._queue is None:
             return
         platform, open_thread = self._openers[claimed.platform]
         run_id = claimed.run_id
-        renderer = RunRenderer(FencedThread(await open_thread(claimed.thread_key), lambda: run_id in self._lost),
+        silenced = lambda: run_id in self._lost or run_id in self._unrecorded  # noqa: E731
+        renderer = RunRenderer(FencedThread(await open_thread(claimed.thread_key), silenced),
                                platform, self._redact, self._languages)
         record = await self._store.run(run_id)
         if claimed.status_message:
@@ -366,7 +384,7 @@ class Service:
         self._running.append(waiter)
         prior = self._queue.resume_work if claimed.resumed else None
         task = asyncio.create_task(self._run(request, run_id, claimed.conversation_id, waiter, renderer, renderer,
-                                             resume_from=prior), name=f"run-{run_id}")
+                                             resume_from=prior, durable=True), name=f"run-{run_id}")
         self._handles[run_id] = RunHandle(run_id, task)
         self._drawn[run_id] = (platform.name, renderer)
         await asyncio.sleep(0)  # its first step taken: a cancel now still ends it with its own final event
@@ -378,11 +396,42 @@ class Service:
             self._queue.let_go(run_id)  # ended here: its row is no longer this replica's to beat or fence
             self._handles.pop(run_id, None)
             self._drawn.pop(run_id, None)
-            if run_id in self._lost or (task.done() and not task.cancelled() and isinstance(task.exception(), Fenced)):
-                await renderer.abandon()  # the replica that took it over finishes it there
+            if silenced() or (task.done() and not task.cancelled() and isinstance(task.exception(), Silenced)):
+                await renderer.abandon()  # whoever claims it next finishes it, in the same messages
             else:
                 await renderer.done()
             self._lost.discard(run_id)
+
+    async def _hand_back_when_able(self, run_id: str) -> None:
+        """Put a job whose write failed back in the queue, trying every heartbeat until the database answers
+        (meanwhile its heartbeat says its owner lives, so nobody else takes it yet)."""
+        while self._queue is not None:
+            try:
+                await self._queue.release([run_id])
+            except StoreError:
+                await asyncio.sleep(self._worker.heartbeat_s if self._worker else 1.0)
+                continue
+            log.warning("run %s handed back to the queue: the database answers again", run_id)
+            self._unrecorded.discard(run_id)
+            return
+
+    def _recorder(self, run_id: str, durable: bool) -> EventSink:
+        """The store's sink for a run; for a durable job, a write that fails hands the job back (``HandedBack``),
+        and nothing more of it is written from here."""
+        if not durable:
+            return self._store.record
+
+        async def record(event: Event) -> None:
+            if run_id in self._unrecorded:
+                raise HandedBack(f"run {run_id} goes back to the queue")
+            try:
+                await self._store.record(event)
+            except Silenced:
+                raise
+            except StoreError as error:
+                self._unrecorded.add(run_id)
+                raise HandedBack(f"{error}; run {run_id} goes back to the queue") from None
+        return record
 
     def _drop(self, run_id: str, why: str) -> None:
         """The worker's word on a run under way here: stop it (``why``), or, with no reason, it was taken over
@@ -449,9 +498,10 @@ class Service:
         platform draws its threads again from the store (the web chat), so there is nothing to tell."""
         if self.health is not None:
             self.health.connection(platform.name, connected)
-        if self._worker is not None and open_thread is not None:
-            self._openers[platform.name] = (platform, open_thread)
-            self._worker.serve(platform.name)
+        if self._worker is not None:  # a platform that draws from the store (the web chat) takes no jobs
+            if open_thread is not None:
+                self._openers[platform.name] = (platform, open_thread)
+            self._worker.serve(platform.name if open_thread is not None else None)
         for run in await self._store.untold_interrupted(platform.name):
             if open_thread is None:  # the platform draws its threads again from the store, interruptions included
                 await self._store.told_interrupted(run.id)
@@ -549,10 +599,11 @@ class Service:
     # -- one run ------------------------------------------------------------------------------
 
     async def _run(self, request: ChatRequest, run_id: str, conversation: int, waiter: _Waiter,
-                   sink: EventSink, fallback: Publisher, resume_from: ResumeFrom | None = None) -> RunFinished:
+                   sink: EventSink, fallback: Publisher, resume_from: ResumeFrom | None = None,
+                   durable: bool = False) -> RunFinished:
         """One run; ``resume_from``: a durable job the queue admitted (no local queue), taken over, going on from
-        what the conversation and the run itself saved."""
-        sinks: Sequence[EventSink] = (self._store.record, sink)
+        what the conversation and the run itself saved; ``durable``: a job, handed back to the queue when the store fails."""
+        sinks: Sequence[EventSink] = (self._recorder(run_id, durable), sink)
         tag_logs(run_id=run_id, platform=request.platform, thread=request.thread_key)  # this run's task only
         driving = False
         opened: OpenedRepo | None = None
@@ -578,7 +629,9 @@ class Service:
             if not driving:  # stopped while queued or starting: nobody else will say so
                 await asyncio.shield(deliver(stopped(run_id, waiter.stop_reason), sinks))
             raise
-        except Exception:  # before the team started (the store failing, say); drive() covers the rest
+        except Exception as error:  # before the team started (the store failing, say); drive() covers the rest
+            if durable and isinstance(error, StoreError):
+                self._unrecorded.add(run_id)  # the job goes back to the queue, unsaid
             log.exception("run %s could not start", run_id)
             failed = RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON)
             await deliver(failed, sinks)

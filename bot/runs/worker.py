@@ -78,9 +78,10 @@ class Worker:
         self._closing = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
-    def serve(self, platform: str) -> None:
-        """Claim ``platform``'s jobs from now on (its adapter is connected)."""
-        if platform not in self.platforms:
+    def serve(self, platform: str | None) -> None:
+        """Claim ``platform``'s jobs from now on (its adapter is connected); None: claim none, but beat and hear
+        Stops for this replica's own runs (the web chat's)."""
+        if platform is not None and platform not in self.platforms:
             self.platforms.append(platform)
         if self._task is None:
             self._task = asyncio.create_task(self._work(), name="job worker")
@@ -89,6 +90,10 @@ class Worker:
     def wake(self, *_: object) -> None:
         """Look at the queue now (a notification came)."""
         self._wake.set()
+
+    @property
+    def heartbeat_s(self) -> float:
+        return self._settings.heartbeat_s
 
     @property
     def running(self) -> list[str]:

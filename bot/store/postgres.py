@@ -36,7 +36,7 @@ from bot.store import rows as decode
 from bot.store.errors import StoreError
 from bot.store.migrations import LATEST, MIGRATIONS, Migration
 from bot.store.postgres_errors import store_error
-from bot.store.postgres_listen import Listener
+from bot.store.postgres_listen import Listener, PostgresFanout
 from bot.store.postgres_queue import PostgresQueue
 from bot.store.records import INTERRUPTED_REASON, ConversationSummary, Interrupted, RunRecord, RunSummary
 
@@ -91,6 +91,10 @@ class PostgresStore:
         with contextlib.suppress(asyncio.CancelledError):
             await self._heartbeat
         await self._pool.close()
+
+    def fanout(self) -> PostgresFanout:
+        """Messages to every replica's subscribers (``NOTIFY``), e.g. the web chat's live updates."""
+        return PostgresFanout(self._url)
 
     def listen(self, channels: tuple[str, ...], heard: Callable[[str, str], None]) -> Listener:
         """``heard(channel, payload)`` for every notification on ``channels`` until the listener is closed."""

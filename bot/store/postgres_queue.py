@@ -150,9 +150,17 @@ class PostgresQueue:
                 f"UPDATE runs SET heartbeat_at = {NOW} WHERE owner = %s AND status = 'running' AND job <> ''"
                 " RETURNING id, epoch, stop_requested", (self.owner,))
             held = {row["id"]: (int(row["epoch"]), row["stop_requested"]) for row in await cursor.fetchall()}
-        lost = tuple(run for run, epoch in self.epochs.items() if held.get(run, (None,))[0] != epoch)
+            # Lost: claimed by another since (a later epoch), or put back in the queue. A run that has just ended
+            # here is neither (its final event is committed; the service lets go of it a moment later).
+            cursor = await db.execute("SELECT id, epoch, owner FROM runs WHERE id = ANY(%s)", (list(self.epochs),))
+            rows = {row["id"]: (int(row["epoch"]), row["owner"]) for row in await cursor.fetchall()}
+            # and the Stops asked for this replica's own runs (a web chat's), which no job row carries
+            cursor = await db.execute("SELECT id, stop_requested FROM runs WHERE owner = %s AND status = 'running'"
+                                      " AND job = '' AND stop_requested <> ''", (self.owner,))
+            own_stops = tuple((row["id"], row["stop_requested"]) for row in await cursor.fetchall())
+        lost = tuple(run for run, epoch in self.epochs.items() if rows.get(run) != (epoch, self.owner))
         stops = tuple((run, why) for run, (epoch, why) in held.items() if why and self.epochs.get(run) == epoch)
-        return Beat(lost, stops)
+        return Beat(lost, stops + own_stops)
 
     def let_go(self, run_id: str) -> None:
         """The run ended here (or was lost): no more beats or fencing for it."""
@@ -187,7 +195,7 @@ class PostgresQueue:
         """Ask whoever owns the run (or will claim it) to stop it; who started it, or None when it has ended."""
         async with self._transaction("write to") as db:
             cursor = await db.execute("UPDATE runs SET stop_requested = %s WHERE id = %s AND status = 'running'"
-                                      " AND job <> '' RETURNING user_id", (reason, run_id))
+                                      " RETURNING user_id", (reason, run_id))
             row = await cursor.fetchone()
             if row is not None:
                 await db.execute(f"NOTIFY {JOBS_CHANNEL}")
@@ -196,8 +204,7 @@ class PostgresQueue:
     async def starter(self, run_id: str) -> str | None:
         """Who started a job under way or waiting, on any replica; None when there is none by that id."""
         async with self._transaction("read") as db:
-            cursor = await db.execute("SELECT user_id FROM runs WHERE id = %s AND status = 'running' AND job <> ''",
-                                      (run_id,))
+            cursor = await db.execute("SELECT user_id FROM runs WHERE id = %s AND status = 'running'", (run_id,))
             row = await cursor.fetchone()
         return None if row is None else str(row["user_id"])
 

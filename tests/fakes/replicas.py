@@ -37,7 +37,7 @@ class Replica:
     def start(self, sandbox_delay_s: float = 0.0) -> None:
         env = {**os.environ, "OPENAI_API_KEY": "sk-replica-0123456789", "SLACK_BOT_TOKEN": BOT_TOKEN,
                "SLACK_SIGNING_SECRET": SIGNING_SECRET, "CODEGEN_SANDBOX_DELAY_S": str(sandbox_delay_s),
-               "PYTHONPATH": str(ROOT)}
+               "PYTHONPATH": str(ROOT), "CODEGEN_REPLICA_HOST": f"{self.name}.replicas.test"}
         with self.log.open("ab") as out:
             self.process = subprocess.Popen([sys.executable, "-m", "tests.fakes.replica", "--config", str(self.config)],
                                             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
@@ -72,7 +72,8 @@ class Replica:
 
 
 def replica(folder: Path, name: str, db_url: str, slack: FakeSlack, model_url: str, heartbeat_s: float = 0.5,
-            lost_after_s: float = 2.0, max_concurrent_runs: int = 8, max_runs_per_user: int = 100) -> Replica:
+            lost_after_s: float = 2.0, max_concurrent_runs: int = 8, max_runs_per_user: int = 100,
+            max_runs_per_replica: int = 0) -> Replica:
     port = free_port()
     config = folder / f"{name}.toml"
     config.write_text(f"""
@@ -89,6 +90,7 @@ owner_lost_after_s = {lost_after_s}
 [limits]
 max_concurrent_runs = {max_concurrent_runs}
 max_runs_per_user = {max_runs_per_user}
+max_runs_per_replica = {max_runs_per_replica}
 max_queued_runs = 1000
 max_queued_runs_per_user = 1000
 
