@@ -99,7 +99,7 @@ async def _measure(cluster: Cluster, url: str, slack: FakeSlack, started: list[R
     if faults:
         victim = started[0]
         await _until(lambda: done() >= runs // 4, deadline)
-        while not (killed_runs := await _owned_by(url, victim)) and time.monotonic() < deadline:
+        while not (killed_runs := await _owned_by(url, victim)) and time.monotonic() < deadline:  # noqa: ASYNC110
             await asyncio.sleep(0.05)  # the moment it has runs under way
         killed_at = time.time()
         victim.kill()

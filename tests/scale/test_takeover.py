@@ -1,19 +1,25 @@
 """Real ``serve`` processes on one PostgreSQL, against the loopback Slack (HTTP mode) and the scripted model: a
 replica SIGKILLed mid-run has the run taken over by another, which goes on from what was saved and finishes it
-once, in the same status message, with one final summary in the thread."""
+once, in the same status message, with one final summary in the thread; a Stop pressed on one replica stops the
+run on the other. Each process names itself a host of its own (``tests.fakes.replica``), so a dead one is noticed
+by its stopped heartbeat, as across machines."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+from urllib.parse import quote
 
 import aiohttp
 import psycopg
 import pytest
 
+from adapters.slack.thread import STOP_ACTION
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.replicas import Replica, finals, mention, replica
-from tests.fakes.slack_api import FakeSlack
+from tests.fakes.slack_api import FakeSlack, block_action, signed_headers
+from tests.slack.test_stop import stop_button
 
 
 @pytest.fixture
@@ -77,3 +83,32 @@ async def rows(url, sql):
     async with await psycopg.AsyncConnection.connect(url) as db:
         cursor = await db.execute(sql)
         return [row[0] for row in await cursor.fetchall()]
+
+
+async def test_a_stop_pressed_on_another_replica_stops_the_run_where_it_runs(tmp_path, db_url, slack, slow_model,
+                                                                             started):
+    both = [replica(tmp_path, name, db_url, slack, slow_model.base_url, heartbeat_s=0.3, lost_after_s=30.0)
+            for name in ("first", "second")]
+    started.extend(both)
+    for each in both:
+        each.start()
+    await asyncio.gather(*(each.ready() for each in both))
+    async with aiohttp.ClientSession() as session:
+        thread = await mention(session, slack, both[0], "find all intf keys")
+        status = await until(lambda: next((m for m in slack.thread("C1", thread) if stop_button(m)), None))
+        await until(lambda: len(slow_model.requests) >= 1)  # under way, on whichever replica claimed it
+        owner = await owner_of(db_url)
+        elsewhere = next(each for each in both if not owner.startswith(f"{each.name}.replicas.test:"))
+        form = "payload=" + quote(json.dumps(block_action("UANN", status, STOP_ACTION, stop_button(status) or "")))
+        headers = {**signed_headers(form), "Content-Type": "application/x-www-form-urlencoded"}
+        async with session.post(elsewhere.events_url, data=form, headers=headers) as response:  # the click
+            assert response.status == 200
+        await until(lambda: finals(slack, "C1", thread))
+    [final] = [m for m in slack.thread("C1", thread) if m.ts in finals(slack, "C1", thread)]
+    assert final.text.startswith("⏹️ Stopped: stopped on request.")
+    assert await rows(db_url, "SELECT status || ' by ' || owner FROM runs") == [f"stopped by {owner}"]  # where it ran
+
+
+async def owner_of(url):
+    [owner] = await rows(url, "SELECT owner FROM runs")
+    return owner
