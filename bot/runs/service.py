@@ -191,16 +191,18 @@ class Service:
 
     # -- what adapters call -------------------------------------------------------------------
 
-    async def admit(self, arrival: Arrival, platform: ChatPlatform) -> Admission:
+    async def admit(self, arrival: Arrival, platform: ChatPlatform, replayed: bool = False) -> Admission:
         """Whether to take a message. ``UserInputError`` when it is for the bot but its task cannot be
-        taken (empty, too long, the queue full): checked before the adapter downloads any file."""
+        taken (empty, too long, the queue full): checked before the adapter downloads any file. ``replayed``: an
+        event a replica received and died handling (``unhandled``): its first sighting was that replica's, and
+        the queue makes one run per message at most."""
         known = bool(arrival.thread_key) and await self._store.has_conversation(platform.name, arrival.thread_key)
         if not arrival.addressed and not (arrival.text.strip() and known):
             return IGNORED  # chatter, or a follow-up the platform delivered without its text
         self._refuse_while_closing()  # before it is remembered as taken: after the restart it can be sent again
         # One key per message: a platform's retries of an event, and the two events one mention can
         # produce, must start one run. The store remembers keys across restarts.
-        if not await self._store.first_sighting(f"{platform.name}:{arrival.key}"):
+        if not replayed and not await self._store.first_sighting(f"{platform.name}:{arrival.key}"):
             log.debug("%s message %s already taken; ignored", platform.name, arrival.key)
             return IGNORED
         refused = refusal(platform.access, arrival.place)
@@ -279,14 +281,14 @@ class Service:
         await asyncio.sleep(0)
         return handle
 
-    async def take(self, arrival: Arrival, platform: ChatPlatform, prepare: Prepare) -> Taken:
+    async def take(self, arrival: Arrival, platform: ChatPlatform, prepare: Prepare, replayed: bool = False) -> Taken:
         """The one way a chat message becomes a run, so no adapter can skip a check by calling things out of
         order: the message is admitted (``admit``: a redelivery, chatter, the allowlists, a task that can be
         taken), then the adapter prepares it (``prepare``: files read, the thread opened; the expensive part,
         after every cheap refusal), then the run starts in that thread, with the queue's limits checked again.
         A task that cannot be taken is a ``UserInputError`` before ``prepare``; once the thread exists, it is
         said there instead."""
-        admission = await self.admit(arrival, platform)
+        admission = await self.admit(arrival, platform, replayed)
         if not admission.take:
             return Taken(refusal=admission.refusal)
         prepared = await prepare()
@@ -297,17 +299,19 @@ class Service:
         if prepared.earlier is not None and wanted:
             request = dataclasses.replace(request, thread=await self._read_earlier(prepared.earlier, request.text))
         try:
-            return Taken(run=await self._start(request, prepared.thread, platform))
+            return Taken(run=await self._start(request, prepared.thread, platform, f"{platform.name}:{arrival.key}"))
         except UserInputError as error:  # the queue filled up while the adapter prepared
             await prepared.thread.post(platform.markup.text(f"⚠️ {error}"))
             return Taken()
 
-    async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle | None:
+    async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform,
+                     source: str = "") -> RunHandle | None:
         """Queue the run and draw it in ``thread``: the status message with the Stop control first, then
         every event (``bot.chat.renderer``). ``UserInputError`` says why a request cannot be taken. As a durable
-        job (no handle here: whichever replica claims it runs it), when this replica takes jobs for the platform."""
+        job (no handle here: whichever replica claims it runs it), when this replica takes jobs for the platform;
+        ``source``: the message it was asked in (one job per message)."""
         if self._queue is not None and platform.name in self._openers:
-            await self._enqueue(request, thread, platform, self._queue)
+            await self._enqueue(request, thread, platform, self._queue, source)
             return None
         run_id = new_run_id()
         follows = self.active_run(request.platform, request.thread_key)
@@ -326,19 +330,22 @@ class Service:
         return handle
 
     async def _enqueue(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform,
-                       queue: DurableQueue) -> None:
+                       queue: DurableQueue, source: str) -> None:
         """Record the run as a job (one transaction), draw its status message, then let any worker claim it: the
         claimer edits that message (and a Stop pressed on it reaches the run wherever it runs)."""
         self.check(request)
         request = _masked(request)
         run_id = new_run_id()
         conversation = await self._store.conversation(request.platform, request.thread_key)
-        follows = await queue.enqueue(run_id, conversation, request.text.strip(), request.user_id,
-                                      [a.name for a in request.attachments], thread_json(request.thread),
-                                      _job_json(request))
+        queued = await queue.enqueue(run_id, conversation, request.text.strip(), request.user_id,
+                                     [a.name for a in request.attachments], thread_json(request.thread),
+                                     _job_json(request), source)
+        if not queued.made:  # an event handled again after a crash, whose run exists already
+            log.info("message %s has its run already; not started again", source)
+            return
         renderer = RunRenderer(thread, platform, self._redact, self._languages)
         try:
-            await renderer.open(run_id, follows)
+            await renderer.open(run_id, queued.follows)
         except BaseException:
             await asyncio.shield(queue.request_stop(run_id, "its status message could not be posted"))
             raise
@@ -476,6 +483,31 @@ class Service:
             log.warning("stopping %d run(s): %s", len(runs), reason)
             ending = [handle.task for handle in runs] + [asyncio.ensure_future(r.done()) for r in renderers]
             await asyncio.wait(ending, timeout=grace_s)
+
+    # -- persist, then acknowledge (replicas on PostgreSQL) -----------------------------------
+
+    @property
+    def keeps_events(self) -> bool:
+        """Whether an adapter should keep each event (``received``) before acknowledging it to its platform."""
+        return self._queue is not None
+
+    async def received(self, platform: str, key: str, payload: str) -> None:
+        """Keep an event before its platform is told it arrived: a ``StoreError`` means do not acknowledge it (the
+        platform sends it again). A replica that dies handling it leaves it to another (``unhandled``)."""
+        if self._queue is not None:
+            await self._queue.received(f"{platform}:{key}", platform, payload)
+
+    async def handled(self, platform: str, key: str) -> None:
+        if self._queue is not None:
+            await self._queue.handled(f"{platform}:{key}")
+
+    async def unhandled(self, platform: str, older_than_s: float) -> list[tuple[str, str]]:
+        """Events received and never handled (their replica died meanwhile): (key, payload), to handle now with
+        ``take(..., replayed=True)``."""
+        if self._queue is None:
+            return []
+        prefix = f"{platform}:"
+        return [(key.removeprefix(prefix), payload) for key, payload in await self._queue.unhandled(platform, older_than_s)]
 
     async def _hand_back(self, queue: DurableQueue, run_ids: list[str]) -> None:
         """Jobs under way here go back to the queue rather than end stopped: another replica resumes them from

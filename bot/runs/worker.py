@@ -22,7 +22,7 @@ from agents.types import PriorWork
 from bot.chat.progress import Progress
 from bot.chat.thread import ChatThread
 from bot.store.errors import StoreError
-from bot.store.postgres_queue import Beat, Claimed, Limits
+from bot.store.postgres_queue import Beat, Claimed, Limits, Queued
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class DurableQueue(JobQueue, Protocol):
     """The whole queue as the service uses it: the receiving side, the Stop, the takeover's saved work."""
 
     async def enqueue(self, run_id: str, conversation_id: int, task: str, user_id: str, attachments: list[str],
-                      thread: str, job: str) -> str | None: ...
+                      thread: str, job: str, source: str = "") -> Queued: ...
 
     async def publish(self, run_id: str, status_message: str) -> None: ...
 
@@ -54,6 +54,12 @@ class DurableQueue(JobQueue, Protocol):
     async def resume_work(self, conversation_id: int, run_id: str) -> PriorWork | None: ...
 
     async def release(self, run_ids: Sequence[str]) -> None: ...
+
+    async def received(self, key: str, platform: str, payload: str) -> None: ...
+
+    async def handled(self, key: str) -> None: ...
+
+    async def unhandled(self, platform: str, older_than_s: float, limit: int = 20) -> list[tuple[str, str]]: ...
 
 
 @dataclass(frozen=True)

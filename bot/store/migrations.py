@@ -116,6 +116,19 @@ CREATE TABLE run_claims (
     PRIMARY KEY (run_id, epoch)
 );
 """),
+    Migration(5, "persist, then acknowledge: the events received, and the one each run came from", """
+CREATE TABLE inbox (
+    key TEXT PRIMARY KEY,  -- the platform's event id
+    platform TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    received_at DOUBLE PRECISION NOT NULL,
+    taken_at DOUBLE PRECISION NOT NULL,  -- when a replica last set out to handle it
+    done_at DOUBLE PRECISION
+);
+CREATE INDEX inbox_undone ON inbox (taken_at) WHERE done_at IS NULL;
+ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT '';  -- the message it was asked in: one run per message
+CREATE UNIQUE INDEX runs_by_source ON runs (source) WHERE source <> '';
+"""),
 )
 
 LATEST = MIGRATIONS[-1].version

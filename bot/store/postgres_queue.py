@@ -58,6 +58,12 @@ class Claimed:
 
 
 @dataclass(frozen=True)
+class Queued:
+    made: bool  # False: the message this run was asked in has one already
+    follows: str | None  # the run it waits for in its conversation
+
+
+@dataclass(frozen=True)
 class Limits:
     max_running: int
     max_per_user: int
@@ -75,18 +81,23 @@ class PostgresQueue:
         self.epochs: dict[str, int] = {}  # run -> the epoch this process claimed it at (read by the store's fence)
 
     async def enqueue(self, run_id: str, conversation_id: int, task: str, user_id: str, attachments: list[str],
-                      thread: str, job: str) -> str | None:
-        """Record the run and queue it, in one transaction; the run it waits for in its conversation, if any."""
+                      thread: str, job: str, source: str = "") -> Queued:
+        """Record the run and queue it, in one transaction; the run it waits for in its conversation, if any.
+        ``source`` (the message it was asked in): a second run of one message is not made (``Queued.made``
+        False), so an event handled again after a crash starts none."""
         async with self._transaction("save the run to") as db:
             cursor = await db.execute("SELECT id FROM runs WHERE conversation_id = %s AND status = 'running'"
                                       " ORDER BY seq DESC LIMIT 1", (conversation_id,))
             before = await cursor.fetchone()
-            await db.execute(
+            cursor = await db.execute(
                 "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments, thread,"
-                " job) VALUES (%s, %s, %s, %s, 'running', '', %s, %s, %s, %s)",
-                (run_id, conversation_id, task, user_id, time.time(), json.dumps(attachments), thread, job))
-            await db.execute(f"NOTIFY {JOBS_CHANNEL}")
-        return None if before is None else str(before["id"])
+                " job, source) VALUES (%s, %s, %s, %s, 'running', '', %s, %s, %s, %s, %s)"
+                " ON CONFLICT (source) WHERE source <> '' DO NOTHING",
+                (run_id, conversation_id, task, user_id, time.time(), json.dumps(attachments), thread, job, source))
+            made = cursor.rowcount == 1
+            if made:
+                await db.execute(f"NOTIFY {JOBS_CHANNEL}")
+        return Queued(made, None if before is None else str(before["id"]))
 
     async def publish(self, run_id: str, status_message: str) -> None:
         """Its status message is drawn: the job may be claimed now (its claimer edits that message)."""
@@ -221,6 +232,29 @@ class PostgresQueue:
         earlier, own = found[:-1], found[-1]
         base = decode.prior_work(found if json.loads(own["files"]) else earlier)  # its own files, once it saved any
         return None if base is None else dataclasses.replace(base, tasks=tuple(r["task"] for r in earlier))
+
+    # -- persist, then acknowledge ------------------------------------------------------------
+
+    async def received(self, key: str, platform: str, payload: str) -> None:
+        """An event kept before the platform is told it arrived (a redelivery of it changes nothing)."""
+        now = time.time()
+        async with self._transaction("write to") as db:
+            await db.execute("INSERT INTO inbox (key, platform, payload, received_at, taken_at) VALUES (%s, %s, %s,"
+                             " %s, %s) ON CONFLICT DO NOTHING", (key, platform, payload, now, now))
+
+    async def handled(self, key: str) -> None:
+        async with self._transaction("write to") as db:
+            await db.execute("UPDATE inbox SET done_at = %s WHERE key = %s", (time.time(), key))
+
+    async def unhandled(self, platform: str, older_than_s: float, limit: int = 20) -> list[tuple[str, str]]:
+        """Events of ``platform`` received ``older_than_s`` ago and never handled (the replica that took them died):
+        (key, payload), taken by this replica to handle now (another asks again only ``older_than_s`` later)."""
+        async with self._transaction("write to") as db:
+            cursor = await db.execute(
+                "UPDATE inbox SET taken_at = %s WHERE key IN (SELECT key FROM inbox WHERE done_at IS NULL"
+                " AND platform = %s AND taken_at < %s ORDER BY received_at LIMIT %s FOR UPDATE SKIP LOCKED)"
+                " RETURNING key, payload", (time.time(), platform, time.time() - older_than_s, limit))
+            return [(row["key"], row["payload"]) for row in await cursor.fetchall()]
 
     async def fence(self, db: psycopg.AsyncConnection[dict[str, Any]], run_id: str) -> None:
         """Inside a write's transaction: ``Fenced`` unless the run is still this process's at its epoch (the row
