@@ -118,7 +118,7 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
             service = Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
                               redact=Redactor(secrets.values()), health=health, repos=repos,
                               links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
-            async with _taking_jobs(service, store, config) if durable else contextlib.nullcontext():
+            async with taking_jobs(service, store, config) if durable else contextlib.nullcontext():
                 yield service
     finally:
         # A run that ended before its tests (the sandbox never started: no Docker SDK loaded on the way to the
@@ -134,7 +134,7 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
 
 
 @asynccontextmanager
-async def _taking_jobs(service: Service, store: Store, config: Config) -> AsyncIterator[None]:
+async def taking_jobs(service: Service, store: Store, config: Config) -> AsyncIterator[None]:
     """With a store that keeps a job queue (PostgreSQL), the chat platforms' runs become durable jobs any replica
     claims (``bot.runs.worker``), woken by the queue's notifications. SQLite: the runs stay this process's own."""
     queue, listen = getattr(store, "queue", None), getattr(store, "listen", None)
