@@ -112,3 +112,26 @@ async def test_a_stop_pressed_on_another_replica_stops_the_run_where_it_runs(tmp
 async def owner_of(url):
     [owner] = await rows(url, "SELECT owner FROM runs")
     return owner
+
+
+async def test_a_replica_stopped_hands_its_run_to_another_which_finishes_it(tmp_path, db_url, slack, started):
+    async with FakeOpenAI(pace=(1.5, 10_000.0)) as slower:  # a run of several seconds: the stop lands mid-run
+        slower.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
+        first, second = (replica(tmp_path, name, db_url, slack, slower.base_url, heartbeat_s=0.3, lost_after_s=600.0)
+                         for name in ("first", "second"))
+        started.extend([first, second])
+        first.start()
+        await first.ready()
+        async with aiohttp.ClientSession() as session:
+            thread = await mention(session, slack, first, "find all intf keys")
+        await until(lambda: len(slower.requests) >= 1)  # claimed by the only replica there is
+        second.start()
+        await second.ready()
+        assert not finals(slack, "C1", thread)
+        first.stop()  # SIGTERM, as a rolling update sends: nobody would take the run for dead for ten minutes
+        await until(lambda: finals(slack, "C1", thread))
+    [final] = [m for m in slack.thread("C1", thread) if m.ts in finals(slack, "C1", thread)]
+    assert final.text.startswith("✅ Passed:")  # finished by the second, not "stopped: the bot was shut down"
+    owner = await owner_of(db_url)
+    assert owner.startswith("second.replicas.test:")
+    assert await rows(db_url, "SELECT owner FROM run_claims WHERE finished_at IS NOT NULL") == [owner]
