@@ -102,7 +102,10 @@ ALTER TABLE runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN pr_url TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN head_commit TEXT NOT NULL DEFAULT '';
 """),
-    Migration(4, "runs as durable jobs: the request a worker needs, the claim's fencing epoch, a stop asked for", """
+    Migration(4, "a turn keeps what it decided (the verdict, the triage, the plan's language, the README)", """
+ALTER TABLE turns ADD COLUMN meaning TEXT NOT NULL DEFAULT '';
+"""),
+    Migration(5, "runs as durable jobs: the request a worker needs, the claim's fencing epoch, a stop asked for", """
 ALTER TABLE runs ADD COLUMN job TEXT NOT NULL DEFAULT '';  -- '' for a run its receiving process drives itself
 ALTER TABLE runs ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;  -- bumped by every claim; a stale owner is refused
 ALTER TABLE runs ADD COLUMN stop_requested TEXT NOT NULL DEFAULT '';  -- why a Stop was asked for, by any replica
@@ -116,7 +119,7 @@ CREATE TABLE run_claims (
     PRIMARY KEY (run_id, epoch)
 );
 """),
-    Migration(5, "persist, then acknowledge: the events received, and the one each run came from", """
+    Migration(6, "persist, then acknowledge: the events received, and the one each run came from", """
 CREATE TABLE inbox (
     key TEXT PRIMARY KEY,  -- the platform's event id
     platform TEXT NOT NULL,
