@@ -1,7 +1,7 @@
 """The PostgreSQL schema as numbered steps, each applied once, in order, and noted in ``schema_migrations``.
 
 This list is the one place the schema changes: a new column is a new step at the end (never an edit of a step
-a database may already have applied), e.g. ``Migration(4, "runs remember the thread's summary",
+a database may already have applied), e.g. ``Migration(7, "runs remember the thread's summary",
 "ALTER TABLE runs ADD COLUMN summary TEXT NOT NULL DEFAULT ''")``. SQLite's counterpart is
 ``ADDED_COLUMNS`` in ``bot.store.sqlite``: a column both stores keep is one line in each.
 
