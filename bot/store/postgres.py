@@ -8,7 +8,8 @@ by its URL with the password masked.
 
 Owners across hosts: each store heartbeats the runs it owns (the database's clock, so hosts' clocks need not
 agree); a run whose owner's heartbeat is older than ``OWNER_LOST_AFTER`` heartbeats is marked interrupted by
-whichever replica starts next, as a run whose owner died on the same host is at once.
+whichever replica starts next, as a run whose owner died on the same host is at once. ``serve``'s chat runs are
+durable jobs instead (``self.queue``, ``bot.store.postgres_queue``): taken over, not interrupted.
 """
 
 from __future__ import annotations
@@ -141,7 +142,8 @@ class PostgresStore:
 
     async def mark_interrupted(self) -> int:
         """Runs whose owner is gone are marked interrupted: on this host, a process that has ended; on any host,
-        an owner whose heartbeat stopped ``OWNER_LOST_AFTER`` heartbeats ago."""
+        an owner whose heartbeat stopped ``OWNER_LOST_AFTER`` heartbeats ago. Durable jobs are left to the queue,
+        which puts them back for another replica to resume (``bot.store.postgres_queue``)."""
         running = await self._all("SELECT id, owner FROM runs WHERE status = %s AND job = ''", RunStatus.RUNNING.value)
         host = socket.gethostname()
         ended = [r["id"] for r in running if owners.gone_from(r["owner"], host)]

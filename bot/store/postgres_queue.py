@@ -33,6 +33,9 @@ JOBS_CHANNEL = "codegen_jobs"  # NOTIFY: a job is waiting, or a Stop was asked f
 QUEUE_LOCK = 0x6A6F6273  # pg_advisory_xact_lock key: one claim at a time, so the limits are exact
 UNPOSTED_GRACE_S = 30.0  # a job whose receiver died before drawing its status message is claimed after this
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+MAX_CLAIMS = 5  # a job claimed this often without finishing is ended instead of claimed again
+GIVEN_UP = (f"it was started {MAX_CLAIMS} times and never finished (its replicas died or lost the database each "
+            "time); the bot's log says why")
 
 if TYPE_CHECKING:  # psycopg is imported only by those who use PostgreSQL (the store's module does)
     import psycopg
@@ -115,7 +118,7 @@ class PostgresQueue:
             cursor = await db.execute(
                 "SELECT r.id, r.epoch, r.job, r.stop_requested, r.status_message, r.user_id, r.task,"
                 " r.conversation_id, c.platform, c.thread_key,"
-                " EXISTS (SELECT 1 FROM run_claims k WHERE k.run_id = r.id) AS resumed"
+                " (SELECT COUNT(*) FROM run_claims k WHERE k.run_id = r.id) AS claims"
                 " FROM runs r JOIN conversations c ON c.id = r.conversation_id"
                 " WHERE r.status = 'running' AND r.job <> '' AND r.owner = '' AND c.platform = ANY(%s)"
                 f" AND (r.status_message <> '' OR r.created_at < {NOW} - %s OR r.stop_requested <> '')"
@@ -134,6 +137,8 @@ class PostgresQueue:
             for row in waiting:
                 if len(chosen) >= wanted:
                     break
+                if int(row["claims"]) >= MAX_CLAIMS and not row["stop_requested"]:  # it keeps breaking its owners
+                    row["stop_requested"] = GIVEN_UP
                 if not row["stop_requested"]:
                     if running >= limits.max_running or per_user.get(row["user_id"], 0) >= limits.max_per_user:
                         continue
@@ -149,7 +154,7 @@ class PostgresQueue:
                                  (row["id"], epoch, self.owner, time.time()))
                 claimed.append(Claimed(row["id"], epoch, row["platform"], row["thread_key"],
                                        int(row["conversation_id"]), row["user_id"], row["task"], row["job"],
-                                       row["status_message"], row["stop_requested"], bool(row["resumed"])))
+                                       row["status_message"], row["stop_requested"], int(row["claims"]) > 0))
         for run in claimed:
             self.epochs[run.run_id] = run.epoch
         return claimed

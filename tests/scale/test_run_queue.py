@@ -14,7 +14,7 @@ from agents.types import RunStatus
 from bot.safety.redact import masked_url
 from bot.store.errors import Fenced
 from bot.store.postgres import PostgresStore
-from bot.store.postgres_queue import Limits
+from bot.store.postgres_queue import GIVEN_UP, MAX_CLAIMS, Limits
 
 WIDE = Limits(max_running=100, max_per_user=100)
 
@@ -111,3 +111,14 @@ async def claims(store, run_id):
 
 def every(per_replica):
     return [run for runs in per_replica for run in runs]
+
+
+async def test_a_job_that_keeps_losing_its_owners_is_ended_rather_than_claimed_for_ever(replicas):
+    first, second = replicas
+    await enqueue(first, "C1:1.1", "r1")
+    for _ in range(MAX_CLAIMS):
+        [claimed] = await first.queue.claim(WIDE, ["slack"], 1)
+        assert claimed.stop_reason == ""
+        assert await second.queue.requeue_lost(lost_after_s=0.0) == ["r1"]  # its owner taken for dead again
+    [ended] = await second.queue.claim(Limits(max_running=0, max_per_user=0), ["slack"], 1)
+    assert (ended.run_id, ended.stop_reason) == ("r1", GIVEN_UP)  # to be ended in its thread, whatever the limits
