@@ -117,6 +117,14 @@ async def _measure(cluster: Cluster, url: str, slack: FakeSlack, started: list[R
         finished_twice[run_id] = finished_twice.get(run_id, 0) + (finished_at is not None)
     takeovers = [min(c[3] for c in claims if c[0] == run_id and c[3] > killed_at) - killed_at
                  for run_id in killed_runs if any(c[0] == run_id and c[3] > killed_at for c in claims)]
+    unfinished = [ts for channel, ts in places if not finals(slack, channel, ts)]
+    if unfinished:  # how the store sees the runs whose threads got no final summary
+        for row in await _rows(url, "SELECT r.id, r.status, r.owner, r.epoch, c.thread_key, (SELECT string_agg("
+                               "k.epoch || ':' || k.owner || ':' || COALESCE(k.finished_at::text, '-'), ' ')"
+                               " FROM run_claims k WHERE k.run_id = r.id) FROM runs r JOIN conversations c"
+                               " ON c.id = r.conversation_id"):
+            if row[4].split(":", 1)[1] in unfinished:
+                print("  without a final summary:", row, flush=True)
     return Result(label, runs, lost=runs - done(), twice=sum(n > 1 for n in finished_twice.values()),
                   two_finals=sum(len(finals(slack, channel, ts)) > 1 for channel, ts in places), seconds=seconds,
                   takeovers=takeovers, note=note)
@@ -139,12 +147,12 @@ async def _rows(url: str, sql: str) -> list[tuple]:  # type: ignore[type-arg]
         return list(await cursor.fetchall())
 
 
-async def bench(runs: int, heartbeat_s: float, lost_after_s: float, per_replica: int) -> None:
+async def bench(runs: int, heartbeat_s: float, lost_after_s: float, per_replica: int, faults_only: bool) -> None:
     folder = Path(tempfile.mkdtemp(prefix="replicas-bench-"))
     with running_cluster() as cluster:
         results = []
-        for label, count, faults in (("1 replica", 1, False), ("3 replicas", 3, False),
-                                     ("3 replicas, SIGKILL + PG restart", 3, True)):
+        phases = (("1 replica", 1, False), ("3 replicas", 3, False), ("3 replicas, SIGKILL + PG restart", 3, True))
+        for label, count, faults in phases[2:] if faults_only else phases:
             results.append(await phase(cluster, folder, label, count, runs, faults, heartbeat_s, lost_after_s,
                                        per_replica))
             for text in results[-1].lines():
@@ -159,8 +167,9 @@ def main() -> None:
     parser.add_argument("--heartbeat", type=float, default=1.0)
     parser.add_argument("--lost-after", type=float, default=5.0)
     parser.add_argument("--per-replica", type=int, default=10)
+    parser.add_argument("--faults-only", action="store_true", help="only the phase with the SIGKILL and the restart")
     args = parser.parse_args()
-    asyncio.run(bench(args.runs, args.heartbeat, args.lost_after, args.per_replica))
+    asyncio.run(bench(args.runs, args.heartbeat, args.lost_after, args.per_replica, args.faults_only))
 
 
 if __name__ == "__main__":

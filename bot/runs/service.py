@@ -378,6 +378,9 @@ class Service:
         renderer = RunRenderer(FencedThread(await open_thread(claimed.thread_key), silenced),
                                platform, self._redact, self._languages)
         record = await self._store.run(run_id)
+        if claimed.ended:  # its owner recorded its end and died before drawing it
+            await self._draw_end(claimed, renderer)
+            return
         if claimed.status_message:
             earlier = [e for e in await self._store.timeline(run_id) if not isinstance(e, RunFinished | CheckedIn)]
             await renderer.reopen(run_id, claimed.status_message, earlier)  # its steps so far stay in it
@@ -408,11 +411,37 @@ class Service:
                 await renderer.abandon()  # whoever claims it next finishes it, in the same messages
             else:
                 await renderer.done()
+                await self._drawn_when_able(run_id)  # until now a replica dying leaves its end to another to draw
             self._lost.discard(run_id)
+
+    async def _draw_end(self, claimed: Claimed, renderer: RunRenderer) -> None:
+        """The end of a run whose owner died between recording it and showing it, drawn from the store."""
+        if self._queue is None:
+            return
+        events = await self._store.timeline(claimed.run_id)
+        ending = [e for e in events if isinstance(e, RunFinished | CheckedIn)]
+        await renderer.reopen(claimed.run_id, claimed.status_message, [e for e in events if e not in ending])
+        for event in ending:
+            await renderer(event)
+        await renderer.done()
+        self._queue.let_go(claimed.run_id)
+        await self._drawn_when_able(claimed.run_id)
+        log.warning("run %s: its end drawn here, its owner having died before drawing it", claimed.run_id)
+
+    async def _drawn_when_able(self, run_id: str) -> None:
+        """Note that the run's end is in its thread, trying every heartbeat until the database answers (meanwhile
+        its heartbeat keeps others from drawing it a second time)."""
+        while self._queue is not None:
+            try:
+                await self._queue.drawn(run_id)
+                return
+            except StoreError:
+                await asyncio.sleep(self._worker.heartbeat_s if self._worker else 1.0)
 
     async def _hand_back_when_able(self, run_id: str) -> None:
         """Put a job whose write failed back in the queue, trying every heartbeat until the database answers
         (meanwhile its heartbeat says its owner lives, so nobody else takes it yet)."""
+        self._unrecorded.discard(run_id)  # its task has ended: a claim of it here from now on starts afresh
         while self._queue is not None:
             try:
                 await self._queue.release([run_id])
@@ -420,7 +449,6 @@ class Service:
                 await asyncio.sleep(self._worker.heartbeat_s if self._worker else 1.0)
                 continue
             log.warning("run %s handed back to the queue: the database answers again", run_id)
-            self._unrecorded.discard(run_id)
             return
 
     def _recorder(self, run_id: str, durable: bool) -> EventSink:

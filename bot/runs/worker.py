@@ -55,6 +55,8 @@ class DurableQueue(JobQueue, Protocol):
 
     async def release(self, run_ids: Sequence[str]) -> None: ...
 
+    async def drawn(self, run_id: str) -> None: ...
+
     async def received(self, key: str, platform: str, payload: str) -> None: ...
 
     async def handled(self, key: str) -> None: ...
@@ -151,9 +153,12 @@ class Worker:
             self._running[claimed.run_id] = task
             task.add_done_callback(partial(self._ended, claimed.run_id))
 
-    def _ended(self, run_id: str, _: object) -> None:
-        self._running.pop(run_id, None)
-        self._queue.let_go(run_id)
+    def _ended(self, run_id: str, task: asyncio.Task[None]) -> None:
+        # A run handed back (the database away) may be claimed here again while its first task still hands it back:
+        # that task ending lets go of nothing of the new claim.
+        if self._running.get(run_id) is task:
+            del self._running[run_id]
+            self._queue.let_go(run_id)
         self.wake()  # a slot is free
 
 

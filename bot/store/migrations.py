@@ -109,6 +109,7 @@ ALTER TABLE turns ADD COLUMN meaning TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN job TEXT NOT NULL DEFAULT '';  -- '' for a run its receiving process drives itself
 ALTER TABLE runs ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;  -- bumped by every claim; a stale owner is refused
 ALTER TABLE runs ADD COLUMN stop_requested TEXT NOT NULL DEFAULT '';  -- why a Stop was asked for, by any replica
+ALTER TABLE runs ADD COLUMN drawn INTEGER NOT NULL DEFAULT 0;  -- its end is shown in its thread
 CREATE INDEX runs_jobs_waiting ON runs (seq) WHERE status = 'running' AND job <> '' AND owner = '';
 CREATE TABLE run_claims (
     run_id TEXT NOT NULL REFERENCES runs(id),

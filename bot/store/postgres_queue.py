@@ -58,6 +58,7 @@ class Claimed:
     status_message: str  # the message drawn for it, to edit (empty: its receiver died before drawing one)
     stop_reason: str  # a Stop asked for before it was claimed: end it at once
     resumed: bool  # an earlier owner ran it and was lost: go on from what it saved
+    ended: bool = False  # it finished, but its owner died before drawing its end: draw only that
 
 
 @dataclass(frozen=True)
@@ -116,14 +117,15 @@ class PostgresQueue:
         async with self._transaction("write to") as db:
             await db.execute("SELECT pg_advisory_xact_lock(%s)", (QUEUE_LOCK,))
             cursor = await db.execute(
-                "SELECT r.id, r.epoch, r.job, r.stop_requested, r.status_message, r.user_id, r.task,"
+                "SELECT r.id, r.epoch, r.job, r.stop_requested, r.status_message, r.user_id, r.task, r.status,"
                 " r.conversation_id, c.platform, c.thread_key,"
                 " (SELECT COUNT(*) FROM run_claims k WHERE k.run_id = r.id) AS claims"
                 " FROM runs r JOIN conversations c ON c.id = r.conversation_id"
-                " WHERE r.status = 'running' AND r.job <> '' AND r.owner = '' AND c.platform = ANY(%s)"
+                " WHERE r.job <> '' AND r.owner = '' AND c.platform = ANY(%s) AND ((r.status = 'running'"
                 f" AND (r.status_message <> '' OR r.created_at < {NOW} - %s OR r.stop_requested <> '')"
                 " AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.conversation_id = r.conversation_id"
-                "   AND o.status = 'running' AND (o.owner <> '' OR o.seq < r.seq))"
+                "   AND o.status = 'running' AND (o.owner <> '' OR o.seq < r.seq)))"
+                "  OR (r.status <> 'running' AND r.drawn = 0))"
                 " ORDER BY r.seq FOR UPDATE OF r SKIP LOCKED",
                 (list(platforms), UNPOSTED_GRACE_S))
             waiting = await cursor.fetchall()
@@ -137,9 +139,10 @@ class PostgresQueue:
             for row in waiting:
                 if len(chosen) >= wanted:
                     break
-                if int(row["claims"]) >= MAX_CLAIMS and not row["stop_requested"]:  # it keeps breaking its owners
+                ended = row["status"] != "running"  # its owner died before its end was drawn: only that is left
+                if int(row["claims"]) >= MAX_CLAIMS and not row["stop_requested"] and not ended:  # it keeps breaking
                     row["stop_requested"] = GIVEN_UP
-                if not row["stop_requested"]:
+                if not row["stop_requested"] and not ended:
                     if running >= limits.max_running or per_user.get(row["user_id"], 0) >= limits.max_per_user:
                         continue
                     running += 1
@@ -154,7 +157,8 @@ class PostgresQueue:
                                  (row["id"], epoch, self.owner, time.time()))
                 claimed.append(Claimed(row["id"], epoch, row["platform"], row["thread_key"],
                                        int(row["conversation_id"]), row["user_id"], row["task"], row["job"],
-                                       row["status_message"], row["stop_requested"], int(row["claims"]) > 0))
+                                       row["status_message"], row["stop_requested"], int(row["claims"]) > 0,
+                                       ended=row["status"] != "running"))
         for run in claimed:
             self.epochs[run.run_id] = run.epoch
         return claimed
@@ -163,8 +167,8 @@ class PostgresQueue:
         """Tell the database this process's jobs have a live owner; which of them it has lost, which to stop."""
         async with self._transaction("write to") as db:
             cursor = await db.execute(
-                f"UPDATE runs SET heartbeat_at = {NOW} WHERE owner = %s AND status = 'running' AND job <> ''"
-                " RETURNING id, epoch, stop_requested", (self.owner,))
+                f"UPDATE runs SET heartbeat_at = {NOW} WHERE owner = %s AND job <> '' AND (status = 'running'"
+                " OR drawn = 0) RETURNING id, epoch, stop_requested", (self.owner,))
             held = {row["id"]: (int(row["epoch"]), row["stop_requested"]) for row in await cursor.fetchall()}
             # Lost: claimed by another since (a later epoch), or put back in the queue. A run that has just ended
             # here is neither (its final event is committed; the service lets go of it a moment later).
@@ -182,11 +186,17 @@ class PostgresQueue:
         """The run ended here (or was lost): no more beats or fencing for it."""
         self.epochs.pop(run_id, None)
 
+    async def drawn(self, run_id: str) -> None:
+        """The run's end is shown in its thread: nothing of it is left for another replica to do."""
+        async with self._transaction("write to") as db:
+            await db.execute("UPDATE runs SET drawn = 1 WHERE id = %s", (run_id,))
+
     async def release(self, run_ids: Sequence[str]) -> None:
         """Hand runs back to the queue (this replica is shutting down): another claims them at once and resumes
         them; this one's late writes are refused from now on."""
         async with self._transaction("write to") as db:
-            await db.execute("UPDATE runs SET owner = '' WHERE id = ANY(%s) AND owner = %s AND status = 'running'",
+            await db.execute("UPDATE runs SET owner = '' WHERE id = ANY(%s) AND owner = %s AND (status = 'running'"
+                             " OR drawn = 0)",
                              (list(run_ids), self.owner))
             await db.execute(f"NOTIFY {JOBS_CHANNEL}")
 
@@ -194,12 +204,13 @@ class PostgresQueue:
         """Put back in the queue the jobs whose owner is gone: its heartbeat older than ``lost_after_s``, or its
         process ended on this host. The next claim resumes them."""
         async with self._transaction("write to") as db:
-            cursor = await db.execute("SELECT id, owner FROM runs WHERE status = 'running' AND job <> ''"
+            cursor = await db.execute("SELECT id, owner FROM runs WHERE (status = 'running' OR drawn = 0) AND job <> ''"
                                       " AND owner <> '' AND owner <> %s", (self.owner,))
             host = socket.gethostname()
             ended = [row["id"] for row in await cursor.fetchall() if owners.gone_from(row["owner"], host)]
             cursor = await db.execute(
-                "UPDATE runs SET owner = '' WHERE status = 'running' AND job <> '' AND owner <> '' AND owner <> %s"
+                "UPDATE runs SET owner = '' WHERE (status = 'running' OR drawn = 0) AND job <> '' AND owner <> ''"
+                " AND owner <> %s"
                 f" AND (id = ANY(%s) OR COALESCE(heartbeat_at, 0) < {NOW} - %s) RETURNING id",
                 (self.owner, ended, lost_after_s))
             requeued = [row["id"] for row in await cursor.fetchall()]

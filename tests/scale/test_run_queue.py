@@ -122,3 +122,18 @@ async def test_a_job_that_keeps_losing_its_owners_is_ended_rather_than_claimed_f
         assert await second.queue.requeue_lost(lost_after_s=0.0) == ["r1"]  # its owner taken for dead again
     [ended] = await second.queue.claim(Limits(max_running=0, max_per_user=0), ["slack"], 1)
     assert (ended.run_id, ended.stop_reason) == ("r1", GIVEN_UP)  # to be ended in its thread, whatever the limits
+
+
+async def test_a_run_whose_owner_died_before_drawing_its_end_is_claimed_to_draw_it(replicas):
+    first, second = replicas
+    for run_id in ("r1", "r2"):
+        await enqueue(first, f"C1:{run_id}", run_id)
+    await first.queue.claim(WIDE, ["slack"], 2)
+    for run_id in ("r1", "r2"):
+        await first.record(RunFinished(run_id, status=RunStatus.PASSED, reason=""))  # recorded, then...
+    await first.queue.drawn("r2")  # ...r2's end shown in its thread; the owner dies before r1's is
+    assert await second.queue.requeue_lost(lost_after_s=0.0) == ["r1"]
+    [ended] = await second.queue.claim(Limits(max_running=0, max_per_user=0), ["slack"], 5)
+    assert (ended.run_id, ended.ended) == ("r1", True)
+    await second.queue.drawn("r1")
+    assert await second.queue.requeue_lost(lost_after_s=0.0) == []
