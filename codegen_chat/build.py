@@ -13,6 +13,7 @@ from agents.errors import SandboxError
 from agents.protocols import ChatModel, Sandbox
 from agents.types import TestJob, TestReport
 from bot.checkin import publisher_for
+from bot.ci.rounds import CiRounds
 from bot.config.sections import Config, ConfigError, Secrets
 from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
@@ -115,8 +116,9 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
             tagged: ChatModel = AgentTaggedModel(model)
             watched = health.model.watch(tagged) if health else tagged
             repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
+            ci = CiRounds(repos.github, config.ci, config.budget.max_tokens) if config.ci.follow else None
             service = Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
-                              redact=Redactor(secrets.values()), health=health, repos=repos,
+                              redact=Redactor(secrets.values()), health=health, repos=repos, ci=ci,
                               links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
             async with taking_jobs(service, store, config) if durable else contextlib.nullcontext():
                 yield service
