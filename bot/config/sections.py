@@ -237,10 +237,33 @@ DEFAULT_DEBIAN_MIRROR = "http://deb.debian.org/debian"
 
 
 @dataclass(frozen=True)
+class KubernetesConfig(Checked, section="sandbox.kubernetes"):
+    """Where ``[sandbox] backend = "kubernetes"`` runs each test job: a Pod in ``namespace`` (docs/kubernetes.md).
+
+    The cluster comes from ``kubeconfig`` (and ``context``), else from the service account when the bot runs in
+    a Pod itself (``KUBERNETES_SERVICE_HOST``), else from ``~/.kube/config``. ``images`` maps a language to the
+    image the cluster pulls for it (a registry the nodes reach); a language missing there uses its ``image``."""
+
+    namespace: Annotated[str, Matches(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?",
+                                      "a namespace name, e.g. codegen-sandbox")] = "codegen-sandbox"
+    # a RuntimeClass for the test Pods: "gvisor" (deploy/k8s/runtimeclass-gvisor.yaml); empty for the node's default
+    runtime_class: Annotated[str, Matches(r"([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?", "a RuntimeClass name, e.g. gvisor")] = ""
+    images: dict[str, str] = field(default_factory=dict)
+    kubeconfig: str = ""  # a kubeconfig file; empty: in-cluster when in a Pod, else ~/.kube/config
+    context: str = ""  # a context of that kubeconfig; empty: its current one
+    image_pull_policy: Annotated[str, OneOf("IfNotPresent", "Always", "Never")] = "IfNotPresent"
+    pod_start_timeout_s: Seconds = 120.0  # scheduling and the image pull, before a Pod runs or is given up
+
+
+@dataclass(frozen=True)
 class SandboxConfig(Checked, section="sandbox"):
     """Limits and images of the test sandbox. ``languages`` lays over the built-in table by name."""
 
     enabled: bool = True
+    # where tests run: "docker" (one engine: this host's, or docker_host) or "kubernetes" (a Pod per job,
+    # [sandbox.kubernetes]; docs/kubernetes.md)
+    backend: Annotated[str, OneOf("docker", "kubernetes")] = "docker"
+    kubernetes: KubernetesConfig = field(default_factory=KubernetesConfig)
     docker_host: str = ""  # empty: DOCKER_HOST from the environment, else the local socket
     # the engine's container runtime for test containers: empty for its default (runc); "runsc" for gVisor,
     # registered with the engine under that name (docs/sandbox.md)
