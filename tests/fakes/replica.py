@@ -21,7 +21,7 @@ from tests.fakes.team_script import ScriptedSandbox
 
 if __name__ == "__main__":
     delay = float(os.environ.get("CODEGEN_SANDBOX_DELAY_S", "0"))
-    build.build_sandbox = lambda config: ScriptedSandbox(delay=delay)  # what serve's running_service calls
+    build.build_sandbox = lambda *_, **__: ScriptedSandbox(delay=delay)  # what serve's running_service calls
     host = os.environ.get("CODEGEN_REPLICA_HOST")
     if host:
         socket.gethostname = lambda: host  # read by bot.store.owners for each run's owner
