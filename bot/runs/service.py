@@ -783,15 +783,16 @@ ResumeFrom = Callable[[int, str], Awaitable[PriorWork | None]]  # (conversation,
 def _job_json(request: ChatRequest) -> str:
     """What a worker on any replica needs of a request, beside what the run's row keeps (task, user, thread)."""
     return json.dumps({"text": request.text, "attachments": [[a.name, a.content] for a in request.attachments],
-                       "repo": request.repo, "base": request.base, "places": list(request.places),
-                       "link": request.link})
+                       "repo": request.repo, "base": request.base, "branch": request.branch,
+                       "places": list(request.places), "link": request.link})
 
 
 def _job_request(claimed: Claimed, thread: ThreadContext | None) -> ChatRequest:
     job = json.loads(claimed.job)
     return ChatRequest(claimed.platform, claimed.thread_key, claimed.user_id, job["text"],
-                       tuple(Attachment(name, content) for name, content in job["attachments"]), job["repo"],
-                       job["base"], tuple(job["places"]), job["link"], thread)
+                       tuple(Attachment(name, content) for name, content in job["attachments"]), repo=job["repo"],
+                       base=job["base"], branch=job.get("branch", ""), places=tuple(job["places"]), link=job["link"],
+                       thread=thread)
 
 
 async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed:
