@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from agents import diffs, file_names, python_files
+from agents import candidates, diffs, file_names, python_files
+from agents.candidates import Candidate
 from agents.checkless import checkless_tests
 from agents.errors import (
     AgentReplyError,
@@ -184,6 +185,8 @@ class _Run:
     answered: asyncio.Event = field(default_factory=asyncio.Event)  # the model has begun its first reply
     workspace: Workspace | None = None  # the repository the run works in, if any
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
+    kept: Candidate | None = None  # the latest tested code the user's tests passed (agents.candidates)
+    users_failed: bool = False  # the last tested code failed the user's tests
 
     def repo_map(self) -> str:
         return self.workspace.map() if self.workspace else ""
@@ -252,18 +255,29 @@ class Manager:
                               else "tests passed (no review)")
 
     async def _sequential_round(self, run: _Run) -> bool:
-        """One agent at a time: code, review (changes go straight back), tests, triage. True once passed."""
+        """One agent at a time: code, review (changes go straight back), tests, triage. True once passed. With
+        user tests, the tests come before the review: code that fails them is changed unreviewed."""
         self._next_round(run)
-        if run.code_stale:
+        coding, users_first = run.code_stale, self._users_judge(run)
+        if coding:
             await self._code_step(run)
-            if self._settings.review:
+            if self._settings.review and not users_first:
                 run.review = await self._review(run, *run.failure())
                 if not run.review.approved:
                     run.code_stale = True
                     return False
         if run.tests_stale:
             await self._tests_step(run)
-        return await self._act_on(run, await self._test_and_triage(run, forced_triage=True))
+        if not (coding and self._settings.review and users_first):
+            return await self._act_on(run, await self._test_and_triage(run, forced_triage=True))
+        run.report = await self._test(run)
+        if (users := await self._users_failure(run)) is not None:
+            return await self._act_on(run, users)
+        run.review = await self._review(run, *run.failure())
+        if not run.review.approved:
+            run.code_stale = True
+            return False
+        return await self._act_on(run, await self._decide(run, forced_triage=True, users_checked=True))
 
     async def _overlapped_round(self, run: _Run) -> bool:
         """The Programmer and the Tester write at the same time, then the review runs while the tests run and
@@ -276,8 +290,15 @@ class Manager:
                       *([self._tests_step(run)] if run.tests_stale else []))
         if not coding or not self._settings.review:  # the code stands as reviewed (or unreviewed)
             return await self._act_on(run, await self._test_and_triage(run, forced_triage=False))
-        review, decision = await at_once(run.sink, self._review(run, *run.failure()),
-                                         self._test_and_triage(run, forced_triage=False))
+        if self._users_judge(run):  # the user's tests first: code that fails them is changed, not reviewed
+            run.report = await self._test(run)
+            if (users := await self._users_failure(run)) is not None:
+                return await self._act_on(run, users)
+            review, decision = await at_once(run.sink, self._review(run, *run.failure()),
+                                             self._decide(run, forced_triage=False, users_checked=True))
+        else:
+            review, decision = await at_once(run.sink, self._review(run, *run.failure()),
+                                             self._test_and_triage(run, forced_triage=False))
         run.review = review
         passed = await self._act_on(run, decision)
         run.code_stale = run.code_stale or not review.approved
@@ -288,12 +309,21 @@ class Manager:
         back to the Tester without triage; ``forced_triage`` asks the Manager even when only one answer is
         allowed). No triage is asked for a round that cannot happen."""
         run.report = await self._test(run)
-        unrunnable = (unrunnable_tests(run.report, run.language, run.tests, self._languages) if run.tests
-                      else nothing_ran(run.report, run.language, self._languages) if run.tests_missing else "")
+        return await self._decide(run, forced_triage)
+
+    async def _decide(self, run: _Run, forced_triage: bool, users_checked: bool = False) -> Triage | None:
+        """Who acts on the test run just made (``_test_and_triage``); code failing the user's tests is changed at
+        once (unless ``users_checked``: they passed)."""
+        if not users_checked and (users := await self._users_failure(run)) is not None:
+            return users
+        report = run.report
+        assert report is not None  # the test run just made
+        unrunnable = (unrunnable_tests(report, run.language, run.tests, self._languages) if run.tests
+                      else nothing_ran(report, run.language, self._languages) if run.tests_missing else "")
         # Passing tests that cannot fail prove nothing: they are the Tester's to fix, as tests that cannot run.
         cannot_fail = run.cannot_fail = (checkless_tests(run.tests.as_dict(), self._languages)
-                                         if run.report.ok and not unrunnable else "")
-        if run.report.ok and not unrunnable and not cannot_fail:
+                                         if report.ok and not unrunnable else "")
+        if report.ok and not unrunnable and not cannot_fail:
             return None
         if run.round >= self._settings.budget.max_rounds:
             return Triage(Action.FIX_CODE, "")  # _act_on ends the run: the rounds are used up
@@ -302,6 +332,28 @@ class Manager:
         else:
             run.triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
                 run, forced_triage)
+        return run.triage
+
+    def _users_judge(self, run: _Run) -> bool:
+        """Whether the user's own tests are the first check of each version of the code (``agents.candidates``)."""
+        return bool(run.user_tests) and run.workspace is None
+
+    async def _users_failure(self, run: _Run) -> Triage | None:
+        """After a test run: when the code failed the user's tests, the decision to change it (the Programmer
+        then sees their failure alone); when it passed them, the code is kept as the best attempt so far."""
+        if not self._users_judge(run) or run.report is None or run.tested is None:
+            return None
+        report = run.report
+        if candidates.users_alone_needed(report, run.tests):
+            report = await self._sandbox.run(candidates.users_job(await self._job(run), run.tests))
+        run.users_failed = not report.ok
+        if report.ok:
+            run.kept = Candidate(*run.tested, report=run.report)
+            return None
+        run.report = report
+        await run.emit(Notice(run.request.run_id, f"The task's own tests failed ({report.summary()}); "
+                                                  "the Programmer changes the code."))
+        run.triage = Triage(Action.FIX_CODE, candidates.FIX_REASON)
         return run.triage
 
     async def _act_on(self, run: _Run, decision: Triage | None) -> bool:
@@ -517,15 +569,19 @@ class Manager:
         described = self._languages.get(language)
         return described.tests_are_found() if described and language not in BUILT_IN else ""
 
-    async def _test(self, run: _Run) -> TestReport:
-        self._check_budget(run)
-        tested = (run.files, run.tests)
-        job = TestJob(
+    async def _job(self, run: _Run) -> TestJob:
+        """The test run of the code as it stands, with every test."""
+        return TestJob(
             language=run.language or self._languages.detect([*run.files, *run.tests]),
             files=run.files.merged(self._all_tests(run)),
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
             authoritative=tuple(run.user_tests),
         ) if run.workspace is None else await self._repo_job(run, run.files, self._all_tests(run))
+
+    async def _test(self, run: _Run) -> TestReport:
+        self._check_budget(run)
+        tested = (run.files, run.tests)
+        job = await self._job(run)
         report = judged(await self._sandbox.run(job), run.already_failing)
         run.tested = tested  # with its report: a run stopped meanwhile keeps the pair it last had
         await self._commit_round(run, report)
@@ -623,6 +679,9 @@ class Manager:
         if run.report is None or run.tested is None:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
         run.files, run.tests = run.tested  # later, untested edits would not match the report
+        if run.users_failed and run.kept is not None:  # a later version broke the user's tests: not the best
+            run.files, run.tests, run.report = run.kept.files, run.kept.tests, run.kept.report
+            await run.emit(Notice(run.request.run_id, candidates.KEPT_NOTICE.format(summary=run.report.summary())))
         status, result = RunStatus.FAILED, f"the last test run: {run.report.summary()}"
         if run.report.ok and run.cannot_fail:
             status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({run.cannot_fail})"

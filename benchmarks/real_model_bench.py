@@ -48,7 +48,7 @@ from bot.eval.modes import MODES
 from bot.eval.problems import Problem
 from bot.runs.service import team_settings
 from bot.sandbox import DockerSandbox
-from codegen_chat.build import build_model
+from codegen_chat.build import team_model
 
 PLAIN = "plain"
 PLAIN_PROMPT = "Complete the following Python function. Reply with the whole function in one python code block."
@@ -197,17 +197,13 @@ async def measure(args: argparse.Namespace) -> None:
             sys.exit(f"unknown mode {mode!r}: plain, or one of {', '.join(MODES)}")
     cache = Cache(Path(args.cache), args.model)
     cache.forget({m.strip() for m in (args.redo or "").split(",")})
-    model = build_model(config, Secrets.from_env())
     plain_tokens = args.max_tokens or config.agent("programmer").max_tokens
-    try:
-        async with DockerSandbox(config.sandbox) as sandbox:
-            parts = Parts(model, sandbox, PromptBook(), team_settings(config), config.prices)
-            for mode in modes:  # mode by mode: the cheap ones give their figures first
-                for problem in problems:
-                    if cache.get(problem.id, mode) is None:
-                        await one(problem, mode, parts, sandbox, cache, args, plain_tokens)
-    finally:
-        await model.close()
+    async with team_model(config, Secrets.from_env()) as (config, model), DockerSandbox(config.sandbox) as sandbox:
+        parts = Parts(model, sandbox, PromptBook(), team_settings(config), config.prices)
+        for mode in modes:  # mode by mode: the cheap ones give their figures first
+            for problem in problems:
+                if cache.get(problem.id, mode) is None:
+                    await one(problem, mode, parts, sandbox, cache, args, plain_tokens)
     print_table(cache, problems, modes)
 
 

@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 
+from agents import candidates
 from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TextDelta, TurnFinished, TurnStarted
 from agents.manager import Budget, Manager, Order, TeamSettings
 from agents.types import Attachment, FileSet, PriorWork, RunRequest, RunStatus, TestReport, TestStatus
@@ -189,7 +190,7 @@ async def test_user_tests_are_authoritative_and_never_rewritten():
     assert events[-1].tests["test_user.py"] == user_test
 
 
-async def test_fix_tests_is_refused_when_only_user_tests_exist():
+async def test_failing_user_tests_send_the_code_back_without_a_triage():
     user_test = "from intf import find_intf\n\ndef test_user():\n    assert find_intf({'intf': 1}) == [('intf', 1)]\n"
     tester_reply = "```python path=test_user.py\ndef test_user():\n    assert True\n```\n"  # only rewrites the user's
     script = {**s.happy_path(), "tester": [tester_reply], "programmer": [s.BUGGY_CODE, s.CODE],
@@ -200,11 +201,15 @@ async def test_fix_tests_is_refused_when_only_user_tests_exist():
         return TestReport(TestStatus.PASSED if ok else TestStatus.FAILED, 0 if ok else 1, 0.1, 1 if ok else 0, 0 if ok else 1)
 
     request = RunRequest(task="t", run_id="r1", attachments=(Attachment("test_user.py", user_test),))
-    events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request)
-    assert "Not allowed now" in model.calls[[r for r, _ in model.calls].index("manager")][1][0].content
-    assert turns(events).count("tester") == 1 and turns(events).count("programmer") == 2  # fix_tests became fix_code
-    assert all(job.files["test_user.py"] == user_test for job in sandbox.jobs)
-    assert events[-1].status is RunStatus.PASSED
+    for order in (OVERLAPPED, SEQUENTIAL):
+        events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request, order=order)
+        # The user's tests are never the ones to fix, so no Manager is asked: the code is changed at once,
+        # and the code that failed them is not reviewed.
+        assert "manager" not in turns(events) and turns(events).count("programmer") == 2
+        assert turns(events).count("optimizer") == 1 and turns(events).count("tester") == 1
+        assert candidates.FIX_REASON in model.user_prompt("programmer", 1)
+        assert all(job.files["test_user.py"] == user_test for job in sandbox.jobs)
+        assert events[-1].status is RunStatus.PASSED
 
 
 async def test_replan_asks_the_planner_again_within_its_cap_and_rewrites_the_tests():
@@ -624,7 +629,7 @@ async def test_no_triage_is_asked_when_its_outcome_is_forced():
                           0 if ok else 1, "1 passed" if ok else "FAILED test_user.py::test_user - assert [] == [('intf', 1)]")
 
     request = RunRequest(task="t", run_id="r1", attachments=(Attachment("test_user.py", user_test),))
-    for order, triaged in ((OVERLAPPED, 0), (SEQUENTIAL, 1)):
+    for order, triaged in ((OVERLAPPED, 0), (SEQUENTIAL, 0)):  # the user's tests failing: the code must change
         script = {**s.happy_path(), "tester": [only_the_users], "programmer": [s.BUGGY_CODE, s.CODE],
                   "optimizer": [s.APPROVE] * 2, "manager": [s.FIX_CODE]}
         events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request,
