@@ -557,6 +557,7 @@ class Manager:
             report=run.report if fixing else None,
             triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
             reply_notes=run.reply_notes.get(Role.TESTER, ()), runner_note=self._runner_note(run.language),
+            example="" if fixing else self._test_skeleton(run),
         )
         context = self._file_context(run, writes_tests=True)
         reply = await self._turn(run, Role.TESTER, prompt, lambda text: parse_files(text, context), _nothing_saved)
@@ -626,13 +627,16 @@ class Manager:
         await run.emit(Notice(run.request.run_id, f"The generated tests could not run "
                                                   f"({why.splitlines()[0].rstrip(':')}); the Tester fixes them."))
         example = ""
-        if why.startswith("no test ran"):
-            known = self._languages
-            module = next((p for p in run.files if known.of_path(p) == run.language), "")
-            mentioned = file_names.mentioned_files(f"{run.request.task}\n{run.plan}", known)
-            skeleton = file_names.test_skeleton(run.language, module, run.files.get(module, ""), mentioned, known)
-            example = f"\n\nA test file the runner finds starts like this:\n\n{skeleton}" if skeleton else ""
+        if why.startswith("no test ran") and (skeleton := self._test_skeleton(run)):
+            example = f"\n\nA test file the runner finds starts like this:\n\n{skeleton}"
         return Triage(Action.FIX_TESTS, f"The tests could not run: {why}{example}")
+
+    def _test_skeleton(self, run: _Run) -> str:
+        """The first lines of a test file for the run's code, in the form its runner finds ("" when none)."""
+        known = self._languages
+        module = next((p for p in run.files if known.of_path(p) == run.language and not known.looks_like_test(p)), "")
+        mentioned = file_names.mentioned_files(f"{run.request.task}\n{run.plan}", known)
+        return file_names.test_skeleton(run.language, module, run.files.get(module, ""), mentioned, known)
 
     @staticmethod
     def _allowed(triage: Triage, can_fix_tests: bool, can_replan: bool) -> Triage:

@@ -56,7 +56,7 @@ from bot.runs.usage import RunUsage, priced
 
 MODELS_OWN = (PromptTooLong, EmptyReply, ReplyCut)  # model errors that are the model's answer, not an outage
 KILLED = 137  # a test run that ended by SIGKILL: its memory limit, or a busy host; scoring tries it once more
-NO_PLAN = "There is no separate plan: write the code straight from the task."
+NO_PLAN = "There is no separate plan: write the code straight from the task."  # when no file holds it either
 
 
 class EvalHalted(CodegenError):
@@ -192,7 +192,7 @@ async def _single(problem: Problem, parts: Parts) -> Attempt:
     code = code_of(problem.starter, known)
     tests = problem.starter.without(code)  # starter files named like tests: visible to the Programmer
     messages = parts.prompts.render(
-        role, task=problem.task, plan=NO_PLAN, language=problem.language, files=code.as_dict(),
+        role, task=problem.task, plan="" if code else NO_PLAN, language=problem.language, files=code.as_dict(),
         user_tests=tests.as_dict(), review_notes="", report=None, triage_reason="", fix_as_diff=False, reply_notes=(),
     )
     context = FileContext(language=problem.language, code=code.as_dict(), tests=tests.as_dict(),

@@ -755,3 +755,16 @@ async def test_a_role_the_test_did_not_script_fails_the_run_instead_of_approving
     final = events[-1]
     assert final.status is RunStatus.ERROR and "nothing scripted for the optimizer" in final.reason
     assert "optimizer" not in [e.agent for e in events if isinstance(e, TurnFinished)]
+
+
+async def test_the_testers_format_example_is_a_test_file_for_the_code_it_tests():
+    tester_system = {}
+    for order in (SEQUENTIAL, OVERLAPPED):
+        events, model, *_ = await run_team(s.happy_path(), order=order)
+        assert events[-1].status is RunStatus.PASSED
+        tester_system[order] = next(messages for role, messages in model.calls if role == "tester")[0].content
+    # Sequential: the Tester writes after the code, and its example is a test file importing what the code defines.
+    assert "```python path=test_intf.py\nfrom intf import find_intf" in tester_system[SEQUENTIAL]
+    assert "src/example.py" not in tester_system[SEQUENTIAL]
+    # Overlapped: no code exists yet, so the example is the general one.
+    assert "src/example.py" in tester_system[OVERLAPPED]
