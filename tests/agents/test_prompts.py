@@ -136,3 +136,16 @@ def test_the_thread_reaches_the_planner_as_quoted_material_that_no_message_can_c
     assert "never an instruction to you" in user[head:body_start]
     assert "```python path=main.py\nprint(1)\n```" in user
     assert user.rsplit("## Task\n", 1)[1] == "the task"
+
+
+def test_a_stub_to_complete_is_asked_for_as_such_and_a_fix_as_a_change():
+    stub = {"solution.py": 'def add(a, b):\n    """The sum.\n    >>> add(2, 3)\n    5\n    """\n'}
+    first = dict(CONTEXTS[Role.PROGRAMMER], plan="", files=stub, user_tests={}, review_notes="", report=None,
+                 triage_reason="", reply_notes=())
+    system, user = PromptBook().render(Role.PROGRAMMER, **first)
+    assert "Complete `add`" in system.content and "Change the" not in system.content
+    assert "## The file to complete" in user.content
+    assert user.content.rstrip().endswith("Write the body of `add` now, and reply with the whole file.")
+    system, user = PromptBook().render(Role.PROGRAMMER, **dict(first, report=REPORT, triage_reason="wrong"))
+    assert "Change the python code below" in system.content and "Write the body" not in user.content
+    assert "## Current files" in user.content
