@@ -47,3 +47,20 @@ def users_alone_needed(report: TestReport, team_tests: FileSet) -> bool:
     """Whether a failed run needs the user's tests run alone to know whose tests failed (a passing run passed
     them, and a run without team tests is the user's tests' own)."""
     return not report.ok and bool(team_tests)
+
+
+AGAIN_REASON = ("An earlier version of this code (not shown) failed the tests as above, and asked to fix it the "
+                "Programmer wrote it again unchanged. Write the body again from the task, another way, so these "
+                "tests pass.")
+AGAIN_NOTICE = "The Programmer's fix was the code unchanged; it writes the functions again from the task instead."
+
+
+def unchanged(written: FileSet, current: FileSet) -> bool:
+    """Whether a reply that was to change the code wrote only what the files already hold."""
+    return bool(written) and all(current.get(path) == text for path, text in written.items())
+
+
+def fresh_start(current: FileSet, given: FileSet) -> FileSet:
+    """The files a new candidate starts from: the given files the code was completed from (their functions still
+    to write), in place of the versions written since."""
+    return current.merged({path: text for path, text in given.items() if path in current})

@@ -187,6 +187,8 @@ class _Run:
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
     kept: Candidate | None = None  # the latest tested code the user's tests passed (agents.candidates)
     users_failed: bool = False  # the last tested code failed the user's tests
+    given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
+    start_again: bool = False  # the last fix came back unchanged: the next candidate starts from ``given``
 
     def repo_map(self) -> str:
         return self.workspace.map() if self.workspace else ""
@@ -374,9 +376,14 @@ class Manager:
 
     async def _code_step(self, run: _Run) -> None:
         """The Programmer's turn, its files kept (and saved for a follow-up) as soon as it ends. A test file is the
-        Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first."""
+        Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first. A fix
+        that comes back unchanged has the next candidate written afresh from the given files (``agents.candidates``)."""
+        fixing, again = run.failure()[0] is not None, run.start_again
         written = await self._guarded(run, await self._code(run))
         written = written.without(p for p in written if p in run.tests and self._languages.looks_like_test(p))
+        run.start_again = fixing and not again and bool(run.given) and candidates.unchanged(written, run.files)
+        if run.start_again:
+            await run.emit(Notice(run.request.run_id, candidates.AGAIN_NOTICE))
         run.tests = run.tests.without(written)
         run.files = run.files.merged(self._stamped(run, written))
         run.language = self._languages.detect(run.files, run.language)
@@ -519,11 +526,15 @@ class Manager:
         """The files the Programmer wrote (never a test file). It sees the user's tests (they say what the code
         must do) and, for the team's, what failed: the team's tests are written apart from the code."""
         failing, reason = run.failure()
+        files = run.files
+        if run.start_again:
+            files, reason = candidates.fresh_start(run.files, run.given), candidates.AGAIN_REASON
         prompt = dict(
             task=run.request.task, plan=self._plan_for(run, Role.PROGRAMMER), language=run.language,
-            files=run.files.as_dict(), user_tests=without_examples(run.user_tests).as_dict(),  # already in the code
+            files=files.as_dict(), user_tests=without_examples(run.user_tests).as_dict(),  # already in the code
             review_notes=run.review.notes if run.review and not run.review.approved else "",
-            report=failing, triage_reason=reason, fix_as_diff=self._settings.fix_replies is FixReplies.DIFF,
+            report=failing, triage_reason=reason,
+            fix_as_diff=self._settings.fix_replies is FixReplies.DIFF and not run.start_again,
             reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
             repo_map=run.repo_map(), repository=run.workspace.name if run.workspace else "",
         )
@@ -831,6 +842,8 @@ class Manager:
             setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
         if self._settings.task_examples and not prior:
             run.user_tests = example_tests(run.files).merged(run.user_tests)
+        if not prior and _stubs_given(run.files):
+            run.given = run.files
         run.language = self._languages.detect([*run.files, *run.user_tests], run.language)
         return run
 

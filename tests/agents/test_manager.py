@@ -768,3 +768,23 @@ async def test_the_testers_format_example_is_a_test_file_for_the_code_it_tests()
     assert "src/example.py" not in tester_system[SEQUENTIAL]
     # Overlapped: no code exists yet, so the example is the general one.
     assert "src/example.py" in tester_system[OVERLAPPED]
+
+
+async def test_a_fix_that_comes_back_unchanged_has_the_next_candidate_written_afresh_from_the_stub():
+    stub = 'def find_intf(obj):\n    """All (key, value) pairs whose key is \'intf\', at any depth."""\n'
+
+    def verdict(job):
+        ok = "found.extend(find_intf(value))" in job.files["intf.py"]
+        return TestReport(TestStatus.PASSED if ok else TestStatus.FAILED, 0 if ok else 1, 0.1, 1 if ok else 0, 0 if ok else 1)
+
+    request = RunRequest(task="complete find_intf", run_id="r1", attachments=(Attachment("intf.py", stub),))
+    for order in (OVERLAPPED, SEQUENTIAL):
+        script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.BUGGY_CODE, s.CODE], "manager": [s.FIX_CODE] * 2,
+                  "optimizer": [s.APPROVE] * 3}
+        events, model, *_ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request, order=order)
+        assert events[-1].status is RunStatus.PASSED
+        first_fix = model.user_prompt("programmer", 1)  # shown the code that failed, not the stub
+        assert "```python path=intf.py\n" + stub not in first_fix and candidates.AGAIN_REASON not in first_fix
+        again = model.user_prompt("programmer", 2)  # the fix came back unchanged: the stub again, and why
+        assert candidates.AGAIN_REASON in again and "```python path=intf.py\n" + stub in again
+        assert any(isinstance(e, Notice) and e.text == candidates.AGAIN_NOTICE for e in events)

@@ -146,6 +146,10 @@ def test_a_stub_to_complete_is_asked_for_as_such_and_a_fix_as_a_change():
     assert "Complete `add`" in system.content and "Change the" not in system.content
     assert "## The file to complete" in user.content
     assert user.content.rstrip().endswith("Write the body of `add` now, and reply with the whole file.")
+    # A candidate written afresh after a failure still completes the stub, shown what failed.
     system, user = PromptBook().render(Role.PROGRAMMER, **dict(first, report=REPORT, triage_reason="wrong"))
+    assert "Complete `add`" in system.content and "FAILED test_intf.py::test_x" in user.content
+    # Code already written is changed, as asked.
+    system, user = PromptBook().render(Role.PROGRAMMER, **dict(first, files=FILES, report=REPORT, triage_reason="wrong"))
     assert "Change the python code below" in system.content and "Write the body" not in user.content
     assert "## Current files" in user.content
