@@ -784,7 +784,7 @@ async def test_a_fix_that_comes_back_unchanged_has_the_next_candidate_written_af
         events, model, *_ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request, order=order)
         assert events[-1].status is RunStatus.PASSED
         first_fix = model.user_prompt("programmer", 1)  # shown the code that failed, not the stub
-        assert "```python path=intf.py\n" + stub not in first_fix and candidates.AGAIN_REASON not in first_fix
+        assert "```python path=intf.py\n" + stub + "```" not in first_fix and candidates.AGAIN_REASON not in first_fix
         again = model.user_prompt("programmer", 2)  # the fix came back unchanged: the stub again, and why
-        assert candidates.AGAIN_REASON in again and "```python path=intf.py\n" + stub in again
+        assert candidates.AGAIN_REASON in again and "```python path=intf.py\n" + stub + "```" in again
         assert any(isinstance(e, Notice) and e.text == candidates.AGAIN_NOTICE for e in events)
