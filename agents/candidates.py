@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from agents.run_state import Work
 from agents.types import FileSet, TestJob, TestReport
 
 FIX_REASON = ("The code fails the task's own tests (their output is above): change the code so it gives the "
@@ -31,10 +32,9 @@ KEPT_NOTICE = ("The last version of the code failed the task's own tests; the te
 
 @dataclass(frozen=True)
 class Candidate:
-    """A tested version of the code: the files, the team's tests beside them, and the report of that run."""
+    """A tested version of the code: the work as that test run saw it, and its report."""
 
-    files: FileSet
-    tests: FileSet
+    work: Work
     report: TestReport
 
 

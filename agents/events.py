@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agents.replies import Action
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, Usage
 
 
@@ -40,15 +41,53 @@ class Waiting(Event):
     seconds: float
 
 
+# What a finished turn decided, as the workflow read it: display code shows these and never reads a reply again.
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The Planner's plan: the language it named ('' when none) and the plan without that line, for people."""
+
+    language: str
+    prose: str
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """The Optimizer's verdict; ``notes`` are its review, the changes it asks for when it does not approve."""
+
+    approved: bool
+    notes: str
+
+
+@dataclass(frozen=True)
+class Decided:
+    """The Manager's triage of failing tests: who acts on them, and why."""
+
+    action: Action
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReadmeWritten:
+    """The Check-In's README, as the publisher got it."""
+
+    readme: str
+
+
+TurnMeaning = Planned | Reviewed | Decided | ReadmeWritten
+
+
 @dataclass(frozen=True)
 class TurnFinished(Event):
     agent: str
     round: int
     text: str
-    files: FileSet = field(default_factory=FileSet)
+    files: FileSet = field(default_factory=FileSet)  # the files the turn wrote, as they were saved
     usage: Usage = field(default_factory=Usage)
     duration_s: float = 0.0
     model: str = ""
+    meaning: TurnMeaning | None = None  # None: the reply could not be read (or was stopped), shown as written
 
 
 @dataclass(frozen=True)

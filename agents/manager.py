@@ -16,9 +16,11 @@ the sandbox starts the round's container while the models write; and no triage i
 outcome is forced (only the user's tests exist and no re-plan is left): the code is what must change.
 
 Each role sees only what it needs to decide, and nothing twice: the task, the plan while it has not been
-coded yet, the latest files, the latest review or test report (see ``prompts/``). The prompt stays the
-same size however many rounds the run takes. Models decide where judgement is needed (review verdict,
-triage); this code enforces the allowed transitions and the budgets.
+coded yet, the latest files, the latest review or test report (``agents.prompt_contexts`` builds each role's
+context, ``prompts/`` holds its template). The prompt stays the same size however many rounds the run takes.
+What the workflow decides on is a few named values (``agents.run_state``: the work, what was last said about
+it, who writes next, what was spent), each replaced whole by the step that moves it. Models decide where
+judgement is needed (review verdict, triage); this code enforces the allowed transitions and the budgets.
 
 How events reach the consumer: each step is a plain coroutine that awaits the run's sink
 (``run.emit``) for every event it has to tell, and returns what it produced (a plan, files, a
@@ -38,9 +40,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from agents import candidates, diffs, file_names, python_files
+from agents import candidates, file_names, python_files
+from agents import prompt_contexts as contexts
 from agents.candidates import Candidate
 from agents.checkless import checkless_tests
 from agents.errors import (
@@ -57,22 +60,27 @@ from agents.errors import (
 )
 from agents.events import (
     CheckedIn,
+    Decided,
     Event,
     Notice,
+    Planned,
+    ReadmeWritten,
+    Reviewed,
     RunFinished,
     RunStarted,
     TestReported,
     TextDelta,
     TurnFinished,
+    TurnMeaning,
     TurnStarted,
     Waiting,
     WorkSaved,
 )
-from agents.failures import failing_source, failing_tests
 from agents.file_replies import without_open_block
 from agents.handoff import Emit, events_of
 from agents.lanes import at_once, lane_or
 from agents.language import BUILT_IN, DEFAULT, Languages
+from agents.prompt_contexts import PromptContext
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox, Workspace
 from agents.replies import (
@@ -87,23 +95,15 @@ from agents.replies import (
     parse_readme,
     parse_review,
     parse_triage,
+    without_language_line,
 )
 from agents.repository import baseline_failures, judged, named_files, without_protected
-from agents.task_examples import example_tests, without_examples
+from agents.run_request import RunRequest
+from agents.run_state import Due, Spent, Standing, Work
+from agents.task_examples import example_tests
 from agents.test_health import nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
-from agents.types import (
-    CheckInResult,
-    FileSet,
-    Message,
-    Publication,
-    Role,
-    RunRequest,
-    RunStatus,
-    TestJob,
-    TestReport,
-    Usage,
-)
+from agents.types import CheckInResult, FileSet, Message, Publication, Role, RunStatus, TestJob, TestReport, Usage
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -112,7 +112,6 @@ CHARS_PER_TOKEN = 4  # to count a reply's tokens as they arrive (servers report 
 PROMPT_CHARS_PER_TOKEN = 3  # a cautious size of a prompt, when trimming it for a model's context
 CUT_NOTE = ("Your previous answer to this was cut off because it was too long. Answer again, shorter: "
             "no explanations, and only what is asked for, complete.")
-FOLLOW_UP_TESTS = "The user asked for a change (the task above); update the tests to match it."
 INTERNAL_ERROR = "an internal error ended the run; the details are in the bot's log"
 
 
@@ -155,52 +154,41 @@ class TeamSettings:
 
 @dataclass
 class _Run:
-    """Everything the workflow knows about the run under way; the roles get slices of it."""
+    """Everything the workflow knows about the run under way; the roles get slices of it. What the workflow
+    decides on is a few named values (``agents.run_state``), each replaced whole by the step that moves it."""
 
     request: RunRequest
     started: float
     sink: Emit  # where the run's events go (see the module docstring); steps use ``emit``
     plan: str = ""
-    plan_seen: set[str] = field(default_factory=set)  # roles that have worked from the current plan
+    plan_seen: frozenset[str] = frozenset()  # roles that have worked from the current plan
     language: str = ""
-    files: FileSet = field(default_factory=FileSet)
-    tests: FileSet = field(default_factory=FileSet)  # written by the Tester; the team may fix them
-    user_tests: FileSet = field(default_factory=FileSet)  # the user's; authoritative, never edited
-    review: Review | None = None
-    reviewed: FileSet | None = None  # the code as the Optimizer last saw it
-    report: TestReport | None = None
-    triage: Triage | None = None
-    code_stale: bool = True  # the next round has the Programmer write (new run, a fix, a review's changes)
-    tests_stale: bool = True  # the next round has the Tester write (new run, a wrong test, a follow-up)
-    tests_missing: bool = False  # the Tester was asked for tests and none could be saved
-    cannot_fail: str = ""  # why the tests that last passed could not have failed (agents.checkless), if so
-    round: int = 0
-    replans: int = 0
-    usage: Usage = field(default_factory=Usage)
+    work: Work = field(default_factory=Work)  # the files as they stand
+    standing: Standing = field(default_factory=Standing)  # the latest review, test report and triage
+    due: Due = field(default_factory=Due)  # who writes in the next round
+    spent: Spent = field(default_factory=Spent)  # rounds, re-plans and tokens so far
+    tested: Work | None = None  # the work as the last test run saw it
     checkin: CheckInResult | None = None
-    tested: tuple[FileSet, FileSet] | None = None  # (code, generated tests) as the last test run saw them
     unbudgeted: bool = False  # set while the best attempt is checked in after the budget ran out
     reply_notes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # per role: what its last reply lost
     written: dict[str, int] = field(default_factory=dict)  # path -> when last written (a counter): newest is highest
     answered: asyncio.Event = field(default_factory=asyncio.Event)  # the model has begun its first reply
     workspace: Workspace | None = None  # the repository the run works in, if any
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
-    kept: Candidate | None = None  # the latest tested code the user's tests passed (agents.candidates)
+    kept: Candidate | None = None  # the latest tested work the user's tests passed (agents.candidates)
     users_failed: bool = False  # the last tested code failed the user's tests
     given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
     start_again: bool = False  # the last fix came back unchanged: the next candidate starts from ``given``
 
-    def repo_map(self) -> str:
-        return self.workspace.map() if self.workspace else ""
+    @property
+    def round(self) -> int:
+        return self.spent.rounds
+
+    def take(self, usage: Usage) -> None:
+        self.spent = self.spent.plus(usage)
 
     async def emit(self, event: Event) -> None:
         await lane_or(self.sink)(event)
-
-    def failure(self) -> tuple[TestReport | None, str]:
-        """The last test run when it failed, and the Manager's reading of it."""
-        if self.report is None or self.report.ok:
-            return None, ""
-        return self.report, self.triage.reason if self.triage else ""
 
 
 class Manager:
@@ -260,26 +248,28 @@ class Manager:
         """One agent at a time: code, review (changes go straight back), tests, triage. True once passed. With
         user tests, the tests come before the review: code that fails them is changed unreviewed."""
         self._next_round(run)
-        coding, users_first = run.code_stale, self._users_judge(run)
+        coding, users_first = run.due.code, self._users_judge(run)
         if coding:
             await self._code_step(run)
             if self._settings.review and not users_first:
-                run.review = await self._review(run, *run.failure())
-                if not run.review.approved:
-                    run.code_stale = True
+                review = await self._review(run, run.standing)
+                run.standing = run.standing.with_review(review)
+                if not review.approved:
+                    run.due = run.due.code_again()
                     return False
-        if run.tests_stale:
+        if run.due.tests:
             await self._tests_step(run)
         if not (coding and self._settings.review and users_first):
             return await self._act_on(run, await self._test_and_triage(run, forced_triage=True))
-        run.report = await self._test(run)
-        if (users := await self._users_failure(run)) is not None:
+        report = await self._test(run)
+        if (users := await self._users_failure(run, report)) is not None:
             return await self._act_on(run, users)
-        run.review = await self._review(run, *run.failure())
-        if not run.review.approved:
-            run.code_stale = True
+        review = await self._review(run, run.standing)
+        run.standing = run.standing.with_review(review)
+        if not review.approved:
+            run.due = run.due.code_again()
             return False
-        return await self._act_on(run, await self._decide(run, forced_triage=True, users_checked=True))
+        return await self._act_on(run, await self._decide(run, report, forced_triage=True, users_checked=True))
 
     async def _overlapped_round(self, run: _Run) -> bool:
         """The Programmer and the Tester write at the same time, then the review runs while the tests run and
@@ -287,116 +277,112 @@ class Manager:
         the review approves (with review on). True once passed."""
         self._next_round(run)
         self._prepare_sandbox(run)
-        coding = run.code_stale
+        coding = run.due.code
         await at_once(run.sink, *([self._code_step(run)] if coding else []),
-                      *([self._tests_step(run)] if run.tests_stale else []))
+                      *([self._tests_step(run)] if run.due.tests else []))
         if not coding or not self._settings.review:  # the code stands as reviewed (or unreviewed)
             return await self._act_on(run, await self._test_and_triage(run, forced_triage=False))
         if self._users_judge(run):  # the user's tests first: code that fails them is changed, not reviewed
-            run.report = await self._test(run)
-            if (users := await self._users_failure(run)) is not None:
+            report = await self._test(run)
+            if (users := await self._users_failure(run, report)) is not None:
                 return await self._act_on(run, users)
-            review, decision = await at_once(run.sink, self._review(run, *run.failure()),
-                                             self._decide(run, forced_triage=False, users_checked=True))
+            review, decision = await at_once(run.sink, self._review(run, run.standing),
+                                             self._decide(run, report, forced_triage=False, users_checked=True))
         else:
-            review, decision = await at_once(run.sink, self._review(run, *run.failure()),
+            review, decision = await at_once(run.sink, self._review(run, run.standing),
                                              self._test_and_triage(run, forced_triage=False))
-        run.review = review
+        run.standing = run.standing.with_review(review)
         passed = await self._act_on(run, decision)
-        run.code_stale = run.code_stale or not review.approved
+        if not review.approved:
+            run.due = run.due.code_again()
         return passed and review.approved
 
     async def _test_and_triage(self, run: _Run, forced_triage: bool) -> Triage | None:
         """Run the tests; None when they passed, else who acts on the failure (a test that could not run goes
         back to the Tester without triage; ``forced_triage`` asks the Manager even when only one answer is
         allowed). No triage is asked for a round that cannot happen."""
-        run.report = await self._test(run)
-        return await self._decide(run, forced_triage)
+        return await self._decide(run, await self._test(run), forced_triage)
 
-    async def _decide(self, run: _Run, forced_triage: bool, users_checked: bool = False) -> Triage | None:
+    async def _decide(self, run: _Run, report: TestReport, forced_triage: bool,
+                      users_checked: bool = False) -> Triage | None:
         """Who acts on the test run just made (``_test_and_triage``); code failing the user's tests is changed at
         once (unless ``users_checked``: they passed)."""
-        if not users_checked and (users := await self._users_failure(run)) is not None:
+        if not users_checked and (users := await self._users_failure(run, report)) is not None:
             return users
-        report = run.report
-        assert report is not None  # the test run just made
-        unrunnable = (unrunnable_tests(report, run.language, run.tests, self._languages) if run.tests
-                      else nothing_ran(report, run.language, self._languages) if run.tests_missing else "")
+        tests = run.work.tests
+        unrunnable = (unrunnable_tests(report, run.language, tests, self._languages) if tests
+                      else nothing_ran(report, run.language, self._languages) if run.standing.no_tests else "")
         # Passing tests that cannot fail prove nothing: they are the Tester's to fix, as tests that cannot run.
-        cannot_fail = run.cannot_fail = (checkless_tests(run.tests.as_dict(), self._languages)
-                                         if report.ok and not unrunnable else "")
+        cannot_fail = checkless_tests(tests.as_dict(), self._languages) if report.ok and not unrunnable else ""
+        run.standing = run.standing.with_report(report, cannot_fail)
         if report.ok and not unrunnable and not cannot_fail:
             return None
         if run.round >= self._settings.budget.max_rounds:
             return Triage(Action.FIX_CODE, "")  # _act_on ends the run: the rounds are used up
         if cannot_fail:
-            run.triage = await self._send_back_to_tester(run, cannot_fail, ran=True)
+            triage = await self._send_back_to_tester(run, cannot_fail, ran=True)
         else:
-            run.triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
+            triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
                 run, forced_triage)
-        return run.triage
+        run.standing = run.standing.with_triage(triage)
+        return triage
 
     def _users_judge(self, run: _Run) -> bool:
         """Whether the user's own tests are the first check of each version of the code (``agents.candidates``)."""
-        return bool(run.user_tests) and run.workspace is None
+        return bool(run.work.user_tests) and run.workspace is None
 
-    async def _users_failure(self, run: _Run) -> Triage | None:
-        """After a test run: when the code failed the user's tests, the decision to change it (the Programmer
-        then sees their failure alone); when it passed them, the code is kept as the best attempt so far."""
-        if not self._users_judge(run) or run.report is None or run.tested is None:
+    async def _users_failure(self, run: _Run, report: TestReport) -> Triage | None:
+        """After a test run (``report``): when the code failed the user's tests, the decision to change it (the
+        Programmer then sees their failure alone); when it passed them, the work is kept as the best attempt."""
+        tested = run.tested
+        if not self._users_judge(run) or tested is None:
             return None
-        report = run.report
-        if candidates.users_alone_needed(report, run.tests):
-            report = await self._sandbox.run(candidates.users_job(await self._job(run), run.tests))
-        run.users_failed = not report.ok
-        if report.ok:
-            run.kept = Candidate(*run.tested, report=run.report)
+        users = report
+        if candidates.users_alone_needed(report, tested.tests):
+            users = await self._sandbox.run(candidates.users_job(self._job(run, tested), tested.tests))
+        run.users_failed = not users.ok
+        if users.ok:
+            run.kept = Candidate(tested, report)
             return None
-        run.report = report
-        await run.emit(Notice(run.request.run_id, f"The task's own tests failed ({report.summary()}); "
+        await run.emit(Notice(run.request.run_id, f"The task's own tests failed ({users.summary()}); "
                                                   "the Programmer changes the code."))
-        run.triage = Triage(Action.FIX_CODE, candidates.FIX_REASON)
-        return run.triage
+        triage = Triage(Action.FIX_CODE, candidates.FIX_REASON)
+        run.standing = run.standing.with_report(users).with_triage(triage)
+        return triage
 
     async def _act_on(self, run: _Run, decision: Triage | None) -> bool:
         """Set the next round's work after the tests; True when they passed."""
         if decision is None:
             return True
         self._ensure_round_left(run)
-        if decision.action is Action.FIX_TESTS:
-            run.tests_stale = True
-            run.code_stale = False
-        elif decision.action is Action.REPLAN:
-            run.replans += 1
-            run.tests_stale = run.code_stale = True  # tests written for the abandoned plan must not decide
+        run.due = run.due.after(decision.action)
+        if decision.action is Action.REPLAN:
+            run.spent = run.spent.replanned()
             await self._plan(run)
-        else:
-            run.code_stale = True
         return False
 
     async def _code_step(self, run: _Run) -> None:
         """The Programmer's turn, its files kept (and saved for a follow-up) as soon as it ends. A test file is the
         Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first. A fix
         that comes back unchanged has the next candidate written afresh from the given files (``agents.candidates``)."""
-        fixing, again = run.failure()[0] is not None, run.start_again
+        fixing, again = run.standing.failure()[0] is not None, run.start_again
         written = await self._guarded(run, await self._code(run))
-        written = written.without(p for p in written if p in run.tests and self._languages.looks_like_test(p))
-        run.start_again = fixing and not again and bool(run.given) and candidates.unchanged(written, run.files)
+        written = written.without(p for p in written if p in run.work.tests and self._languages.looks_like_test(p))
+        run.start_again = fixing and not again and bool(run.given) and candidates.unchanged(written, run.work.files)
         if run.start_again:
             await run.emit(Notice(run.request.run_id, candidates.AGAIN_NOTICE))
-        run.tests = run.tests.without(written)
-        run.files = run.files.merged(self._stamped(run, written))
-        run.language = self._languages.detect(run.files, run.language)
-        run.code_stale = False
+        run.work = run.work.coded(self._stamped(run, written))
+        run.language = self._languages.detect(run.work.files, run.language)
+        run.due = run.due.code_written()
         await run.emit(self._saved(run))
 
     async def _tests_step(self, run: _Run) -> None:
         """The Tester's turn, its files kept (and saved) as soon as it ends (whose file is whose: ``_code_step``)."""
         written = await self._guarded(run, await self._write_tests(run))
-        written = written.without(p for p in written if p in run.files and not self._languages.looks_like_test(p))
-        run.files = run.files.without(written)
-        run.tests = run.tests.merged(self._stamped(run, written))
-        run.tests_stale, run.tests_missing = False, not run.tests
+        written = written.without(p for p in written if p in run.work.files and not self._languages.looks_like_test(p))
+        run.work = run.work.tested_by(self._stamped(run, written))
+        run.due = run.due.tests_written()
+        run.standing = run.standing.tests_written(saved=bool(run.work.tests))
         await run.emit(self._saved(run))
 
     async def _guarded(self, run: _Run, written: FileSet) -> FileSet:
@@ -411,9 +397,10 @@ class Manager:
         if ci:
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(ci)} (CI configuration runs with the "
                                                       "repository's secrets; the team does not write it)."))
-        unread = sorted(p for p in kept if p in run.workspace.paths() and p not in run.files and p not in run.tests)
+        unread = sorted(p for p in kept if p in run.workspace.paths() and p not in run.work.files
+                        and p not in run.work.tests)
         if unread:  # a whole file written without its current text would throw the rest of it away
-            run.files = run.files.merged(await run.workspace.read(unread))
+            run.work = run.work.with_files(run.work.files.merged(await run.workspace.read(unread)))
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(unread)} (written without being read; "
                                                       "the team now has the file as it is and can change it)."))
         return kept.without(unread)
@@ -423,9 +410,9 @@ class Manager:
         any other model call, and says so whatever else went wrong meanwhile (the model's endpoint, say).
         Files that already hold the functions to write (their signatures and docstrings) are the plan: the
         Programmer writes first, from the task and those files."""
-        if not self._settings.plan_stubs and not run.request.prior and _stubs_given(run.files):
+        if not self._settings.plan_stubs and not run.request.prior and _stubs_given(run.work.files):
             run.answered.set()
-            run.language = self._languages.detect(run.files, run.language) or DEFAULT
+            run.language = self._languages.detect(run.work.files, run.language) or DEFAULT
             await self._start_sandbox(run)
             return
         try:
@@ -443,10 +430,10 @@ class Manager:
         if workspace is None:
             return
         named = named_files(run.request.task, workspace.paths())
-        run.files = (await workspace.read(named)).merged(run.files)
+        run.work = run.work.with_files((await workspace.read(named)).merged(run.work.files))
         run.language = workspace.tests().language
         await run.emit(Notice(run.request.run_id, f"Working in {workspace.name}: {len(workspace.paths()):,} files; "
-                                                  f"read whole: {', '.join(run.files) or 'none yet'}."))
+                                                  f"read whole: {', '.join(run.work.files) or 'none yet'}."))
 
     async def _baseline(self, run: _Run) -> None:
         """The repository's tests before any change, so the ones already failing are never blamed on it."""
@@ -471,9 +458,9 @@ class Manager:
         """Files of the repository the plan names, read whole when the team does not have them yet."""
         if run.workspace is None:
             return
-        wanted = [p for p in named_files(text, run.workspace.paths()) if p not in run.files]
+        wanted = [p for p in named_files(text, run.workspace.paths()) if p not in run.work.files]
         if wanted:
-            run.files = run.files.merged(await run.workspace.read(wanted))
+            run.work = run.work.with_files(run.work.files.merged(await run.workspace.read(wanted)))
 
     async def _start_sandbox(self, run: _Run) -> None:
         """Have the sandbox check it can run tests (its engine, its images) while the Planner writes: once the
@@ -495,85 +482,66 @@ class Manager:
     async def _plan(self, run: _Run) -> None:
         """Ask the Planner for a (new) plan; the run takes its plan and language."""
         previous, run.plan = run.plan, ""
-        prompt = dict(
-            task=run.request.task, attachments=run.request.attachments, thread=run.request.context,
-            prior_tasks=run.request.prior.tasks if run.request.prior else (),
-            files=run.files.as_dict(), user_tests=list(run.user_tests),
-            previous_plan=previous, replan_reason=run.triage.reason if run.triage else "",
-            repo_map=run.repo_map(), repository=run.workspace.name if run.workspace else "",
-        )
+        triage = run.standing.triage
+        prompt = contexts.for_planner(run.request, run.work, previous, triage.reason if triage else "", run.workspace)
         try:
-            run.plan, hint = await self._turn(run, Role.PLANNER, prompt, parse_plan)
+            run.plan, hint = await self._turn(run, prompt, parse_plan,
+                                              meant=lambda plan: Planned(plan[1], without_language_line(plan[0])))
         finally:
             run.answered.set()
         await self._read_named(run, run.plan)
-        run.plan_seen = set()
+        run.plan_seen = frozenset()
         if run.workspace is not None:
             return  # the repository's tests decide the language
         if hint and not self._languages.known(hint, run.request.task):
             hint = ""  # "LANGUAGE: English" from a small model is no language to test in
-        run.language = (self._languages.detect(run.files, hint or run.language) or self._languages.named_in(run.request.task)
-                        or DEFAULT)
+        run.language = (self._languages.detect(run.work.files, hint or run.language)
+                        or self._languages.named_in(run.request.task) or DEFAULT)
 
     def _plan_for(self, run: _Run, role: Role) -> str:
         """The plan, for a role that has not worked from it yet (afterwards the files carry it)."""
         if role in run.plan_seen:
             return ""
-        run.plan_seen.add(role)
+        run.plan_seen = run.plan_seen | {role}
         return run.plan
 
     async def _code(self, run: _Run) -> FileSet:
         """The files the Programmer wrote (never a test file). It sees the user's tests (they say what the code
         must do) and, for the team's, what failed: the team's tests are written apart from the code."""
-        failing, reason = run.failure()
-        files = run.files
-        if run.start_again:
-            files, reason = candidates.fresh_start(run.files, run.given), candidates.AGAIN_REASON
-        prompt = dict(
-            task=run.request.task, plan=self._plan_for(run, Role.PROGRAMMER), language=run.language,
-            files=files.as_dict(), user_tests=without_examples(run.user_tests).as_dict(),  # already in the code
-            review_notes=run.review.notes if run.review and not run.review.approved else "",
-            report=failing, triage_reason=reason,
-            fix_as_diff=self._settings.fix_replies is FixReplies.DIFF and not run.start_again,
-            reply_notes=run.reply_notes.get(Role.PROGRAMMER, ()),
-            repo_map=run.repo_map(), repository=run.workspace.name if run.workspace else "",
-        )
+        work, standing = run.work, run.standing
+        if run.start_again:  # a fresh candidate: the given stub, and why (agents.candidates)
+            work = work.with_files(candidates.fresh_start(work.files, run.given))
+            standing = standing.with_triage(Triage(Action.FIX_CODE, candidates.AGAIN_REASON))
+        prompt = contexts.for_programmer(
+            run.request.task, work, standing, self._plan_for(run, Role.PROGRAMMER), run.language,
+            self._settings.fix_replies is FixReplies.DIFF and not run.start_again,
+            run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
         context = self._file_context(run, writes_tests=False)
-        reply = await self._turn(run, Role.PROGRAMMER, prompt, lambda text: parse_files(text, context), _nothing_saved)
+        reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.PROGRAMMER, reply.notices)
-        return reply.files.without(run.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
+        return reply.files.without(run.work.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
 
-    async def _review(self, run: _Run, failing: TestReport | None, reason: str) -> Review:
-        """The Optimizer's review of the code. Once it has reviewed a version, it is shown what changed since
-        (it reviewed the rest already), and after failing tests what failed and why, so it does not approve
-        code that fails the same way again."""
-        previous = run.review.notes if run.review and not run.review.approved else ""
-        changed = diffs.changes(run.reviewed, run.files) if run.reviewed is not None else {}
-        prompt = dict(
-            task=run.request.task, files=run.files.as_dict() if run.reviewed is None else {}, changes=changed,
-            previous_review=previous, report=failing, triage_reason=reason,
-        )
-        run.reviewed = run.files
-        again = bool(run.review and not run.review.approved and run.review.notice)
-        review = await self._turn(run, Role.OPTIMIZER, prompt, lambda text: parse_review(text, again))
+    async def _review(self, run: _Run, standing: Standing) -> Review:
+        """The Optimizer's review of the code, told the latest verdicts as they stood when it was asked
+        (``standing``: the tests of this round may be running beside it)."""
+        prompt = contexts.for_optimizer(run.request.task, run.work, standing)
+        run.standing = run.standing.reviewing(run.work.files)
+        last = standing.review
+        again = bool(last and not last.approved and last.notice)
+        review = await self._turn(run, prompt, lambda text: parse_review(text, again),
+                                  meant=lambda review: Reviewed(review.approved, review.notes))
         await self._note(run, Role.OPTIMIZER, (review.notice,) if review.notice else ())
         return review
 
     async def _write_tests(self, run: _Run) -> FileSet:
         """The test files the Tester wrote (never the code or the user's tests)."""
-        fixing = bool(run.tests)
-        prompt = dict(
-            task=run.request.task, plan=self._plan_for(run, Role.TESTER), language=run.language,
-            files=run.files.as_dict(), user_tests=list(run.user_tests), tests=run.tests.as_dict(),
-            report=run.report if fixing else None,
-            triage_reason=(run.triage.reason if run.triage else FOLLOW_UP_TESTS) if fixing else "",
-            reply_notes=run.reply_notes.get(Role.TESTER, ()), runner_note=self._runner_note(run.language),
-            example="" if fixing else self._test_skeleton(run),
-        )
+        prompt = contexts.for_tester(run.request.task, run.work, run.standing, self._plan_for(run, Role.TESTER),
+                                     run.language, run.reply_notes.get(Role.TESTER, ()), self._runner_note(run.language),
+                                     example="" if run.work.tests else self._test_skeleton(run))
         context = self._file_context(run, writes_tests=True)
-        reply = await self._turn(run, Role.TESTER, prompt, lambda text: parse_files(text, context), _nothing_saved)
+        reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.TESTER, reply.notices)
-        return reply.files.without(run.user_tests)  # and ``_tests_step`` keeps the code the Programmer's
+        return reply.files.without(run.work.user_tests)  # and ``_tests_step`` keeps the code the Programmer's
 
     def _runner_note(self, language: str) -> str:
         """How a language the config added finds its tests, for the Tester (the template names the built-in
@@ -581,21 +549,22 @@ class Manager:
         described = self._languages.get(language)
         return described.tests_are_found() if described and language not in BUILT_IN else ""
 
-    async def _job(self, run: _Run) -> TestJob:
-        """The test run of the code as it stands, with every test."""
+    def _job(self, run: _Run, tested: Work) -> TestJob:
+        """The test run of ``tested`` outside a repository, with every test."""
         return TestJob(
-            language=run.language or self._languages.detect([*run.files, *run.tests]),
-            files=run.files.merged(self._all_tests(run)),
+            language=run.language or self._languages.detect([*tested.files, *tested.tests]),
+            files=tested.everything(),
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
-            authoritative=tuple(run.user_tests),
-        ) if run.workspace is None else await self._repo_job(run, run.files, self._all_tests(run))
+            authoritative=tuple(tested.user_tests),
+        )
 
     async def _test(self, run: _Run) -> TestReport:
         self._check_budget(run)
-        tested = (run.files, run.tests)
-        job = await self._job(run)
+        tested = run.work
+        job = self._job(run, tested) if run.workspace is None else await self._repo_job(run, tested.files,
+                                                                                       tested.all_tests())
         report = judged(await self._sandbox.run(job), run.already_failing)
-        run.tested = tested  # with its report: a run stopped meanwhile keeps the pair it last had
+        run.tested = tested  # with its report: a run stopped meanwhile keeps the work it last had
         await self._commit_round(run, report)
         await run.emit(TestReported(run.request.run_id, round=run.round, language=job.language, report=report))
         return report
@@ -605,7 +574,7 @@ class Manager:
         if run.workspace is None:
             return
         try:
-            await run.workspace.commit(run.files.merged(self._all_tests(run)),
+            await run.workspace.commit(run.work.everything(),
                                        f"Round {run.round}: {run.request.task.splitlines()[0][:60]} ({report.summary()})")
         except CheckInError as error:
             await run.emit(Notice(run.request.run_id, f"Round {run.round} could not be committed: {error}"))
@@ -614,17 +583,13 @@ class Manager:
         """Who acts on failing tests: the decision the model made, as far as the workflow allows it. When only
         one answer is allowed (no test of the team's to fix, no re-plan left) the Manager is asked only if
         ``forced_too``; otherwise the code is what must change, and the failing output says how."""
-        can_fix_tests = bool(run.tests)
-        can_replan = run.replans < self._settings.budget.max_replans
+        can_fix_tests = bool(run.work.tests)
+        can_replan = run.spent.replans < self._settings.budget.max_replans
         if not (can_fix_tests or can_replan or forced_too):
             return Triage(Action.FIX_CODE, "")
-        failing, _ = run.failure()
-        excerpts = failing_source(run.tests, failing_tests(failing), run.user_tests) if failing else None
-        prompt = dict(
-            task=run.request.task, tests={} if excerpts else run.tests.as_dict(), failing_source=excerpts or {},
-            user_tests=list(run.user_tests), report=failing, can_fix_tests=can_fix_tests, can_replan=can_replan,
-        )
-        triage = await self._turn(run, Role.MANAGER, prompt, parse_triage)
+        prompt = contexts.for_triage(run.request.task, run.work, run.standing, can_fix_tests, can_replan)
+        triage = await self._turn(run, prompt, parse_triage,
+                                  meant=lambda triage: Decided(triage.action, triage.reason))
         await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())
         return self._allowed(triage, can_fix_tests, can_replan)
 
@@ -644,10 +609,10 @@ class Manager:
 
     def _test_skeleton(self, run: _Run) -> str:
         """The first lines of a test file for the run's code, in the form its runner finds ("" when none)."""
-        known = self._languages
-        module = next((p for p in run.files if known.of_path(p) == run.language and not known.looks_like_test(p)), "")
+        known, files = self._languages, run.work.files
+        module = next((p for p in files if known.of_path(p) == run.language and not known.looks_like_test(p)), "")
         mentioned = file_names.mentioned_files(f"{run.request.task}\n{run.plan}", known)
-        return file_names.test_skeleton(run.language, module, run.files.get(module, ""), mentioned, known)
+        return file_names.test_skeleton(run.language, module, files.get(module, ""), mentioned, known)
 
     @staticmethod
     def _allowed(triage: Triage, can_fix_tests: bool, can_replan: bool) -> Triage:
@@ -665,19 +630,16 @@ class Manager:
         if not self._settings.check_in:
             return None
         run.unbudgeted = True
-        prompt = dict(
-            task=run.request.task, language=run.language, files=run.files.as_dict(),
-            tests=list(self._all_tests(run)), status=str(status), report=run.report,
-        )
+        prompt = contexts.for_check_in(run.request.task, run.language, run.work, status, run.standing.report)
         readme = ""
         try:
-            readme = await self._turn(run, Role.CHECKIN, prompt, parse_readme)
+            readme = await self._turn(run, prompt, parse_readme, meant=ReadmeWritten)
         except RunFailed as error:
             await run.emit(Notice(run.request.run_id, f"The Check-In agent failed ({error}); publishing with a plain README."))
         publication = Publication(
             run_id=run.request.run_id, conversation_key=run.request.conversation_key,
-            task=run.request.task, status=status, files=run.files.merged(self._all_tests(run)),
-            readme=readme, report=run.report, earlier_tasks=run.request.prior.tasks if run.request.prior else (),
+            task=run.request.task, status=status, files=run.work.everything(),
+            readme=readme, report=run.standing.report, earlier_tasks=run.request.prior.tasks if run.request.prior else (),
             plan=run.plan,
         )
         try:
@@ -691,46 +653,53 @@ class Manager:
     async def _finish_unproven(self, run: _Run, why: str) -> RunFinished:
         """Budget ran out: the best attempt is the code as last tested; publish it and say plainly why. Tests
         that passed while the review still asked for changes make no pass, and no failure either: stopped."""
-        if run.report is None or run.tested is None:
+        report, cannot_fail = run.standing.report, run.standing.cannot_fail
+        if report is None or run.tested is None:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
-        run.files, run.tests = run.tested  # later, untested edits would not match the report
+        run.work = run.tested  # later, untested edits would not match the report
         if run.users_failed and run.kept is not None:  # a later version broke the user's tests: not the best
-            run.files, run.tests, run.report = run.kept.files, run.kept.tests, run.kept.report
-            await run.emit(Notice(run.request.run_id, candidates.KEPT_NOTICE.format(summary=run.report.summary())))
-        status, result = RunStatus.FAILED, f"the last test run: {run.report.summary()}"
-        if run.report.ok and run.cannot_fail:
-            status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({run.cannot_fail})"
-        elif run.report.ok:
-            status, result = RunStatus.STOPPED, f"the tests passed ({run.report.summary()}) but the review still asks for changes"
+            run.work, report = run.kept.work, run.kept.report
+            run.standing = run.standing.with_report(report, cannot_fail)
+            await run.emit(Notice(run.request.run_id, candidates.KEPT_NOTICE.format(summary=report.summary())))
+        status, result = RunStatus.FAILED, f"the last test run: {report.summary()}"
+        if report.ok and cannot_fail:
+            status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({cannot_fail})"
+        elif report.ok:
+            status, result = RunStatus.STOPPED, f"the tests passed ({report.summary()}) but the review still asks for changes"
         if self._settings.publish_failed:
             run.checkin = await self._check_in(run, status)
         return self._finished(run, status, f"{why}; {result}")
 
     # -- one agent's turn ---------------------------------------------------------------------
 
-    async def _turn(self, run: _Run, role: Role, prompt: dict[str, Any], parse: Callable[[str], T],
-                    unreadable: Callable[[ReplyFormatError], T] | None = None) -> T:
-        """Stream one reply and return what ``parse`` reads in it. One more try is allowed: after an
+    async def _turn(self, run: _Run, prompt: PromptContext, parse: Callable[[str], T],
+                    unreadable: Callable[[ReplyFormatError], T] | None = None,
+                    meant: Callable[[T], TurnMeaning | None] = lambda _: None) -> T:
+        """Stream one reply and return what ``parse`` reads in it (its ``TurnFinished`` carries what that
+        ``meant``, so nothing downstream reads the reply again). One more try is allowed: after an
         unreadable reply, with a reminder showing the model its own reply in the expected form; after a
         prompt too long for the model, an empty reply or a cut one, with the prompt trimmed (a reply of files cut
         at its length limit after whole files is used as it is). Then the run fails, except that a reply still
         unreadable (or cut again before any whole file) becomes ``unreadable(error)`` where the workflow can go
         on without it (files: the tests then show what is missing)."""
-        messages = self._prompts.render(role, **prompt)
+        role = prompt.role
+        messages = self._prompts.render(prompt)
         for attempt in (1, 2):
             last = attempt == 2
             self._check_budget(run)
             await run.emit(TurnStarted(run.request.run_id, agent=role, round=run.round))
             started = self._clock()
             text, usage, trouble = await self._reply(run, role, messages)
-            run.usage = run.usage + usage
+            run.take(usage)
             value, failure = self._read(text, trouble, parse)
             if isinstance(trouble, ReplyCut) and not last and not _whole_files_before_cut(value, failure):
                 value, failure = None, None  # nothing whole arrived: asked again, shorter
+            read = failure is None and value is not None
             await run.emit(TurnFinished(
                 run.request.run_id, agent=role, round=run.round, text=text, usage=usage,
-                files=value.files if failure is None and isinstance(value, FileReply) else FileSet(),
+                files=value.files if read and isinstance(value, FileReply) else FileSet(),
                 duration_s=self._clock() - started, model=self._model.model_name(role),
+                meaning=meant(value) if read else None,  # type: ignore[arg-type]  # read: parsed
             ))
             usable_cut = isinstance(trouble, ReplyCut) and (value is not None or (last and unreadable is not None))
             if trouble is not None and not usable_cut:
@@ -742,7 +711,7 @@ class Manager:
                 if last:
                     raise ModelError(f"{trouble} Trimming the prompt and trying once more did not help.")
                 await run.emit(Notice(run.request.run_id, f"{trouble} Trimming the prompt and trying once more."))
-                messages = self._shorter(run, role, prompt, messages, trouble)
+                messages = self._shorter(run, prompt, messages, trouble)
                 continue
             if trouble is not None:
                 await run.emit(Notice(run.request.run_id, f"{trouble} The team goes on with what arrived."))
@@ -781,12 +750,12 @@ class Manager:
             return "".join(parts), cut.usage, cut
         except BudgetExhausted:
             spent = Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True)
-            run.usage = run.usage + spent
+            run.take(spent)
             await run.emit(TurnFinished(run.request.run_id, agent=role, round=run.round, text="".join(parts),
                                         usage=spent, model=self._model.model_name(role)))
             raise
         except asyncio.CancelledError:  # stopped beside a step that failed, or with the run: what it spent counts
-            run.usage = run.usage + Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True)
+            run.take(Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True))
             raise
         return "".join(parts), usage, None
 
@@ -802,13 +771,12 @@ class Manager:
         except ReplyFormatError as error:
             return None, error
 
-    def _shorter(self, run: _Run, role: Role, prompt: dict[str, Any], messages: list[Message],
-                 trouble: ModelError) -> list[Message]:
+    def _shorter(self, run: _Run, prompt: PromptContext, messages: list[Message], trouble: ModelError) -> list[Message]:
         """The prompt again, trimmed to about half of what the model holds (or half its size when unknown)."""
         size = sum(len(m.content) for m in messages)
         window = getattr(trouble, "context", None)
         budget = int(window * PROMPT_CHARS_PER_TOKEN * 0.5) if window else size // 2
-        shorter = self._prompts.render(role, **trimmed(prompt, run.written, budget))
+        shorter = self._prompts.render(trimmed(prompt, run.written, budget))
         if isinstance(trouble, ReplyCut):
             system, user = shorter
             shorter = [system, Message("user", user.content + "\n\n" + CUT_NOTE)]
@@ -822,8 +790,8 @@ class Manager:
 
     def _file_context(self, run: _Run, writes_tests: bool) -> FileContext:
         return FileContext(
-            language=run.language, code=run.files.as_dict(), tests=self._all_tests(run).as_dict(),
-            user_tests=tuple(run.user_tests), mentioned=f"{run.request.task}\n{run.plan}", writes_tests=writes_tests,
+            language=run.language, code=run.work.files.as_dict(), tests=run.work.all_tests().as_dict(),
+            user_tests=tuple(run.work.user_tests), mentioned=f"{run.request.task}\n{run.plan}", writes_tests=writes_tests,
             languages=self._languages,
         )
 
@@ -832,19 +800,24 @@ class Manager:
     def _start(self, request: RunRequest, emit: Emit) -> _Run:
         run = _Run(request=request, started=self._clock(), sink=emit, workspace=request.workspace)
         prior = request.prior
+        # A follow-up starts from what the conversation left; its Programmer and Tester both write (``Due()``):
+        # a follow-up changes what the code does, so its tests change too.
+        files, user_tests = (prior.files, prior.user_tests) if prior else (FileSet(), FileSet())
         if prior:
-            run.plan, run.language, run.files, run.tests = prior.plan, prior.language, prior.files, prior.tests
-            run.user_tests = prior.user_tests
-            run.tests_stale = True  # a follow-up changes what the code does, so its tests change too
+            run.plan, run.language = prior.plan, prior.language
         # The thread's files first, so a file the person attached to the request itself wins over them.
         for attachment in [*(request.thread.files if request.thread else ()), *request.attachments]:
-            target = "user_tests" if self._languages.looks_like_test(attachment.name) else "files"
-            setattr(run, target, getattr(run, target).merged({attachment.name: attachment.content}))
+            given = {attachment.name: attachment.content}
+            if self._languages.looks_like_test(attachment.name):
+                user_tests = user_tests.merged(given)
+            else:
+                files = files.merged(given)
         if self._settings.task_examples and not prior:
-            run.user_tests = example_tests(run.files).merged(run.user_tests)
-        if not prior and _stubs_given(run.files):
-            run.given = run.files
-        run.language = self._languages.detect([*run.files, *run.user_tests], run.language)
+            user_tests = example_tests(files).merged(user_tests)
+        run.work = Work(files, prior.tests if prior else FileSet(), user_tests)
+        if not prior and _stubs_given(files):
+            run.given = files
+        run.language = self._languages.detect([*files, *user_tests], run.language)
         return run
 
     async def _next_piece(self, run: _Run, role: Role, stream: AsyncIterator[str | Usage]) -> str | Usage | None:
@@ -879,7 +852,7 @@ class Manager:
     def _check_tokens(self, run: _Run, role: Role, prompt_tokens: int, reply_chars: int) -> None:
         """Stop a reply as soon as the run's tokens, this reply's included, reach the budget."""
         budget = self._settings.budget.max_tokens
-        spent = run.usage.total_tokens + prompt_tokens + reply_chars // CHARS_PER_TOKEN
+        spent = run.spent.usage.total_tokens + prompt_tokens + reply_chars // CHARS_PER_TOKEN
         if not run.unbudgeted and spent >= budget:
             raise BudgetExhausted(f"the token budget ran out during the {role}'s reply (about {spent:,} of {budget:,})")
 
@@ -890,7 +863,7 @@ class Manager:
 
     def _next_round(self, run: _Run) -> None:
         self._ensure_round_left(run)
-        run.round += 1
+        run.spent = run.spent.next_round()
 
     def _ensure_round_left(self, run: _Run) -> None:
         if run.round >= self._settings.budget.max_rounds:
@@ -900,8 +873,9 @@ class Manager:
         budget = self._settings.budget
         if run.unbudgeted:
             return
-        if run.usage.total_tokens >= budget.max_tokens:
-            raise BudgetExhausted(f"the token budget ran out ({run.usage.total_tokens:,} of {budget.max_tokens:,})")
+        used = run.spent.usage.total_tokens
+        if used >= budget.max_tokens:
+            raise BudgetExhausted(f"the token budget ran out ({used:,} of {budget.max_tokens:,})")
         if self._clock() - run.started >= budget.max_wall_s:
             raise BudgetExhausted(f"the time budget ran out ({budget.max_wall_s:.0f}s)")
 
@@ -914,18 +888,15 @@ class Manager:
             run.written[path] = newest
         return written
 
-    @staticmethod
-    def _all_tests(run: _Run) -> FileSet:
-        return run.tests.merged(run.user_tests)
-
     def _saved(self, run: _Run) -> WorkSaved:
-        return WorkSaved(run.request.run_id, files=run.files, tests=self._all_tests(run), user_tests=run.user_tests)
+        work = run.work
+        return WorkSaved(run.request.run_id, files=work.files, tests=work.all_tests(), user_tests=work.user_tests)
 
     def _finished(self, run: _Run, status: RunStatus, reason: str) -> RunFinished:
         return RunFinished(
-            run.request.run_id, status=status, reason=reason, files=run.files, tests=self._all_tests(run),
-            user_tests=run.user_tests,
-            report=run.report, usage=run.usage, checkin=run.checkin, language=run.language, plan=run.plan,
+            run.request.run_id, status=status, reason=reason, files=run.work.files, tests=run.work.all_tests(),
+            user_tests=run.work.user_tests, report=run.standing.report, usage=run.spent.usage, checkin=run.checkin,
+            language=run.language, plan=run.plan,
         )
 
 

@@ -1,4 +1,5 @@
-"""Renders each role's template from ``prompts/`` into chat messages.
+"""Renders each role's template from ``prompts/`` into chat messages, from the role's typed context
+(``agents.prompt_contexts``: the context names its template and holds what the template reads).
 
 A template has two blocks, ``system`` and ``user``; rendering uses ``StrictUndefined`` so a
 variable a template needs but was not given fails loudly instead of vanishing from the prompt.
@@ -15,18 +16,17 @@ import importlib.resources
 import re
 import secrets
 from contextvars import ContextVar
+from dataclasses import fields
 from pathlib import Path
-from typing import Any
 
 import jinja2
 
 from agents.failures import digest
 from agents.fences import fenced
 from agents.language import BUILT_IN, Languages
+from agents.prompt_contexts import DEFAULT_OUTPUT_LIMIT, PromptContext
 from agents.python_files import stubs
 from agents.types import Message
-
-DEFAULT_OUTPUT_LIMIT = 340  # characters of failing test output shown to a model (agents.failures says which)
 
 
 def default_prompt_dir() -> Path:
@@ -91,13 +91,13 @@ class PromptBook:
         # The shared macros as a global, because blocks rendered one by one skip top-level imports.
         self._env.globals["shared"] = self._env.get_template("_shared.jinja").make_module()
 
-    def render(self, role: str, **context: Any) -> list[Message]:
-        """The system and user messages for ``role`` with ``context`` filled in."""
-        template = self._env.get_template(f"{role}.jinja")
+    def render(self, context: PromptContext) -> list[Message]:
+        """The system and user messages of ``context``'s role, its values filled in."""
+        template = self._env.get_template(f"{context.role}.jinja")
         aside = _SetAside()
         token = _rendering.set(aside)
         try:
-            ctx = template.new_context(context)
+            ctx = template.new_context({f.name: getattr(context, f.name) for f in fields(context)})
             system = "".join(template.blocks["system"](ctx)).strip()
             user = "".join(template.blocks["user"](ctx)).strip()
         finally:

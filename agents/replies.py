@@ -19,7 +19,7 @@ from agents.paths import UnsafePath, project_path
 
 __all__ = [
     "Action", "FileContext", "FileReply", "ReplyFormatError", "Review", "Triage", "parse_files", "parse_plan",
-    "parse_readme", "parse_review", "parse_triage", "safe_path",
+    "parse_readme", "parse_review", "parse_triage", "safe_path", "without_language_line",
 ]
 
 
@@ -141,6 +141,7 @@ def parse_triage(text: str) -> Triage:
 
 
 _LANGUAGE = re.compile(r"^[\s>*_#-]*language[\s*_]*[:=][\s*_`]*(?P<name>[\w+#]+)", re.I | re.M)
+_LANGUAGE_LINE = re.compile(r"^[\s>*_#-]*language[\s*_]*[:=][\s*_`]*[\w+#]+[^\n]*\n?", re.I | re.M)
 
 
 def parse_plan(text: str) -> tuple[str, str]:
@@ -150,6 +151,11 @@ def parse_plan(text: str) -> tuple[str, str]:
         raise ReplyFormatError("the plan was empty")
     match = _LANGUAGE.search(plan)
     return plan, (match.group("name") if match else "")
+
+
+def without_language_line(plan: str) -> str:
+    """The plan as people read it: without the ``LANGUAGE:`` line the workflow reads."""
+    return _LANGUAGE_LINE.sub("", plan)
 
 
 def parse_readme(text: str) -> str:

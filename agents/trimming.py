@@ -9,7 +9,12 @@ user's. The files written last stay whole as long as anything else can go.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import fields, replace
+from typing import Any, TypeVar
+
+from agents.prompt_contexts import PromptContext
+
+C = TypeVar("C", bound=PromptContext)
 
 SHORT_OUTPUT = 200  # characters of failing output a trimmed prompt shows (the first failure and the count)
 LONG_TEXT = 1500  # a text longer than this is cut to SHORT_TEXT
@@ -18,10 +23,16 @@ KEPT_WHOLE = ("task", "language", "status")
 FILE_GROUPS = ("files", "tests")
 
 
-def trimmed(context: Mapping[str, Any], written: Mapping[str, int], budget_chars: int) -> dict[str, Any]:
-    """``context`` (a template's variables) shrunk towards ``budget_chars`` of prompt.
+def trimmed(context: C, written: Mapping[str, int], budget_chars: int) -> C:
+    """``context`` (a role's prompt context) shrunk towards ``budget_chars`` of prompt.
 
     ``written`` orders files by when they were last written (higher is more recent; missing is oldest)."""
+    names = {f.name for f in fields(context)}
+    smaller = _trimmed({name: getattr(context, name) for name in names}, written, budget_chars)
+    return replace(context, **{name: value for name, value in smaller.items() if name in names})
+
+
+def _trimmed(context: Mapping[str, Any], written: Mapping[str, int], budget_chars: int) -> dict[str, Any]:
     smaller: dict[str, Any] = {**context, "limit": SHORT_OUTPUT}
     for key, value in context.items():
         if isinstance(value, str) and key not in KEPT_WHOLE and len(value) > LONG_TEXT:

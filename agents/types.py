@@ -5,10 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from agents.protocols import Workspace
+from typing import Literal
 
 MessageRole = Literal["system", "user", "assistant"]
 
@@ -227,24 +224,6 @@ class PriorWork:
     repository: str = ""  # the repository the conversation works in, if any
     branch: str = ""  # the bot's branch there, once pushed: a follow-up continues on it
     thread: ThreadContext | None = None  # what the conversation's first run read of its thread
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """Everything the team needs to start (or continue) a piece of work."""
-
-    task: str
-    run_id: str
-    attachments: tuple[Attachment, ...] = ()
-    prior: PriorWork | None = None
-    conversation_key: str = ""  # which conversation the run belongs to (a Gist is revised per conversation)
-    workspace: Workspace | None = None  # the repository the run works in, if the request names one
-    thread: ThreadContext | None = None  # the thread the request was made in, when the bot read it
-
-    @property
-    def context(self) -> ThreadContext | None:
-        """The thread this request continues: read for it, else what the conversation's first run read."""
-        return self.thread or (self.prior.thread if self.prior else None)
 
 
 @dataclass(frozen=True)

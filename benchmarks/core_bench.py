@@ -41,7 +41,8 @@ from agents.events import Event, RunFinished, TestReported, TurnFinished, TurnSt
 from agents.manager import Budget, FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import Sandbox
-from agents.types import Message, RunRequest, RunStatus, TestReport, TestStatus
+from agents.run_request import RunRequest
+from agents.types import Message, RunStatus, TestReport, TestStatus
 from bot.config.sections import Config, LimitsConfig, LLMConfig, SandboxConfig, Secrets, StorageConfig
 from bot.model.client import OpenAIChatModel
 from bot.runs.service import ChatRequest, Service

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from agents.events import Event, RunFinished, TurnFinished
+from agents.events import Event, ReadmeWritten, RunFinished, TurnFinished
 from agents.language import BUILT_IN, Languages
-from agents.replies import ReplyFormatError, parse_readme
-from agents.types import Publication, Role, RunStatus
+from agents.types import Publication, RunStatus
 from bot.chat.renderer import Redact, RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.store.protocol import History
@@ -49,11 +48,8 @@ async def draw_again(thread: Thread, history: History, runs: list[RunSummary], p
 
 async def _attach_again(renderer: RunRenderer, run: RunSummary, finished: RunFinished, events: list[Event]) -> None:
     """The files the run's fallback publisher attached, with the README its Check-In wrote."""
-    readmes = [e.text for e in events if isinstance(e, TurnFinished) and e.agent == Role.CHECKIN]
-    try:
-        readme = parse_readme(readmes[-1]) if readmes else ""
-    except ReplyFormatError:
-        readme = ""
+    readme = next((e.meaning.readme for e in reversed(events) if isinstance(e, TurnFinished)
+                   and isinstance(e.meaning, ReadmeWritten)), "")
     await renderer.publish(Publication(
         run_id=run.id, conversation_key=conversation_key(run.platform, run.thread_key), task=run.task,
         status=finished.status, files=finished.files.merged(finished.tests), readme=readme, report=finished.report,

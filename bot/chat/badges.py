@@ -1,21 +1,19 @@
-"""A turn as a person reads it: the lines an agent writes for the workflow (``VERDICT: APPROVE``,
-``DECISION: fix_code``, ``LANGUAGE: python``) become a short badge beside the agent's name, read by the
-same parsers the workflow uses (``agents.replies``), and the Check-In's README, already in the Gist, is
-told in two lines."""
+"""A turn as a person reads it: what the turn decided (``TurnFinished.meaning``: the verdict, the triage, the
+plan's language, as the workflow read them) becomes a short badge beside the agent's name, and the Check-In's
+README, already in the Gist, is told in two lines. Nothing here reads a model's reply: a turn whose reply could
+not be read carries no meaning and is shown as written."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from agents.replies import Action, ReplyFormatError, parse_plan, parse_review, parse_triage
-from agents.types import Role
+from agents.events import Decided, Planned, Reviewed, TurnFinished
+from agents.replies import Action
 
 BADGE_NOTE_CHARS = 80  # of the first note in "asks for changes: ..."
 SUMMARY_LINE_CHARS = 200
 TRIAGE_BADGES = {Action.FIX_CODE: "🔧 fix the code", Action.FIX_TESTS: "🧪 fix the tests", Action.REPLAN: "🗺️ re-plan"}
-# The Planner's language line, as ``agents.replies.parse_plan`` finds it.
-_LANGUAGE_LINE = re.compile(r"^[\s>*_#-]*language[\s*_]*[:=][\s*_`]*[\w+#]+[^\n]*\n?", re.I | re.M)
 _HEADING_MARKS = re.compile(r"^\s*#+\s*|\s*#+\s*$")
 
 
@@ -27,21 +25,16 @@ class Reading:
     text: str
 
 
-def read_turn(agent: str, text: str) -> Reading:
-    try:
-        if agent == Role.OPTIMIZER:
-            review = parse_review(text)
-            badge = "✅ approves" if review.approved else f"✍️ asks for changes: {first_words(review.notes)}"
-            return Reading(badge.rstrip(": "), review.notes)
-        if agent == Role.MANAGER:
-            triage = parse_triage(text)
-            return Reading(TRIAGE_BADGES[triage.action], triage.reason)
-        if agent == Role.PLANNER:
-            _, language = parse_plan(text)
-            return Reading(f"language: {language}" if language else "", _LANGUAGE_LINE.sub("", text))
-    except ReplyFormatError:
-        pass  # unreadable: shown as written (the workflow asks again and says so)
-    return Reading("", text)
+def read_turn(event: TurnFinished) -> Reading:
+    meaning = event.meaning
+    if isinstance(meaning, Reviewed):
+        badge = "✅ approves" if meaning.approved else f"✍️ asks for changes: {first_words(meaning.notes)}"
+        return Reading(badge.rstrip(": "), meaning.notes)
+    if isinstance(meaning, Decided):
+        return Reading(TRIAGE_BADGES[meaning.action], meaning.reason)
+    if isinstance(meaning, Planned):
+        return Reading(f"language: {meaning.language}" if meaning.language else "", meaning.prose)
+    return Reading("", event.text)
 
 
 def first_words(text: str, limit: int = BADGE_NOTE_CHARS) -> str:

@@ -119,7 +119,7 @@ class ProgressTracker:
         if event.agent == Role.TESTER:  # its step ends with the test run it leads to
             self._set_detail("running the tests", key)
             return
-        badge = _words(read_turn(event.agent, event.text).badge) if event.agent != Role.CHECKIN else "publishing"
+        badge = _words(read_turn(event).badge) if event.agent != Role.CHECKIN else "publishing"
         if event.agent == Role.CHECKIN:
             self._set_detail(badge, key)
         else:

@@ -303,7 +303,7 @@ class RunRenderer:
                 title = turn_header(event.agent, event.round, self._follow_up).replace("**", "")
                 await self._upload(files, f"📎 {title}: " + ", ".join(f"`{name}`" for name in files))
             return
-        reading = read_turn(event.agent, event.text)
+        reading = read_turn(event)
         header = self._show(turn_header(event.agent, event.round, self._follow_up, reading.badge))
         inlined = inline_or_attach(reading.text, self._style.max_inline_code_chars, event.files, self._languages)
         body = readme_summary(event.text) if event.agent == Role.CHECKIN else captioned(inlined.text)

@@ -31,22 +31,13 @@ from agents.events import Event, TurnFinished
 from agents.file_replies import without_open_block
 from agents.language import Languages
 from agents.manager import Manager, TeamSettings
+from agents.prompt_contexts import for_programmer
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Sandbox
 from agents.replies import FileContext, ReplyFormatError, parse_files
-from agents.types import (
-    Attachment,
-    CheckInResult,
-    FileSet,
-    Message,
-    Publication,
-    Role,
-    RunRequest,
-    RunStatus,
-    TestJob,
-    TestReport,
-    Usage,
-)
+from agents.run_request import RunRequest
+from agents.run_state import Work
+from agents.types import Attachment, CheckInResult, FileSet, Message, Publication, Role, RunStatus, TestJob, TestReport, Usage
 from bot.config.sections import Price
 from bot.eval.modes import Mode, Workflow
 from bot.eval.problems import Problem
@@ -191,10 +182,8 @@ async def _single(problem: Problem, parts: Parts) -> Attempt:
     known = parts.settings.languages
     code = code_of(problem.starter, known)
     tests = problem.starter.without(code)  # starter files named like tests: visible to the Programmer
-    messages = parts.prompts.render(
-        role, task=problem.task, plan="" if code else NO_PLAN, language=problem.language, files=code.as_dict(),
-        user_tests=tests.as_dict(), review_notes="", report=None, triage_reason="", fix_as_diff=False, reply_notes=(),
-    )
+    messages = parts.prompts.render(for_programmer(problem.task, Work(files=code, user_tests=tests),
+                                                   plan="" if code else NO_PLAN, language=problem.language))
     context = FileContext(language=problem.language, code=code.as_dict(), tests=tests.as_dict(),
                           user_tests=tuple(tests), mentioned=problem.task, languages=known)
     started = parts.clock()

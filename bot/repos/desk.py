@@ -15,6 +15,7 @@ from bot.checkin.fallback import FallbackPublisher
 from bot.config.sections import Config, ConfigError, Secrets
 from bot.repos.names import RepoName, RepoTarget, from_argument, named_in, resolve
 from bot.repos.opening import OpenedRepo, open_repo
+from bot.repos.pull_request import PullRequestPublisher
 
 if TYPE_CHECKING:
     from bot.repos.github import GitHubApp, GitHubRepos
@@ -74,8 +75,6 @@ class RepoDesk:
         return token, module.GitHubRepos.with_token(self._config.checkin, token)
 
     def publisher(self, repo: OpenedRepo, fallback: Publisher, link: str = "") -> Publisher:
-        from bot.checkin.pull_request import PullRequestPublisher
-
         return FallbackPublisher(PullRequestPublisher(repo, self._config.repos, link), fallback)
 
     async def _client(self) -> GitHubRepos | None:

@@ -24,7 +24,8 @@ from agents.events import CheckedIn, Notice, RunFinished
 from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
-from agents.types import Attachment, PriorWork, RunRequest, RunStatus, ThreadContext
+from agents.run_request import RunRequest
+from agents.types import Attachment, PriorWork, RunStatus, ThreadContext
 from bot.chat.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread

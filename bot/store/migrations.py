@@ -102,6 +102,9 @@ ALTER TABLE runs ADD COLUMN branch TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN pr_url TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN head_commit TEXT NOT NULL DEFAULT '';
 """),
+    Migration(4, "a turn keeps what it decided (the verdict, the triage, the plan's language, the README)", """
+ALTER TABLE turns ADD COLUMN meaning TEXT NOT NULL DEFAULT '';
+"""),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -8,7 +8,22 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any, Protocol
 
-from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished, WorkSaved
+from agents.events import (
+    CheckedIn,
+    Decided,
+    Event,
+    Notice,
+    Planned,
+    ReadmeWritten,
+    Reviewed,
+    RunFinished,
+    RunStarted,
+    TestReported,
+    TurnFinished,
+    TurnMeaning,
+    WorkSaved,
+)
+from agents.replies import Action
 from agents.types import (
     Attachment,
     CheckInResult,
@@ -72,8 +87,31 @@ def turn_event(run_id: str, row: Row) -> TurnFinished:
     return TurnFinished(
         run_id, agent=row["agent"], round=row["round"], text=row["text"], files=FileSet(json.loads(row["files"])),
         usage=usage(row),
-        duration_s=row["finished_at"] - row["started_at"], model=row["model"],
+        duration_s=row["finished_at"] - row["started_at"], model=row["model"], meaning=meaning(row["meaning"]),
     )
+
+
+_MEANINGS: dict[str, type[TurnMeaning]] = {"planned": Planned, "reviewed": Reviewed, "decided": Decided,
+                                           "readme": ReadmeWritten}
+
+
+def meaning_json(meaning: TurnMeaning | None) -> str:
+    """What a turn decided, as its row keeps it ('' for none)."""
+    if meaning is None:
+        return ""
+    kind = next(name for name, kind in _MEANINGS.items() if isinstance(meaning, kind))
+    return json.dumps({"kind": kind, **asdict(meaning)})
+
+
+def meaning(text: str) -> TurnMeaning | None:
+    """A turn's decision read back. A row recorded before turns kept it ('') has none: it is shown as written."""
+    if not text:
+        return None
+    data = json.loads(text)
+    kind = _MEANINGS[data.pop("kind")]
+    if kind is Decided:
+        data["action"] = Action(data["action"])
+    return kind(**data)
 
 
 def note_event(run_id: str, kind: str, body: str) -> Event | None:

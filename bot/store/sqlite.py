@@ -285,10 +285,10 @@ class SQLiteStore:
         estimated = int(event.usage.estimated and event.usage.total_tokens > 0)  # as a sum of usages counts it
         await self._execute(
             "INSERT INTO turns (run_id, agent, round, text, files, started_at, finished_at, model, prompt_tokens,"
-            " completion_tokens, cost_usd, usage_estimated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " completion_tokens, cost_usd, usage_estimated, meaning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (event.run_id, event.agent, event.round, event.text, json.dumps(event.files.as_dict()),
              now - event.duration_s, now, event.model, event.usage.prompt_tokens, event.usage.completion_tokens,
-             event.usage.cost_usd, estimated),
+             event.usage.cost_usd, estimated, decode.meaning_json(event.meaning)),
         )
         await self._execute(
             "UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
@@ -482,6 +482,7 @@ ADDED_COLUMNS = {
     ("runs", "pr_url"): "TEXT NOT NULL DEFAULT ''",
     ("runs", "head_commit"): "TEXT NOT NULL DEFAULT ''",
     ("runs", "thread"): "TEXT NOT NULL DEFAULT ''",  # what was read of the chat thread the request came from
+    ("turns", "meaning"): "TEXT NOT NULL DEFAULT ''",  # what the turn decided (verdict, triage, plan, README)
 }
 
 

@@ -9,7 +9,8 @@ from agents.checkless import checkless_tests
 from agents.events import Notice, RunFinished, TurnFinished
 from agents.language import BUILT_IN
 from agents.manager import Budget, Manager, Order, TeamSettings
-from agents.types import RunRequest, RunStatus, TestReport, TestStatus
+from agents.run_request import RunRequest
+from agents.types import RunStatus, TestReport, TestStatus
 from tests.fakes import team_script as s
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox

@@ -7,7 +7,8 @@ import pytest
 
 from agents.events import TestReported, TurnFinished
 from agents.manager import Manager
-from agents.types import RunRequest, RunStatus
+from agents.run_request import RunRequest
+from agents.types import RunStatus
 from bot.model.client import OpenAIChatModel
 from bot.sandbox import DockerSandbox
 from tests.docker_support import TEST_CONFIG

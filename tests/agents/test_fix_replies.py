@@ -5,7 +5,8 @@ import pytest
 
 from agents.events import Notice, RunFinished, WorkSaved
 from agents.manager import Budget, FixReplies, Manager, Order, TeamSettings
-from agents.types import RunRequest, RunStatus, TestReport, TestStatus
+from agents.run_request import RunRequest
+from agents.types import RunStatus, TestReport, TestStatus
 from tests.fakes import durations_script as d
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox

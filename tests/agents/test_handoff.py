@@ -7,7 +7,8 @@ import pytest
 from agents.events import Notice
 from agents.handoff import events_of
 from agents.manager import Manager
-from agents.types import RunRequest, RunStatus
+from agents.run_request import RunRequest
+from agents.types import RunStatus
 from tests.fakes import team_script as s
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox

@@ -3,6 +3,8 @@ named and described like a built-in one, and the built-in ones keep their own ha
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from agents import file_names
@@ -45,8 +47,8 @@ def test_a_testers_bare_block_of_an_added_language_is_named_by_its_first_test_pa
 
 def test_a_file_an_added_language_writes_is_shown_to_the_model_in_its_language():
     assert file_block("calc.lua", LUA_CODE, WITH_LUA).startswith("```lua path=calc.lua\n")
-    context = {**CONTEXTS[Role.PROGRAMMER], "files": {"calc.lua": LUA_CODE}, "language": "lua"}
-    _, user = PromptBook(languages=WITH_LUA).render(Role.PROGRAMMER, **context)
+    context = replace(CONTEXTS[Role.PROGRAMMER], files={"calc.lua": LUA_CODE}, language="lua")
+    _, user = PromptBook(languages=WITH_LUA).render(context)
     assert "```lua path=calc.lua\n" in user.content
 
 

@@ -5,9 +5,24 @@ import asyncio
 import pytest
 
 from agents import candidates
-from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TextDelta, TurnFinished, TurnStarted
+from agents.events import (
+    CheckedIn,
+    Decided,
+    Notice,
+    Planned,
+    ReadmeWritten,
+    Reviewed,
+    RunFinished,
+    RunStarted,
+    TestReported,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+)
 from agents.manager import Budget, Manager, Order, TeamSettings
-from agents.types import Attachment, FileSet, PriorWork, RunRequest, RunStatus, TestReport, TestStatus
+from agents.replies import Action
+from agents.run_request import RunRequest
+from agents.types import Attachment, FileSet, PriorWork, RunStatus, TestReport, TestStatus
 from tests.fakes import team_script as s
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
@@ -80,6 +95,24 @@ async def test_failing_tests_go_back_to_the_programmer_who_fixes_the_code(order,
     assert events[-1].status is RunStatus.PASSED
     second_programmer_prompt = [p for role, p in model.prompts if role == "programmer"]
     assert len(second_programmer_prompt) == 2
+
+
+async def test_each_turn_carries_what_it_decided_as_the_workflow_read_it(order):
+    def meanings(events):
+        return {(e.agent, e.round): e.meaning for e in events if isinstance(e, TurnFinished)}
+
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "optimizer": [s.APPROVE, s.APPROVE],
+              "manager": [s.FIX_CODE]}
+    events, *_ = await run_team(script, order=order)
+    meant = meanings(events)
+    assert meant[("planner", 0)] == Planned("python", s.PLAN.removesuffix("LANGUAGE: python"))
+    assert meant[("optimizer", 1)] == Reviewed(True, "The code is correct and handles nesting.")
+    assert meant[("manager", 1)] == Decided(Action.FIX_CODE, "The code stops at the first level.")
+    assert meant[("checkin", 2)] == ReadmeWritten(s.README)
+    assert all(meaning is None for (agent, _), meaning in meant.items() if agent in ("programmer", "tester"))
+    events, *_ = await run_team({**s.happy_path(), "optimizer": [s.CHANGES, s.APPROVE], "programmer": [s.CODE, s.CODE]},
+                                order=order)
+    assert meanings(events)[("optimizer", 1)] == Reviewed(False, "find_intf does not recurse into dict values.")
 
 
 async def test_a_wrong_generated_test_is_fixed_by_the_tester_not_the_code():

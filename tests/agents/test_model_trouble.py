@@ -7,7 +7,8 @@ import pytest
 
 from agents.events import Notice, TestReported
 from agents.manager import Manager
-from agents.types import FileSet, PriorWork, RunRequest, RunStatus
+from agents.run_request import RunRequest
+from agents.types import FileSet, PriorWork, RunStatus
 from bot.config.sections import AgentSettings
 from bot.model.client import OpenAIChatModel
 from tests.conftest import with_changes

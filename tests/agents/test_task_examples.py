@@ -5,8 +5,9 @@ import pytest
 
 from agents.events import TestReported, TurnFinished
 from agents.manager import Manager
+from agents.run_request import RunRequest
 from agents.task_examples import example_tests
-from agents.types import Attachment, FileSet, RunRequest, RunStatus
+from agents.types import Attachment, FileSet, RunStatus
 from bot.model.client import OpenAIChatModel
 from bot.sandbox import DockerSandbox
 from tests.docker_support import TEST_CONFIG

@@ -5,7 +5,8 @@ import pytest
 
 from agents.events import CheckedIn, RunFinished, TurnFinished
 from agents.manager import Budget, Manager, Order, TeamSettings
-from agents.types import RunRequest, RunStatus
+from agents.run_request import RunRequest
+from agents.types import RunStatus
 from tests.fakes import team_script as s
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox

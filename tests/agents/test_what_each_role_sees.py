@@ -9,7 +9,8 @@ import pytest
 
 from agents.events import RunFinished
 from agents.manager import Budget, Manager, Order, TeamSettings
-from agents.types import RunRequest, RunStatus, TestReport, TestStatus
+from agents.run_request import RunRequest
+from agents.types import RunStatus, TestReport, TestStatus
 from tests.agents.test_failures import pytest_output
 from tests.fakes import durations_script as d
 from tests.fakes.publishers import RecordingPublisher

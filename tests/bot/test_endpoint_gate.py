@@ -10,7 +10,8 @@ import pytest
 
 from agents.events import Notice, RunFinished
 from agents.manager import Manager, Order, TeamSettings
-from agents.types import Message, RunRequest, RunStatus, Usage
+from agents.run_request import RunRequest
+from agents.types import Message, RunStatus, Usage
 from bot.config.sections import Config, LLMConfig, StorageConfig
 from bot.model.client import OpenAIChatModel
 from tests.fakes import team_script as s

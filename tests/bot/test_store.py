@@ -12,7 +12,19 @@ import sys
 
 import pytest
 
-from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TurnFinished
+from agents.events import (
+    CheckedIn,
+    Decided,
+    Notice,
+    Planned,
+    ReadmeWritten,
+    Reviewed,
+    RunFinished,
+    RunStarted,
+    TestReported,
+    TurnFinished,
+)
+from agents.replies import Action
 from agents.types import CheckInResult, FileSet, RunStatus, TestReport, TestStatus, Usage
 from bot.safety.redact import masked_url
 from bot.store.errors import StoreError
@@ -174,6 +186,29 @@ async def test_a_bare_final_event_keeps_what_was_recorded_before(store):
     assert record.summary.status == "stopped" and record.report == report
 
 
+@pytest.mark.parametrize("meaning", [Planned("", "steps"), Reviewed(False, "- a bug\n- another"),
+                                     Decided(Action.REPLAN, "no way"), ReadmeWritten("# t\n"), None])
+async def test_what_a_turn_decided_comes_back_as_it_was_recorded(store, meaning):
+    await start_run(store)
+    await store.record(TurnFinished("r1", agent="optimizer", round=1, text="VERDICT: whatever", meaning=meaning))
+    turn = next(e for e in await store.timeline("r1") if isinstance(e, TurnFinished))
+    assert turn.meaning == meaning and turn.text == "VERDICT: whatever"
+
+
+async def test_a_turn_recorded_before_turns_kept_their_meaning_reads_back_with_none(tmp_path):
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(SCHEMA)
+        db.execute("INSERT INTO conversations (platform, thread_key, created_at) VALUES ('t', 'k', 0)")
+        db.execute("INSERT INTO runs (id, conversation_id, task, status, created_at) VALUES ('r1', 1, 'x', 'failed', 0)")
+        db.execute("INSERT INTO turns (run_id, agent, round, text, started_at, finished_at) "
+                   "VALUES ('r1', 'optimizer', 1, 'VERDICT: APPROVE', 0, 1)")
+    store = await SQLiteStore.open(path)
+    turn = next(e for e in await store.timeline("r1") if isinstance(e, TurnFinished))
+    assert (turn.text, turn.meaning) == ("VERDICT: APPROVE", None)  # shown as written, never read again
+    await store.close()
+
+
 async def test_an_older_database_gets_new_columns_at_open(tmp_path):
     import sqlite3
 
@@ -226,10 +261,11 @@ async def test_a_stored_run_s_events_come_back_in_the_order_they_happened(store)
     report = TestReport(TestStatus.FAILED, 1, 0.4, 1, 1, "1 failed")
     recorded = [
         Notice("r1", "Queued: waiting for a free slot."),
-        TurnFinished("r1", agent="planner", round=0, text="the plan", usage=Usage(10, 5, 0.001), model="m"),
+        TurnFinished("r1", agent="planner", round=0, text="the plan", usage=Usage(10, 5, 0.001), model="m",
+                     meaning=Planned("go", "the plan")),
         TurnFinished("r1", agent="tester", round=1, text="tests", files=FileSet({"test_a.py": "t\n"})),
         TestReported("r1", round=1, language="python", report=report),
-        TurnFinished("r1", agent="manager", round=1, text="DECISION: fix_code"),
+        TurnFinished("r1", agent="manager", round=1, text="DECISION: fix_code", meaning=Decided(Action.FIX_CODE, "")),
     ]
     for event in recorded:
         await store.record(event)
@@ -243,8 +279,9 @@ async def test_a_stored_run_s_events_come_back_in_the_order_they_happened(store)
     await store.record(finished)
     timeline = (await store.timeline("r1"))[1:]
     assert timeline[0] == recorded[0]  # the notice first, as it happened
-    assert [(e.agent, e.round, e.text) for e in timeline if isinstance(e, TurnFinished)] == [
-        ("planner", 0, "the plan"), ("tester", 1, "tests"), ("manager", 1, "DECISION: fix_code")]
+    assert [(e.agent, e.round, e.text, e.meaning) for e in timeline if isinstance(e, TurnFinished)] == [
+        ("planner", 0, "the plan", Planned("go", "the plan")), ("tester", 1, "tests", None),
+        ("manager", 1, "DECISION: fix_code", Decided(Action.FIX_CODE, ""))]
     assert timeline[1].usage == Usage(10, 5, 0.001) and timeline[2].files == {"test_a.py": "t\n"}
     assert timeline[3] == recorded[3]
     assert timeline[-2] == CheckedIn("r1", result=CheckInResult("https://gist.example/abc", "gist"))

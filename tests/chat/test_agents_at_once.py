@@ -1,7 +1,8 @@
 """Two agents writing at the same time, as a chat thread shows them: one whole message per turn, in turn."""
 
 from agents.manager import Manager, Order, TeamSettings
-from agents.types import RunRequest, RunStatus
+from agents.run_request import RunRequest
+from agents.types import RunStatus
 from bot.chat.renderer import RunRenderer
 from bot.safety.redact import Redactor
 from tests.fakes import team_script as s

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.events import RunFinished, TextDelta, TurnFinished, TurnStarted, Waiting
+from agents.events import Reviewed, RunFinished, TextDelta, TurnFinished, TurnStarted, Waiting
 from agents.types import RunStatus
 from bot.chat.progress import ProgressTracker, progress_text
 
@@ -41,7 +41,8 @@ def test_tokens_without_a_silence_before_them_change_nothing():
 
 def test_a_step_that_ends_or_a_run_stopped_during_a_silence_no_longer_says_it_waits():
     waiting = [TurnStarted(RUN, agent="optimizer", round=2), Waiting(RUN, agent="optimizer", seconds=30)]
-    assert shown([*waiting, TurnFinished(RUN, agent="optimizer", round=2, text="VERDICT: APPROVE")]) == [
+    assert shown([*waiting, TurnFinished(RUN, agent="optimizer", round=2, text="VERDICT: APPROVE",
+                                                    meaning=Reviewed(True, ""))]) == [
         "✅ Review · round 2 — approves"]
     for status, mark in [(RunStatus.STOPPED, "⏹️"), (RunStatus.INTERRUPTED, "⏹️"), (RunStatus.ERROR, "❌")]:
         assert shown([*waiting, RunFinished(RUN, status=status, reason="why")]) == [f"{mark} Review · round 2"]

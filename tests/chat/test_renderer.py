@@ -8,8 +8,22 @@ import re
 import pytest
 
 from agents.errors import CheckInError
-from agents.events import CheckedIn, Notice, RunFinished, RunStarted, TestReported, TextDelta, TurnFinished, TurnStarted, Waiting
+from agents.events import (
+    CheckedIn,
+    Decided,
+    Notice,
+    Planned,
+    Reviewed,
+    RunFinished,
+    RunStarted,
+    TestReported,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+    Waiting,
+)
 from agents.fences import FENCE_LINE
+from agents.replies import Action
 from agents.types import CheckInResult, FileSet, Publication, RunStatus, TestReport, TestStatus, Usage
 from bot.chat.renderer import WRITING, RunRenderer
 from bot.safety.redact import Redactor
@@ -39,13 +53,15 @@ def finished(status=RunStatus.PASSED, **fields) -> RunFinished:
     return RunFinished(RUN, status=status, reason=fields.pop("reason", "tests passed and the review approved"), **fields)
 
 
-def turn(agent, text, round_=1, files=None):
+def turn(agent, text, round_=1, files=None, meaning=None):
+    """A turn's events as the Manager tells them: its reply streamed, then what the reply decided (``meaning``)."""
     return [TurnStarted(RUN, agent=agent, round=round_), TextDelta(RUN, agent=agent, text=text),
-            TurnFinished(RUN, agent=agent, round=round_, text=text, files=FileSet(files or {}))]
+            TurnFinished(RUN, agent=agent, round=round_, text=text, files=FileSet(files or {}), meaning=meaning)]
 
 
 async def test_the_status_message_carries_stop_until_the_run_ends_and_then_says_how_it_ended():
-    thread, renderer = await draw([*turn("planner", "1. Plan.\nLANGUAGE: python", 0), finished(usage=Usage(10, 5))])
+    thread, renderer = await draw([*turn("planner", "1. Plan.\nLANGUAGE: python", 0, meaning=Planned("python", "1. Plan.\n")),
+                                    finished(usage=Usage(10, 5))])
     status = thread.messages[0]
     assert thread.calls[0] == "post"
     assert status.text == "✅ **Passed** · run `r1`\n✅ Plan — language: python" and status.stop == ""
@@ -191,20 +207,31 @@ async def test_a_failing_platform_call_is_logged_and_the_drawing_goes_on(caplog)
 CONTROL_LINE = re.compile(r"^\W*(?:VERDICT|DECISION|LANGUAGE)\W*[:=]", re.I | re.M)
 
 
-@pytest.mark.parametrize("agent, text, badge, prose", [
-    ("optimizer", "Looks right.\nVERDICT: APPROVE", "✅ approves", "Looks right."),
+@pytest.mark.parametrize("agent, text, meaning, badge, prose", [
+    ("optimizer", "Looks right.\nVERDICT: APPROVE", Reviewed(True, "Looks right."), "✅ approves", "Looks right."),
     ("optimizer", "- find_intf does not recurse into dict values.\n- Add a test.\n**Verdict:** changes",
+     Reviewed(False, "- find_intf does not recurse into dict values.\n- Add a test."),
      "✍️ asks for changes: find_intf does not recurse into dict values.", "find_intf does not recurse"),
-    ("manager", "The code stops at the first level.\nDECISION: fix_code", "🔧 fix the code", "stops at the first level"),
-    ("manager", "test_lists expects one match.\nDECISION: fix_tests", "🧪 fix the tests", "expects one match"),
-    ("manager", "The approach cannot work.\n**DECISION**: replan", "🗺️ re-plan", "cannot work"),
-    ("planner", "1. Walk the tree.\n2. Collect.\nLANGUAGE: Python", "language: Python", "1. Walk the tree."),
+    ("manager", "The code stops at the first level.\nDECISION: fix_code",
+     Decided(Action.FIX_CODE, "The code stops at the first level."), "🔧 fix the code", "stops at the first level"),
+    ("manager", "test_lists expects one match.\nDECISION: fix_tests",
+     Decided(Action.FIX_TESTS, "test_lists expects one match."), "🧪 fix the tests", "expects one match"),
+    ("manager", "The approach cannot work.\n**DECISION**: replan", Decided(Action.REPLAN, "The approach cannot work."),
+     "🗺️ re-plan", "cannot work"),
+    ("planner", "1. Walk the tree.\n2. Collect.\nLANGUAGE: Python", Planned("Python", "1. Walk the tree.\n2. Collect.\n"),
+     "language: Python", "1. Walk the tree."),
 ])
-async def test_lines_meant_for_the_workflow_become_a_badge_and_are_not_shown_raw(agent, text, badge, prose):
-    thread, _ = await draw([*turn(agent, text), finished()])
+async def test_lines_meant_for_the_workflow_become_a_badge_and_are_not_shown_raw(agent, text, meaning, badge, prose):
+    """What the turn decided travels on its event; the reply's control lines are not shown."""
+    thread, _ = await draw([*turn(agent, text, meaning=meaning), finished()])
     shown = thread.texts()[1]
     assert shown.splitlines()[0].endswith(f" — {badge}") and prose in shown
     assert not CONTROL_LINE.search(shown)
+
+
+async def test_a_turn_whose_reply_could_not_be_read_is_shown_as_written_without_a_badge():
+    thread, _ = await draw([*turn("optimizer", "VERDICT: maybe?"), finished()])
+    assert thread.texts()[1] == "**Optimizer (review)** · round 1\nVERDICT: maybe?"
 
 
 async def test_code_blocks_are_captioned_with_their_file_and_keep_only_the_language():
@@ -279,14 +306,15 @@ def report_of(passed: int, failed: int) -> TestReport:
 
 def a_run_with_a_fix() -> list:
     """Plan, code, review, tests failing, triage, fix, review, tests passing, check-in: a whole run."""
-    return [RunStarted(RUN, task="find all intf keys"), *turn("planner", "Plan.\nLANGUAGE: python", 0),
+    return [RunStarted(RUN, task="find all intf keys"),
+            *turn("planner", "Plan.\nLANGUAGE: python", 0, meaning=Planned("python", "Plan.\n")),
             *turn("programmer", "```python path=intf.py\nx = 1\n```", 1, files={"intf.py": "x = 1\n"}),
-            *turn("optimizer", "Fine.\nVERDICT: APPROVE", 1),
+            *turn("optimizer", "Fine.\nVERDICT: APPROVE", 1, meaning=Reviewed(True, "Fine.")),
             *turn("tester", "```python path=test_intf.py\ndef test_x(): pass\n```", 1, files={"test_intf.py": "t\n"}),
             TestReported(RUN, round=1, language="python", report=report_of(1, 1)),
-            *turn("manager", "Off by one.\nDECISION: fix_code", 1),
+            *turn("manager", "Off by one.\nDECISION: fix_code", 1, meaning=Decided(Action.FIX_CODE, "Off by one.")),
             *turn("programmer", "```python path=intf.py\nx = 2\n```", 2, files={"intf.py": "x = 2\n"}),
-            *turn("optimizer", "Good.\nVERDICT: APPROVE", 2),
+            *turn("optimizer", "Good.\nVERDICT: APPROVE", 2, meaning=Reviewed(True, "Good.")),
             TestReported(RUN, round=2, language="python", report=report_of(2, 0)),
             *turn("checkin", "# intf\n\nFinds keys.\n", 2),
             CheckedIn(RUN, result=CheckInResult("https://gist.example/abc", "gist"))]
@@ -366,7 +394,8 @@ async def test_a_run_ended_after_a_restart_keeps_the_steps_its_status_message_sh
     thread = RecordingThread()
     status_id = await thread.post("🛠️ **Working** · run `r1`", stop=RUN)  # what the earlier process left
     earlier = [RunStarted(RUN, task="find all intf keys", follow_up=1),
-               TurnFinished(RUN, agent="planner", round=0, text="Plan.\nLANGUAGE: python", usage=Usage(100, 20)),
+               TurnFinished(RUN, agent="planner", round=0, text="Plan.\nLANGUAGE: python", usage=Usage(100, 20),
+                            meaning=Planned("python", "Plan.\n")),
                TurnFinished(RUN, agent="programmer", round=1, text="code", usage=Usage(300, 200)),
                TurnFinished(RUN, agent="tester", round=1, text="tests", usage=Usage(50, 10))]
     renderer = RunRenderer(thread, platform(), Redactor(()))

@@ -39,8 +39,10 @@ GO_PROJECT = {
 
 
 def git(*args: str, cwd: Path, env: Mapping[str, str] | None = None) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV, **(env or {})}, check=True,
+    done = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV, **(env or {})},
                           capture_output=True, text=True)
+    if done.returncode != 0:  # git's own words, so a fixture that fails on a loaded machine says why
+        raise RuntimeError(f"git {' '.join(args[:2])} exited {done.returncode}: {done.stderr.strip()[-2000:]}")
     return done.stdout
 
 

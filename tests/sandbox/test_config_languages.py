@@ -10,7 +10,8 @@ import pytest
 from agents.events import RunFinished, TestReported
 from agents.manager import Manager
 from agents.prompts import PromptBook
-from agents.types import FileSet, RunRequest, RunStatus, TestJob, TestStatus
+from agents.run_request import RunRequest
+from agents.types import FileSet, RunStatus, TestJob, TestStatus
 from bot.config.sections import Config, ConfigError, LanguageConfig, SandboxConfig, load_config
 from bot.runs.service import team_settings
 from bot.sandbox import DockerSandbox

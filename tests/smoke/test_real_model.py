@@ -11,7 +11,8 @@ import pytest
 
 from agents.events import Notice, TestReported, TurnFinished
 from agents.manager import Budget, Manager, TeamSettings
-from agents.types import RunRequest, RunStatus
+from agents.run_request import RunRequest
+from agents.types import RunStatus
 from bot.config.sections import AgentSettings, Config, LLMConfig
 from bot.model.client import OpenAIChatModel
 from bot.sandbox import DockerSandbox

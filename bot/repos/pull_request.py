@@ -8,9 +8,8 @@ its branch, with no pull request unless ``[repos] open_failing_prs``. Whatever c
 
 from __future__ import annotations
 
-import re
-
 from agents.errors import CheckInError
+from agents.replies import without_language_line
 from agents.types import CheckInResult, Publication, RunStatus
 from bot.config.sections import ReposConfig
 from bot.repos.opening import OpenedRepo
@@ -54,7 +53,7 @@ def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
     report = publication.report
     tests = workspace.tests()
     lines = ["## Task", *(f"- {t}" for t in (*publication.earlier_tasks, publication.task)), ""]
-    plan = re.sub(r"(?im)^\s*LANGUAGE:.*$", "", publication.plan).strip()  # the Planner's note to the team
+    plan = without_language_line(publication.plan).strip()  # the LANGUAGE line is the Planner's note to the team
     if plan:
         lines += ["## Plan", plan, ""]
     changed = publication.changed or tuple(workspace.changed(publication.files))
