@@ -115,6 +115,17 @@ class CheckedIn(Event):
 
 
 @dataclass(frozen=True)
+class CiChecked(Event):
+    """The CI of the commit a run pushed, as its pull request's checks say: ``state`` is "pending", "passed",
+    "failed" or "ended" (followed no further: no CI, or too long), with a short ``detail`` and a ``url``.
+    It comes after the run's ``RunFinished``: CI runs once the work is pushed."""
+
+    state: str
+    detail: str = ""
+    url: str = ""
+
+
+@dataclass(frozen=True)
 class Notice(Event):
     """Something worth telling the user that is no agent's turn (queued, retrying, check-in fallback)."""
 

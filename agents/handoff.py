@@ -11,6 +11,7 @@ whatever it holds open (the model's stream).
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from agents.events import Event
@@ -20,27 +21,40 @@ Emit = Callable[[Event], Awaitable[None]]
 
 async def events_of(work: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:
     """The events ``work`` emits, in order; an error ``work`` raises is raised here after them."""
-    slot: asyncio.Queue[Event] = asyncio.Queue(maxsize=1)
+    loop = asyncio.get_running_loop()
+    told: deque[tuple[Event, asyncio.Future[None]]] = deque()  # an event, and the future its emit waits on
+    wake: list[asyncio.Future[None]] = []  # the consumer's wait for an event or the work's end, while it waits
+
+    def woken(_: object = None) -> None:
+        if wake and not wake[0].done():
+            wake[0].set_result(None)
 
     async def emit(event: Event) -> None:
-        await slot.put(event)
-        await slot.join()  # until the consumer has dealt with it and come back for more
+        taken = loop.create_future()
+        told.append((event, taken))
+        woken()
+        await taken  # until the consumer has dealt with it and come back for more
 
+    # Two futures an event, no task or ``asyncio.wait``: a streamed reply tells hundreds of events a call.
     task = asyncio.ensure_future(work(emit))
-    getter: asyncio.Future[Event] | None = None
+    task.add_done_callback(woken)
     try:
         while True:
-            getter = asyncio.ensure_future(slot.get())
-            await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-            if not getter.done():  # the work ended; emit waits for each event, so none is left
+            if told:
+                event, taken = told.popleft()
+                yield event
+                if not taken.done():
+                    taken.set_result(None)
+                continue
+            if task.done():  # emit waits for each event, so none is left
                 break
-            event = getter.result()
-            yield event
-            slot.task_done()
+            wake.append(loop.create_future())
+            try:
+                await wake[0]
+            finally:
+                wake.clear()
         await task  # its error, if it failed
     finally:
-        if getter is not None and not getter.done():
-            getter.cancel()
         if not task.done():
             task.cancel()
             await asyncio.wait({task})

@@ -85,7 +85,6 @@ from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox, Workspace
 from agents.replies import (
     Action,
-    FileContext,
     FileReply,
     ReplyFormatError,
     Review,
@@ -393,7 +392,8 @@ class Manager:
         kept, tests, ci = without_protected(written, run.workspace.existing_tests())
         if tests:
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(tests)} (the repository's own tests "
-                                                      "are authoritative; the team adds tests, it does not edit them)."))
+                                                      "are authoritative, and so is what configures how they run; the "
+                                                      "team adds tests, it does not edit them)."))
         if ci:
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(ci)} (CI configuration runs with the "
                                                       "repository's secrets; the team does not write it)."))
@@ -516,7 +516,7 @@ class Manager:
             run.request.task, work, standing, self._plan_for(run, Role.PROGRAMMER), run.language,
             self._settings.fix_replies is FixReplies.DIFF and not run.start_again,
             run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
-        context = self._file_context(run, writes_tests=False)
+        context = contexts.for_reading_files(run.work, run.language, run.request.task, run.plan, self._languages)
         reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.PROGRAMMER, reply.notices)
         return reply.files.without(run.work.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
@@ -538,7 +538,8 @@ class Manager:
         prompt = contexts.for_tester(run.request.task, run.work, run.standing, self._plan_for(run, Role.TESTER),
                                      run.language, run.reply_notes.get(Role.TESTER, ()), self._runner_note(run.language),
                                      example="" if run.work.tests else self._test_skeleton(run))
-        context = self._file_context(run, writes_tests=True)
+        context = contexts.for_reading_files(run.work, run.language, run.request.task, run.plan, self._languages,
+                                             writes_tests=True)
         reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.TESTER, reply.notices)
         return reply.files.without(run.work.user_tests)  # and ``_tests_step`` keeps the code the Programmer's
@@ -787,13 +788,6 @@ class Manager:
         run.reply_notes[role] = notices
         for notice in notices:
             await run.emit(Notice(run.request.run_id, f"{role.capitalize()}: {notice}"))
-
-    def _file_context(self, run: _Run, writes_tests: bool) -> FileContext:
-        return FileContext(
-            language=run.language, code=run.work.files.as_dict(), tests=run.work.all_tests().as_dict(),
-            user_tests=tuple(run.work.user_tests), mentioned=f"{run.request.task}\n{run.plan}", writes_tests=writes_tests,
-            languages=self._languages,
-        )
 
     # -- budgets and bookkeeping --------------------------------------------------------------
 

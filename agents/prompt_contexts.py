@@ -2,8 +2,8 @@
 
 A context names its template (``role``) and holds exactly the variables the template reads; ``PromptBook.render``
 takes it whole. The builders below make each role's context from the run's values (``agents.run_state``): the
-Manager calls them for every turn, and the eval's single attempt calls ``for_programmer`` too, so a one-call
-Programmer is shown what the team's Programmer is shown.
+Manager calls them for every turn, and the eval's single attempt calls ``for_programmer`` (and
+``for_reading_files``) too, so a one-call Programmer is shown, and read, as the team's Programmer is.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from typing import ClassVar
 
 from agents import diffs
 from agents.failures import failing_source, failing_tests
+from agents.file_replies import FileContext
+from agents.language import Languages
 from agents.protocols import Workspace
 from agents.run_request import RunRequest
 from agents.run_state import Standing, Work
@@ -190,6 +192,15 @@ def for_triage(task: str, work: Work, standing: Standing, can_fix_tests: bool, c
 def for_check_in(task: str, language: str, work: Work, status: RunStatus, report: TestReport | None) -> CheckInPrompt:
     return CheckInPrompt(task=task, language=language, files=work.files.as_dict(), tests=list(work.all_tests()),
                          status=str(status), report=report)
+
+
+def for_reading_files(work: Work, language: str, task: str, plan: str, languages: Languages,
+                      writes_tests: bool = False) -> FileContext:
+    """What the team knows when it reads the Programmer's or the Tester's reply of files (``writes_tests``), to tell
+    which file an unnamed block is: the counterpart of their prompts."""
+    return FileContext(language=language, code=work.files.as_dict(), tests=work.all_tests().as_dict(),
+                       user_tests=tuple(work.user_tests), mentioned=f"{task}\n{plan}", writes_tests=writes_tests,
+                       languages=languages)
 
 
 def _repo_map(workspace: Workspace | None) -> str:

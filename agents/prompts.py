@@ -20,6 +20,7 @@ from dataclasses import fields
 from pathlib import Path
 
 import jinja2
+import jinja2.bccache
 
 from agents.failures import digest
 from agents.fences import fenced
@@ -72,10 +73,39 @@ def _finalize(value: object) -> object:
     return value if aside is None else aside.keep(value)
 
 
+class _KeptTemplates(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept between processes; a folder that cannot be read or written (a full disk, a
+    read-only one) only means compiling again, never a failed prompt."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().load_bytecode(bucket)
+        except OSError:
+            bucket.reset()
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:
+            pass
+
+
+def _compiled_templates(directory: str | None = None) -> jinja2.BytecodeCache | None:
+    """Where compiled templates are kept between processes (by default the user's own folder under the temporary
+    one; keyed by each template's source), so a one-off run does not compile them again; none where it cannot
+    be made."""
+    try:
+        return _KeptTemplates(directory)
+    except (OSError, RuntimeError):  # RuntimeError: a folder of that name that another user owns
+        return None
+
+
 class PromptBook:
     """The role templates, rendered with the fence language of each file named by ``languages``."""
 
-    def __init__(self, directory: Path | None = None, languages: Languages = BUILT_IN) -> None:
+    def __init__(self, directory: Path | None = None, languages: Languages = BUILT_IN,
+                 compiled_in: str | None = None) -> None:
+        """``compiled_in``: the folder compiled templates are kept in (by default the user's own temporary one)."""
         self._env = jinja2.Environment(
             loader=jinja2.FileSystemLoader(directory or default_prompt_dir()),
             undefined=jinja2.StrictUndefined,
@@ -84,6 +114,7 @@ class PromptBook:
             keep_trailing_newline=False,
             autoescape=False,
             finalize=_finalize,
+            bytecode_cache=_compiled_templates(compiled_in),
         )
         self._env.globals.update(lang_of=languages.of_path, fenced=fenced, failing_output=digest,
                                  file_block=lambda path, content: file_block(path, content, languages),

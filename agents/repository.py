@@ -1,7 +1,7 @@
 """What the team does differently in a repository: which of its files to read whole, how its own tests
 judge a change (tests failing before the change are named, never blamed, never counted for it), and which
-files the team may not write (the repository's existing tests are authoritative; its CI configuration would
-run with the repository's secrets)."""
+files the team may not write (the repository's existing tests, and the test configuration that reaches them,
+are authoritative; its CI configuration would run with the repository's secrets)."""
 
 from __future__ import annotations
 
@@ -55,9 +55,26 @@ def is_ci(path: str) -> bool:
     return any(path == ci or path.startswith(ci) for ci in CI_PATHS)
 
 
+# Files that decide which tests run and how they are judged (a conftest.py can skip or rewrite any test below
+# it; pytest.ini deselects; a jest config ignores paths): written where an existing test lies below them, they
+# would let a change pass by weakening the repository's tests rather than by passing them.
+TEST_CONFIG_NAMES = frozenset({"conftest.py", "pytest.ini", ".pytest.ini", "tox.ini", "setup.cfg", ".mocharc.js",
+                               ".mocharc.json", ".mocharc.yml", ".mocharc.yaml", ".mocharc.cjs", "karma.conf.js"})
+TEST_CONFIG_PREFIXES = ("jest.config.", "vitest.config.", "jest.setup.", "vitest.setup.")
+
+
+def configures_tests(path: str, tests: Collection[str]) -> bool:
+    """Whether ``path`` is test-runner configuration that reaches one of ``tests`` (in its folder or below)."""
+    name = posixpath.basename(path)
+    if name not in TEST_CONFIG_NAMES and not name.startswith(TEST_CONFIG_PREFIXES):
+        return False
+    folder = posixpath.dirname(path)
+    return any(not folder or test.startswith(f"{folder}/") for test in tests)
+
+
 def without_protected(written: FileSet, protected: Collection[str]) -> tuple[FileSet, list[str], list[str]]:
-    """The files written, less the repository's existing tests and any CI configuration; and the ones dropped
-    (tests, CI)."""
-    tests = sorted(p for p in written if p in protected)
+    """The files written, less the repository's existing tests, the test configuration that reaches them and
+    any CI configuration; and the ones dropped (tests and their configuration, CI)."""
+    tests = sorted(p for p in written if p in protected or configures_tests(p, protected))
     ci = sorted(p for p in written if is_ci(p) and p not in protected)
     return written.without([*tests, *ci]), tests, ci

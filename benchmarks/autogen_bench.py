@@ -114,7 +114,8 @@ async def measure(server: TimedServer, argv: list[str], env: dict[str, str], cwd
     server.spans.clear()
     at_first: dict[str, float] = {}
     started = time.perf_counter()
-    process = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # noqa: ASYNC220  # starting does not wait
+    out = tempfile.TemporaryFile()  # read back only when the process failed
+    process = subprocess.Popen(argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.PIPE)  # noqa: ASYNC220  # starting does not wait
 
     def first_request() -> None:
         if not at_first:
@@ -133,7 +134,10 @@ async def measure(server: TimedServer, argv: list[str], env: dict[str, str], cwd
     stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
     requests = server.requests[before:]
     if process.returncode != 0 or not requests:
-        raise SystemExit(f"{argv[1:3]} failed ({process.returncode}):\n{stderr[-3000:]}")
+        out.seek(0)
+        said = out.read().decode(errors="replace")
+        raise SystemExit(f"{argv[1:3]} failed ({process.returncode}):\n{stderr[-3000:]}\n{said[-1500:]}")
+    out.close()
     spans = sorted(server.spans)
     gaps = [(nxt[0] - end) * 1000 for (_, end), nxt in itertools.pairwise(spans)]
     sizes = [(r.agent, r.prompt_chars) for r in requests]
@@ -210,9 +214,10 @@ async def main() -> None:
             for _ in range(args.runs):
                 ours.append(await codegen_chat(server, tmp))
                 theirs.append(await autogen(server, tmp, python, ours[-1]))
+            show(ours, theirs)
             if args.profile:
                 await codegen_chat(server, tmp, args.profile)
-    show(ours, theirs)
+                print(f"codegen-chat's profile from its first request on: {args.profile}")
 
 
 def show(ours: list[Measured], theirs: list[Measured]) -> None:

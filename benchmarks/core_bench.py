@@ -51,7 +51,7 @@ from tests.fakes import durations_script as d
 from tests.fakes import team_script as s
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.publishers import RecordingPublisher
-from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
+from tests.fakes.team_script import TEAM_DEFAULTS, ScriptedModel, ScriptedSandbox
 
 SLOW_MODEL = (0.5, 50.0)  # seconds before the first token, tokens per second
 ORDERS = (Order.SEQUENTIAL, Order.OVERLAPPED)
@@ -302,7 +302,7 @@ async def concurrent_runs(count: int = 50, latency_s: float = 0.1) -> None:
             return None
 
         async def batch(n: int) -> float:
-            service = Service(config, store, ScriptedModel(None, delay=latency_s), ScriptedSandbox())
+            service = Service(config, store, ScriptedModel(fallback=TEAM_DEFAULTS, delay=latency_s), ScriptedSandbox())
             started = time.perf_counter()
             handles = [await service.submit(ChatRequest("bench", f"{n}-{i}-{time.time_ns()}", "u", "find intf keys"),
                                             sink, RecordingPublisher()) for i in range(n)]

@@ -12,6 +12,7 @@ from agents.errors import SandboxError
 from agents.protocols import ChatModel, Sandbox
 from agents.types import TestJob, TestReport
 from bot.checkin import publisher_for
+from bot.ci.rounds import CiRounds
 from bot.config.sections import Config, ConfigError, Secrets
 from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
@@ -111,9 +112,10 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
             tagged: ChatModel = AgentTaggedModel(model)
             watched = health.model.watch(tagged) if health else tagged
             repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
+            ci = CiRounds(repos.github, config.ci, config.budget.max_tokens) if config.ci.follow else None
             yield Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
                           redact=Redactor(secrets.values()), health=health, repos=repos,
-                          links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
+                          ci=ci, links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
     finally:
         # A run that ended before its tests (the sandbox never started: no Docker SDK loaded on the way to the
         # first model request) still removes the leftovers of an earlier process, on its way out.

@@ -16,7 +16,6 @@ import logging
 from agents.errors import UserInputError
 from bot.config.sections import Config, Secrets
 from bot.health.checks import Health
-from bot.health.http import start_health_server
 from bot.process.lifecycle import SHUTDOWN_REASON, signals_handled, until_shutdown
 from bot.runs.plugin import PlatformPlugin
 from bot.runs.service import Service
@@ -43,6 +42,8 @@ async def serve_platforms(config: Config, secrets: Secrets) -> int:
         sections = ", ".join(f"[{p.name}]" for p in all_platforms())
         raise UserInputError(f"No chat adapter is enabled: set enabled = true under one of {sections} in the "
                              "config (or run `codegen-chat web`).")
+    from bot.health.http import start_health_server  # here: aiohttp's server, which `run` never needs
+
     runtime = config.runtime
     with signals_handled(runtime.shutdown_grace_s) as shutdown:
         store = await open_store(config)

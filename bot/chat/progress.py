@@ -1,5 +1,6 @@
 """Where a run is, at a glance: the steps the status message at the top of its thread shows and keeps
-current (plan, code, review, tests of each round with their counts, triage, fix, check-in).
+current (plan, code, review, tests of each round with their counts, triage, fix, check-in, and the pushed
+commit's CI, which goes on after the run).
 
 ``Progress`` is what a platform gets: the steps as data (Slack draws them as tasks in its plan display)
 and ``progress_text`` as Markdown lines (every other platform, and Slack where its workspace or thread
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from agents.events import (
     CheckedIn,
+    CiChecked,
     Event,
     Notice,
     RunFinished,
@@ -89,6 +91,8 @@ class ProgressTracker:
             self._end("checkin", DONE, event.result.location)
         elif isinstance(event, Notice):
             self.note = event.text
+        elif isinstance(event, CiChecked):
+            self._ci(event)
         elif isinstance(event, RunFinished):
             self.finished, self.note = event, ""
             state = {RunStatus.PASSED: DONE, RunStatus.STOPPED: HALTED, RunStatus.INTERRUPTED: HALTED}.get(
@@ -124,6 +128,13 @@ class ProgressTracker:
             self._set_detail(badge, key)
         else:
             self._end(key, DONE, badge)
+
+    def _ci(self, event: CiChecked) -> None:
+        """The pushed commit's CI, one step after the check-in: it stays after the run, as CI goes on."""
+        if not self._has("ci"):
+            self.steps.append(Step("ci", "CI"))
+        detail = " · ".join(part for part in (event.detail, event.url) if part)
+        self._replace("ci", state=_CI_STATES.get(event.state, ACTIVE), detail=detail)
 
     def _waiting(self, agent: str, detail: str) -> None:
         """The model of ``agent``'s step is silent (``detail`` says how long), or writes again (no detail):
@@ -172,6 +183,7 @@ def _words(badge: str) -> str:
     return rest if rest and not any(ch.isalnum() for ch in first) else badge
 
 
+_CI_STATES = {"passed": DONE, "failed": FAILED, "ended": HALTED}  # "pending": active
 WRITING = "writing"  # the detail of a step whose model writes again after a silence
 
 _KINDS: dict[str, str] = {Role.PLANNER: "plan", Role.PROGRAMMER: "code", Role.OPTIMIZER: "review", Role.TESTER: "tests",

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from agents.errors import CheckInError
 from agents.events import (
     CheckedIn,
+    CiChecked,
     Event,
     Notice,
     RunFinished,
@@ -188,6 +189,19 @@ class RunRenderer:
         if self._task is not None:
             await asyncio.wait({self._task})
         return self.finished
+
+    async def after(self, event: CiChecked) -> None:
+        """The pushed commit's CI, once the run is over (``bot.ci``): a step of the run's status message."""
+        await self.done()
+        if self._status is not None and self._status.message_id:
+            self._status.observe(event)
+            await self._guarded(self._status.redraw, True)
+            await self._guarded(self._thread.drain)  # no drawing task is left to send an edit held back
+
+    async def say(self, markdown: str) -> None:
+        """A message in the thread once the run is over (the CI follower's last word)."""
+        await self.done()
+        await self._guarded(self._post, markdown)
 
     # -- the drawing task ---------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ def _judge_status(
         return _rate_limit(headers, attempt, backoff_s, max_wait_s)
     if status in (403, 404):
         # GitHub answers 404 rather than 403 when a classic token lacks the scope, to hide what exists.
-        return CheckInError(f"GitHub refused to publish {subject} ({status} {message or 'Forbidden'}): {hint}")
+        return CheckInError(f"GitHub refused {subject} ({status} {message or 'Forbidden'}): {hint}")
     if status >= 500:
         wait = retry_after_seconds(headers) or _backoff(attempt, backoff_s, max_wait_s)
         why = f"GitHub answered {status} {message}".rstrip()

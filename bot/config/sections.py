@@ -398,6 +398,20 @@ class WebConfig(Checked, section="web"):
 
 
 @dataclass(frozen=True)
+class CiConfig(Checked, section="ci"):
+    """``[ci]``: following the CI of the bot's own pull requests and fixing it when it fails (docs/ci.md)."""
+
+    follow: bool = True  # after a push to a pull request, follow its head commit's checks (needs GITHUB_TOKEN)
+    max_fix_attempts: Annotated[int, Range(0, 20)] = 3  # fix rounds per pull request before the bot stops and says so
+    poll_first_s: Seconds = 10.0  # without a webhook, the first look again; doubles each time
+    poll_max_s: Seconds = 120.0  # the longest pause between two looks
+    max_wait_s: Seconds = 3_600.0  # one commit's CI is followed at most this long
+    no_checks_s: Seconds = 300.0  # a commit with no check or status by then has no CI to follow
+    log_chars: Annotated[int, Range(200, 1_000_000)] = 6_000  # the failing jobs' output, as the fix round is shown it
+    log_max_bytes: Bytes = 5_000_000  # of a job's log, the end is read, at most this much
+
+
+@dataclass(frozen=True)
 class Config(Checked):
     llm: LLMConfig = field(default_factory=LLMConfig)
     agents: dict[RoleName, AgentSettings] = field(default_factory=dict)
@@ -414,6 +428,7 @@ class Config(Checked):
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     web: WebConfig = field(default_factory=WebConfig)
     repos: ReposConfig = field(default_factory=ReposConfig)
+    ci: CiConfig = field(default_factory=CiConfig)
     source: str = field(default="(built-in defaults)", metadata={"internal": True})
 
     def agent(self, role: str) -> ResolvedAgentSettings:
@@ -443,6 +458,9 @@ class Secrets:
 
     openai_api_key: str = ""
     openai_base_url: str = ""
+    # The organization and project an OpenAI key bills to, as the OpenAI SDK reads them (sent as headers).
+    openai_org_id: str = field(default="", metadata={"public": True})
+    openai_project_id: str = field(default="", metadata={"public": True})
     github_token: str = ""
     # A GitHub App instead of (or beside) a token, for repository work: its id, its private key (PEM) and the
     # installation on the team's organization; each run mints an installation token from them.

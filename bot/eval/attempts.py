@@ -31,10 +31,10 @@ from agents.events import Event, TurnFinished
 from agents.file_replies import without_open_block
 from agents.language import Languages
 from agents.manager import Manager, TeamSettings
-from agents.prompt_contexts import for_programmer
+from agents.prompt_contexts import for_programmer, for_reading_files
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Sandbox
-from agents.replies import FileContext, ReplyFormatError, parse_files
+from agents.replies import ReplyFormatError, parse_files
 from agents.run_request import RunRequest
 from agents.run_state import Work
 from agents.types import Attachment, CheckInResult, FileSet, Message, Publication, Role, RunStatus, TestJob, TestReport, Usage
@@ -182,10 +182,10 @@ async def _single(problem: Problem, parts: Parts) -> Attempt:
     known = parts.settings.languages
     code = code_of(problem.starter, known)
     tests = problem.starter.without(code)  # starter files named like tests: visible to the Programmer
-    messages = parts.prompts.render(for_programmer(problem.task, Work(files=code, user_tests=tests),
-                                                   plan="" if code else NO_PLAN, language=problem.language))
-    context = FileContext(language=problem.language, code=code.as_dict(), tests=tests.as_dict(),
-                          user_tests=tuple(tests), mentioned=problem.task, languages=known)
+    work = Work(files=code, user_tests=tests)
+    plan = "" if code else NO_PLAN  # a file holding the functions to write is the plan, as for the team
+    messages = parts.prompts.render(for_programmer(problem.task, work, plan=plan, language=problem.language))
+    context = for_reading_files(work, problem.language, problem.task, plan, known)
     started = parts.clock()
     try:
         text, usage, trouble = await _reply(parts.model, role, messages)

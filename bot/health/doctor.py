@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import openai
-
 from bot.config.doctor_types import CheckResult, DoctorCheck
 from bot.config.sections import Config, Secrets
 from bot.model.client import OpenAIChatModel
 from bot.model.embedded.doctor import embedded_checks
 from bot.model.embedded.endpoint import HOW_TO_CONFIGURE, endpoint_configured, uses_embedded
+from bot.model.http import EndpointError, StatusError
 
 SHOWN_MODELS = 12  # of a long model listing, how many a failed check names
 PROMPT_ROOM = 512  # tokens a prompt needs at the least, beside the reply, in a model's context
@@ -29,9 +28,13 @@ async def model_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
     try:
         try:
             offered = await model.list_models()
-        except openai.AuthenticationError:
-            return [*results, CheckResult("model endpoint", False, f"{where} rejected the API key", "check OPENAI_API_KEY")]
-        except openai.APIError as error:
+        except StatusError as error:
+            if error.status in (401, 403):
+                return [*results, CheckResult("model endpoint", False, f"{where} rejected the API key",
+                                              "check OPENAI_API_KEY")]
+            return [*results, CheckResult("model endpoint", False, f"{where} did not answer: HTTP {error.status}",
+                                          "check OPENAI_BASE_URL / llm.base_url and that the server runs")]
+        except (EndpointError, ValueError) as error:
             return [*results, CheckResult("model endpoint", False, f"{where} did not answer: {type(error).__name__}",
                                           "check OPENAI_BASE_URL / llm.base_url and that the server runs")]
         results.append(CheckResult("model endpoint", True, f"{where} answers ({len(offered)} models)"))

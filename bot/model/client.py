@@ -1,4 +1,4 @@
-"""The team's chat model: any OpenAI-compatible endpoint through ``openai.AsyncOpenAI``.
+"""The team's chat model: any OpenAI-compatible endpoint, over HTTP (``bot.model.http``; no SDK).
 
 Retries are ours rather than the SDK's so that they honour ``Retry-After`` fully, happen only
 before the first token (a retry after text was shown would repeat it), and end in one clear
@@ -29,18 +29,16 @@ import random
 import urllib.parse
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import aclosing
-from typing import Any, cast
-
-import openai
-from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletionChunk, ChatCompletionMessageParam
+from typing import Any
 
 from agents.errors import EmptyReply, ModelError, PromptTooLong, ReplyCut, ReplyDropped
 from agents.types import Message, Usage
 from bot.config.sections import Config, Secrets
 from bot.model.context_window import context_from_models, context_from_props, read_context_error
 from bot.model.endpoint_gate import EndpointGate
+from bot.model.http import Answer, Endpoint, EndpointError, NoAnswer, StatusError, StreamFailed, Unreachable
 from bot.model.retry_after import retry_after_seconds
+from bot.model.sse import NotEvents, chunk_of, event_data
 from bot.safety.redact import Redactor
 
 log = logging.getLogger(__name__)
@@ -54,6 +52,7 @@ MAX_CHARS_PER_TOKEN = 32  # a reply longer than max_tokens * this has ignored ma
 MAX_REPLY_CHARS = 1_000_000  # no reply is longer, whatever max_tokens says
 MIN_REPLY_TOKENS = 64  # a prompt that leaves less room than this in the context does not fit
 DISCOVERY_TIMEOUT_S = 5.0
+OPENAI_API = "https://api.openai.com/v1"  # where requests go when no base URL is configured
 
 
 class _Transient(Exception):
@@ -87,12 +86,9 @@ class OpenAIChatModel:
         self._redact = Redactor(secrets.values())
         self.base_url = config.llm.base_url or secrets.openai_base_url or None
         self.where = _without_credentials(self.base_url) if self.base_url else "the OpenAI API"  # for messages
-        self.client = AsyncOpenAI(
-            api_key=secrets.openai_api_key or NO_KEY_PLACEHOLDER,
-            base_url=self.base_url,
-            timeout=config.llm.request_timeout_s,
-            max_retries=0,
-        )
+        billing = {"OpenAI-Organization": secrets.openai_org_id, "OpenAI-Project": secrets.openai_project_id}
+        self.endpoint = Endpoint(self.base_url or OPENAI_API, secrets.openai_api_key or NO_KEY_PLACEHOLDER,
+                                 config.llm.request_timeout_s, {k: v for k, v in billing.items() if v})
         self._contexts: dict[str, int] = dict(contexts or {})  # model -> context window in tokens, where known
         self._asked: set[str] = set()  # models whose window the endpoint was asked about
         self._chars_per_token: dict[str, float] = {}  # measured from a server's own count of a prompt
@@ -146,23 +142,19 @@ class OpenAIChatModel:
         max_tokens = self._reply_room(role, model, settings.max_tokens, prompt_tokens, context)
         reply = _Reply(self._redact, self.where, role, min(MAX_REPLY_CHARS, max_tokens * MAX_CHARS_PER_TOKEN))
         kind = ""
+        body = {"model": model, "messages": payload, "temperature": settings.temperature, "max_tokens": max_tokens,
+                "stream": True, "stream_options": {"include_usage": True}}
         async with self.gate.call() as call:  # held while the reply streams
             try:
-                response = await self.client.chat.completions.create(
-                    model=model, messages=cast("list[ChatCompletionMessageParam]", payload),
-                    temperature=settings.temperature, max_tokens=max_tokens,
-                    stream=True, stream_options={"include_usage": True},
-                    extra_headers={AGENT_HEADER: role},
-                )
-                async with response:
-                    kind = response.response.headers.get("content-type", "").split(";")[0].strip().lower()
+                async with self.endpoint.post("chat/completions", body, {AGENT_HEADER: role}) as answer:
+                    kind = answer.content_type
                     if kind == "application/json":  # the server ignored stream=true: take the whole completion
-                        for piece in reply.from_completion(await _read_capped(response.response)):
+                        for piece in reply.from_completion(await answer.read(MAX_REPLY_CHARS * 2)):
                             yield piece
                     else:
-                        async for piece in reply.from_stream(response, self._config.llm.request_timeout_s):
+                        async for piece in reply.from_stream(answer, self._config.llm.request_timeout_s):
                             yield piece
-            except openai.APIError as error:
+            except EndpointError as error:
                 raise self._translate(error, role, model, prompt_tokens, payload, replying=reply.chars > 0) from None
         if call.crowded and reply.finish is None and not reply.cut and kind != "application/json" and self.gate.auto:
             if self.gate.serialize():
@@ -197,8 +189,8 @@ class OpenAIChatModel:
         for url in (self._url("models"), self._url("/props")):
             try:
                 async with asyncio.timeout(DISCOVERY_TIMEOUT_S):
-                    body = await self.client.get(url, cast_to=object)  # the parsed JSON
-            except (openai.APIError, ValueError, TypeError, TimeoutError):
+                    body = await self.endpoint.get_json(url)
+            except (EndpointError, ValueError, TypeError, TimeoutError):
                 continue
             if isinstance(body, dict):
                 found = context_from_models(body, model) if url.endswith("models") else context_from_props(body)
@@ -208,7 +200,7 @@ class OpenAIChatModel:
 
     def _url(self, path: str) -> str:
         """``models`` under the API's base URL; ``/props`` at the server's root (llama.cpp serves it there)."""
-        base = str(self.client.base_url)
+        base = self.endpoint.base_url
         if not path.startswith("/"):
             return base.rstrip("/") + "/" + path
         parts = urllib.parse.urlsplit(base)
@@ -242,17 +234,15 @@ class OpenAIChatModel:
                 f"The model endpoint {self.where} answered with {_kind_of(kind)} ({kind}), not an "
                 "OpenAI-compatible stream: check llm.base_url or OPENAI_BASE_URL (it usually ends in /v1).")
         try:
-            async with self.gate.call():  # a request like any other: it must not drop another one's reply
-                await self.client.chat.completions.create(
-                    model=model, messages=cast("list[ChatCompletionMessageParam]", payload), max_tokens=1,
-                    stream=False, extra_headers={AGENT_HEADER: role},
-                )
-        except openai.APIStatusError as error:
+            body = {"model": model, "messages": payload, "max_tokens": 1, "stream": False}
+            async with self.gate.call(), self.endpoint.post("chat/completions", body, {AGENT_HEADER: role}) as answer:
+                await answer.read(MAX_REPLY_CHARS)  # a request like any other: it must not drop another one's reply
+        except StatusError as error:
             told = read_context_error(_server_message(error))
             if told:
                 self._learn(model, told.limit, told.prompt, payload)
                 return self._too_long(role, model, told.prompt or prompt_tokens, told.limit or context)
-        except openai.APIError:
+        except EndpointError:
             pass
         return EmptyReply(
             f"The model at {self.where} sent an empty reply for the {role} (HTTP 200, no text; "
@@ -267,31 +257,31 @@ class OpenAIChatModel:
 
     # -- failures -----------------------------------------------------------------------------
 
-    def _translate(self, error: openai.APIError, role: str, model: str, prompt_tokens: int,
+    def _translate(self, error: EndpointError, role: str, model: str, prompt_tokens: int,
                    payload: list[dict[str, str]], replying: bool = False) -> Exception:
         """A transient failure to retry, or a ``ModelError`` a person can act on."""
         where = self.where
-        if isinstance(error, openai.APITimeoutError):
+        if isinstance(error, NoAnswer):
             return _Transient(f"no answer within {self._config.llm.request_timeout_s:g}s", None)
-        if isinstance(error, openai.APIConnectionError):
-            if not _dropped(error.__cause__):
+        if isinstance(error, Unreachable):
+            if not error.dropped:
                 return _Transient(f"cannot connect to {where}", None)
             # reached, then dropped: the server closed it (a crash, a restart, a proxy's limit), or the network broke
             return _Transient(f"the server at {where} closed the connection{'' if replying else ' before answering'}",
                               None)
-        detail = self._redact(_server_message(error) if isinstance(error, openai.APIStatusError) else str(error))
+        detail = self._redact(_server_message(error) if isinstance(error, StatusError) else str(error))
         told = read_context_error(detail)
-        if told is not None and (not isinstance(error, openai.APIStatusError) or error.status_code in (400, 413, 422)):
+        if told is not None and (not isinstance(error, StatusError) or error.status in (400, 413, 422)):
             self._learn(model, told.limit, told.prompt, payload)
             prompt = told.prompt or prompt_tokens
             if told.limit and prompt + MIN_REPLY_TOKENS <= told.limit:
                 return _ContextLearned()  # the prompt fits: only max_tokens was too large for the window
             return self._too_long(role, model, prompt, told.limit or self._contexts.get(model))
-        if not isinstance(error, openai.APIStatusError):
+        if not isinstance(error, StatusError):
             return _Transient(detail or type(error).__name__, None)
-        status = error.status_code
+        status = error.status
         if status in (408, 409, 429) or status >= 500:
-            return _Transient(f"HTTP {status}", retry_after_seconds(error.response.headers))
+            return _Transient(f"HTTP {status}", retry_after_seconds(error.headers))
         if status in (401, 403):
             return ModelError(
                 f"The model endpoint {where} rejected the credentials (HTTP {status}): check OPENAI_API_KEY."
@@ -310,20 +300,15 @@ class OpenAIChatModel:
         return min(self._config.llm.max_backoff_s, base) * random.uniform(0.8, 1.2)
 
     async def list_models(self) -> list[str]:
-        page = await self.client.models.list()
-        return [m.id for m in page.data]
+        """The models the endpoint offers; ``EndpointError``, or ``ValueError`` for a listing of another shape."""
+        listing = await self.endpoint.get_json("models")
+        try:
+            return [str(entry["id"]) for entry in listing["data"]]  # type: ignore[index]
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"not a models listing ({type(error).__name__})") from None
 
     async def close(self) -> None:
-        await self.client.close()
-
-
-# The HTTP library's errors for a connection that was made and then ended, by name: the openai package brings
-# its own build of that library, so its classes are not ours to import.
-_DROPPED = frozenset({"RemoteProtocolError", "ReadError", "WriteError"})
-
-
-def _dropped(cause: BaseException | None) -> bool:
-    return cause is not None and any(kind.__name__ in _DROPPED for kind in type(cause).__mro__)
+        await self.endpoint.close()
 
 
 class _Reply:
@@ -336,22 +321,26 @@ class _Reply:
         self.usage: Usage | None = None
         self.cut = ""  # why the reply was cut short here, when it was
 
-    async def from_stream(self, response: AsyncIterator[ChatCompletionChunk], silence_s: float) -> AsyncIterator[str]:
-        """Text deltas; fails after ``silence_s`` without a token (keep-alives and empty chunks do not count)."""
-        chunks = aiter(response)
+    async def from_stream(self, answer: Answer, silence_s: float) -> AsyncIterator[str]:
+        """Text deltas of the answer's event stream; fails after ``silence_s`` without a token (keep-alives
+        and empty chunks do not count)."""
+        body = aiter(answer.chunks())
+        events = aiter(event_data(body))
         loop = asyncio.get_running_loop()
         deadline = loop.time() + silence_s
         while not self.cut:
             try:
                 async with asyncio.timeout_at(deadline):
-                    chunk = await anext(chunks)
+                    data = await anext(events)
+                chunk = chunk_of(data)
             except StopAsyncIteration:
+                await _drained(body)  # so the connection serves the next request
                 return
             except TimeoutError:
                 raise _Transient(f"no answer within {silence_s:g}s", None) from None
-            except json.JSONDecodeError as error:
+            except NotEvents as error:
                 raise ModelError(f"The model endpoint {self._where} sent a stream that is not valid server-sent "
-                                 f"events (a data line is not JSON: {error.msg}).") from None
+                                 f"events ({error}).") from None
             for text in self._read(chunk):
                 deadline = loop.time() + silence_s
                 yield text
@@ -372,21 +361,29 @@ class _Reply:
             self.usage = Usage(usage["prompt_tokens"], usage["completion_tokens"])
         return [piece for piece in [self._within_cap(str(text))] if piece]
 
-    def _read(self, chunk: ChatCompletionChunk) -> list[str]:
-        if chunk.usage:
-            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-        choices = getattr(chunk, "choices", None)
-        if choices is None:
-            if chunk.usage:
+    def _read(self, chunk: dict[str, Any]) -> list[str]:
+        usage = chunk.get("usage")
+        if isinstance(usage, dict) and isinstance(usage.get("prompt_tokens"), int):
+            self.usage = Usage(usage["prompt_tokens"], usage.get("completion_tokens") or 0)
+        error = chunk.get("error")
+        if error:  # as the SDK reads an error sent inside a stream: one to retry before any text
+            message = error.get("message") if isinstance(error, dict) else None
+            raise StreamFailed(message if isinstance(message, str) and message else "an error occurred during streaming",
+                               error)
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            if usage:
                 return []
             raise ModelError(f"The model endpoint {self._where} sent a stream chunk without 'choices' "
                              "(not an OpenAI-compatible chat stream).")
         pieces = []
         for choice in choices:
-            self.finish = getattr(choice, "finish_reason", None) or self.finish
-            delta = getattr(choice, "delta", None)
-            content = getattr(delta, "content", None) if delta else None
-            if content:
+            if not isinstance(choice, dict):
+                continue
+            self.finish = choice.get("finish_reason") or self.finish
+            delta = choice.get("delta")
+            content = delta.get("content") if isinstance(delta, dict) else None
+            if content and isinstance(content, str):
                 piece = self._within_cap(content)
                 if piece:
                     pieces.append(piece)
@@ -402,14 +399,17 @@ class _Reply:
         return text
 
 
-async def _read_capped(response: Any) -> bytes:
-    """A whole response body (the openai client's HTTP response), read up to a bound."""
-    body = bytearray()
-    async for part in response.aiter_bytes():
-        body += part
-        if len(body) > MAX_REPLY_CHARS * 2:
-            break
-    return bytes(body)
+DRAIN_S = 0.1  # what is left after [DONE] is read this long at most (the SDK's bound), then the connection closes
+
+
+async def _drained(body: AsyncIterator[bytes]) -> None:
+    """Read what follows ``[DONE]`` (usually nothing but the body's end), so HTTP/1.1 keeps the connection."""
+    try:
+        async with asyncio.timeout(DRAIN_S):
+            async for _ in body:
+                pass
+    except Exception:  # the reply is whole: whatever the rest of the body does, it is not an error
+        log.debug("the body after [DONE] could not be read; the connection is closed", exc_info=True)
 
 
 def _kind_of(content_type: str) -> str:
@@ -428,7 +428,7 @@ def _without_credentials(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
-def _server_message(error: openai.APIStatusError) -> str:
+def _server_message(error: StatusError) -> str:
     body: Any = error.body
     if isinstance(body, dict):
         inner = body.get("error", body)

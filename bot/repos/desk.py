@@ -74,6 +74,14 @@ class RepoDesk:
         token = await app.installation_token(self._config.checkin)
         return token, module.GitHubRepos.with_token(self._config.checkin, token)
 
+    async def github(self) -> GitHubRepos | None:
+        """A GitHub client for the work that follows a run (its pull request's CI): the token's, or one with a
+        fresh installation token of the GitHub App; None when neither is set."""
+        if not self._token and self._app is None:
+            return None
+        _, github = await self._credentials()
+        return github
+
     def publisher(self, repo: OpenedRepo, fallback: Publisher, link: str = "") -> Publisher:
         return FallbackPublisher(PullRequestPublisher(repo, self._config.repos, link), fallback)
 

@@ -1,9 +1,10 @@
 """The GitHub REST calls the repository work makes, and the only module that talks to GitHub for it.
 
-A narrow interface on purpose (following a pull request's CI builds on it): a repository's facts, whether a
-branch is protected, and opening or updating the pull request of a branch. PyGithub runs in worker threads,
-one call at a time per token (GitHub's advice), retried as ``bot.checkin.retry`` judges (Retry-After honoured).
-Authentication is a personal or fine-grained token, or a GitHub App installation token (PyGithub's
+A narrow interface on purpose: a repository's facts, whether a branch is protected, opening or updating the pull
+request of a branch, and a commit status on what it pushed; ``call`` lends the client to ``bot.ci.rest`` (a
+commit's checks and statuses, read). PyGithub
+runs in worker threads, one call at a time per token (GitHub's advice), retried as ``bot.checkin.retry`` judges
+(Retry-After honoured). Authentication is a personal or fine-grained token, or a GitHub App installation token (PyGithub's
 ``Auth.AppInstallationAuth``); ``[checkin] github_api_url`` points it at GitHub Enterprise.
 """
 
@@ -26,6 +27,7 @@ from bot.repos.errors import RepoError
 from bot.safety.redact import Redactor
 
 T = TypeVar("T")
+STATUS_NEEDS = "the token needs Commit statuses read and write on the repository (fine-grained)"
 TOKEN_NEEDS = ("the token needs Contents and Pull requests read and write on the repository (fine-grained), the repo "
                "scope (classic), or a GitHub App installation with those permissions")
 
@@ -124,8 +126,26 @@ class GitHubRepos:
             return PullRequest(pull.number, pull.html_url, created)
         return await self._call(work)
 
-    async def _call(self, call: Callable[[], T]) -> T:
+    async def set_status(self, full_name: str, sha: str, state: str, description: str, context: str,
+                         target_url: str = "") -> None:
+        """A commit status on ``sha`` (``POST /repos/{o}/{r}/statuses/{sha}``); GitHub keeps 140 characters of
+        its description."""
+        def post() -> None:
+            body = {"state": state, "description": description[:140], "context": context}
+            if target_url:
+                body["target_url"] = target_url
+            self._client.requester.requestJsonAndCheck("POST", f"/repos/{full_name}/statuses/{sha}", input=body)
+        policy = dataclasses.replace(self._policy, subject=f"the commit status {context}", hint=STATUS_NEEDS)
+        await self._call(post, policy)
+
+    async def call(self, work: Callable[[Github], T], subject: str, hint: str = TOKEN_NEEDS) -> T:
+        """Another module's REST calls on this client (``bot.ci.rest``: a commit's checks, its status), run the
+        same way: in a worker thread, one at a time, retried; errors name ``subject``."""
+        policy = dataclasses.replace(self._policy, subject=subject, hint=hint)
+        return await self._call(lambda: work(self._client), policy)
+
+    async def _call(self, call: Callable[[], T], policy: RetryPolicy | None = None) -> T:
         def alone() -> T:
             with self._lock:
                 return call()
-        return await call_github(alone, self._policy, self._redact, self._sleep)
+        return await call_github(alone, policy or self._policy, self._redact, self._sleep)

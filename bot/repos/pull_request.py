@@ -2,7 +2,8 @@
 and a pull request (a draft by default) whose body tells the task, the plan, what changed and the tests.
 
 A follow-up pushes more commits to the same branch and updates the body. A run whose tests fail still pushes
-its branch, with no pull request unless ``[repos] open_failing_prs``. Whatever cannot be pushed or opened is a
+its branch, with no pull request unless ``[repos] open_failing_prs``. Each pushed head commit gets the bot's commit
+status ``codegen-chat/tests`` from the sandbox's result (``bot.repos.commit_status``). Whatever cannot be pushed or opened is a
 ``CheckInError``, so ``FallbackPublisher`` saves the work elsewhere with a note.
 """
 
@@ -12,6 +13,7 @@ from agents.errors import CheckInError
 from agents.replies import without_language_line
 from agents.types import CheckInResult, Publication, RunStatus
 from bot.config.sections import ReposConfig
+from bot.repos.commit_status import mark_tested
 from bot.repos.opening import OpenedRepo
 from bot.repos.pushing import push
 
@@ -35,6 +37,7 @@ class PullRequestPublisher:
             return CheckInResult(location=f"{target.name.shown} branch {branch}", kind="branch", **common,
                                  note="pushed as a branch; a pull request needs GITHUB_TOKEN and a GitHub repository"
                                  if not target.name.path else "pushed as a branch of the local repository")
+        await mark_tested(self._repo.github, target.name.full_name, head, publication, self._link)
         if publication.status is not RunStatus.PASSED and not self._config.open_failing_prs:
             url = f"{self._config.git_url.rstrip('/')}/{target.name.full_name}/tree/{branch}"
             return CheckInResult(location=url, kind="branch", **common,

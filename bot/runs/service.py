@@ -30,6 +30,8 @@ from bot.chat.access import Place, refusal
 from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.checkin.masking import MaskingPublisher
+from bot.ci.nudges import CiNudges
+from bot.ci.rounds import CiRounds, Pushed, StartFix
 from bot.config.sections import Config
 from bot.health.checks import Connected, Health
 from bot.process.logs import tag_logs
@@ -153,10 +155,13 @@ class Service:
         redact: Redactor | None = None,
         health: Health | None = None,
         repos: RepoDesk | None = None,
+        ci: CiRounds | None = None,
         links: LinkReader | None = None,
+        nudges: CiNudges | None = None,
     ) -> None:
         self._config, self._store, self._model, self._sandbox = config, store, model, sandbox
         self._repos = repos
+        self.ci = ci  # the chains following the CI of the pull requests the runs push to
         self._publisher_for = publisher_for
         self.languages = self._languages = registry(config.sandbox)  # the config's languages too, for every layer
         self._prompts = prompts or PromptBook(languages=self._languages)
@@ -168,6 +173,7 @@ class Service:
         self._drawn: dict[str, tuple[str, RunRenderer]] = {}  # run id -> (platform, its renderer) until drawn
         self._closing = ""  # why no new work is taken: the bot is shutting down
         self.health = health
+        self.nudges = nudges or CiNudges()  # a webhook's CI deliveries wake whatever follows that commit's CI
 
     # -- what adapters call -------------------------------------------------------------------
 
@@ -283,6 +289,29 @@ class Service:
             return Taken()
 
     async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
+        """Queue the run and draw it in ``thread`` (``_draw``); once it has pushed to a pull request, follow that
+        pull request's CI there (``bot.ci.rounds``), fix rounds included."""
+        handle, renderer = await self._draw(request, thread, platform)
+        if self.ci is not None:
+            self.ci.follow(_pushed(handle, renderer, request.link), self._fix_round(request, thread, platform),
+                           self.nudges)
+        return handle
+
+    def _fix_round(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> StartFix:
+        """How a CI chain starts a fix round in the thread: a follow-up of the same person on the same
+        repository (so on the same branch), its task saying what failed, the failing output quoted."""
+        async def start(task: str, failing: ThreadContext, repository: str) -> Pushed | None:
+            fix = dataclasses.replace(request, text=task, attachments=(), thread=failing, repo=repository, base="")
+            try:
+                handle, renderer = await self._draw(fix, thread, platform)
+            except UserInputError as error:  # the queue is full, the bot is closing
+                await thread.post(platform.markup.text(f"⚠️ No fix round for the failing CI: {error}"))
+                return None
+            return await _pushed(handle, renderer, request.link)
+        return start
+
+    async def _draw(self, request: ChatRequest, thread: ChatThread,
+                    platform: ChatPlatform) -> tuple[RunHandle, RunRenderer]:
         """Queue the run and draw it in ``thread``: the status message with the Stop control first, then
         every event (``bot.chat.renderer``). ``UserInputError`` says why a request cannot be taken."""
         run_id = new_run_id()
@@ -299,7 +328,7 @@ class Service:
         self._drawn[run_id] = (platform.name, renderer)
         renderer.when_done(lambda: self._drawn.pop(run_id, None))
         await self._store.set_status_message(run_id, renderer.status_message_id)
-        return handle
+        return handle, renderer
 
     async def stop_all(self, platform: str, grace_s: float) -> None:
         """Stop every run drawn in ``platform``'s threads and give the threads ``grace_s`` to say so."""
@@ -326,6 +355,8 @@ class Service:
         for each to end: its final event recorded, its container removed, its thread told (the renderer
         says a run stopped this way can be continued by replying)."""
         self._closing = reason
+        if self.ci is not None:
+            await self.ci.close()  # before the runs: a chain must not start a fix round now
         runs = list(self._handles.values())
         renderers = [renderer for _, renderer in self._drawn.values()]
         for handle in runs:
@@ -512,6 +543,18 @@ class Service:
 NOT_READ = "earlier messages not read"  # the platform withheld them: the status message's line
 RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved files.)"
 ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again
+
+
+async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed:
+    """The run, once it has ended, for the CI chain that follows it. A run stopped by its Stop control ends its
+    task cancelled: its final event is the one its thread was given."""
+    try:
+        finished = await handle.wait()
+    except asyncio.CancelledError:
+        if not handle.task.cancelled():
+            raise  # the chain itself is being stopped
+        finished = await renderer.done() or stopped(handle.run_id)
+    return Pushed(finished, renderer, link)
 
 
 def _masked(request: ChatRequest) -> ChatRequest:

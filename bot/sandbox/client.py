@@ -25,11 +25,17 @@ def open_client(config: SandboxConfig, timeout_s: float = API_TIMEOUT_S) -> dock
         if config.docker_host:
             # ssh:// goes through the system ssh client, so no paramiko is needed.
             ssh = config.docker_host.startswith("ssh://")
-            return docker.DockerClient(base_url=config.docker_host, timeout=int(timeout_s), use_ssh_client=ssh)
-        return docker.from_env(timeout=int(timeout_s), use_ssh_client=True)
+            client = docker.DockerClient(base_url=config.docker_host, timeout=int(timeout_s), use_ssh_client=ssh)
+        else:
+            client = docker.from_env(timeout=int(timeout_s), use_ssh_client=True)
     except DockerException as error:
         raise SandboxError(f"Docker is not reachable ({short_error(error)}): start the Docker engine "
                            "or set [sandbox] docker_host / DOCKER_HOST") from None
+    if not client.api.base_url.startswith(("http://", "https://")):
+        # A local socket or an ssh tunnel takes no HTTP proxy: without this, every API call (twenty a test run)
+        # went through the environment's variables looking for proxy settings, some 190 look-ups a call.
+        client.api.trust_env = False
+    return client
 
 
 async def open_checked(config: SandboxConfig, timeout_s: float = API_TIMEOUT_S) -> docker.DockerClient:

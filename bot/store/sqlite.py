@@ -120,6 +120,8 @@ class SQLiteStore:
         self.location = str(path)
         self._identity = identity  # the open file's device and inode, to tell when the path no longer leads to it
         self._writing = asyncio.Lock()
+        self._batch: list[tuple[list[Statement], asyncio.Future[str | sqlite3.Error | None]]] = []  # not yet taken
+        self._flushes: set[asyncio.Future[None]] = set()  # kept referenced while they run
         self.owner = owners.this_process()
 
     @classmethod
@@ -149,7 +151,10 @@ class SQLiteStore:
         return cls(db, path, await asyncio.to_thread(file_identity, path))
 
     async def close(self) -> None:
-        """Always ends the connection's thread (a live one keeps the process from exiting), errors or not."""
+        """Always ends the connection's thread (a live one keeps the process from exiting), errors or not; after the
+        writes still under way (a caller that stopped waiting for its write still has it made)."""
+        if self._flushes:
+            await asyncio.wait(self._flushes)
         await _close_quietly(self._db)
 
     async def __aenter__(self) -> SQLiteStore:
@@ -254,64 +259,9 @@ class SQLiteStore:
     async def record(self, event: Event) -> None:
         """Persist what a run event tells, whole or not at all (``StoreError``); events with nothing
         lasting in them are ignored."""
-        if isinstance(event, TurnFinished | TestReported | CheckedIn | Notice | WorkSaved | RunFinished):
-            async with self._transaction("save the run to"):
-                await self._record(event)
-
-    async def _record(self, event: Event) -> None:
-        if isinstance(event, TurnFinished):
-            await self._record_turn(event)
-        elif isinstance(event, TestReported):
-            await self._note(event.run_id, "test_report", decode.report_note(event))
-            await self._execute("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))
-        elif isinstance(event, CheckedIn):
-            await self._execute("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))
-            repository = decode.checked_in_repository(event)
-            if repository:
-                await self._execute("UPDATE runs SET repository = ?, branch = ?, head_commit = ?, pr_url = ? WHERE id = ?",
-                                    (*repository, event.run_id))
-        elif isinstance(event, Notice):
-            await self._note(event.run_id, "notice", {"text": event.text})
-        elif isinstance(event, WorkSaved):
-            await self._execute(
-                "UPDATE runs SET files = ?, tests = ?, user_tests = ? WHERE id = ?",
-                (*decode.saved_work(event), event.run_id),
-            )
-        elif isinstance(event, RunFinished):
-            await self._record_finish(event)
-
-    async def _record_turn(self, event: TurnFinished) -> None:
-        now = time.time()
-        estimated = int(event.usage.estimated and event.usage.total_tokens > 0)  # as a sum of usages counts it
-        await self._execute(
-            "INSERT INTO turns (run_id, agent, round, text, files, started_at, finished_at, model, prompt_tokens,"
-            " completion_tokens, cost_usd, usage_estimated, meaning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (event.run_id, event.agent, event.round, event.text, json.dumps(event.files.as_dict()),
-             now - event.duration_s, now, event.model, event.usage.prompt_tokens, event.usage.completion_tokens,
-             event.usage.cost_usd, estimated, decode.meaning_json(event.meaning)),
-        )
-        await self._execute(
-            "UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
-            " cost_usd = cost_usd + ?, usage_estimated = MAX(usage_estimated, ?) WHERE id = ?",
-            (event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.cost_usd, estimated, event.run_id),
-        )
-
-    async def _record_finish(self, event: RunFinished) -> None:
-        """The final state. A bare final event (stopped, or an internal error) carries no files or report;
-        what earlier events recorded is kept rather than blanked."""
-        status, reason, *kept = decode.finish_values(event)
-        await self._execute(
-            "UPDATE runs SET status = ?, reason = ?, finished_at = ?, files = COALESCE(?, files),"
-            " tests = COALESCE(?, tests), user_tests = COALESCE(?, user_tests), report = COALESCE(?, report),"
-            " checkin = COALESCE(?, checkin), plan = COALESCE(NULLIF(?, ''), plan),"
-            " language = COALESCE(NULLIF(?, ''), language) WHERE id = ?",
-            (status, reason, time.time(), *kept, event.run_id),
-        )
-
-    async def _note(self, run_id: str, kind: str, body: dict[str, Any]) -> None:
-        await self._execute(
-            "INSERT INTO notes (run_id, kind, body, at) VALUES (?, ?, ?, ?)", (run_id, kind, json.dumps(body), time.time())
-        )
+        statements = _writes(event)
+        if statements:
+            await self._write_at_once("save the run to", statements)
 
     # -- reading back -------------------------------------------------------------------------
 
@@ -422,6 +372,70 @@ class SQLiteStore:
                 await self._rollback()
                 raise
 
+    async def _write_at_once(self, doing: str, statements: list[Statement]) -> None:
+        """``statements`` committed whole or not at all (``StoreError``), as ``_transaction`` does, but together with
+        the writes other runs asked for meanwhile: one call to the connection's thread and one commit for all of
+        them (each in a savepoint of its own, so one run's failure still undoes no other run's work). Each call is
+        a hand-over between threads: with fifty runs at once, one per statement was most of the loop's time."""
+        done: asyncio.Future[str | sqlite3.Error | None] = asyncio.get_running_loop().create_future()
+        self._batch.append((statements, done))
+        if len(self._batch) == 1:  # the first of a batch: a flush takes it (and whatever joins before it starts)
+            self._flushes.add(task := asyncio.ensure_future(self._flush()))
+            task.add_done_callback(self._flushes.discard)
+        outcome = await asyncio.shield(done)  # a caller that stops waiting does not take the others' write with it
+        if isinstance(outcome, sqlite3.Error):
+            raise store_error(doing, self.path, outcome)
+        if outcome:
+            raise file_lost_error(doing, self.path, outcome)
+
+    async def _flush(self) -> None:
+        async with self._writing:
+            batch, self._batch = self._batch, []
+            try:
+                outcomes = await self._db._execute(self._apply, [statements for statements, _ in batch])  # its thread
+            except BaseException as error:  # the commit failed (or the loop stops): no write of the batch was made
+                for _, done in batch:
+                    if not done.done():
+                        done.set_result(error if isinstance(error, sqlite3.Error) else sqlite3.Error(str(error)))
+                if not isinstance(error, Exception):
+                    raise
+                return
+        for (_, done), outcome in zip(batch, outcomes, strict=True):
+            if not done.done():
+                done.set_result(outcome)
+
+    def _apply(self, batch: list[list[Statement]]) -> list[str | sqlite3.Error | None]:
+        """In the connection's thread: each write in a savepoint, then one commit. Per write, its error or None;
+        for all of them, what became of the file when the path no longer leads to it (nothing is then committed)."""
+        connection: sqlite3.Connection = self._db._conn
+        outcomes: list[str | sqlite3.Error | None] = []
+        try:
+            if not connection.in_transaction:
+                connection.execute("BEGIN")  # else the first savepoint's release would commit on its own
+            for statements in batch:
+                connection.execute("SAVEPOINT record")
+                try:
+                    for sql, args in statements:
+                        connection.execute(sql, tuple(_storable(a) for a in args))
+                except sqlite3.Error as error:
+                    connection.execute("ROLLBACK TO record")
+                    outcomes.append(error)
+                else:
+                    outcomes.append(None)
+                connection.execute("RELEASE record")
+            problem = lost_file(self.path, self._identity) if self._identity is not None else ""
+            if problem:
+                connection.rollback()
+                return [problem] * len(batch)
+            connection.commit()
+        except sqlite3.Error:
+            try:
+                connection.rollback()
+            except sqlite3.Error:
+                log.warning("could not roll back a failed write to %s", self.path, exc_info=True)
+            raise
+        return outcomes
+
     async def _still_there(self, doing: str) -> None:
         """A ``StoreError`` when the path no longer leads to the open file (deleted, moved or replaced by another
         program): SQLite would go on writing to a file no one can open again, and a run would look recorded."""
@@ -461,9 +475,8 @@ class SQLiteStore:
         return rows[0] if rows else None
 
     async def _all(self, sql: str, *args: Any) -> list[aiosqlite.Row]:
-        try:
-            async with self._db.execute(sql, tuple(_storable(a) for a in args)) as cursor:
-                return list(await cursor.fetchall())
+        try:  # one call to the connection's thread (a cursor's execute, fetch and close were three)
+            return list(await self._db.execute_fetchall(sql, tuple(_storable(a) for a in args)))
         except sqlite3.Error as error:
             raise store_error("read", self.path, error) from None
 
@@ -519,3 +532,60 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def _write_probe(path: Path, timeout_s: float) -> None:
     with contextlib.closing(sqlite3.connect(path, timeout=timeout_s, isolation_level=None)) as db:
         db.execute("INSERT OR REPLACE INTO write_probe (id, at) VALUES (1, ?)", (time.time(),))
+
+
+Statement = tuple[str, tuple[Any, ...]]
+
+
+def _writes(event: Event) -> list[Statement]:
+    """What an event leaves in the store, as statements of one transaction; none for events with nothing lasting."""
+    if isinstance(event, TurnFinished):
+        return _turn_writes(event)
+    if isinstance(event, TestReported):
+        return [_note(event.run_id, "test_report", decode.report_note(event)),
+                ("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))]
+    if isinstance(event, CheckedIn):
+        writes: list[Statement] = [("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))]
+        repository = decode.checked_in_repository(event)
+        if repository:
+            writes.append(("UPDATE runs SET repository = ?, branch = ?, head_commit = ?, pr_url = ? WHERE id = ?",
+                           (*repository, event.run_id)))
+        return writes
+    if isinstance(event, Notice):
+        return [_note(event.run_id, "notice", {"text": event.text})]
+    if isinstance(event, WorkSaved):
+        return [("UPDATE runs SET files = ?, tests = ?, user_tests = ? WHERE id = ?",
+                 (*decode.saved_work(event), event.run_id))]
+    if isinstance(event, RunFinished):
+        return [_finish_write(event)]
+    return []
+
+
+def _turn_writes(event: TurnFinished) -> list[Statement]:
+    now = time.time()
+    estimated = int(event.usage.estimated and event.usage.total_tokens > 0)  # as a sum of usages counts it
+    return [
+        ("INSERT INTO turns (run_id, agent, round, text, files, started_at, finished_at, model, prompt_tokens,"
+         " completion_tokens, cost_usd, usage_estimated, meaning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         (event.run_id, event.agent, event.round, event.text, json.dumps(event.files.as_dict()),
+          now - event.duration_s, now, event.model, event.usage.prompt_tokens, event.usage.completion_tokens,
+          event.usage.cost_usd, estimated, decode.meaning_json(event.meaning))),
+        ("UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
+         " cost_usd = cost_usd + ?, usage_estimated = MAX(usage_estimated, ?) WHERE id = ?",
+         (event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.cost_usd, estimated, event.run_id)),
+    ]
+
+
+def _finish_write(event: RunFinished) -> Statement:
+    """The final state. A bare final event (stopped, or an internal error) carries no files or report;
+    what earlier events recorded is kept rather than blanked."""
+    status, reason, *kept = decode.finish_values(event)
+    return ("UPDATE runs SET status = ?, reason = ?, finished_at = ?, files = COALESCE(?, files),"
+            " tests = COALESCE(?, tests), user_tests = COALESCE(?, user_tests), report = COALESCE(?, report),"
+            " checkin = COALESCE(?, checkin), plan = COALESCE(NULLIF(?, ''), plan),"
+            " language = COALESCE(NULLIF(?, ''), language) WHERE id = ?",
+            (status, reason, time.time(), *kept, event.run_id))
+
+
+def _note(run_id: str, kind: str, body: dict[str, Any]) -> Statement:
+    return "INSERT INTO notes (run_id, kind, body, at) VALUES (?, ?, ?, ?)", (run_id, kind, json.dumps(body), time.time())

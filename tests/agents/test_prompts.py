@@ -187,3 +187,25 @@ def test_the_testers_format_example_is_the_one_given_else_the_general_one():
     assert example in system.content and "src/example.py" not in system.content
     system, _ = PromptBook().render(CONTEXTS[Role.TESTER])
     assert "src/example.py" in system.content
+
+
+def test_a_template_changed_since_it_was_compiled_renders_as_it_now_reads(tmp_path):
+    """Compiled templates are kept between processes (and PromptBooks): an edited one is compiled anew."""
+    (tmp_path / "_shared.jinja").write_text("")
+    role = tmp_path / "planner.jinja"
+    role.write_text("{% block system %}You plan.{% endblock %}{% block user %}Plan {{ task }}.{% endblock %}")
+    assert [m.content for m in PromptBook(tmp_path).render(PlannerPrompt(task="a parser"))] == [
+        "You plan.", "Plan a parser."]
+    role.write_text("{% block system %}You plan briefly.{% endblock %}{% block user %}Plan: {{ task }}{% endblock %}")
+    assert [m.content for m in PromptBook(tmp_path).render(PlannerPrompt(task="a parser"))] == [
+        "You plan briefly.", "Plan: a parser"]
+
+
+def test_a_folder_for_compiled_templates_that_cannot_be_used_costs_only_compiling_again(tmp_path):
+    kept = tmp_path / "compiled"
+    kept.mkdir()
+    expected = PromptBook(compiled_in=str(kept)).render(CONTEXTS[Role.PLANNER])
+    assert list(kept.iterdir())  # compiled templates were kept
+    unusable = tmp_path / "a-file"  # where neither reading nor writing works, as on a full or broken disk
+    unusable.write_text("")
+    assert PromptBook(compiled_in=str(unusable)).render(CONTEXTS[Role.PLANNER]) == expected

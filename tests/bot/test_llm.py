@@ -312,3 +312,65 @@ async def test_a_connection_dropped_by_the_server_is_not_called_unreachable(conf
         with pytest.raises(ModelError) as caught:
             await collect(OpenAIChatModel(config, secrets, sleep=SleepLog()))
     assert str(caught.value) == words.format(url=url) and "cannot connect" not in str(caught.value)
+
+
+def _sse_event(payload: dict) -> bytes:
+    return f"data: {json.dumps(payload)}\r\n\r\n".encode()
+
+
+def _text_chunk(text: str, finish: str | None = None) -> dict:
+    return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "delta": {"content": text} if text else {}, "finish_reason": finish}]}
+
+
+async def test_a_stream_read_as_plain_events_keeps_text_finish_and_usage(model_server, config, secrets):
+    raw = (b": a comment first\r\n\r\n" + _sse_event(_text_chunk("Hello, ")) + _sse_event(_text_chunk("world."))
+           + _sse_event(_text_chunk("", "stop")) + _sse_event({"choices": [], "usage": {"prompt_tokens": 11,
+                                                                                        "completion_tokens": 3}})
+           + b"data: [DONE]\r\n\r\n")
+    model_server.script("planner", Reply(raw=raw))
+    assert await collect(OpenAIChatModel(config, secrets)) == ("Hello, world.", Usage(11, 3))
+
+
+async def test_an_error_sent_inside_the_stream_before_any_text_is_retried(model_server, config, secrets):
+    model_server.script("planner", Reply(raw=_sse_event({"error": {"message": "the server is overloaded"}})),
+                        Reply("second try"))
+    sleep = SleepLog()
+    text, _ = await collect(OpenAIChatModel(config, secrets, sleep=sleep))
+    assert text == "second try" and len(sleep.waits) == 1 and len(model_server.requests) == 2
+
+
+async def test_an_error_sent_inside_the_stream_after_text_stops_the_reply_naming_it(model_server, config, secrets):
+    raw = _sse_event(_text_chunk("The plan: ")) + _sse_event({"error": {"message": "the server is overloaded"}})
+    model_server.script("planner", Reply(raw=raw))
+    text, failure = await partial(OpenAIChatModel(config, secrets, sleep=SleepLog()))
+    assert text == "The plan: " and len(model_server.requests) == 1
+    assert str(failure) == "The model stopped mid-reply for the planner: the server is overloaded."
+
+
+async def test_a_reply_cut_at_max_tokens_in_raw_events_is_named_so(model_server, config, secrets):
+    raw = _sse_event(_text_chunk("The plan: first")) + _sse_event(_text_chunk("", "length")) + b"data: [DONE]\n\n"
+    model_server.script("planner", Reply(raw=raw))
+    text, failure = await partial(OpenAIChatModel(config, secrets))
+    assert text == "The plan: first" and isinstance(failure, ReplyCut) and "reached its limit" in str(failure)
+
+
+async def test_replies_one_after_another_share_one_kept_alive_connection(model_server, config, secrets):
+    model = OpenAIChatModel(config, secrets)
+    for text in ("one", "two", "three"):
+        model_server.script("planner", Reply(text * 40, chunk=7))
+        assert (await collect(model))[0] == text * 40
+    assert len({r.peer for r in model_server.requests}) == 1
+    await model.close()
+
+
+async def test_an_openai_organization_and_project_from_the_environment_go_with_every_request(model_server, config):
+    secrets = Secrets.from_env({"OPENAI_API_KEY": "sk-test-0123456789abcdef", "OPENAI_ORG_ID": "org-team",
+                                "OPENAI_PROJECT_ID": "proj_bot"})
+    model_server.script("planner", "ok")
+    await collect(OpenAIChatModel(config, secrets))
+    headers = model_server.requests[0].headers
+    assert headers["OpenAI-Organization"] == "org-team" and headers["OpenAI-Project"] == "proj_bot"
+    model_server.script("planner", "ok")
+    await collect(OpenAIChatModel(config, Secrets(openai_api_key="sk-test-0123456789abcdef")))
+    assert "OpenAI-Organization" not in model_server.requests[1].headers

@@ -1,6 +1,7 @@
 """``codegen-chat run`` asks the model first: the Docker SDK and PyGithub are imported when they are needed
 (the sandbox while the Planner writes, PyGithub at the check-in), never before the first model request; the
-chat platforms' SDKs and packages (Slack, Discord, the web server) not at all, since the terminal needs none."""
+chat platforms' SDKs and packages (Slack, Discord, the web server) not at all, since the terminal needs none;
+nor the openai SDK or aiohttp (the model is spoken to over ``bot.model.http``; aiohttp serves health checks)."""
 
 import asyncio
 import os
@@ -12,7 +13,8 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 LATER = ("docker", "github")
-NEVER = ("slack_bolt", "slack_sdk", "discord")  # and no package of a chat platform: adapters.{slack,discord,web}
+# and no package of a chat platform: adapters.{slack,discord,web}
+NEVER = ("slack_bolt", "slack_sdk", "discord", "openai", "aiohttp")
 CHAT_PACKAGES = ("adapters.slack", "adapters.discord", "adapters.web")
 
 
@@ -24,7 +26,7 @@ async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> 
         config.write_text(f'[storage]\npath = "{tmp_path}/store.sqlite3"\n')
         env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT), "NO_COLOR": "1",
                "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test-0123456789abcdef",
-               "GITHUB_TOKEN": "ghp_test0123456789", "CODEGEN_CONFIG": str(config), "OPENAI_LOG": "debug"}
+               "GITHUB_TOKEN": "ghp_test0123456789", "CODEGEN_CONFIG": str(config), "CODEGEN_LOG_LEVEL": "DEBUG"}
         # -X importtime writes each import to stderr as it happens, in order with the client's own log
         # line written just before a request goes out.
         child = await asyncio.create_subprocess_exec(
@@ -33,7 +35,7 @@ async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> 
         imported: list[str] = []
         try:
             while line := (await asyncio.wait_for(child.stderr.readline(), 60)).decode():
-                if "Sending HTTP Request: POST" in line:
+                if "sending POST chat/completions" in line:
                     return imported
                 if line.startswith("import time:") and "|" in line:
                     imported.append(line.rsplit("|", 1)[1].strip())
@@ -45,12 +47,12 @@ async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> 
 
 async def test_run_reaches_the_model_before_importing_the_docker_sdk_or_pygithub(tmp_path):
     imported = await imports_before_the_first_model_request(tmp_path, "run", "say hi", "--out", str(tmp_path / "out"))
-    assert "openai" in imported and "codegen_chat.build" in imported, imported[-20:]  # what was needed was imported
+    assert "bot.model.http" in imported and "codegen_chat.build" in imported, imported[-20:]  # what it needs is there
     early = [name for name in imported if name.split(".")[0] in LATER]
     assert early == [], imported[imported.index(early[0]) - 30:imported.index(early[0]) + 3]
 
 
-async def test_run_imports_no_chat_platform_or_its_sdk_before_the_first_model_request(tmp_path):
+async def test_run_imports_no_chat_platform_no_sdk_of_one_nor_the_openai_sdk_before_the_first_model_request(tmp_path):
     imported = await imports_before_the_first_model_request(tmp_path, "run", "say hi", "--out", str(tmp_path / "out"))
     assert "adapters.terminal" in imported, imported[-20:]
     chat = [name for name in imported if name.split(".")[0] in NEVER or name.startswith(CHAT_PACKAGES)]

@@ -5,6 +5,7 @@
     GET|POST /repos/{owner}/{name}/pulls, PATCH /repos/{owner}/{name}/pulls/{n}, POST .../issues/{n}/labels
     GET /repos/{owner}/{repo}/pulls/{n}, .../pulls/{n}/files, .../pulls/{n}/comments   (paginated with Link)
     GET /repos/{owner}/{repo}/commits/{sha}, GET /repos/{owner}/{repo}/contents/{path}?ref=
+    and CI's commit statuses, check runs and Actions job logs (``self.ci``: tests/fakes/github_ci.py)
 
 Responses have GitHub's shapes (the attributes PyGithub's ``Gist``, ``GistFile``, ``GistHistoryState`` and
 ``AuthenticatedUser`` read), its validation rules (no empty files, no ``/`` in names), its auth answers
@@ -29,6 +30,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes import loopback
+from tests.fakes.github_ci import LOGS_PATH, FakeCi
 
 DOCS = "https://docs.github.com/rest"
 LOGIN = "octocat"
@@ -113,6 +115,7 @@ class FakeGitHub:
         self.contents: dict[tuple[str, str, str], str] = {}  # ("owner/repo", ref, path) -> the file
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
+        self.ci = FakeCi(self)  # commit statuses, check runs, Actions job logs (tests/fakes/github_ci.py)
         self._runner: web.AppRunner | None = None
         self._port = 0
 
@@ -172,6 +175,7 @@ class FakeGitHub:
         app.router.add_post(f"{r}/pulls", self._create_pull)
         app.router.add_patch(f"{r}/pulls/{{number}}", self._edit_pull)
         app.router.add_post(f"{r}/issues/{{number}}/labels", self._add_labels)
+        self.ci.add_routes(app, p)
         self._runner, self._port = await loopback.start(app)
         return self
 
@@ -211,6 +215,8 @@ class FakeGitHub:
     async def _authenticate(self, request: web.Request, handler: Any) -> web.StreamResponse:
         if request.path.startswith(f"{self.prefix}/app/"):
             return await handler(request)  # a GitHub App's JWT, checked by the endpoint
+        if request.path.startswith(LOGS_PATH):
+            return await handler(request)  # the log storage GitHub redirects to: its address is the grant
         if request.headers.get("Authorization", "").removeprefix("token ") not in self.tokens:
             return self._json({"message": "Bad credentials", "documentation_url": DOCS}, 401)
         writes_gist = request.method in ("POST", "PATCH") and request.path.startswith(f"{self.prefix}/gists")
@@ -303,7 +309,8 @@ class FakeGitHub:
         if name != repo.default_branch and name not in repo.protected:
             return self._json({"message": "Branch not found", "documentation_url": DOCS}, 404)
         return self._json({"name": name, "protected": name in repo.protected,
-                           "commit": {"sha": "0" * 40, "url": ""}, "_links": {}})
+                           "commit": {"sha": "0" * 40, "url": ""}, "_links": {},
+                           **self.ci.protection(repo.full_name, name)})
 
     async def _list_pulls(self, request: web.Request) -> web.Response:
         repo = self._stored_repo(request)

@@ -64,6 +64,7 @@ class Recorded:
     path: str
     headers: CIMultiDict[str]
     body: dict[str, Any]
+    peer: object = None  # the client's address: one for every request a kept-alive connection carried
 
     @property
     def agent(self) -> str:
@@ -160,7 +161,8 @@ class FakeOpenAI:
 
     async def _completions(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
-        recorded = Recorded(request.path, CIMultiDict(request.headers), body)
+        peer = request.transport.get_extra_info("peername") if request.transport else None
+        recorded = Recorded(request.path, CIMultiDict(request.headers), body, peer)
         self.requests.append(recorded)
         refused = self._overflow(body, recorded.prompt_chars // CHARS_PER_TOKEN)
         if refused is not None:  # before the script: the reply waits for a request that fits

@@ -1,0 +1,23 @@
+"""What the team may not write in a repository: its existing tests, the test configuration that reaches them
+(a conftest.py or pytest.ini could skip or rewrite them), and CI configuration."""
+
+from agents.repository import configures_tests, without_protected
+from agents.types import FileSet
+
+EXISTING = frozenset({"tests/test_money.py", "pkg/sub/test_deep.py"})
+
+
+def test_test_configuration_is_protected_where_an_existing_test_lies_below_it():
+    assert configures_tests("conftest.py", EXISTING) and configures_tests("tests/conftest.py", EXISTING)
+    assert configures_tests("pytest.ini", EXISTING) and configures_tests("pkg/jest.config.ts", EXISTING)
+    assert not configures_tests("tests/new_area/conftest.py", EXISTING)  # no existing test below it
+    assert not configures_tests("docs/conftest.py", EXISTING) and not configures_tests("tests/helpers.py", EXISTING)
+    assert not configures_tests("conftest.py", frozenset())  # a repository with no tests yet
+
+
+def test_without_protected_drops_tests_their_configuration_and_ci_and_keeps_the_rest():
+    written = FileSet({"billing/client.py": "x", "tests/test_money.py": "weakened", "tests/conftest.py": "skip",
+                          "tests/test_new.py": "new", ".github/workflows/ci.yml": "leak"})
+    kept, tests, ci = without_protected(written, EXISTING)
+    assert sorted(kept) == ["billing/client.py", "tests/test_new.py"]
+    assert tests == ["tests/conftest.py", "tests/test_money.py"] and ci == [".github/workflows/ci.yml"]
