@@ -5,16 +5,19 @@
 #   docker build -t codegen-chat .      # the same as the first, with pip reaching PyPI inside the build
 #
 # The base is a build argument: any Debian-like image with python3 (3.11+) and pip. Wheels found in
-# deploy/wheels (build-image.sh puts them there) are installed without asking an index.
+# deploy/wheels (build-image.sh puts them there) are installed without asking an index. EXTRAS names the
+# package's extras to include ("kubernetes" for tests in Pods, "postgres" for replicas; comma-separated).
 ARG BASE=python:3.11-slim-bookworm
 
 FROM ${BASE} AS build
+ARG EXTRAS=""
 COPY . /src
 RUN set -eu; \
+    extras="${EXTRAS:+[$EXTRAS]}"; \
     if ls /src/deploy/wheels/*.whl >/dev/null 2>&1; then \
-        from="--no-index --find-links /src/deploy/wheels codegen-chat"; \
+        from="--no-index --find-links /src/deploy/wheels codegen-chat$extras"; \
     else \
-        from="/src"; \
+        from="/src$extras"; \
     fi; \
     # --target: a self-contained folder to copy into the runtime stage, outside the base's own packages
     python3 -m pip install --no-cache-dir --disable-pip-version-check --target /opt/codegen-chat $from; \

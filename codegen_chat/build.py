@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 
 from agents.errors import SandboxError
 from agents.protocols import ChatModel, Sandbox
-from agents.types import TestJob, TestReport
+from agents.types import RunStatus, TestJob, TestReport
 from bot.checkin import publisher_for
 from bot.ci.rounds import CiRounds
 from bot.config.sections import Config, ConfigError, Secrets
@@ -84,11 +84,20 @@ class DisabledSandbox:
         )
 
 
-def build_sandbox(config: Config) -> Sandbox:
-    """The Docker sandbox, made (the Docker SDK imported, the engine reached) when a run first needs it."""
+def build_sandbox(config: Config, store: Store | None = None) -> Sandbox:
+    """The sandbox (Docker's, or Kubernetes'), made (its client imported, its engine reached) when a run first
+    needs it. With ``store``, the Kubernetes Pod sweep asks it which runs are running."""
     if not config.sandbox.enabled:
         return DisabledSandbox()
-    return DockerSandboxOnDemand(config.sandbox)
+    return DockerSandboxOnDemand(config.sandbox, running=run_is_running(store) if store is not None else None)
+
+
+def run_is_running(store: Store) -> Callable[[str], Awaitable[bool]]:
+    """Whether the store has ``run_id`` as running (on any replica): its Pods are not garbage then."""
+    async def running(run_id: str) -> bool:
+        record = await store.run(run_id)
+        return record is not None and record.summary.status == RunStatus.RUNNING
+    return running
 
 
 def publisher_factory(config: Config, secrets: Secrets, store: Store) -> PublisherFactory:
@@ -103,7 +112,7 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
     ``sandbox_first`` checks the sandbox (its engine and images) before the service starts (a server, waiting
     for work); else each run checks it beside its first model call (the Manager does), so a one-off run does
     not wait for it."""
-    sandbox = build_sandbox(config)
+    sandbox = build_sandbox(config, store)
     try:
         ready = getattr(sandbox, "ready", None)
         if ready is not None and sandbox_first:  # engine and images; leftovers removed

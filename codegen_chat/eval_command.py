@@ -84,9 +84,9 @@ async def _eval(args: argparse.Namespace, config: Config, secrets: Secrets) -> i
 async def _eval_with(plan: _Plan, config: Config, secrets: Secrets, model: OpenAIChatModel, concurrency: int) -> int:
     try:
         meta = _with_models(plan, {str(role): model.model_name(role) for role in _roles(plan.modes)})
-        from bot.sandbox import DockerSandbox  # the Docker SDK, loaded only by the command that uses it
+        from bot.sandbox.on_demand import sandbox_type  # its SDK loaded only by the command that uses it
 
-        async with DockerSandbox(config.sandbox) as sandbox:
+        async with (await sandbox_type(config.sandbox))(config.sandbox) as sandbox:
             await asyncio.to_thread(plan.folder.write_meta, meta)
             parts = Parts(model, sandbox, PromptBook(languages=registry(config.sandbox)), team_settings(config), config.prices)
             return await _run(plan, meta, parts, concurrency, Redactor(secrets.values(), urls=True))

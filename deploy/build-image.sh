@@ -8,16 +8,19 @@
 #   --offline     build from codegen-chat-sandbox/base:bookworm (`codegen-chat sandbox build --offline`)
 #   --base IMAGE  build from IMAGE (default python:3.11-slim-bookworm); it needs python3 and pip
 #   --tag TAG     name the image TAG (default codegen-chat:latest)
+#   --extras LIST the package's extras too, comma-separated: kubernetes (tests in Pods), postgres (replicas)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 base=python:3.11-slim-bookworm
 tag=codegen-chat:latest
+extras=
 while [ $# -gt 0 ]; do
   case "$1" in
     --offline) base=codegen-chat-sandbox/base:bookworm ;;
     --base) base="$2"; shift ;;
     --tag) tag="$2"; shift ;;
+    --extras) extras="$2"; shift ;;
     *) echo "build-image: unknown argument $1 (see the top of $0)" >&2; exit 2 ;;
   esac
   shift
@@ -44,6 +47,6 @@ echo "build-image: wheels for Python $wanted -> $wheels"
 # Wheels stamped with the last commit's time, not the clock: unchanged code gives unchanged layers.
 SOURCE_DATE_EPOCH=$(git log -1 --format=%ct 2>/dev/null || echo 315532800)
 export SOURCE_DATE_EPOCH
-"$python" -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$wheels" .
+"$python" -m pip wheel --quiet --disable-pip-version-check --wheel-dir "$wheels" ".${extras:+[$extras]}"
 echo "build-image: docker build from $base -> $tag"
-docker build --build-arg "BASE=$base" --tag "$tag" .
+docker build --build-arg "BASE=$base" --build-arg "EXTRAS=$extras" --tag "$tag" .

@@ -230,10 +230,33 @@ DEFAULT_DEBIAN_MIRROR = "http://deb.debian.org/debian"
 
 
 @dataclass(frozen=True)
+class KubernetesConfig(Checked, section="sandbox.kubernetes"):
+    """Where ``[sandbox] backend = "kubernetes"`` runs each test job: a Pod in ``namespace`` (docs/kubernetes.md).
+
+    The cluster comes from ``kubeconfig`` (and ``context``), else from the service account when the bot runs in
+    a Pod itself (``KUBERNETES_SERVICE_HOST``), else from ``~/.kube/config``. ``images`` maps a language to the
+    image the cluster pulls for it (a registry the nodes reach); a language missing there uses its ``image``."""
+
+    namespace: Annotated[str, Matches(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?",
+                                      "a namespace name, e.g. codegen-sandbox")] = "codegen-sandbox"
+    # a RuntimeClass for the test Pods: "gvisor" (deploy/k8s/runtimeclass-gvisor.yaml); empty for the node's default
+    runtime_class: Annotated[str, Matches(r"([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)?", "a RuntimeClass name, e.g. gvisor")] = ""
+    images: dict[str, str] = field(default_factory=dict)
+    kubeconfig: str = ""  # a kubeconfig file; empty: in-cluster when in a Pod, else ~/.kube/config
+    context: str = ""  # a context of that kubeconfig; empty: its current one
+    image_pull_policy: Annotated[str, OneOf("IfNotPresent", "Always", "Never")] = "IfNotPresent"
+    pod_start_timeout_s: Seconds = 120.0  # scheduling and the image pull, before a Pod runs or is given up
+
+
+@dataclass(frozen=True)
 class SandboxConfig(Checked, section="sandbox"):
     """Limits and images of the test sandbox. ``languages`` lays over the built-in table by name."""
 
     enabled: bool = True
+    # where tests run: "docker" (one engine: this host's, or docker_host) or "kubernetes" (a Pod per job,
+    # [sandbox.kubernetes]; docs/kubernetes.md)
+    backend: Annotated[str, OneOf("docker", "kubernetes")] = "docker"
+    kubernetes: KubernetesConfig = field(default_factory=KubernetesConfig)
     docker_host: str = ""  # empty: DOCKER_HOST from the environment, else the local socket
     # the engine's container runtime for test containers: empty for its default (runc); "runsc" for gVisor,
     # registered with the engine under that name (docs/sandbox.md)
@@ -342,6 +365,30 @@ class DiscordConfig(Checked, section="discord"):
     thread_detail: Annotated[str, OneOf("full", "compact")] = "full"
 
 
+GITHUB_COMMENT_LIMIT = 65_536  # characters GitHub accepts in one comment
+
+
+@dataclass(frozen=True)
+class GitHubConfig(Checked, section="github"):
+    """Pull requests (``adapters/github``): ``@BOT_LOGIN`` in a PR's comments or reviews, and CI events, delivered
+    as webhooks to ``POST path`` on the platform's own port. ``GITHUB_WEBHOOK_SECRET`` verifies each delivery;
+    the bot answers with ``GITHUB_TOKEN`` or the GitHub App (``GITHUB_APP_*``), at ``[checkin] github_api_url``."""
+
+    enabled: bool = False
+    host: str = "0.0.0.0"  # where the webhook server listens (it answers /healthz and /readyz too)
+    port: Annotated[int, Range(1, 65_535)] = 8090
+    path: Annotated[str, StartsWith(("/",), "/github/webhook")] = "/github/webhook"  # the webhook URL's path
+    # the login people mention (@codegen-chat); the bot's own comments are never taken as requests
+    bot_login: Annotated[str, Matches(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}", "a GitHub login, e.g. codegen-chat")] = "codegen-chat"
+    opt_out_label: str = "codegen-chat: off"  # a pull request carrying this label is left alone
+    runs_per_pr_per_day: Annotated[int, Range(1, 10_000)] = 20  # runs one pull request may start in a UTC day
+    update_interval_s: Seconds = 5.0  # least time between two edits of one comment
+    max_message_chars: Annotated[int, Range(1_000, GITHUB_COMMENT_LIMIT)] = 60_000  # longer text continues in another comment
+    inline_code_max_chars: Annotated[int, Range(1, 10_000_000)] = 6000  # a longer code block goes in a folded file section
+    # "compact": one status comment, the files and the result; "full": a comment per agent turn
+    thread_detail: Annotated[str, OneOf("full", "compact")] = "compact"
+
+
 @dataclass(frozen=True)
 class RepoSettings(Checked):
     """``[repos."owner/name"]``: one repository the team may work on, and how."""
@@ -425,6 +472,7 @@ class Config(Checked):
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     slack: SlackConfig = field(default_factory=SlackConfig)
     discord: DiscordConfig = field(default_factory=DiscordConfig)
+    github: GitHubConfig = field(default_factory=GitHubConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     web: WebConfig = field(default_factory=WebConfig)
     repos: ReposConfig = field(default_factory=ReposConfig)
@@ -467,6 +515,7 @@ class Secrets:
     github_app_id: str = field(default="", metadata={"public": True})
     github_app_private_key: str = ""
     github_app_installation_id: str = field(default="", metadata={"public": True})
+    github_webhook_secret: str = ""  # verifies each webhook delivery ([github]): the secret set on the webhook
     slack_bot_token: str = ""
     slack_app_token: str = ""
     slack_signing_secret: str = ""

@@ -1,4 +1,4 @@
-"""The team's chat model: any OpenAI-compatible endpoint, over HTTP (``bot.model.http``; no SDK).
+"""The team's chat model: any OpenAI-compatible endpoint, through the openai SDK (``bot.model.http``).
 
 Retries are ours rather than the SDK's so that they honour ``Retry-After`` fully, happen only
 before the first token (a retry after text was shown would repeat it), and end in one clear
@@ -86,9 +86,9 @@ class OpenAIChatModel:
         self._redact = Redactor(secrets.values())
         self.base_url = config.llm.base_url or secrets.openai_base_url or None
         self.where = _without_credentials(self.base_url) if self.base_url else "the OpenAI API"  # for messages
-        billing = {"OpenAI-Organization": secrets.openai_org_id, "OpenAI-Project": secrets.openai_project_id}
         self.endpoint = Endpoint(self.base_url or OPENAI_API, secrets.openai_api_key or NO_KEY_PLACEHOLDER,
-                                 config.llm.request_timeout_s, {k: v for k, v in billing.items() if v})
+                                 config.llm.request_timeout_s, secrets.openai_org_id or None,
+                                 secrets.openai_project_id or None)
         self._contexts: dict[str, int] = dict(contexts or {})  # model -> context window in tokens, where known
         self._asked: set[str] = set()  # models whose window the endpoint was asked about
         self._chars_per_token: dict[str, float] = {}  # measured from a server's own count of a prompt
@@ -146,7 +146,7 @@ class OpenAIChatModel:
                 "stream": True, "stream_options": {"include_usage": True}}
         async with self.gate.call() as call:  # held while the reply streams
             try:
-                async with self.endpoint.post("chat/completions", body, {AGENT_HEADER: role}) as answer:
+                async with self.endpoint.chat(body, {AGENT_HEADER: role}) as answer:
                     kind = answer.content_type
                     if kind == "application/json":  # the server ignored stream=true: take the whole completion
                         for piece in reply.from_completion(await answer.read(MAX_REPLY_CHARS * 2)):
@@ -235,7 +235,7 @@ class OpenAIChatModel:
                 "OpenAI-compatible stream: check llm.base_url or OPENAI_BASE_URL (it usually ends in /v1).")
         try:
             body = {"model": model, "messages": payload, "max_tokens": 1, "stream": False}
-            async with self.gate.call(), self.endpoint.post("chat/completions", body, {AGENT_HEADER: role}) as answer:
+            async with self.gate.call(), self.endpoint.chat(body, {AGENT_HEADER: role}) as answer:
                 await answer.read(MAX_REPLY_CHARS)  # a request like any other: it must not drop another one's reply
         except StatusError as error:
             told = read_context_error(_server_message(error))

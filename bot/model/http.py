@@ -1,10 +1,11 @@
-"""An OpenAI-compatible endpoint over HTTP: a request goes out, an answer or one failure of a short tree comes back.
+"""An OpenAI-compatible endpoint through the openai SDK: a request goes out, an answer or one failure of a short tree comes back.
 
-The team's client speaks to the endpoint here rather than through the openai SDK: a chat reply needs one POST
-with a JSON body and the body read as it arrives (``bot.model.sse``), and importing the SDK (its types package
-defines a pydantic model for every OpenAI API) cost 0.4 s of CPU, a third of a run's start-up. The HTTP library
-is the SDK's own (``httpx2``), with the SDK's settings: the timeout on every phase, redirects followed, no
-retries (``bot.model.client`` retries, honouring ``Retry-After``).
+The SDK sends every request: base URL, key, organization and project, the timeout on every phase, redirects,
+its connection pool, its status errors. A chat reply is asked for as the SDK's raw streaming response
+(``with_streaming_response``), so its body is read as bytes by ``bot.model.sse`` rather than as one pydantic
+object per streamed chunk, which cost more CPU per call than everything else a run does per chunk. The SDK
+retries nothing here (``max_retries=0``): ``bot.model.client`` retries, honouring ``Retry-After`` fully and
+only before the first token.
 
     EndpointError
     +-- StatusError    the server answered 4xx or 5xx: its status, headers, body (parsed when JSON) and message
@@ -18,17 +19,18 @@ from __future__ import annotations
 import json
 import logging
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
+# The SDK's HTTP library, for its errors alone: the SDK maps them to its own while it sends a request, but a raw
+# streaming response's body raises them as they are while it is read.
 import httpx2
+import openai
 
 log = logging.getLogger(__name__)
 
-ERROR_BODY_BYTES = 64 * 1024  # of a refusal's body, what is read (a proxy's HTML page can be large)
-USER_AGENT = "codegen-chat"
-_LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)  # the SDK's: one client serves every run
+ERROR_BODY_CHARS = 64 * 1024  # of a refusal's body, what is kept (a proxy's HTML page can be large)
 
 
 class EndpointError(Exception):
@@ -60,14 +62,14 @@ class StreamFailed(EndpointError):
 class Answer:
     """A response whose status was fine, its body not read yet."""
 
-    def __init__(self, response: httpx2.Response) -> None:
+    def __init__(self, response: openai.AsyncAPIResponse[Any]) -> None:
         self._response = response
         self.content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
 
     async def chunks(self) -> AsyncIterator[bytes]:
         """The body as it arrives; a transport failure on the way is one of this module's errors."""
         with _translated():
-            async for part in self._response.aiter_bytes():
+            async for part in self._response.iter_bytes():
                 yield part
 
     async def read(self, limit: int) -> bytes:
@@ -81,66 +83,62 @@ class Answer:
 
 
 class Endpoint:
-    """One base URL with its key; one connection pool for every request the process sends there."""
+    """One base URL with its key: one SDK client, one connection pool for every request the process sends there."""
 
-    def __init__(self, base_url: str, api_key: str, timeout_s: float, headers: Mapping[str, str] | None = None) -> None:
-        """``headers``: sent with every request besides the key (an OpenAI organization or project)."""
-        self.base_url = base_url.rstrip("/") + "/"
-        self._http = httpx2.AsyncClient(
-            base_url=self.base_url, timeout=timeout_s, follow_redirects=True, limits=_LIMITS,
-            headers={"Authorization": f"Bearer {api_key}", "User-Agent": USER_AGENT, "Accept": "application/json",
-                     **(headers or {})})
+    def __init__(self, base_url: str, api_key: str, timeout_s: float, organization: str | None = None,
+                 project: str | None = None) -> None:
+        self._sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, organization=organization, project=project,
+                                       timeout=timeout_s, max_retries=0)
+        self.base_url = str(self._sdk.base_url)
 
     @asynccontextmanager
-    async def post(self, path: str, body: dict[str, Any], headers: Mapping[str, str]) -> AsyncIterator[Answer]:
-        """The answer to a POST of ``body`` as JSON, open while the block runs (closed with it, read or not)."""
-        request = self._http.build_request("POST", path, content=json.dumps(body).encode(),
-                                           headers={**headers, "Content-Type": "application/json"})
-        log.debug("sending POST %s", path)
+    async def chat(self, body: dict[str, Any], headers: Mapping[str, str]) -> AsyncIterator[Answer]:
+        """The answer to a chat completion request (``body`` in its wire form), open while the block runs."""
+        log.debug("sending POST chat/completions")
         with _translated():
-            response = await self._http.send(request, stream=True)
-        try:
-            if response.status_code >= 400:
-                raise await _refusal(response)
-            yield Answer(response)
-        finally:
-            await response.aclose()
+            async with self._sdk.chat.completions.with_streaming_response.create(
+                    **body, extra_headers=dict(headers)) as response:
+                yield Answer(response)
 
     async def get_json(self, url: str) -> object:
-        """A GET's parsed JSON (``url`` absolute or under the base URL); ``ValueError`` when it is none."""
+        """A GET's parsed JSON (``url`` absolute or under the base URL); the text when the body is not JSON."""
         with _translated():
-            response = await self._http.get(url)
-        if response.status_code >= 400:
-            raise await _refusal(response)
-        return response.json()
+            return await self._sdk.get(url, cast_to=object)
 
     async def close(self) -> None:
-        await self._http.aclose()
+        await self._sdk.close()
 
 
-async def _refusal(response: httpx2.Response) -> StatusError:
-    raw = bytearray()
-    with _translated():
-        async for part in response.aiter_bytes():
-            raw += part
-            if len(raw) > ERROR_BODY_BYTES:
-                break
-    text = bytes(raw[:ERROR_BODY_BYTES]).decode("utf-8", "replace")
-    try:
-        body: object = json.loads(text)
-    except ValueError:
-        body = text or None
-    return StatusError(response.status_code, response.headers, body, f"Error code: {response.status_code} - {body}")
-
-
+# A connection that was made and then ended, as the HTTP library says it.
 _DROPPED = (httpx2.RemoteProtocolError, httpx2.ReadError, httpx2.WriteError)
 
 
 @contextmanager
-def _translated() -> Any:
+def _translated() -> Iterator[None]:
     try:
         yield
-    except httpx2.TimeoutException as error:
-        raise NoAnswer(type(error).__name__) from error
-    except (httpx2.RequestError, ssl.SSLError, OSError) as error:
+    except openai.APIStatusError as error:
+        raise _refusal(error) from error
+    except (openai.APITimeoutError, httpx2.TimeoutException) as error:
+        raise NoAnswer(type(error.__cause__ or error).__name__) from error
+    except openai.APIConnectionError as error:
+        cause = error.__cause__
+        raise Unreachable(str(cause or error) or type(cause).__name__, dropped=isinstance(cause, _DROPPED)) from error
+    except (httpx2.RequestError, ssl.SSLError, OSError) as error:  # while a streamed body is read
         raise Unreachable(str(error) or type(error).__name__, dropped=isinstance(error, _DROPPED)) from error
+    except openai.APIError as error:
+        raise EndpointError(error.message) from error
+
+
+def _refusal(error: openai.APIStatusError) -> StatusError:
+    """The status error with the whole body the server sent (the SDK's ``body`` is only its ``error`` member)."""
+    try:
+        text = error.response.text[:ERROR_BODY_CHARS]
+    except httpx2.ResponseNotRead:
+        text = ""
+    try:
+        body: object = json.loads(text)
+    except ValueError:
+        body = text or None
+    status = error.status_code
+    return StatusError(status, error.response.headers, body, f"Error code: {status} - {body}")

@@ -1,10 +1,10 @@
 """The data of each server-sent event in a byte stream, as plain JSON chunks a chat reply is read from.
 
-The openai SDK turns every streamed chunk into a pydantic object (a model of the chunk, its choices, its
-delta), which cost more CPU per call than everything else a run does per chunk. A reply needs three fields of
-each chunk, so the client reads the event stream itself (``text/event-stream`` as the HTML standard defines
-it: lines ending in CR, LF or CRLF, ``data:`` fields joined by newlines, a blank line ending an event,
-comments skipped) and decodes each event's JSON once, as plain dicts.
+The openai SDK's typed stream turns every streamed chunk into a pydantic object (a model of the chunk, its
+choices, its delta), which cost more CPU per call than everything else a run does per chunk. A reply needs three
+fields of each chunk, so the client asks the SDK for its raw streaming response and reads the event stream itself
+(``text/event-stream`` as the HTML standard defines it: lines ending in CR, LF or CRLF, ``data:`` fields joined by
+newlines, a blank line ending an event, comments skipped), decoding each event's JSON once, as plain dicts.
 """
 
 from __future__ import annotations

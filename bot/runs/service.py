@@ -64,6 +64,7 @@ class ChatRequest:
     attachments: tuple[Attachment, ...] = ()
     repo: str = ""  # a repository given apart from the text (the terminal's --repo OWNER/NAME|URL|PATH)
     base: str = ""  # and its base branch (--base)
+    branch: str = ""  # a branch of the bot's own to continue on (the pull request it opened, commented on)
     # where it was asked, most specific first, as [repos."owner/name"] defaults_for names places ("slack:C0123")
     places: tuple[str, ...] = ()
     link: str = ""  # a link back to the conversation, for a pull request's description
@@ -195,6 +196,10 @@ class Service:
         self.check(arrival.request(platform.name))
         return Admission(take=True, known_thread=known)
 
+    async def first_sighting(self, key: str) -> bool:
+        """True the first time ``key`` is seen by any process sharing the store (a webhook's delivery id, a
+        sentence to say once): adapters keep such facts here, never in the store themselves."""
+        return await self._store.first_sighting(key)
 
     async def _read_earlier(self, read: ReadEarlier, request: str) -> ThreadContext:
         """The context the messages before a request give it (``bot.runs.thread_context``), with the GitHub
@@ -459,8 +464,9 @@ class Service:
         if target is None or self._repos is None:
             return None, publisher, prior
         same = prior is not None and prior.repository == target.name.shown
-        opened = await self._repos.open(target, run_id, request.text.strip(), prior.branch if same and prior else "",
-                                        request.user_id, mask=self._redact)
+        branch = prior.branch if same and prior else request.branch
+        opened = await self._repos.open(target, run_id, request.text.strip(), branch, request.user_id,
+                                        mask=self._redact)
         await self._store.set_repository(run_id, target.name.shown, opened.workspace.branch)
         if prior is not None and not same:
             prior = PriorWork(tasks=prior.tasks)

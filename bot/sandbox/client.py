@@ -75,8 +75,8 @@ def check_runtime(client: docker.DockerClient, config: SandboxConfig) -> None:
 
 def runtime_ended(runtime: str, error: BaseException) -> SandboxError:
     """The one sentence for a container that a configured runtime (gVisor's runsc) ended under a run."""
-    # Debian bookworm's runsc 20221219 ends its sandbox with status 2 (seemingly its own crash) at the first exec
-    # into a hardened container: the exec then vanishes with it (404/409 from the engine).
+    # gVisor ends its whole sandbox at the memory limit (and can at a fork bomb): the exec then vanishes with it
+    # (404/409 from the engine).
     return SandboxError(f"the container runtime {runtime!r} ended the sandbox's container during the test run "
-                        f"({short_error(error)}); Debian bookworm's runsc 20221219 does so at a run's first exec: "
-                        "use a newer runsc (docs/sandbox.md, gVisor) or [sandbox] runtime = \"\"")
+                        f"({short_error(error)}); under gVisor that is most often the memory limit or a fork "
+                        "bomb ending the whole sandbox (docs/sandbox.md, gVisor), or set [sandbox] runtime = \"\"")

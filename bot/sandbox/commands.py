@@ -17,6 +17,7 @@ from bot.config.settings import argument_for
 from bot.safety.inert import inert
 from bot.sandbox.folder import read_folder, shown
 from bot.sandbox.languages import languages, use_offline, with_offline
+from bot.sandbox.on_demand import sandbox_type
 
 if TYPE_CHECKING:
     import docker
@@ -50,14 +51,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     """Exit 0 only when the tests passed; 1 when they did not; 2 when they could not run at all."""
     del secrets  # never handed to the sandbox
-    from bot.sandbox.sandbox import DockerSandbox
-
     sandbox_config = _chosen(config.sandbox, args.offline)
     if args.timeout:  # --timeout replaces the configured limit, longer or shorter
         sandbox_config = dataclasses.replace(sandbox_config, timeout_s=args.timeout)
     try:
         files = await asyncio.to_thread(read_dir, Path(args.dir), sandbox_config.max_upload_bytes)
-        async with DockerSandbox(sandbox_config) as sandbox:
+        async with (await sandbox_type(sandbox_config))(sandbox_config) as sandbox:
             report = await sandbox.run(TestJob(args.language, files))
     except SandboxError as error:
         print(f"codegen-chat: {inert(str(error))}", file=sys.stderr)

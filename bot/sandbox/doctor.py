@@ -22,6 +22,8 @@ async def sandbox_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
     sandbox = config.sandbox
     if not sandbox.enabled:
         return [CheckResult("sandbox", True, "disabled in config ([sandbox] enabled = false)", required=False)]
+    if sandbox.backend == "kubernetes":
+        return [await _kubernetes_check(sandbox)]
     try:
         client = await open_checked(sandbox, DOCTOR_TIMEOUT_S)
     except SandboxError as error:
@@ -34,6 +36,28 @@ async def sandbox_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
                             fix="start dockerd (or Docker Desktop), or point [sandbox] docker_host at an engine")]
     finally:
         await asyncio.to_thread(client.close)
+
+
+async def _kubernetes_check(sandbox: SandboxConfig) -> CheckResult:
+    """The cluster answers, and the bot may list Pods in the sandbox's namespace."""
+    namespace = sandbox.kubernetes.namespace
+    fix = "set [sandbox.kubernetes] kubeconfig/namespace, and apply deploy/k8s/ (docs/kubernetes.md)"
+    try:
+        from bot.sandbox.kubernetes.api import CLUSTER_ERRORS, open_cluster, refusal
+
+        cluster = await open_cluster(sandbox.kubernetes)
+    except (SandboxError, ImportError) as error:
+        return CheckResult("kubernetes", False, str(error), fix=fix)
+    try:
+        await asyncio.wait_for(cluster.core.list_namespaced_pod(namespace, limit=1), DOCTOR_TIMEOUT_S)
+    except CLUSTER_ERRORS as error:
+        from kubernetes_asyncio.client.exceptions import ApiException
+
+        detail = str(refusal(error, namespace, "listing Pods")) if isinstance(error, ApiException) else str(error)
+        return CheckResult("kubernetes", False, f"{cluster.host}: {detail}"[:400], fix=fix)
+    finally:
+        await cluster.close()
+    return CheckResult("kubernetes", True, f"{cluster.host} answers; test Pods go to namespace {namespace}")
 
 
 async def _engine_and_images(client: docker.DockerClient, sandbox: SandboxConfig) -> list[CheckResult]:

@@ -49,6 +49,12 @@ KEEPER_UID = 65533
 DEADLINE_GRACE_S = 5.0
 # Between steps (staging, reading a report, the next step's files), with the bot there to go on.
 BETWEEN_STEPS_S = 30.0
+# Under a runtime with a kernel of its own (gVisor's runsc), the container's pids cgroup on the host counts that
+# kernel's own threads too (the Sentry's, the Gofer's, the ptrace platform's stubs): at 64 Debian's runsc 20221219
+# fails to make one and ends the container (status 2) at the first exec that lasts. The host's limit gets this
+# much room; the tests' own processes are held to ``pids_limit`` inside, per user, by RLIMIT_NPROC, which that
+# kernel counts for its sandbox alone (on runc it would count the whole host's processes of the user).
+RUNTIME_PIDS_ROOM = 512
 
 
 def labels(language: str) -> dict[str, str]:
@@ -106,8 +112,9 @@ def container_options(config: SandboxConfig, name: str, language: LanguageConfig
         "mem_limit": config.memory_mb * MB,
         "memswap_limit": config.memory_mb * MB,  # equal to the memory limit: no swap
         "nano_cpus": int(config.cpus * 1e9),
-        "pids_limit": config.pids_limit,
+        "pids_limit": config.pids_limit + (RUNTIME_PIDS_ROOM if config.runtime else 0),
         "ulimits": [
+            *([Ulimit(name="nproc", soft=config.pids_limit, hard=config.pids_limit)] if config.runtime else []),
             Ulimit(name="nofile", soft=config.nofile_limit, hard=config.nofile_limit),
             Ulimit(name="fsize", soft=config.file_size_mb * MB, hard=config.file_size_mb * MB),
             Ulimit(name="core", soft=0, hard=0),

@@ -1,4 +1,4 @@
-"""The Docker sandbox, loaded when a run first needs it.
+"""The sandbox (Docker's, or Kubernetes' with ``[sandbox] backend = "kubernetes"``), loaded when a run first needs it.
 
 Importing the Docker SDK and reaching the engine take a while, and a run's first model request does not need
 either: ``DockerSandboxOnDemand`` stands in for a ``DockerSandbox`` and makes it at the first ``start``,
@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+from collections.abc import Awaitable, Callable
+from types import ModuleType
 from typing import TYPE_CHECKING
 
+from agents.errors import SandboxError
 from agents.types import TestJob, TestReport
 from bot.config.sections import SandboxConfig
 
@@ -25,8 +28,9 @@ log = logging.getLogger(__name__)
 class DockerSandboxOnDemand:
     """``agents.protocols.PreparedSandbox`` over a ``DockerSandbox`` made on first use. ``close()`` when done."""
 
-    def __init__(self, config: SandboxConfig) -> None:
+    def __init__(self, config: SandboxConfig, running: Callable[[str], Awaitable[bool]] | None = None) -> None:
         self._config = config
+        self._running = running  # which runs are running (the store's answer), for the Kubernetes Pod sweep
         self._made: asyncio.Future[DockerSandbox] | None = None
 
     @property
@@ -72,9 +76,33 @@ class DockerSandboxOnDemand:
         return asyncio.shield(self._made)  # one caller's cancellation must not cancel the others' sandbox
 
     async def _make(self) -> DockerSandbox:
+        if self._config.backend == "kubernetes":
+            kubernetes = await asyncio.to_thread(kubernetes_module)
+            made: DockerSandbox = kubernetes.KubernetesSandbox(self._config, self._running)
+            return made
         module = await asyncio.to_thread(importlib.import_module, "bot.sandbox.sandbox")
         sandbox: DockerSandbox = module.DockerSandbox(self._config)
         return sandbox
+
+
+async def sandbox_type(config: SandboxConfig) -> type[DockerSandbox]:
+    """The class ``[sandbox] backend`` names, imported off the event loop (for commands that hold one sandbox)."""
+    if config.backend == "kubernetes":
+        chosen: type[DockerSandbox] = (await asyncio.to_thread(kubernetes_module)).KubernetesSandbox
+        return chosen
+    docker: type[DockerSandbox] = (await asyncio.to_thread(importlib.import_module, "bot.sandbox.sandbox")).DockerSandbox
+    return docker
+
+
+def kubernetes_module() -> ModuleType:
+    """``bot.sandbox.kubernetes.sandbox``, or one sentence saying which extra to install (blocking: a thread)."""
+    try:
+        return importlib.import_module("bot.sandbox.kubernetes.sandbox")
+    except ModuleNotFoundError as error:
+        if error.name and error.name.startswith("kubernetes_asyncio"):
+            raise SandboxError('[sandbox] backend = "kubernetes" needs the kubernetes extra: '
+                               "pip install 'codegen-chat[kubernetes]'") from None
+        raise
 
 
 def _log_failure(task: asyncio.Future[None]) -> None:

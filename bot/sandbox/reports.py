@@ -25,6 +25,7 @@ class StepResult:
     stdout: str
     stderr: str
     truncated: bool
+    ended: str = ""  # how the engine itself ended the step, when it says (a Pod's OOMKilled, its deadline)
 
 
 def single(step: StepResult, language: LanguageConfig, config: SandboxConfig,
@@ -111,6 +112,8 @@ def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict
 
 def note(step: StepResult, config: SandboxConfig) -> str:
     """A plain sentence about how the sandbox ended the run, when it did."""
+    if step.ended:
+        return f"\n[sandbox] {step.ended}"
     if step.timed_out:
         return f"\n[sandbox] killed after the {step.duration_s:.0f}s time limit"
     if step.exit_code == KILLED:

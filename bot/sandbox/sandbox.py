@@ -22,10 +22,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import docker
-from docker.models.containers import Container
 
 from agents.errors import SandboxError
 from agents.types import TestJob, TestReport, TestStatus
@@ -51,6 +50,8 @@ REPORT_LIMIT = 4_000_000  # bytes of a runner's structured report read back
 STOP_LEFTOVERS = "kill -9 -1 2>/dev/null; "
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+# What a run's tests run in: a Docker ``Container`` here, a Pod of a subclass's engine there (``kubernetes``).
+Box = Any
 
 
 class DockerSandbox:
@@ -86,14 +87,18 @@ class DockerSandbox:
         async with self._ready:
             if self._started:
                 return
-            if self._client is None:
-                self._client = await open_checked(self._config)
-            try:
-                await self._call(check_runtime, self._client, self._config)
-                await self._call(containers.reap_orphans, self._client)
-            except ENGINE_ERRORS as error:
-                raise engine_failed(error, "the start") from None
+            await self._connect()
             self._started = True
+
+    async def _connect(self) -> None:
+        """Reach the engine, check its runtime and reap what a crashed earlier process left."""
+        if self._client is None:
+            self._client = await open_checked(self._config)
+        try:
+            await self._call(check_runtime, self._client, self._config)
+            await self._call(containers.reap_orphans, self._client)
+        except ENGINE_ERRORS as error:
+            raise engine_failed(error, "the start") from None
 
     async def ready(self) -> None:
         """Before a run's first model call: the engine answers (leftovers reaped), and sandbox images are
@@ -169,10 +174,10 @@ class DockerSandbox:
         try:
             report = await self._run(job, language, limit_s, held)
             return report
-        except ENGINE_ERRORS as error:
-            if self._config.runtime:
-                raise runtime_ended(self._config.runtime, error) from None
-            raise engine_failed(error) from None
+        except Exception as error:
+            if not isinstance(error, self.engine_errors):
+                raise
+            raise self._engine_failed(error) from None
         finally:
             if report is not None and not self._closed:
                 self._release_later(held)
@@ -180,6 +185,13 @@ class DockerSandbox:
                 # Shielded: a cancelled run still removes its container before the cancellation completes.
                 await asyncio.shield(self._release(held))
             self._pool.fill(job.language)  # a warm container for the next run, started now the tests are done
+
+    engine_errors: ClassVar[tuple[type[Exception], ...]] = ENGINE_ERRORS  # what an engine that failed raises
+
+    def _engine_failed(self, error: BaseException) -> SandboxError:
+        if self._config.runtime:
+            return runtime_ended(self._config.runtime, error)
+        return engine_failed(error)
 
     def _release_later(self, held: _Held) -> None:
         """A run that reported: its containers are removed off its path, in a task ``close()`` (and
@@ -210,7 +222,9 @@ class DockerSandbox:
                 await self._remove(container)
             if held.egress is not None:
                 await self._call(setup_network.close, self._client_(), held.egress)
-        except (*ENGINE_ERRORS, SandboxError) as error:
+        except Exception as error:
+            if not isinstance(error, (*self.engine_errors, SandboxError)):
+                raise
             log.warning("could not remove a sandbox container: %s", short_error(error))
 
     async def _run(self, job: TestJob, language: LanguageConfig, limit_s: float, held: _Held) -> TestReport:
@@ -227,7 +241,7 @@ class DockerSandbox:
         setup = _needs_setup(language, job.files)
         if setup and runner is not None and (why := dependencies.refusal(job.files, language.setup_when)):
             return reports.refused(why, which="the tests")
-        network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
+        network = setup and self._setup_has_network()
         container = await self._pool.claim(job.language) if not network else None
         if container is None:
             if network:
@@ -248,7 +262,7 @@ class DockerSandbox:
         if why := self._hollow(job, theirs):
             return reports.refused(why, which="the repository's tests")
         setup = _needs_setup(language, job.files)
-        network = setup and self._config.setup_network and bool(self._config.setup_allowed_hosts)
+        network = setup and self._setup_has_network()
         if network:
             held.egress = await self._open_egress()
         container = await self._start(job.language, language, held.egress.name if held.egress else None)
@@ -257,7 +271,7 @@ class DockerSandbox:
         # counts (its guard), each step under the deadline the container keeps by itself.
         return await self._run_one_pass(container, job, language, setup, held, limit_s, runner, [])
 
-    async def _run_one_pass(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
+    async def _run_one_pass(self, container: Box, job: TestJob, language: LanguageConfig, setup: bool,
                             held: _Held, limit_s: float, guard: Authority | None, user: list[str]) -> TestReport:
         """The configured test command over all the files. The user's files (a language of the config's can
         have them too) are the sandbox's own user's, read-only to the rest, as in a user pass."""
@@ -275,15 +289,14 @@ class DockerSandbox:
             if report is not None:
                 return report
             # The setup ran the team's code: stop what it left running before the report's channel exists.
-            await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
-                             self._config.user, "/")
+            await self._stop_leftovers(container)
             await self._seal(container, language.report_file)
         test = unpack_then_first if not setup else ["sh", "-c", _test_command(language)]
         step = await self._step(container, test, language.workdir, limit_s, guard.team_env(token) if guard else None)
         report = reports.single(step, language, self._config, await self._written(container, language, step))
         return reports.guarded(report, guard, step.stdout, token)
 
-    async def _run_user_first(self, container: Container, job: TestJob, language: LanguageConfig, setup: bool,
+    async def _run_user_first(self, container: Box, job: TestJob, language: LanguageConfig, setup: bool,
                               held: _Held, limit_s: float, authority: Authority, user: list[str]) -> TestReport:
         """The user's tests alone, locked down and judged per file; then the team's, as configured.
 
@@ -301,8 +314,7 @@ class DockerSandbox:
             if report is not None:
                 return report
             # The setup ran the team's code: stop what it left running.
-            await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
-                             self._config.user, "/")
+            await self._stop_leftovers(container)
             theirs = {}
         paths = authority.report_paths(user)
         for path in paths:
@@ -317,8 +329,7 @@ class DockerSandbox:
         if why := self._hollow(job, user) or authority.team_refusal(team_tests):
             team = reports.refused(why, which="the team's tests")
         elif team_tests and not step.timed_out:
-            await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
-                             self._config.user, "/")
+            await self._stop_leftovers(container)
             await self._as_judge(container, f"cd {quoted([language.workdir])} && rm -f -- {quoted(user)}")
             await self._seal(container, language.report_file)
             team_files = {**team_tests, **authority.team_files({**team_tests, **theirs_all})}
@@ -330,14 +341,14 @@ class DockerSandbox:
                                    authority, team_step.stdout, token)
         return reports.combined(user, shown, step, verdict, team, self._config)
 
-    async def _stage_user_files(self, container: Container, job: TestJob, language: LanguageConfig,
+    async def _stage_user_files(self, container: Box, job: TestJob, language: LanguageConfig,
                                 user: list[str]) -> None:
         """The container's deadline for the staging, every folder of the job (sticky) and the user's files, as
         the sandbox's own user, before any file of the team's is in the container."""
         before = set_deadline(BETWEEN_STEPS_S) + judge.folders(job.files, language.workdir)
         argv = await self._stage(container, {path: job.files[path] for path in user}, language, "exit 0", before,
                                  as_judge=True)
-        code, text = await self._call(containers.run_quiet, self._client_(), container, argv, self._judge_user, "/")
+        code, text = await self._quiet(container, argv, self._judge_user, "/")
         if code == UNPACK_EXIT and DEADLINE_UNSET in text:
             raise self._keeper_gone()
         if code != 0:
@@ -355,54 +366,65 @@ class DockerSandbox:
             return hollow_tests(job.files, user)
         return ""
 
-    async def _written(self, container: Container, language: LanguageConfig, step: StepResult) -> str | None:
+    async def _written(self, container: Box, language: LanguageConfig, step: StepResult) -> str | None:
         """The structured report the language's test command wrote ('' when it wrote none), or None when
         the language keeps none (its counts come from the output)."""
         if not language.report_file:
             return None
         return "" if step.timed_out else await self._read_sealed(container, language.report_file)
 
-    async def _seal(self, container: Container, path: str) -> None:
+    async def _seal(self, container: Box, path: str) -> None:
         """Start the sandbox's own reader of the report a runner is about to write at ``path`` (``judge``)."""
         if path:
-            await self._call(containers.exec_detached, self._client_(), container, ["sh", "-c", judge.seal(path)],
-                             self._judge_user)
+            await self._detached(container, ["sh", "-c", judge.seal(path)], self._judge_user)
 
-    async def _read_sealed(self, container: Container, path: str) -> str:
+    async def _read_sealed(self, container: Box, path: str) -> str:
         """The report the runner wrote at ``path``, as sealed when it closed it; read after stopping anything
         the tests left running (one could hold the channel open)."""
-        await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", STOP_LEFTOVERS],
-                         self._config.user, "/")
+        await self._stop_leftovers(container)
         script = set_deadline(BETWEEN_STEPS_S) + judge.read_sealed(path)  # the step is over: a short deadline
-        _, text = await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", script],
-                                   self._judge_user, "/", 2 * REPORT_LIMIT)
+        _, text = await self._quiet(container, ["sh", "-c", script], self._judge_user, "/", 2 * REPORT_LIMIT)
         return text
 
-    async def _read_reports(self, container: Container, paths: list[str]) -> str:
+    async def _read_reports(self, container: Box, paths: list[str]) -> str:
         """The user pass's sealed reports: one as it is, several each after a ``REPORT_SEPARATOR`` line."""
         if len(paths) == 1:
             return await self._read_sealed(container, paths[0])
         return "".join([f"{REPORT_SEPARATOR} {index}\n{await self._read_sealed(container, path)}\n"
                         for index, path in enumerate(paths)])
 
-    async def _arm(self, container: Container, seconds: float) -> None:
+    async def _arm(self, container: Box, seconds: float) -> None:
         """The container stops by itself ``seconds`` from now (``hardening.KEEPER``), unless armed again."""
-        code, _ = await self._call(containers.run_quiet, self._client_(), container,
-                                   ["sh", "-c", set_deadline(seconds)], self._judge_user, "/")
+        code, _ = await self._quiet(container, ["sh", "-c", set_deadline(seconds)], self._judge_user, "/")
         if code != 0:
             raise self._keeper_gone()
 
-    async def _as_judge(self, container: Container, script: str) -> None:
-        code, text = await self._call(containers.run_quiet, self._client_(), container, ["sh", "-c", script],
-                                      self._judge_user, "/")
+    async def _as_judge(self, container: Box, script: str) -> None:
+        code, text = await self._quiet(container, ["sh", "-c", script], self._judge_user, "/")
         if code != 0:
             raise SandboxError(f"a sandbox step failed (exit {code}): {text[:500]}")
+
+    def _setup_has_network(self) -> bool:
+        """Whether the dependency setup gets its way out to the registries (``setup_network``)."""
+        return self._config.setup_network and bool(self._config.setup_allowed_hosts)
+
+    async def _quiet(self, container: Box, argv: list[str], user: str, workdir: str,
+                     limit: int = 64 * 1024) -> tuple[int | None, str]:
+        """A short helper command (staging, arming the deadline, reading a report): its exit code and output."""
+        return await self._call(containers.run_quiet, self._client_(), container, argv, user, workdir, limit)
+
+    async def _stop_leftovers(self, container: Box) -> None:
+        await self._quiet(container, ["sh", "-c", STOP_LEFTOVERS], self._config.user, "/")
+
+    async def _detached(self, container: Box, argv: list[str], user: str) -> None:
+        """Start ``argv`` and leave it running (a report's sealed reader)."""
+        await self._call(containers.exec_detached, self._client_(), container, argv, user)
 
     @property
     def _judge_user(self) -> str:
         return keeper_user(self._config)
 
-    async def _setup(self, container: Container, language: LanguageConfig, held: _Held,
+    async def _setup(self, container: Box, language: LanguageConfig, held: _Held,
                      argv: list[str]) -> TestReport | None:
         """Install dependencies; a report when that failed (the tests cannot run), else None.
 
@@ -425,7 +447,7 @@ class DockerSandbox:
                           stdout=step.stdout, stderr=f"dependency setup {why}:\n{step.stderr}",
                           truncated=step.truncated)
 
-    async def _step(self, container: Container, argv: list[str], workdir: str, limit_s: float,
+    async def _step(self, container: Box, argv: list[str], workdir: str, limit_s: float,
                     env: dict[str, str] | None = None, output_limit: int | None = None) -> StepResult:
         """Run one command in the container, killed from outside after ``limit_s``, and from inside a little
         later should this process die meanwhile (the container's deadline)."""
@@ -462,14 +484,14 @@ class DockerSandbox:
                 return False
         return False
 
-    async def _stage(self, container: Container, files: Mapping[str, str], language: LanguageConfig,
+    async def _stage(self, container: Box, files: Mapping[str, str], language: LanguageConfig,
                      first: str, before: str = "", as_judge: bool = False) -> list[str]:
         """Stage all but the last chunk of the files; the command that runs the shell ``before``, unpacks them
         and runs ``first``."""
         stage, unpack_then_first = staged(files, language.workdir, self._config.max_upload_bytes, first, before)
         user = self._judge_user if as_judge else self._config.user
         for argv in stage:
-            code, text = await self._call(containers.run_quiet, self._client_(), container, argv, user, "/")
+            code, text = await self._quiet(container, argv, user, "/")
             if code != 0:
                 raise SandboxError(f"could not copy the files into the sandbox (exit {code}): {text[:500]}")
         return unpack_then_first
@@ -485,7 +507,7 @@ class DockerSandbox:
                 await self._call(setup_network.close, self._client_(), await opening)
             raise
 
-    async def _start(self, name: str, language: LanguageConfig, network: str | None) -> Container:
+    async def _start(self, name: str, language: LanguageConfig, network: str | None) -> Box:
         image = await self._image(name, language)
         starting = asyncio.ensure_future(self._call(
             containers.start_container, self._client_(), self._config, name, language, image, network))
@@ -497,7 +519,7 @@ class DockerSandbox:
                 await self._remove(await starting)
             raise
 
-    async def _start_for(self, name: str) -> Container:
+    async def _start_for(self, name: str) -> Box:
         await self.start()  # a container prepared before the first run connects first
         return await self._start(name, self._language(name), network=None)
 
@@ -510,7 +532,7 @@ class DockerSandbox:
             self._images[name] = image
         return self._images[name]
 
-    async def _remove(self, container: Container) -> None:
+    async def _remove(self, container: Box) -> None:
         await self._call(containers.remove, container)
 
     def _language(self, name: str) -> LanguageConfig:
@@ -560,7 +582,7 @@ def _test_command(language: LanguageConfig) -> str:
 class _Held:
     """What one run holds in Docker, released when the run ends however it ends."""
 
-    containers: list[Container] = field(default_factory=list)
+    containers: list[Box] = field(default_factory=list)
     egress: setup_network.SetupNetwork | None = None
 
 

@@ -392,7 +392,9 @@ class SQLiteStore:
         async with self._writing:
             batch, self._batch = self._batch, []
             try:
-                outcomes = await self._db._execute(self._apply, [statements for statements, _ in batch])  # its thread
+                # aiosqlite's own hand-over to its connection's thread: it has no public way to run one function
+                # there (pyproject.toml bounds the version; tests/bot/test_aiosqlite_internals.py checks it)
+                outcomes = await self._db._execute(self._apply, [statements for statements, _ in batch])
             except BaseException as error:  # the commit failed (or the loop stops): no write of the batch was made
                 for _, done in batch:
                     if not done.done():
@@ -407,7 +409,7 @@ class SQLiteStore:
     def _apply(self, batch: list[list[Statement]]) -> list[str | sqlite3.Error | None]:
         """In the connection's thread: each write in a savepoint, then one commit. Per write, its error or None;
         for all of them, what became of the file when the path no longer leads to it (nothing is then committed)."""
-        connection: sqlite3.Connection = self._db._conn
+        connection: sqlite3.Connection = self._db._conn  # aiosqlite's sqlite3 connection, used in its thread alone
         outcomes: list[str | sqlite3.Error | None] = []
         try:
             if not connection.in_transaction:

@@ -29,7 +29,7 @@ def load(tmp_path, text):
 def test_the_repos_config_matches_the_built_in_defaults_where_it_does_not_tune():
     config = load_config(ROOT / "config.toml")
     defaults = Config()
-    for section in ("llm", "budget", "input", "storage", "limits", "checkin", "slack", "discord"):
+    for section in ("llm", "budget", "input", "storage", "limits", "checkin", "slack", "discord", "github"):
         assert getattr(config, section) == getattr(defaults, section), section
     assert config.agent("programmer").temperature == 0.1 and config.agent("tester").model == "gpt-4o-mini"
     assert config.prices["gpt-4o"].output_per_million == 10.0

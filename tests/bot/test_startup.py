@@ -1,7 +1,8 @@
 """``codegen-chat run`` asks the model first: the Docker SDK and PyGithub are imported when they are needed
 (the sandbox while the Planner writes, PyGithub at the check-in), never before the first model request; the
 chat platforms' SDKs and packages (Slack, Discord, the web server) not at all, since the terminal needs none;
-nor the openai SDK or aiohttp (the model is spoken to over ``bot.model.http``; aiohttp serves health checks)."""
+nor aiohttp's web server (it serves the health checks of ``serve``). The openai SDK is imported: it sends the
+model requests (and imports aiohttp's client, where aiohttp is installed, for its optional transport)."""
 
 import asyncio
 import os
@@ -13,9 +14,9 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 LATER = ("docker", "github")
-# and no package of a chat platform: adapters.{slack,discord,web}
-NEVER = ("slack_bolt", "slack_sdk", "discord", "openai", "aiohttp")
-CHAT_PACKAGES = ("adapters.slack", "adapters.discord", "adapters.web")
+NEVER = ("slack_bolt", "slack_sdk", "discord", "starlette", "uvicorn")
+# and no package of a chat platform, nor the health checks' server
+NOT_NEEDED = ("adapters.slack", "adapters.discord", "adapters.web", "aiohttp.web", "bot.health.http")
 
 
 async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> list[str]:
@@ -47,13 +48,14 @@ async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> 
 
 async def test_run_reaches_the_model_before_importing_the_docker_sdk_or_pygithub(tmp_path):
     imported = await imports_before_the_first_model_request(tmp_path, "run", "say hi", "--out", str(tmp_path / "out"))
-    assert "bot.model.http" in imported and "codegen_chat.build" in imported, imported[-20:]  # what it needs is there
+    needed = ("openai", "bot.model.http", "codegen_chat.build")
+    assert all(name in imported for name in needed), imported[-20:]  # what it needs is there
     early = [name for name in imported if name.split(".")[0] in LATER]
     assert early == [], imported[imported.index(early[0]) - 30:imported.index(early[0]) + 3]
 
 
-async def test_run_imports_no_chat_platform_no_sdk_of_one_nor_the_openai_sdk_before_the_first_model_request(tmp_path):
+async def test_run_imports_no_chat_platform_no_sdk_of_one_nor_a_web_server_before_the_first_model_request(tmp_path):
     imported = await imports_before_the_first_model_request(tmp_path, "run", "say hi", "--out", str(tmp_path / "out"))
     assert "adapters.terminal" in imported, imported[-20:]
-    chat = [name for name in imported if name.split(".")[0] in NEVER or name.startswith(CHAT_PACKAGES)]
+    chat = [name for name in imported if name.split(".")[0] in NEVER or name.startswith(NOT_NEEDED)]
     assert chat == [], chat

@@ -3,6 +3,9 @@
     POST /gists, GET|PATCH /gists/{id}, GET /user
     GET /repos/{owner}/{name}, GET /repos/{owner}/{name}/branches/{branch},
     GET|POST /repos/{owner}/{name}/pulls, PATCH /repos/{owner}/{name}/pulls/{n}, POST .../issues/{n}/labels
+    GET .../collaborators/{user}/permission; POST .../issues/{n}/comments, PATCH .../issues/comments/{id};
+    POST .../pulls/{n}/comments/{id}/replies, PATCH .../pulls/comments/{id}; POST .../comments/{id}/reactions;
+    and, the other way, signed webhook deliveries to the bot (``send_webhook``, ``comment_payload``)
     GET /repos/{owner}/{repo}/pulls/{n}, .../pulls/{n}/files, .../pulls/{n}/comments   (paginated with Link)
     GET /repos/{owner}/{repo}/commits/{sha}, GET /repos/{owner}/{repo}/contents/{path}?ref=
     and CI's commit statuses, check runs and Actions job logs (``self.ci``: tests/fakes/github_ci.py)
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import hmac
 import itertools
 import json
 import time
@@ -86,6 +90,10 @@ class StoredPull:
     body: str
     files: dict[str, str] = field(default_factory=dict)
     comments: list[tuple[str, str, str]] = field(default_factory=list)  # (login, path, body)
+    head: str = "feature"  # its branch, and the repository that branch is in ("" = the pull request's own)
+    head_repo: str = ""
+    base: str = "main"
+    labels: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -95,6 +103,41 @@ class StoredGist:
     public: bool
     files: dict[str, str]
     history: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Comment:
+    """A conversation comment on a pull request, or a review comment (it has a ``path``) in a review thread."""
+
+    id: int
+    repo: str
+    number: int
+    login: str
+    body: str
+    path: str = ""
+    line: int = 0
+    in_reply_to: int | None = None
+    kind: str = "User"  # the author's account type: "User" or "Bot"
+    edits: int = 0
+    reactions: list[str] = field(default_factory=list)
+    at: float = field(default_factory=time.monotonic)  # when it was made (a benchmark's clock)
+    reacted_at: float = 0.0
+
+    def user(self, fake: FakeGitHub) -> dict[str, Any]:
+        return {**fake._owner(), "login": self.login, "type": self.kind}
+
+    def json(self, fake: FakeGitHub) -> dict[str, Any]:
+        where = "pulls" if self.path else "issues"
+        shape: dict[str, Any] = {
+            "id": self.id, "body": self.body, "user": self.user(fake), "created_at": _now(), "updated_at": _now(),
+            "url": f"{fake.url}/repos/{self.repo}/{where}/comments/{self.id}",
+            "html_url": f"http://127.0.0.1:{fake._port}/{self.repo}/pull/{self.number}#discussion_r{self.id}"}
+        if self.path:
+            shape |= {"path": self.path, "line": self.line, "pull_request_review_id": 1,
+                      "pull_request_url": f"{fake.url}/repos/{self.repo}/pulls/{self.number}"}
+            if self.in_reply_to is not None:
+                shape["in_reply_to_id"] = self.in_reply_to
+        return shape
 
 
 class FakeGitHub:
@@ -113,6 +156,11 @@ class FakeGitHub:
         self.pulls: dict[tuple[str, int], StoredPull] = {}  # ("owner/repo", number) -> the pull request
         self.commits: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}  # -> (message, path -> patch)
         self.contents: dict[tuple[str, str, str], str] = {}  # ("owner/repo", ref, path) -> the file
+        # pull requests people comment on (their own section below)
+        self.permissions: dict[tuple[str, str], str] = {}  # ("owner/repo", login) -> admin, write, read...
+        self.issue_comments: list[Comment] = []
+        self.review_comments: list[Comment] = []
+        self._comment_ids = itertools.count(1001)
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
         self.ci = FakeCi(self)  # commit statuses, check runs, Actions job logs (tests/fakes/github_ci.py)
@@ -167,6 +215,7 @@ class FakeGitHub:
         app.router.add_get(f"{repo}/pulls/{{n}}/comments", self._pull_comments)
         app.router.add_get(f"{repo}/commits/{{sha}}", self._commit_json)
         app.router.add_get(f"{repo}/contents/{{path:.+}}", self._contents)
+        self._route_comments(app, repo)
         app.router.add_post(f"{p}/app/installations/{{id}}/access_tokens", self._mint)
         r = f"{p}/repos/{{owner}}/{{name}}"
         app.router.add_get(r, self._repo)
@@ -384,9 +433,17 @@ class FakeGitHub:
             return self._not_found()
         full = f"{request.match_info['owner']}/{request.match_info['repo']}"
         api = f"{self.url}/repos/{full}/pulls/{pull.number}"
+        head_repo = pull.head_repo or full
         return self._json({"url": api, "id": pull.number, "number": pull.number, "state": "open", "title": pull.title,
                            "body": pull.body, "user": self._owner(), "html_url": f"{self.html_url}/{full}/pull/{pull.number}",
-                           "review_comments_url": f"{api}/comments", "changed_files": len(pull.files)})
+                           "review_comments_url": f"{api}/comments", "changed_files": len(pull.files),
+                           "issue_url": f"{self.url}/repos/{full}/issues/{pull.number}",
+                           "head": {"ref": pull.head, "sha": "1" * 40, "label": pull.head,
+                                    "repo": {"full_name": head_repo, "name": head_repo.split("/")[-1],
+                                             "url": f"{self.url}/repos/{head_repo}"}},
+                           "base": {"ref": pull.base, "sha": "0" * 40, "label": pull.base,
+                                    "repo": {"full_name": full, "url": f"{self.url}/repos/{full}"}},
+                           "labels": [{"name": n, "color": "ededed"} for n in pull.labels]})
 
     async def _pull_files(self, request: web.Request) -> web.Response:
         pull = self._stored_pull(request)
@@ -403,6 +460,8 @@ class FakeGitHub:
             return self._not_found()
         items = [{"id": i + 1, "user": {**self._owner(), "login": login}, "path": path, "body": body}
                  for i, (login, path, body) in enumerate(pull.comments)]
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        items += [c.json(self) for c in self.review_comments if (c.repo, c.number) == (full, pull.number)]
         return self._paged(request, items)
 
     async def _commit_json(self, request: web.Request) -> web.Response:
@@ -438,6 +497,127 @@ class FakeGitHub:
             nxt = request.url.update_query(page=str(page + 1), per_page=str(per_page))
             headers["Link"] = f'<{nxt}>; rel="next"'
         return self._json(chunk, headers=headers)
+
+    # --- pull requests people comment on: comments, review threads, reactions, permissions, webhooks ---------
+
+    def add_pull_request(self, full_name: str, number: int, head: str, *, base: str = "main",
+                         labels: tuple[str, ...] = (), head_repo: str = "") -> StoredPull:
+        """A pull request from ``head`` (in ``head_repo``: a fork, when it is not ``full_name``) into ``base``."""
+        self.pulls[(full_name, number)] = pull = StoredPull(number, f"Pull {number}", "", head=head,
+                                                            head_repo=head_repo, base=base, labels=list(labels))
+        return pull
+
+    def grant(self, full_name: str, login: str, permission: str) -> None:
+        """``login``'s permission on the repository: admin, maintain, write, triage or read."""
+        self.permissions[(full_name.lower(), login.lower())] = permission
+
+    def add_issue_comment(self, full_name: str, number: int, login: str, body: str, *, kind: str = "User") -> Comment:
+        comment = Comment(next(self._comment_ids), full_name, number, login, body, kind=kind)
+        self.issue_comments.append(comment)
+        return comment
+
+    def add_review_comment(self, full_name: str, number: int, login: str, body: str, *, path: str = "app.py",
+                           line: int = 1, in_reply_to: int | None = None, kind: str = "User") -> Comment:
+        comment = Comment(next(self._comment_ids), full_name, number, login, body, path=path, line=line,
+                          in_reply_to=in_reply_to, kind=kind)
+        self.review_comments.append(comment)
+        return comment
+
+    def thread_of(self, root: int) -> list[Comment]:
+        """A review thread: its first comment and the replies under it, oldest first."""
+        return [c for c in self.review_comments if root in (c.id, c.in_reply_to)]
+
+    def conversation(self, full_name: str, number: int) -> list[Comment]:
+        return [c for c in self.issue_comments if (c.repo, c.number) == (full_name, number)]
+
+    async def send_webhook(self, url: str, event: str, payload: dict[str, Any], secret: str, *,
+                           delivery: str = "", signature: str | None = None) -> tuple[int, str]:
+        """POST a delivery as GitHub does: the JSON body, ``X-GitHub-Event``, ``X-GitHub-Delivery`` and
+        ``X-Hub-Signature-256`` (HMAC-SHA256 of the body under ``secret``; ``signature`` overrides it, "" omits it)."""
+        import aiohttp
+
+        body = json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json", "User-Agent": "GitHub-Hookshot/fake", "X-GitHub-Event": event,
+                   "X-GitHub-Delivery": delivery or f"{next(self._ids):08x}-0000-4000-8000-000000000000",
+                   "X-GitHub-Hook-ID": "1"}
+        signed = signature if signature is not None else \
+            "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+        if signed:
+            headers["X-Hub-Signature-256"] = signed
+        async with aiohttp.ClientSession() as session, session.post(url, data=body, headers=headers) as response:
+            return response.status, await response.text()
+
+    def comment_payload(self, comment: Comment) -> tuple[str, dict[str, Any]]:
+        """The event and payload GitHub sends when ``comment`` is created."""
+        common = {"repository": {"full_name": comment.repo, "name": comment.repo.split("/")[1]},
+                  "sender": comment.user(self)}
+        if comment.path:
+            return "pull_request_review_comment", {"action": "created", "comment": comment.json(self), **common,
+                                                   "pull_request": {"number": comment.number}}
+        return "issue_comment", {"action": "created", "comment": comment.json(self), **common, "issue": {
+            "number": comment.number, "pull_request": {"url": f"{self.url}/repos/{comment.repo}/pulls/{comment.number}"}}}
+
+    def review_payload(self, full_name: str, number: int, login: str, body: str) -> tuple[str, dict[str, Any]]:
+        review = Comment(next(self._comment_ids), full_name, number, login, body)
+        return "pull_request_review", {"action": "submitted", "review": {**review.json(self), "state": "commented"},
+                                       "pull_request": {"number": number}, "sender": review.user(self),
+                                       "repository": {"full_name": full_name}}
+
+    def _route_comments(self, app: web.Application, repo: str) -> None:
+        app.router.add_get(f"{repo}/collaborators/{{user}}/permission", self._permission)
+        app.router.add_post(f"{repo}/issues/{{n}}/comments", self._post_issue_comment)
+        app.router.add_get(f"{repo}/issues/{{n}}/comments", self._list_issue_comments)
+        app.router.add_patch(f"{repo}/issues/comments/{{id}}", self._edit_comment)
+        app.router.add_post(f"{repo}/issues/comments/{{id}}/reactions", self._react)
+        app.router.add_post(f"{repo}/pulls/{{n}}/comments/{{id}}/replies", self._reply)
+        app.router.add_patch(f"{repo}/pulls/comments/{{id}}", self._edit_comment)
+        app.router.add_post(f"{repo}/pulls/comments/{{id}}/reactions", self._react)
+
+    async def _permission(self, request: web.Request) -> web.Response:
+        full, user = f"{request.match_info['owner']}/{request.match_info['repo']}", request.match_info["user"]
+        permission = self.permissions.get((full.lower(), user.lower()), "read")  # anyone may read a public one
+        return self._json({"permission": permission, "role_name": permission,
+                           "user": {**self._owner(), "login": user}})
+
+    async def _post_issue_comment(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        body = (await request.json())["body"]
+        comment = self.add_issue_comment(full, int(request.match_info["n"]), LOGIN, body)
+        return self._json(comment.json(self), 201)
+
+    async def _list_issue_comments(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        return self._paged(request, [c.json(self) for c in self.conversation(full, int(request.match_info["n"]))])
+
+    async def _reply(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        root = next((c for c in self.review_comments if c.id == int(request.match_info["id"]) and c.repo == full), None)
+        if root is None or root.number != int(request.match_info["n"]):
+            return self._not_found()
+        if root.in_reply_to is not None:  # GitHub answers replies to replies with a 422
+            return self._json({"message": "Validation Failed", "documentation_url": DOCS}, 422)
+        reply = self.add_review_comment(full, root.number, LOGIN, (await request.json())["body"], path=root.path,
+                                        line=root.line, in_reply_to=root.id)
+        return self._json(reply.json(self), 201)
+
+    async def _edit_comment(self, request: web.Request) -> web.Response:
+        kind = self.review_comments if "/pulls/" in request.path else self.issue_comments
+        comment = next((c for c in kind if c.id == int(request.match_info["id"])), None)
+        if comment is None:
+            return self._not_found()
+        comment.body = (await request.json())["body"]
+        comment.edits += 1
+        return self._json(comment.json(self))
+
+    async def _react(self, request: web.Request) -> web.Response:
+        kind = self.review_comments if "/pulls/" in request.path else self.issue_comments
+        comment = next((c for c in kind if c.id == int(request.match_info["id"])), None)
+        if comment is None:
+            return self._not_found()
+        content = (await request.json())["content"]
+        comment.reactions.append(content)
+        comment.reacted_at = comment.reacted_at or time.monotonic()
+        return self._json({"id": next(self._ids), "content": content, "user": self._owner()}, 201)
 
     # --- GitHub's shapes --------------------------------------------------------------------------------
 

@@ -15,10 +15,10 @@ from tests.sandbox.conftest import configured
 
 pytestmark = pytest.mark.docker
 REQUIRE_ENV = "CODEGEN_REQUIRE_RUNSC"
-# Debian bookworm's runsc 20221219 ends its sandbox (exit status 2) at the first exec into a hardened
-# container, so these cannot pass with it: strict, so a runsc that works makes them fail until unmarked.
-OLD_RUNSC = pytest.mark.xfail(raises=SandboxError, strict=True,
-                              reason="runsc 20221219 ends the hardened container at its first exec")
+# Under gVisor a memory bomb ends the whole sandbox (Docker: OOMKilled, exit 137), and the run then fails with
+# the runtime's sentence instead of the memory limit's: strict, so mapping it makes the test fail until unmarked.
+WHOLE_SANDBOX_OOM = pytest.mark.xfail(raises=SandboxError, strict=True,
+                                      reason="a whole-sandbox OOM kill under gVisor is not mapped to the memory status")
 
 
 @pytest.fixture
@@ -37,7 +37,6 @@ def python_job(body: str, timeout_s: float | None = None) -> TestJob:
     return TestJob("python", FileSet({"test_hostile.py": body}), timeout_s)
 
 
-@OLD_RUNSC
 async def test_tests_run_in_gvisors_kernel_and_are_counted(gvisor):
     report = await gvisor.run(python_job('''
 import platform, os
@@ -51,7 +50,6 @@ def test_unprivileged():
     assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 2, 0), report.output()
 
 
-@OLD_RUNSC
 async def test_no_network_under_gvisor(gvisor):
     report = await gvisor.run(python_job('''
 import socket, pytest
@@ -63,7 +61,7 @@ def test_cannot_connect_out():
     assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
 
 
-@OLD_RUNSC
+@WHOLE_SANDBOX_OOM
 async def test_memory_bomb_under_gvisor_is_killed_with_the_same_status(gvisor):
     report = await gvisor.run(python_job('''
 def test_eat_memory():
@@ -75,15 +73,16 @@ def test_eat_memory():
     assert "memory limit" in report.stderr
 
 
-# Not strict: with runsc 20221219 the bash job can come back "failed" from the ended container, which says
-# nothing about containment; it is evidence only once the strict marks above are gone.
-@pytest.mark.xfail(strict=False, reason="runsc 20221219 ends the hardened container at its first exec")
+# It passes here, but runsc 20221219 then takes minutes to let the engine remove the bombed sandbox, and the engine
+# calls of the tests after it hang meanwhile: run it alone (`-k fork_bomb`) until a newer runsc is in CI.
+@pytest.mark.skip(reason="runsc 20221219 holds the engine for minutes removing a fork-bombed sandbox")
 async def test_fork_bomb_under_gvisor_is_contained(gvisor):
     bomb = await gvisor.run(TestJob("bash", FileSet({"test_bomb.sh": ":(){ :|:& };:\nsleep 60\n"}), 8))
     assert bomb.status in (TestStatus.TIMEOUT, TestStatus.FAILED), bomb.output()
 
 
-@OLD_RUNSC
+@pytest.mark.xfail(raises=SandboxError, strict=False,
+                   reason="on a loaded machine runsc 20221219 has been seen to end the sandbox before the kill")
 async def test_an_endless_test_under_gvisor_times_out(gvisor):
     report = await gvisor.run(python_job("def test_spin():\n    while True:\n        pass\n", timeout_s=3))
     assert report.status is TestStatus.TIMEOUT and "time limit" in report.stderr
