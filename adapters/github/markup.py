@@ -1,23 +1,16 @@
-"""Markdown as a pull request shows it: GitHub's own Markdown, with what the model wrote kept inert. Outside
-code, ``@name`` would ping someone (or the bot itself) and HTML would render (an image fetched from anywhere,
-a folded section hiding text), so both are broken with an invisible character or an entity; code is left as
-written, where GitHub shows it literally anyway."""
+"""Markdown as a pull request shows it: GitHub's own Markdown, with what the model wrote kept inert (mentions
+broken, no HTML; the rule is ``bot.safety.github_markdown``, shared with the pull request's description)."""
 
 from __future__ import annotations
 
-import re
+from bot.safety.github_markdown import WORD_JOINER, inert_markdown
 
-_CODE = re.compile(r"(```[\s\S]*?(?:```|$)|`[^`\n]*`)")
-_MENTION = re.compile(r"(?<![\w.+-])@(?=[A-Za-z0-9])")  # as GitHub links them: not inside an address
-WORD_JOINER = "\u2060"
+__all__ = ["WORD_JOINER", "GitHubMarkup"]
 
 
 class GitHubMarkup:
     def text(self, markdown: str) -> str:
-        pieces = _CODE.split(markdown)
-        for at in range(0, len(pieces), 2):  # the even pieces are outside code
-            pieces[at] = _MENTION.sub("@" + WORD_JOINER, pieces[at].replace("<", "&lt;"))
-        return "".join(pieces)
+        return inert_markdown(markdown)
 
     def mention(self, user_id: str) -> str:
         return f"@{user_id}"
