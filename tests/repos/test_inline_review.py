@@ -69,6 +69,23 @@ async def test_off_by_default_posts_no_review(git_host, github, tmp_path):
     assert github.reviews == [] and not any(path.endswith("/reviews") for _, path in github.calls())
 
 
+async def test_a_review_with_no_notes_posts_nothing(git_host, github, tmp_path):
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.serve_diffs_from(git_host.root)
+    finished = await _run(_inline(_config(git_host, github, tmp_path)), _team("VERDICT: APPROVE"), _passing, tmp_path)
+    assert finished.checkin.kind == "pull_request" and github.reviews == [], finished.reason
+
+
+async def test_the_pull_request_description_is_inert_too(git_host, github, tmp_path):
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    await _run(_config(git_host, github, tmp_path), _team(), _passing, tmp_path,
+               text=f"{TASK}, and tell @bob <img src=x> about `a <b> c`")
+    (pull,) = github.opened
+    assert "@\u2060bob &lt;img src=x>" in pull.body and "`a <b> c`" in pull.body
+
+
 async def test_a_review_github_refuses_is_posted_again_with_every_request_in_its_body(git_host, github, tmp_path,
                                                                                     caplog):
     make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
