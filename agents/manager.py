@@ -95,7 +95,7 @@ from agents.replies import (
     parse_triage,
     without_language_line,
 )
-from agents.repository import baseline_failures, judged, named_files, without_protected
+from agents.repository import baseline_failures, baseline_ran, judged, named_files, without_protected
 from agents.run_request import RunRequest
 from agents.run_state import Due, Spent, Standing, Work
 from agents.task_examples import example_tests
@@ -173,6 +173,7 @@ class _Run:
     answered: asyncio.Event = field(default_factory=asyncio.Event)  # the model has begun its first reply
     workspace: Workspace | None = None  # the repository the run works in, if any
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
+    ran_before: tuple[str, ...] = ()  # its tests that ran before any change: each must run after it too
 
     @property
     def round(self) -> int:
@@ -370,6 +371,15 @@ class Manager:
         workspace = run.workspace
         if workspace is None:
             return
+        # Files given with the request or read from its thread never stand in for the repository's own tests,
+        # their configuration or its CI files: the same rule as for what the team writes.
+        given = run.work.files.merged(run.work.user_tests)
+        _, tests, ci = without_protected(given, workspace.existing_tests())
+        if dropped := [*tests, *ci]:
+            run.work = Work(run.work.files.without(dropped), run.work.tests, run.work.user_tests.without(dropped))
+            await run.emit(Notice(run.request.run_id, f"Not used: {', '.join(dropped)} from the request or its "
+                                                      "thread (the repository's own tests and CI files stay as "
+                                                      "they are)."))
         named = named_files(run.request.task, workspace.paths())
         run.work = run.work.with_files((await workspace.read(named)).merged(run.work.files))
         run.language = workspace.tests().language
@@ -380,6 +390,7 @@ class Manager:
         """The repository's tests before any change, so the ones already failing are never blamed on it."""
         report = await self._sandbox.run(await self._repo_job(run, FileSet(), FileSet()))
         run.already_failing = baseline_failures(report)
+        run.ran_before = baseline_ran(report)
         failing = ", ".join(run.already_failing[:10]) or "none"
         if not report.ok and not run.already_failing:
             failing = "none that can be named (the tests do not pass as the repository stands)"
@@ -494,7 +505,7 @@ class Manager:
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
             authoritative=tuple(tested.user_tests),
         ) if run.workspace is None else await self._repo_job(run, tested.files, tested.all_tests())
-        report = judged(await self._sandbox.run(job), run.already_failing)
+        report = judged(await self._sandbox.run(job), run.already_failing, run.ran_before)
         run.tested = tested  # with its report: a run stopped meanwhile keeps the work it last had
         await self._commit_round(run, report)
         await run.emit(TestReported(run.request.run_id, round=run.round, language=job.language, report=report))

@@ -127,6 +127,7 @@ class TestReport:
     stderr: str = ""
     truncated: bool = False
     already_failing: tuple[str, ...] = ()  # a repository's tests that failed before the team changed anything
+    ran: tuple[str, ...] = ()  # every test the runner's own report lists, where it keeps one (JUnit): not stored
 
     @property
     def ok(self) -> bool:

@@ -17,6 +17,7 @@ from bot.config.sections import Config, ConfigError, Secrets
 from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
 from bot.model.embedded.endpoint import embedded_server, endpoint_configured, served_config, served_secrets, uses_embedded
+from bot.model.embedded.keeper import KeptModel
 from bot.process.logs import AgentTaggedModel
 from bot.repos.desk import AppCredentials, RepoDesk
 from bot.runs.github_links import LinkReader
@@ -43,7 +44,7 @@ async def open_store(config: Config) -> Store:
 
 
 @asynccontextmanager
-async def team_model(config: Config, secrets: Secrets) -> AsyncIterator[tuple[Config, OpenAIChatModel]]:
+async def team_model(config: Config, secrets: Secrets) -> AsyncIterator[tuple[Config, ChatModel]]:
     """The model client and the config the team runs with: the configured endpoint's, else the embedded server's,
     started here for the whole process and stopped on the way out (``bot.model.embedded``)."""
     if not uses_embedded(config, secrets):
@@ -55,11 +56,12 @@ async def team_model(config: Config, secrets: Secrets) -> AsyncIterator[tuple[Co
         async with _closing(OpenAIChatModel(config, secrets)) as model:
             yield config, model
         return
-    async with embedded_server(config, _say) as server:
+    async with embedded_server(config, _say) as keeper:
+        server = keeper.server  # its port, model and settings stay the same when it is started again
         served = served_config(config, server)
         contexts = {server.model.alias: server.settings.context}
         async with _closing(OpenAIChatModel(served, served_secrets(secrets), contexts=contexts)) as model:
-            yield served, model
+            yield served, KeptModel(model, keeper)
 
 
 @asynccontextmanager

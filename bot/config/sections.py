@@ -25,6 +25,7 @@ from bot.config.settings import (
     HostNames,
     IpAddresses,
     Matches,
+    NoCredentials,
     OneOf,
     Range,
     SettingsError,
@@ -55,7 +56,7 @@ Retries = Annotated[int, Range(0, 100)]
 Count = Annotated[int, Range(1, 100_000)]  # at least one
 Bytes = Annotated[int, Range(1, 10_000_000_000)]
 Megabytes = Annotated[int, Range(1, 1_048_576)]
-Url = Annotated[str, StartsWith(("https://", "http://"), "https://HOST/api/v3")]
+Url = Annotated[str, StartsWith(("https://", "http://"), "https://HOST/api/v3"), NoCredentials("GITHUB_TOKEN")]
 
 
 @dataclass(frozen=True)

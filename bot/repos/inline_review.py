@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from bot.safety.github_markdown import inert_markdown
+from bot.repos.github_markdown import quiet
 
 MIN_QUOTE_CHARS = 8  # a shorter quote (a name, a keyword) says too little to pick a line by a part of it
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+")
@@ -144,7 +144,7 @@ def place(asked: Sequence[Request], in_diff: Mapping[str, set[int]]) -> Placed:
     for request in asked:
         if request.line and request.line in in_diff.get(request.path, set()):
             comments.append({"path": request.path, "line": request.line, "side": "RIGHT",
-                             "body": inert_markdown(request.text)})
+                             "body": quiet(request.text)})
         else:
             unplaced.append(request)
     return Placed(tuple(comments), tuple(unplaced))
@@ -161,7 +161,7 @@ def review_body(placed: Placed, sha: str) -> str:
         for request in placed.unplaced:
             where = f"`{request.path}`" + (f" line {request.line}" if request.line else "") if request.path else ""
             lines.append(f"- {where + ': ' if where else ''}{_indented(request.text)}")
-    return inert_markdown("\n".join(lines))
+    return quiet("\n".join(lines))
 
 
 def body_only(asked: Sequence[Request], sha: str) -> str:

@@ -18,10 +18,10 @@ from agents.replies import without_language_line
 from agents.types import CheckInResult, Publication, RunStatus
 from bot.config.sections import ReposConfig
 from bot.repos.commit_status import mark_tested
+from bot.repos.github_markdown import code, quiet
 from bot.repos.inline_review import requests
 from bot.repos.opening import OpenedRepo
 from bot.repos.pushing import push
-from bot.safety.github_markdown import inert_markdown
 
 if TYPE_CHECKING:
     from bot.repos.github import GitHubRepos  # PyGithub: imported at the first repository run only
@@ -58,7 +58,7 @@ class PullRequestPublisher:
         labels = tuple(dict.fromkeys((*self._config.labels, *target.settings.labels)))
         pull = await self._repo.github.open_or_update_pull(
             target.name.full_name, branch, self._repo.base, _title(publication.task),
-            inert_markdown(pr_body(publication, self._repo, self._link)), self._config.draft, labels)
+            pr_body(publication, self._repo, self._link), self._config.draft, labels)
         note = "" if pull.created else f"pull request #{pull.number} updated with this follow-up"
         if self._inline_review and publication.review.strip():
             note = "; ".join(filter(None, (note, await self._review(self._repo.github, pull.number, head, publication))))
@@ -77,7 +77,8 @@ class PullRequestPublisher:
 
 
 def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
-    """The pull request's description: the task(s), the plan, the files changed, the tests and their counts."""
+    """The pull request's description: the task(s), the plan, the files changed, the tests and their counts;
+    quoted text pings nobody and hides no link (``quiet``)."""
     workspace = repo.workspace
     report = publication.report
     tests = workspace.tests()
@@ -86,17 +87,17 @@ def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
     if plan:
         lines += ["## Plan", plan, ""]
     changed = publication.changed or tuple(workspace.changed(publication.files))
-    lines += ["## What changed", *(f"- `{p}`{' (new)' if workspace.original(p) is None else ''}" for p in changed), ""]
-    lines += ["## Tests", f"Command: `{tests.shown or tests.command}` (in the {tests.language} sandbox)",
+    lines += ["## What changed", *(f"- {code(p)}{' (new)' if workspace.original(p) is None else ''}" for p in changed), ""]
+    lines += ["## Tests", f"Command: {code(tests.shown or tests.command)} (in the {tests.language} sandbox)",
               f"Result: {report.summary() if report else 'not run'}"]
     if report and report.already_failing:
         lines += ["", "Already failing before this change (not caused by it, not counted for it):",
-                  *(f"- `{name}`" for name in report.already_failing)]
+                  *(f"- {code(name)}" for name in report.already_failing)]
     lines += ["", f"Status: **{publication.status}** · run `{publication.run_id}`"]
     if link:
         lines.append(f"Asked for in {link}")
     lines += ["", "_Opened by codegen-chat. The repository's own tests are authoritative; no existing test was edited._"]
-    return "\n".join(lines)
+    return quiet("\n".join(lines))
 
 
 def _title(task: str) -> str:

@@ -32,7 +32,8 @@ def test_the_models_words_ping_nobody_and_render_no_html_outside_code():
                                 "```html\n<div>@team</div>\n```")
     assert "@alice" not in shown and "@codegen-chat" not in shown and "<img" not in shown
     assert "`a <b> @c`" in shown and "```html\n<div>@team</div>\n```" in shown  # code is shown as written
-    assert GitHubMarkup().text("mail dev@example.com, or (@bob)") == "mail dev@example.com, or (@\u2060bob)"
+    mail = GitHubMarkup().text("mail dev@example.com, or (@bob)")
+    assert "mail dev@example.com, or (@" in mail and "@bob" not in mail  # an address is left alone, a mention broken
 
 
 async def test_the_webhook_port_answers_the_health_probes(github_config, start_bot):

@@ -53,7 +53,7 @@ async def test_requests_land_on_their_lines_and_the_rest_in_the_body(git_host, g
     assert set(placed) == {("billing/client.py", 5), ("billing/client.py", 7)}
     assert all(c["side"] == "RIGHT" for c in review.comments)
     first = placed[("billing/client.py", 5)]
-    assert "@\u2060alice" in first and "&lt;b>check" in first and "<b>" not in first  # inert, code left as written
+    assert "@&#8203;alice" in first and "&lt;b>check" in first and "<b>" not in first  # inert, code left as written
     assert "`return send(request)`" in first
     assert "Consider a module docstring." in review.body and "The retries look right." in review.body
     assert "for/else" not in review.body  # placed, so not repeated
@@ -75,15 +75,6 @@ async def test_a_review_with_no_notes_posts_nothing(git_host, github, tmp_path):
     github.serve_diffs_from(git_host.root)
     finished = await _run(_inline(_config(git_host, github, tmp_path)), _team("VERDICT: APPROVE"), _passing, tmp_path)
     assert finished.checkin.kind == "pull_request" and github.reviews == [], finished.reason
-
-
-async def test_the_pull_request_description_is_inert_too(git_host, github, tmp_path):
-    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
-    github.add_repo("acme/billing")
-    await _run(_config(git_host, github, tmp_path), _team(), _passing, tmp_path,
-               text=f"{TASK}, and tell @bob <img src=x> about `a <b> c`")
-    (pull,) = github.opened
-    assert "@\u2060bob &lt;img src=x>" in pull.body and "`a <b> c`" in pull.body
 
 
 async def test_a_review_github_refuses_is_posted_again_with_every_request_in_its_body(git_host, github, tmp_path,
