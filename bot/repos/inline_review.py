@@ -18,7 +18,7 @@ from bot.repos.github_markdown import quiet
 MIN_QUOTE_CHARS = 8  # a shorter quote (a name, a keyword) says too little to pick a line by a part of it
 _ITEM = re.compile(r"^\s{0,3}(?:[-*+]|\d{1,3}[.)])\s+")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_LINE = re.compile(r"(?::|#L|\bline\s+|\bL)(\d{1,7})\b", re.I)
+_LINE = re.compile(r"(?::|#L|\blines?\s+|\bL)(\d{1,7})\b", re.I)  # "lines 12-14": the first
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 
 

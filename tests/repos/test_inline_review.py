@@ -126,6 +126,8 @@ def test_a_line_outside_the_diff_goes_to_the_body_with_the_line_it_names():
 @pytest.mark.parametrize("notes, where", [
     ("Fix `line_7 = 7` please", ("app.py", 7)),  # a quoted line, no file named
     ("In app.py line 30 is wrong", ("app.py", 0)),  # past the file's end: no line
+    ("app.py, lines 12-14: one loop would do", ("app.py", 12)),  # a range: its first line
+    ("`app.py#L3` is off", ("app.py", 3)),
     ("`= 1` is odd", ("", 0)),  # a quote too short to pick among lines
     ("app.py:4 but the quote `line_9 = 9` says otherwise", ("app.py", 9)),  # the quote over the number
     ("The naming is unclear", ("", 0)),
