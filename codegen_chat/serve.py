@@ -56,7 +56,7 @@ async def serve_platforms(config: Config, secrets: Secrets) -> int:
             health_server = await start_health_server(health, runtime.health_host, runtime.health_port) \
                 if runtime.health_port and not carrier else None
             try:
-                async with running_service(config, secrets, store, health) as service:
+                async with running_service(config, secrets, store, health, durable=True) as service:
                     log.warning("serving %s", ", ".join(names))
                     serving = _serve_together(platforms, service, config, secrets)
 

@@ -168,7 +168,7 @@ class GitHubBot:
         run_id = self._service.active_run(PLATFORM, comment.conversation)
         if run_id is None:
             return
-        why_not = self._service.stop(run_id, Place(comment.login, comment.repository), self._platform)
+        why_not = await self._service.stop(run_id, Place(comment.login, comment.repository), self._platform)
         if why_not:
             await thread.post(self._platform.markup.text(why_not))
 

@@ -154,6 +154,10 @@ class StorageConfig(Checked, section="storage"):
     # A PostgreSQL database the replicas share, e.g. "postgresql://codegen:PASSWORD@db.internal:5432/codegen".
     # Empty: SQLite at ``path``. Its password is masked like every secret (or give it as PGPASSWORD instead).
     url: Annotated[str, StartsWith(("postgresql://", "postgres://"), "postgresql://USER@HOST:5432/DB", optional=True)] = ""
+    # With a url, ``serve`` runs chat runs as durable jobs any replica may claim: each owner heartbeats its runs
+    # this often, and a replica silent for ``owner_lost_after_s`` has its runs taken over by another.
+    heartbeat_s: Seconds = 5.0
+    owner_lost_after_s: Seconds = 30.0
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,9 @@ class LimitsConfig(Checked, section="limits"):
     max_runs_per_user: Count = 2
     max_queued_runs: Count = 100
     max_queued_runs_per_user: Count = 10
+    # Replicas on PostgreSQL: the two limits above count every replica's runs together (what the model endpoint
+    # takes); this is how many of them one replica runs at once (its own CPU and memory). 0: max_concurrent_runs.
+    max_runs_per_replica: Annotated[int, Range(0, 10_000)] = 0
 
 
 @dataclass(frozen=True)
