@@ -652,7 +652,7 @@ class Manager:
             run_id=run.request.run_id, conversation_key=run.request.conversation_key,
             task=run.request.task, status=status, files=run.work.everything(),
             readme=readme, report=run.standing.report, earlier_tasks=run.request.prior.tasks if run.request.prior else (),
-            plan=run.plan,
+            plan=run.plan, review=run.standing.review.notes if run.standing.review else "",
         )
         try:
             result = await self._publisher.publish(publication)

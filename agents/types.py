@@ -253,6 +253,7 @@ class Publication:
     earlier_tasks: tuple[str, ...] = ()  # the conversation's requests before this one, oldest first
     plan: str = ""
     changed: tuple[str, ...] = ()  # in a repository: the files the team added or changed
+    review: str = ""  # the Optimizer's latest review of the work (its notes, without the verdict line); '' for none
 
 
 @dataclass(frozen=True)

@@ -395,6 +395,8 @@ class GitHubConfig(Checked, section="github"):
     inline_code_max_chars: Annotated[int, Range(1, 10_000_000)] = 6000  # a longer code block goes in a folded file section
     # "compact": one status comment, the files and the result; "full": a comment per agent turn
     thread_detail: Annotated[str, OneOf("full", "compact")] = "compact"
+    # the Optimizer's requests on the pull requests the bot opens, as one review with comments on their lines
+    inline_review: bool = False
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,14 @@ and a pull request (a draft by default) whose body tells the task, the plan, wha
 A follow-up pushes more commits to the same branch and updates the body. A run whose tests fail still pushes
 its branch, with no pull request unless ``[repos] open_failing_prs``. Each pushed head commit gets the bot's commit
 status ``codegen-chat/tests`` from the sandbox's result (``bot.repos.commit_status``). Whatever cannot be pushed or opened is a
-``CheckInError``, so ``FallbackPublisher`` saves the work elsewhere with a note.
+``CheckInError``, so ``FallbackPublisher`` saves the work elsewhere with a note. With ``[github] inline_review``
+the Optimizer's review goes on the pull request as one review, its requests on their lines (``bot.repos.inline_review``).
 """
 
 from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
 
 from agents.errors import CheckInError
 from agents.replies import without_language_line
@@ -15,15 +19,23 @@ from agents.types import CheckInResult, Publication, RunStatus
 from bot.config.sections import ReposConfig
 from bot.repos.commit_status import mark_tested
 from bot.repos.github_markdown import code, quiet
+from bot.repos.inline_review import requests
 from bot.repos.opening import OpenedRepo
 from bot.repos.pushing import push
+
+if TYPE_CHECKING:
+    from bot.repos.github import GitHubRepos  # PyGithub: imported at the first repository run only
+
+log = logging.getLogger(__name__)
 
 TITLE_CHARS = 72
 
 
 class PullRequestPublisher:
-    def __init__(self, repo: OpenedRepo, config: ReposConfig, thread_link: str = "") -> None:
+    def __init__(self, repo: OpenedRepo, config: ReposConfig, thread_link: str = "", *,
+                 inline_review: bool = False) -> None:
         self._repo, self._config, self._link = repo, config, thread_link
+        self._inline_review = inline_review
 
     async def publish(self, publication: Publication) -> CheckInResult:
         workspace = self._repo.workspace
@@ -48,7 +60,20 @@ class PullRequestPublisher:
             target.name.full_name, branch, self._repo.base, _title(publication.task),
             pr_body(publication, self._repo, self._link), self._config.draft, labels)
         note = "" if pull.created else f"pull request #{pull.number} updated with this follow-up"
+        if self._inline_review and publication.review.strip():
+            note = "; ".join(filter(None, (note, await self._review(self._repo.github, pull.number, head, publication))))
         return CheckInResult(location=pull.url, kind="pull_request", note=note, **common)
+
+    async def _review(self, github: GitHubRepos, number: int, head: str, publication: Publication) -> str:
+        """The Optimizer's review posted on the head commit; a review GitHub refuses costs a note, not the check-in
+        (the work is pushed and its pull request open already)."""
+        asked = requests(publication.review, publication.files)
+        try:
+            await github.post_review(self._repo.target.name.full_name, number, head, asked)
+        except CheckInError as error:
+            log.warning("The inline review of pull request #%d was not posted: %s", number, error)
+            return f"the review could not be posted on the pull request ({error})"
+        return ""
 
 
 def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:

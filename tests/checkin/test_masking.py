@@ -117,7 +117,8 @@ def test_every_text_a_publication_carries_is_masked_whichever_publisher_shows_it
                         already_failing=(f"tests/test_x.py::test_{API_KEY}",))
     leaky = Publication("run-1", "terminal:s", f"task {API_KEY}", RunStatus.FAILED,
                         FileSet({f"{API_KEY}.py": API_KEY}), f"readme {API_KEY}", report,
-                        earlier_tasks=(f"earlier {API_KEY}",), plan=f"1. use {API_KEY}", changed=(f"{API_KEY}.py",))
+                        earlier_tasks=(f"earlier {API_KEY}",), plan=f"1. use {API_KEY}", changed=(f"{API_KEY}.py",),
+                        review=f"{API_KEY}.py:1 leaks")
 
     def texts(value: object) -> list[str]:
         if isinstance(value, str):

@@ -7,6 +7,7 @@
     POST .../pulls/{n}/comments/{id}/replies, PATCH .../pulls/comments/{id}; POST .../comments/{id}/reactions;
     and, the other way, signed webhook deliveries to the bot (``send_webhook``, ``comment_payload``)
     GET /repos/{owner}/{repo}/pulls/{n}, .../pulls/{n}/files, .../pulls/{n}/comments   (paginated with Link)
+    POST .../pulls/{n}/reviews (a review's comments only on lines of the diff, else 422, as GitHub)
     GET /repos/{owner}/{repo}/commits/{sha}, GET /repos/{owner}/{repo}/contents/{path}?ref=
     and CI's commit statuses, check runs and Actions job logs (``self.ci``: tests/fakes/github_ci.py)
 
@@ -27,8 +28,11 @@ import hashlib
 import hmac
 import itertools
 import json
+import re
+import subprocess
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -97,6 +101,18 @@ class StoredPull:
 
 
 @dataclass
+class PostedReview:
+    """A pull request review as posted: its event, body, commit and comments (path, line, side, body)."""
+
+    repo: str
+    number: int
+    event: str
+    body: str
+    commit_id: str
+    comments: list[dict[str, Any]]
+
+
+@dataclass
 class StoredGist:
     id: str
     description: str
@@ -160,6 +176,8 @@ class FakeGitHub:
         self.permissions: dict[tuple[str, str], str] = {}  # ("owner/repo", login) -> admin, write, read...
         self.issue_comments: list[Comment] = []
         self.review_comments: list[Comment] = []
+        self.reviews: list[PostedReview] = []
+        self.git_root: Path | None = None  # where the bot's pull requests' diffs come from (``serve_diffs_from``)
         self._comment_ids = itertools.count(1001)
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
@@ -213,6 +231,7 @@ class FakeGitHub:
         app.router.add_get(f"{repo}/pulls/{{n}}", self._pull)
         app.router.add_get(f"{repo}/pulls/{{n}}/files", self._pull_files)
         app.router.add_get(f"{repo}/pulls/{{n}}/comments", self._pull_comments)
+        app.router.add_post(f"{repo}/pulls/{{n}}/reviews", self._post_review)
         app.router.add_get(f"{repo}/commits/{{sha}}", self._commit_json)
         app.router.add_get(f"{repo}/contents/{{path:.+}}", self._contents)
         self._route_comments(app, repo)
@@ -430,7 +449,8 @@ class FakeGitHub:
     async def _pull(self, request: web.Request) -> web.Response:
         pull = self._stored_pull(request)
         if pull is None:
-            return self._not_found()
+            opened = self._opened_by_number(request)  # one the bot opened
+            return self._json(self._pull_json(opened)) if opened else self._not_found()
         full = f"{request.match_info['owner']}/{request.match_info['repo']}"
         api = f"{self.url}/repos/{full}/pulls/{pull.number}"
         head_repo = pull.head_repo or full
@@ -446,13 +466,79 @@ class FakeGitHub:
                            "labels": [{"name": n, "color": "ededed"} for n in pull.labels]})
 
     async def _pull_files(self, request: web.Request) -> web.Response:
-        pull = self._stored_pull(request)
-        if pull is None:
+        files = self._diff_of(request)
+        if files is None:
             return self._not_found()
         items = [{"sha": hashlib.sha1(patch.encode()).hexdigest(), "filename": path, "status": "modified",
                   "patch": patch, "additions": patch.count("\n+"), "deletions": patch.count("\n-")}
-                 for path, patch in pull.files.items()]
+                 for path, patch in files.items()]
         return self._paged(request, items)
+
+    # --- the bot's pull requests: their diffs (from the git host's repositories) and reviews ---------------
+
+    def serve_diffs_from(self, root: Path) -> None:
+        """The bot's pull requests' files come from the bare repositories ``root/OWNER/NAME.git`` (a git host's),
+        as GitHub computes them: ``base...head``."""
+        self.git_root = root
+
+    def _opened_by_number(self, request: web.Request) -> OpenedPull | None:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        return next((pr for pr in self.opened if pr.repo.lower() == full.lower()
+                     and pr.number == int(request.match_info["n"])), None)
+
+    def _diff_of(self, request: web.Request) -> dict[str, str] | None:
+        """A pull request's files, path -> patch (its hunks): a stored one's, or the bot's from git."""
+        stored = self._stored_pull(request)
+        if stored is not None:
+            return stored.files
+        opened = self._opened_by_number(request)
+        if opened is None or self.git_root is None:
+            return None if opened is None else {}
+        bare = self.git_root / f"{opened.repo}.git"
+        diff = _git(bare, "diff", "--no-color", "-U3", f"{opened.base}...{opened.head}")
+        files: dict[str, str] = {}
+        for section in re.split(r"^diff --git ", diff, flags=re.M)[1:]:
+            target = re.search(r"^\+\+\+ b/(.+)$", section, re.M)
+            if target and "\n@@" in section:
+                files[target.group(1)] = section[section.index("\n@@") + 1:].rstrip("\n")
+        return files
+
+    async def _post_review(self, request: web.Request) -> web.Response:
+        """GitHub's rules: a known event; a body for COMMENT without comments; the commit the head's; each
+        comment on a right-side line of the diff (an added or a context line), or the whole review is refused."""
+        files = self._diff_of(request)
+        if files is None:
+            return self._not_found()
+        data = await request.json()
+        comments = data.get("comments") or []
+        event = data.get("event", "PENDING")
+        if event not in ("APPROVE", "REQUEST_CHANGES", "COMMENT", "PENDING"):
+            return self._unprocessable(f"Invalid event: {event}")
+        if event in ("REQUEST_CHANGES", "COMMENT") and not comments and not data.get("body"):
+            return self._unprocessable("Review Body is required for COMMENT events without comments")
+        opened = self._opened_by_number(request)
+        if opened is not None and self.git_root is not None and data.get("commit_id"):
+            head = _git(self.git_root / f"{opened.repo}.git", "rev-parse", opened.head).strip()
+            if data["commit_id"] != head:
+                return self._unprocessable("commit_id is not part of the pull request")
+        for comment in comments:
+            lines = _right_lines(files.get(comment.get("path", ""), ""))
+            if comment.get("side", "RIGHT") != "RIGHT" or comment.get("line") not in lines or not comment.get("body"):
+                return self._unprocessable("Pull request review thread line must be part of the diff and Pull "
+                                           "request review thread diff hunk can't be blank")
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        number = int(request.match_info["n"])
+        review = PostedReview(full, number, event, data.get("body", ""), data.get("commit_id", ""), comments)
+        self.reviews.append(review)
+        for comment in comments:
+            self.add_review_comment(full, number, LOGIN, comment["body"], path=comment["path"], line=comment["line"])
+        return self._json({"id": next(self._ids), "user": self._owner(), "body": review.body, "state": "COMMENTED",
+                           "commit_id": review.commit_id, "submitted_at": _now(),
+                           "html_url": f"http://127.0.0.1:{self._port}/{full}/pull/{number}#pullrequestreview",
+                           "pull_request_url": f"{self.url}/repos/{full}/pulls/{number}"})
+
+    def _unprocessable(self, error: str) -> web.Response:
+        return self._json({"message": "Unprocessable Entity", "errors": [error], "documentation_url": DOCS}, 422)
 
     async def _pull_comments(self, request: web.Request) -> web.Response:
         pull = self._stored_pull(request)
@@ -468,6 +554,11 @@ class FakeGitHub:
         full = f"{request.match_info['owner']}/{request.match_info['repo']}"
         sha = request.match_info["sha"]
         found = next(((s, c) for (r, s), c in self.commits.items() if r == full and s.startswith(sha)), None)
+        if found is None and self.git_root is not None and (self.git_root / f"{full}.git").is_dir():
+            pushed = subprocess.run(["git", "log", "-1", "--format=%H%n%B", sha, "--"], capture_output=True, text=True,
+                                    cwd=self.git_root / f"{full}.git")  # a commit the bot pushed to the git host
+            if pushed.returncode == 0:
+                found = (pushed.stdout.split("\n", 1)[0], (pushed.stdout.split("\n", 1)[1].strip(), {}))
         if found is None:
             return self._not_found()
         sha, (message, files) = found
@@ -678,6 +769,23 @@ def _invalid(files: dict[str, str]) -> web.Response | None:
     body = {"message": "Validation Failed", "documentation_url": DOCS,
             "errors": [{"resource": "Gist", "code": "missing_field", "field": "files"}]}
     return web.json_response(body, status=422)
+
+
+def _git(bare: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=bare, capture_output=True, text=True, check=True).stdout
+
+
+def _right_lines(patch: str) -> set[int]:
+    """The new file's line numbers a diff shows (context and added lines): the ones a review comment may take."""
+    shown: set[int] = set()
+    at = 0
+    for text in patch.split("\n"):
+        if text.startswith("@@"):
+            at = int(text.split("+", 1)[1].split(",")[0].split(" ")[0])
+        elif text.startswith(("+", " ")):
+            shown.add(at)
+            at += 1
+    return shown
 
 
 def _now() -> str:
