@@ -320,8 +320,8 @@ class Service:
                      source: str = "") -> RunHandle | None:
         """Queue the run and draw it in ``thread`` (``_draw``); once it has pushed to a pull request, follow that
         pull request's CI there (``bot.ci.rounds``), fix rounds included. As a durable job when this replica takes
-        jobs for the platform: no handle here (whichever replica claims it runs it), and its pull request's CI is
-        not followed; ``source``: the message it was asked in (one job per message)."""
+        jobs for the platform: no handle here (whichever replica claims it runs it and follows its CI);
+        ``source``: the message it was asked in (one job per message)."""
         if self._queue is not None and platform.name in self._openers:
             await self._enqueue(request, thread, platform, self._queue, source)
             return None
@@ -409,8 +409,8 @@ class Service:
         platform, open_thread = self._openers[claimed.platform]
         run_id = claimed.run_id
         silenced = lambda: run_id in self._lost or run_id in self._unrecorded  # noqa: E731
-        renderer = RunRenderer(FencedThread(await open_thread(claimed.thread_key), silenced),
-                               platform, self._redact, self._languages)
+        thread = FencedThread(await open_thread(claimed.thread_key), silenced)
+        renderer = RunRenderer(thread, platform, self._redact, self._languages)
         record = await self._store.run(run_id)
         if claimed.ended:  # its owner recorded its end and died before drawing it
             await self._draw_end(claimed, renderer)
@@ -430,8 +430,11 @@ class Service:
         prior = self._queue.resume_work if claimed.resumed else None
         task = asyncio.create_task(self._run(request, run_id, claimed.conversation_id, waiter, renderer, renderer,
                                              resume_from=prior, durable=True), name=f"run-{run_id}")
-        self._handles[run_id] = RunHandle(run_id, task)
+        handle = self._handles[run_id] = RunHandle(run_id, task)
         self._drawn[run_id] = (platform.name, renderer)
+        if self.ci is not None:  # the replica that ran the job follows its pull request's CI (polling, or nudged)
+            self.ci.follow(_pushed(handle, renderer, request.link), self._fix_round(request, thread, platform),
+                           self.nudges)
         await asyncio.sleep(0)  # its first step taken: a cancel now still ends it with its own final event
         if claimed.stop_reason:
             self.cancel(run_id, claimed.stop_reason)
@@ -804,6 +807,8 @@ async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed
         if not handle.task.cancelled():
             raise  # the chain itself is being stopped
         finished = await renderer.done() or stopped(handle.run_id)
+    except Silenced:  # a durable job lost to another replica: that one follows its CI
+        raise asyncio.CancelledError from None
     return Pushed(finished, renderer, link)
 
 
