@@ -42,8 +42,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
-from agents import file_names, python_files
+from agents import candidates, file_names, python_files
 from agents import prompt_contexts as contexts
+from agents.candidates import Candidate
 from agents.checkless import checkless_tests
 from agents.errors import (
     AgentReplyError,
@@ -95,7 +96,7 @@ from agents.replies import (
     parse_triage,
     without_language_line,
 )
-from agents.repository import baseline_failures, judged, named_files, without_protected
+from agents.repository import baseline_failures, baseline_ran, judged, named_files, without_protected
 from agents.run_request import RunRequest
 from agents.run_state import Due, Spent, Standing, Work
 from agents.task_examples import example_tests
@@ -173,6 +174,11 @@ class _Run:
     answered: asyncio.Event = field(default_factory=asyncio.Event)  # the model has begun its first reply
     workspace: Workspace | None = None  # the repository the run works in, if any
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
+    ran_before: tuple[str, ...] = ()  # its tests that ran before any change: each must run after it too
+    kept: Candidate | None = None  # the latest tested work the user's tests passed (agents.candidates)
+    users_failed: bool = False  # the last tested code failed the user's tests
+    given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
+    start_again: bool = False  # the last fix came back unchanged: the next candidate starts from ``given``
 
     @property
     def round(self) -> int:
@@ -239,11 +245,13 @@ class Manager:
                               else "tests passed (no review)")
 
     async def _sequential_round(self, run: _Run) -> bool:
-        """One agent at a time: code, review (changes go straight back), tests, triage. True once passed."""
+        """One agent at a time: code, review (changes go straight back), tests, triage. True once passed. With
+        user tests, the tests come before the review: code that fails them is changed unreviewed."""
         self._next_round(run)
-        if run.due.code:
+        coding, users_first = run.due.code, self._users_judge(run)
+        if coding:
             await self._code_step(run)
-            if self._settings.review:
+            if self._settings.review and not users_first:
                 review = await self._review(run, run.standing)
                 run.standing = run.standing.with_review(review)
                 if not review.approved:
@@ -251,7 +259,17 @@ class Manager:
                     return False
         if run.due.tests:
             await self._tests_step(run)
-        return await self._act_on(run, await self._test_and_triage(run, forced_triage=True))
+        if not (coding and self._settings.review and users_first):
+            return await self._act_on(run, await self._test_and_triage(run, forced_triage=True))
+        report = await self._test(run)
+        if (users := await self._users_failure(run, report)) is not None:
+            return await self._act_on(run, users)
+        review = await self._review(run, run.standing)
+        run.standing = run.standing.with_review(review)
+        if not review.approved:
+            run.due = run.due.code_again()
+            return False
+        return await self._act_on(run, await self._decide(run, report, forced_triage=True, users_checked=True))
 
     async def _overlapped_round(self, run: _Run) -> bool:
         """The Programmer and the Tester write at the same time, then the review runs while the tests run and
@@ -264,8 +282,15 @@ class Manager:
                       *([self._tests_step(run)] if run.due.tests else []))
         if not coding or not self._settings.review:  # the code stands as reviewed (or unreviewed)
             return await self._act_on(run, await self._test_and_triage(run, forced_triage=False))
-        review, decision = await at_once(run.sink, self._review(run, run.standing),
-                                         self._test_and_triage(run, forced_triage=False))
+        if self._users_judge(run):  # the user's tests first: code that fails them is changed, not reviewed
+            report = await self._test(run)
+            if (users := await self._users_failure(run, report)) is not None:
+                return await self._act_on(run, users)
+            review, decision = await at_once(run.sink, self._review(run, run.standing),
+                                             self._decide(run, report, forced_triage=False, users_checked=True))
+        else:
+            review, decision = await at_once(run.sink, self._review(run, run.standing),
+                                             self._test_and_triage(run, forced_triage=False))
         run.standing = run.standing.with_review(review)
         passed = await self._act_on(run, decision)
         if not review.approved:
@@ -276,7 +301,14 @@ class Manager:
         """Run the tests; None when they passed, else who acts on the failure (a test that could not run goes
         back to the Tester without triage; ``forced_triage`` asks the Manager even when only one answer is
         allowed). No triage is asked for a round that cannot happen."""
-        report = await self._test(run)
+        return await self._decide(run, await self._test(run), forced_triage)
+
+    async def _decide(self, run: _Run, report: TestReport, forced_triage: bool,
+                      users_checked: bool = False) -> Triage | None:
+        """Who acts on the test run just made (``_test_and_triage``); code failing the user's tests is changed at
+        once (unless ``users_checked``: they passed)."""
+        if not users_checked and (users := await self._users_failure(run, report)) is not None:
+            return users
         tests = run.work.tests
         unrunnable = (unrunnable_tests(report, run.language, tests, self._languages) if tests
                       else nothing_ran(report, run.language, self._languages) if run.standing.no_tests else "")
@@ -295,6 +327,29 @@ class Manager:
         run.standing = run.standing.with_triage(triage)
         return triage
 
+    def _users_judge(self, run: _Run) -> bool:
+        """Whether the user's own tests are the first check of each version of the code (``agents.candidates``)."""
+        return bool(run.work.user_tests) and run.workspace is None
+
+    async def _users_failure(self, run: _Run, report: TestReport) -> Triage | None:
+        """After a test run (``report``): when the code failed the user's tests, the decision to change it (the
+        Programmer then sees their failure alone); when it passed them, the work is kept as the best attempt."""
+        tested = run.tested
+        if not self._users_judge(run) or tested is None:
+            return None
+        users = report
+        if candidates.users_alone_needed(report, tested.tests):
+            users = await self._sandbox.run(candidates.users_job(self._job(run, tested), tested.tests))
+        run.users_failed = not users.ok
+        if users.ok:
+            run.kept = Candidate(tested, report)
+            return None
+        await run.emit(Notice(run.request.run_id, f"The task's own tests failed ({users.summary()}); "
+                                                  "the Programmer changes the code."))
+        triage = Triage(Action.FIX_CODE, candidates.FIX_REASON)
+        run.standing = run.standing.with_report(users).with_triage(triage)
+        return triage
+
     async def _act_on(self, run: _Run, decision: Triage | None) -> bool:
         """Set the next round's work after the tests; True when they passed."""
         if decision is None:
@@ -308,9 +363,14 @@ class Manager:
 
     async def _code_step(self, run: _Run) -> None:
         """The Programmer's turn, its files kept (and saved for a follow-up) as soon as it ends. A test file is the
-        Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first."""
+        Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first. A fix
+        that comes back unchanged has the next candidate written afresh from the given files (``agents.candidates``)."""
+        fixing, again = run.standing.failure()[0] is not None, run.start_again
         written = await self._guarded(run, await self._code(run))
         written = written.without(p for p in written if p in run.work.tests and self._languages.looks_like_test(p))
+        run.start_again = fixing and not again and bool(run.given) and candidates.unchanged(written, run.work.files)
+        if run.start_again:
+            await run.emit(Notice(run.request.run_id, candidates.AGAIN_NOTICE))
         run.work = run.work.coded(self._stamped(run, written))
         run.language = self._languages.detect(run.work.files, run.language)
         run.due = run.due.code_written()
@@ -370,6 +430,15 @@ class Manager:
         workspace = run.workspace
         if workspace is None:
             return
+        # Files given with the request or read from its thread never stand in for the repository's own tests,
+        # their configuration or its CI files: the same rule as for what the team writes.
+        given = run.work.files.merged(run.work.user_tests)
+        _, tests, ci = without_protected(given, workspace.existing_tests())
+        if dropped := [*tests, *ci]:
+            run.work = Work(run.work.files.without(dropped), run.work.tests, run.work.user_tests.without(dropped))
+            await run.emit(Notice(run.request.run_id, f"Not used: {', '.join(dropped)} from the request or its "
+                                                      "thread (the repository's own tests and CI files stay as "
+                                                      "they are)."))
         named = named_files(run.request.task, workspace.paths())
         run.work = run.work.with_files((await workspace.read(named)).merged(run.work.files))
         run.language = workspace.tests().language
@@ -380,6 +449,7 @@ class Manager:
         """The repository's tests before any change, so the ones already failing are never blamed on it."""
         report = await self._sandbox.run(await self._repo_job(run, FileSet(), FileSet()))
         run.already_failing = baseline_failures(report)
+        run.ran_before = baseline_ran(report)
         failing = ", ".join(run.already_failing[:10]) or "none"
         if not report.ok and not run.already_failing:
             failing = "none that can be named (the tests do not pass as the repository stands)"
@@ -449,9 +519,14 @@ class Manager:
     async def _code(self, run: _Run) -> FileSet:
         """The files the Programmer wrote (never a test file). It sees the user's tests (they say what the code
         must do) and, for the team's, what failed: the team's tests are written apart from the code."""
+        work, standing = run.work, run.standing
+        if run.start_again:  # a fresh candidate: the given stub, and why (agents.candidates)
+            work = work.with_files(candidates.fresh_start(work.files, run.given))
+            standing = standing.with_triage(Triage(Action.FIX_CODE, candidates.AGAIN_REASON))
         prompt = contexts.for_programmer(
-            run.request.task, run.work, run.standing, self._plan_for(run, Role.PROGRAMMER), run.language,
-            self._settings.fix_replies is FixReplies.DIFF, run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
+            run.request.task, work, standing, self._plan_for(run, Role.PROGRAMMER), run.language,
+            self._settings.fix_replies is FixReplies.DIFF and not run.start_again,
+            run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
         context = contexts.for_reading_files(run.work, run.language, run.request.task, run.plan, self._languages)
         reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
         await self._note(run, Role.PROGRAMMER, reply.notices)
@@ -472,7 +547,8 @@ class Manager:
     async def _write_tests(self, run: _Run) -> FileSet:
         """The test files the Tester wrote (never the code or the user's tests)."""
         prompt = contexts.for_tester(run.request.task, run.work, run.standing, self._plan_for(run, Role.TESTER),
-                                     run.language, run.reply_notes.get(Role.TESTER, ()), self._runner_note(run.language))
+                                     run.language, run.reply_notes.get(Role.TESTER, ()), self._runner_note(run.language),
+                                     example="" if run.work.tests else self._test_skeleton(run))
         context = contexts.for_reading_files(run.work, run.language, run.request.task, run.plan, self._languages,
                                              writes_tests=True)
         reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
@@ -485,16 +561,21 @@ class Manager:
         described = self._languages.get(language)
         return described.tests_are_found() if described and language not in BUILT_IN else ""
 
-    async def _test(self, run: _Run) -> TestReport:
-        self._check_budget(run)
-        tested = run.work
-        job = TestJob(
+    def _job(self, run: _Run, tested: Work) -> TestJob:
+        """The test run of ``tested`` outside a repository, with every test."""
+        return TestJob(
             language=run.language or self._languages.detect([*tested.files, *tested.tests]),
             files=tested.everything(),
             timeout_s=self._time_left(run),  # the sandbox's own limit applies too, whichever is shorter
             authoritative=tuple(tested.user_tests),
-        ) if run.workspace is None else await self._repo_job(run, tested.files, tested.all_tests())
-        report = judged(await self._sandbox.run(job), run.already_failing)
+        )
+
+    async def _test(self, run: _Run) -> TestReport:
+        self._check_budget(run)
+        tested = run.work
+        job = self._job(run, tested) if run.workspace is None else await self._repo_job(run, tested.files,
+                                                                                       tested.all_tests())
+        report = judged(await self._sandbox.run(job), run.already_failing, run.ran_before)
         run.tested = tested  # with its report: a run stopped meanwhile keeps the work it last had
         await self._commit_round(run, report)
         await run.emit(TestReported(run.request.run_id, round=run.round, language=job.language, report=report))
@@ -534,13 +615,16 @@ class Manager:
         await run.emit(Notice(run.request.run_id, f"The generated tests could not run "
                                                   f"({why.splitlines()[0].rstrip(':')}); the Tester fixes them."))
         example = ""
-        if why.startswith("no test ran"):
-            known = self._languages
-            module = next((p for p in run.work.files if known.of_path(p) == run.language), "")
-            mentioned = file_names.mentioned_files(f"{run.request.task}\n{run.plan}", known)
-            skeleton = file_names.test_skeleton(run.language, module, run.work.files.get(module, ""), mentioned, known)
-            example = f"\n\nA test file the runner finds starts like this:\n\n{skeleton}" if skeleton else ""
+        if why.startswith("no test ran") and (skeleton := self._test_skeleton(run)):
+            example = f"\n\nA test file the runner finds starts like this:\n\n{skeleton}"
         return Triage(Action.FIX_TESTS, f"The tests could not run: {why}{example}")
+
+    def _test_skeleton(self, run: _Run) -> str:
+        """The first lines of a test file for the run's code, in the form its runner finds ("" when none)."""
+        known, files = self._languages, run.work.files
+        module = next((p for p in files if known.of_path(p) == run.language and not known.looks_like_test(p)), "")
+        mentioned = file_names.mentioned_files(f"{run.request.task}\n{run.plan}", known)
+        return file_names.test_skeleton(run.language, module, files.get(module, ""), mentioned, known)
 
     @staticmethod
     def _allowed(triage: Triage, can_fix_tests: bool, can_replan: bool) -> Triage:
@@ -568,7 +652,7 @@ class Manager:
             run_id=run.request.run_id, conversation_key=run.request.conversation_key,
             task=run.request.task, status=status, files=run.work.everything(),
             readme=readme, report=run.standing.report, earlier_tasks=run.request.prior.tasks if run.request.prior else (),
-            plan=run.plan,
+            plan=run.plan, review=run.standing.review.notes if run.standing.review else "",
         )
         try:
             result = await self._publisher.publish(publication)
@@ -585,6 +669,10 @@ class Manager:
         if report is None or run.tested is None:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
         run.work = run.tested  # later, untested edits would not match the report
+        if run.users_failed and run.kept is not None:  # a later version broke the user's tests: not the best
+            run.work, report = run.kept.work, run.kept.report
+            run.standing = run.standing.with_report(report, cannot_fail)
+            await run.emit(Notice(run.request.run_id, candidates.KEPT_NOTICE.format(summary=report.summary())))
         status, result = RunStatus.FAILED, f"the last test run: {report.summary()}"
         if report.ok and cannot_fail:
             status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({cannot_fail})"
@@ -732,6 +820,8 @@ class Manager:
         if self._settings.task_examples and not prior:
             user_tests = example_tests(files).merged(user_tests)
         run.work = Work(files, prior.tests if prior else FileSet(), user_tests)
+        if not prior and _stubs_given(files):
+            run.given = files
         run.language = self._languages.detect([*files, *user_tests], run.language)
         return run
 

@@ -90,6 +90,7 @@ class TesterPrompt:
     triage_reason: str = ""
     reply_notes: tuple[str, ...] = ()
     runner_note: str = ""
+    example: str = ""  # the first lines of a test file for the code shown (agents.file_names.test_skeleton)
     limit: int = DEFAULT_OUTPUT_LIMIT
 
 
@@ -165,15 +166,16 @@ def for_optimizer(task: str, work: Work, standing: Standing) -> OptimizerPrompt:
 
 
 def for_tester(task: str, work: Work, standing: Standing, plan: str = "", language: str = "",
-               reply_notes: tuple[str, ...] = (), runner_note: str = "") -> TesterPrompt:
-    """Its own tests, when it has any, with the last report and why they must change."""
+               reply_notes: tuple[str, ...] = (), runner_note: str = "", example: str = "") -> TesterPrompt:
+    """Its own tests, when it has any, with the last report and why they must change; ``example``: its reply's
+    format, as a test file for the code shown."""
     fixing = bool(work.tests)
     triage = standing.triage
     return TesterPrompt(
         task=task, plan=plan, language=language, files=work.files.as_dict(), user_tests=list(work.user_tests),
         tests=work.tests.as_dict(), report=standing.report if fixing else None,
         triage_reason=(triage.reason if triage else FOLLOW_UP_TESTS) if fixing else "",
-        reply_notes=reply_notes, runner_note=runner_note,
+        reply_notes=reply_notes, runner_note=runner_note, example=example,
     )
 
 

@@ -72,6 +72,9 @@ def parse_review(text: str, after_inferred_changes: bool = False) -> Review:
         word = re.sub(r"[\s_\-]+", " ", matches[-1].group("word").strip().lower())
         if word in _APPROVE:
             return Review(True, notes)
+        if word in _CHANGES and not notes:  # nothing named to change: the Programmer could only guess
+            return Review(True, "", "The review asked for changes without naming any; the code goes on to its "
+                                    "tests, which decide.")
         if word in _CHANGES:
             return Review(False, notes)
     approve, changes = _approval_words(notes)

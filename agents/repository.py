@@ -14,6 +14,7 @@ from agents.failures import failing_tests
 from agents.types import FileSet, TestReport, TestStatus
 
 MAX_NAMED_FILES = 20  # files read whole because the task or the plan names them
+MAX_NAMED_MISSING = 10
 
 
 def named_files(text: str, paths: Collection[str]) -> list[str]:
@@ -34,9 +35,32 @@ def baseline_failures(report: TestReport) -> tuple[str, ...]:
     return () if report.ok else tuple(failing_tests(report))
 
 
-def judged(report: TestReport, already_failing: tuple[str, ...]) -> TestReport:
+def baseline_ran(report: TestReport) -> tuple[str, ...]:
+    """The tests the unchanged repository ran to the end, by the runner's own report (empty without one)."""
+    return report.ran if report.status in (TestStatus.PASSED, TestStatus.FAILED) else ()
+
+
+def judged(report: TestReport, already_failing: tuple[str, ...], ran_before: tuple[str, ...] = ()) -> TestReport:
     """The report with the tests that failed before the change set apart: when they are the only failures,
-    and some other test passed, the change passes (those tests are named in the report, not counted)."""
+    and some other test passed, the change passes (those tests are named in the report, not counted).
+    A test that ran before the change (``ran_before``, by the runner's own report) and not after it was
+    switched off by the change (a pytest.ini or conftest.py of the team's, addopts, collect_ignore...): each
+    counts as failed, so no pass rests on the repository's tests not running. The names are not kept."""
+    ran_after = set(report.ran)
+    report = _judged(dataclasses.replace(report, ran=()), already_failing)
+    missing = [name for name in ran_before if name not in ran_after]
+    if not missing or report.status not in (TestStatus.PASSED, TestStatus.FAILED):
+        return report
+    shown = ", ".join(missing[:MAX_NAMED_MISSING]) + (f" and {len(missing) - MAX_NAMED_MISSING} more"
+                                                      if len(missing) > MAX_NAMED_MISSING else "")
+    said = (f"not a pass: {len(missing)} of the repository's tests ran before the change and did not run after "
+            f"it ({shown}); the change switched them off (test configuration such as pytest.ini, conftest.py, "
+            "addopts or collect_ignore): leave the repository's test configuration as it is")
+    return dataclasses.replace(report, status=TestStatus.FAILED, failed=(report.failed or 0) + len(missing),
+                               stderr=f"{report.stderr}\n{said}".lstrip("\n"))
+
+
+def _judged(report: TestReport, already_failing: tuple[str, ...]) -> TestReport:
     if not already_failing:
         return report
     failing = failing_tests(report) if not report.ok else []

@@ -127,6 +127,7 @@ class TestReport:
     stderr: str = ""
     truncated: bool = False
     already_failing: tuple[str, ...] = ()  # a repository's tests that failed before the team changed anything
+    ran: tuple[str, ...] = ()  # every test the runner's own report lists, where it keeps one (JUnit): not stored
 
     @property
     def ok(self) -> bool:
@@ -252,6 +253,7 @@ class Publication:
     earlier_tasks: tuple[str, ...] = ()  # the conversation's requests before this one, oldest first
     plan: str = ""
     changed: tuple[str, ...] = ()  # in a repository: the files the team added or changed
+    review: str = ""  # the Optimizer's latest review of the work (its notes, without the verdict line); '' for none
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ from bot.eval.modes import MODES
 from bot.eval.problems import Problem
 from bot.runs.service import team_settings
 from bot.sandbox import DockerSandbox
-from codegen_chat.build import build_model
+from codegen_chat.build import team_model
 
 PLAIN = "plain"
 PLAIN_PROMPT = "Complete the following Python function. Reply with the whole function in one python code block."
@@ -197,17 +197,13 @@ async def measure(args: argparse.Namespace) -> None:
             sys.exit(f"unknown mode {mode!r}: plain, or one of {', '.join(MODES)}")
     cache = Cache(Path(args.cache), args.model)
     cache.forget({m.strip() for m in (args.redo or "").split(",")})
-    model = build_model(config, Secrets.from_env())
     plain_tokens = args.max_tokens or config.agent("programmer").max_tokens
-    try:
-        async with DockerSandbox(config.sandbox) as sandbox:
-            parts = Parts(model, sandbox, PromptBook(), team_settings(config), config.prices)
-            for mode in modes:  # mode by mode: the cheap ones give their figures first
-                for problem in problems:
-                    if cache.get(problem.id, mode) is None:
-                        await one(problem, mode, parts, sandbox, cache, args, plain_tokens)
-    finally:
-        await model.close()
+    async with team_model(config, Secrets.from_env()) as (config, model), DockerSandbox(config.sandbox) as sandbox:
+        parts = Parts(model, sandbox, PromptBook(), team_settings(config), config.prices)
+        for mode in modes:  # mode by mode: the cheap ones give their figures first
+            for problem in problems:
+                if cache.get(problem.id, mode) is None:
+                    await one(problem, mode, parts, sandbox, cache, args, plain_tokens)
     print_table(cache, problems, modes)
 
 
@@ -256,15 +252,19 @@ def main() -> None:
     parser.add_argument("--model", required=True, help="the model name the endpoint serves")
     parser.add_argument("--problems", default="0-9", help="HumanEval problem numbers, e.g. 0-9,20-39 (default 0-9)")
     parser.add_argument("--modes", default="plain,single,team", help="plain and the eval's modes (default plain,single,team)")
-    parser.add_argument("--cache", default="real-model-bench.json", help="the results file (default real-model-bench.json)")
+    parser.add_argument("--cache", default="real-model-bench.json",
+                        help="the results file (default real-model-bench.json); with --report, several, comma-separated")
     parser.add_argument("--config", help="the config whose team settings the eval's modes use (default: built-in)")
     parser.add_argument("--max-tokens", type=int, help="max_tokens of every call (default: the config's)")
     parser.add_argument("--redo", help="modes to measure again, dropping their cached results")
     parser.add_argument("--report", action="store_true", help="only print the table of what is cached")
     args = parser.parse_args()
-    if args.report:
+    if args.report:  # several caches (shards of one run, each with its own endpoint) read as one
         suite = read_humaneval()
-        print_table(Cache(Path(args.cache), args.model), [suite.problems[n] for n in chosen(args.problems, 164)],
+        caches = [Cache(Path(path), args.model) for path in args.cache.split(",")]
+        for other in caches[1:]:
+            caches[0].results.update({k: v for k, v in other.results.items() if k not in caches[0].results})
+        print_table(caches[0], [suite.problems[n] for n in chosen(args.problems, 164)],
                     [m.strip() for m in args.modes.split(",")])
         return
     asyncio.run(measure(args))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -17,13 +18,16 @@ from bot.config.sections import Config, ConfigError, Secrets
 from bot.health.checks import Health
 from bot.model.client import OpenAIChatModel
 from bot.model.embedded.endpoint import embedded_server, endpoint_configured, served_config, served_secrets, uses_embedded
+from bot.model.embedded.keeper import KeptModel
 from bot.process.logs import AgentTaggedModel
 from bot.repos.desk import AppCredentials, RepoDesk
 from bot.runs.github_links import LinkReader
 from bot.runs.service import PublisherFactory, Service
+from bot.runs.worker import WorkerSettings
 from bot.safety.redact import Redactor
 from bot.sandbox import DockerSandboxOnDemand
 from bot.store.open import open_store as open_configured_store
+from bot.store.postgres_queue import JOBS_CHANNEL, Limits
 from bot.store.protocol import Store
 
 log = logging.getLogger(__name__)
@@ -43,7 +47,7 @@ async def open_store(config: Config) -> Store:
 
 
 @asynccontextmanager
-async def team_model(config: Config, secrets: Secrets) -> AsyncIterator[tuple[Config, OpenAIChatModel]]:
+async def team_model(config: Config, secrets: Secrets) -> AsyncIterator[tuple[Config, ChatModel]]:
     """The model client and the config the team runs with: the configured endpoint's, else the embedded server's,
     started here for the whole process and stopped on the way out (``bot.model.embedded``)."""
     if not uses_embedded(config, secrets):
@@ -55,11 +59,12 @@ async def team_model(config: Config, secrets: Secrets) -> AsyncIterator[tuple[Co
         async with _closing(OpenAIChatModel(config, secrets)) as model:
             yield config, model
         return
-    async with embedded_server(config, _say) as server:
+    async with embedded_server(config, _say) as keeper:
+        server = keeper.server  # its port, model and settings stay the same when it is started again
         served = served_config(config, server)
         contexts = {server.model.alias: server.settings.context}
         async with _closing(OpenAIChatModel(served, served_secrets(secrets), contexts=contexts)) as model:
-            yield served, model
+            yield served, KeptModel(model, keeper)
 
 
 @asynccontextmanager
@@ -106,7 +111,8 @@ def publisher_factory(config: Config, secrets: Secrets, store: Store) -> Publish
 
 @asynccontextmanager
 async def running_service(config: Config, secrets: Secrets, store: Store,
-                          health: Health | None = None, sandbox_first: bool = True) -> AsyncIterator[Service]:
+                          health: Health | None = None, sandbox_first: bool = True,
+                          durable: bool = False) -> AsyncIterator[Service]:
     """The service with its real model and sandbox, closed on the way out (idle warm containers go too).
     With ``health``, the model's answers are noted for the health endpoints and adapters report there.
     ``sandbox_first`` checks the sandbox (its engine and images) before the service starts (a server, waiting
@@ -122,9 +128,11 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
             watched = health.model.watch(tagged) if health else tagged
             repos = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
             ci = CiRounds(repos.github, config.ci, config.budget.max_tokens) if config.ci.follow else None
-            yield Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
-                          redact=Redactor(secrets.values()), health=health, repos=repos,
-                          ci=ci, links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
+            service = Service(config, store, watched, sandbox, publisher_factory(config, secrets, store),
+                              redact=Redactor(secrets.values()), health=health, repos=repos, ci=ci,
+                              links=LinkReader(config.input, config.checkin.github_api_url, secrets.github_token))
+            async with taking_jobs(service, store, config) if durable else contextlib.nullcontext():
+                yield service
     finally:
         # A run that ended before its tests (the sandbox never started: no Docker SDK loaded on the way to the
         # first model request) still removes the leftovers of an earlier process, on its way out.
@@ -136,6 +144,30 @@ async def running_service(config: Config, secrets: Secrets, store: Store,
         close = getattr(sandbox, "close", None)
         if close is not None:
             await close()
+
+
+@asynccontextmanager
+async def taking_jobs(service: Service, store: Store, config: Config) -> AsyncIterator[None]:
+    """With a store that keeps a job queue (PostgreSQL), the chat platforms' runs become durable jobs any replica
+    claims (``bot.runs.worker``), woken by the queue's notifications. SQLite: the runs stay this process's own."""
+    queue, listen = getattr(store, "queue", None), getattr(store, "listen", None)
+    if queue is None or listen is None:
+        yield
+        return
+    limits = config.limits
+    worker = service.take_jobs(queue, WorkerSettings(
+        Limits(limits.max_concurrent_runs, limits.max_runs_per_user),
+        capacity=limits.max_runs_per_replica or limits.max_concurrent_runs,
+        heartbeat_s=config.storage.heartbeat_s, lost_after_s=config.storage.owner_lost_after_s))
+    listener = listen((JOBS_CHANNEL,), worker.wake)
+    fanout = store.fanout()  # type: ignore[attr-defined]  # the web chat's live updates to every replica
+    service.fanout = fanout
+    try:
+        yield
+    finally:
+        await fanout.close()
+        await listener.close()
+        await worker.close()
 
 
 REAP_WAIT_S = 10.0  # at most this long at the end of a one-off run for the leftovers' removal to finish

@@ -22,6 +22,7 @@ from pathlib import Path
 from adapters.terminal import check_out_dir
 from agents.errors import SandboxError
 from agents.prompts import PromptBook
+from agents.protocols import ChatModel
 from agents.types import Role
 from bot.config.sections import Config, Secrets
 from bot.config.settings import Range, number_argument
@@ -35,7 +36,6 @@ from bot.eval.report import build_report
 from bot.eval.results import EvalFolder, EvalMeta
 from bot.eval.suites import load_suite
 from bot.eval.table import report_text
-from bot.model.client import OpenAIChatModel
 from bot.runs.service import team_settings
 from bot.safety.inert import inert
 from bot.safety.redact import Redactor
@@ -81,7 +81,7 @@ async def _eval(args: argparse.Namespace, config: Config, secrets: Secrets) -> i
         return await _eval_with(plan, config, secrets, model, args.concurrency)
 
 
-async def _eval_with(plan: _Plan, config: Config, secrets: Secrets, model: OpenAIChatModel, concurrency: int) -> int:
+async def _eval_with(plan: _Plan, config: Config, secrets: Secrets, model: ChatModel, concurrency: int) -> int:
     try:
         meta = _with_models(plan, {str(role): model.model_name(role) for role in _roles(plan.modes)})
         from bot.sandbox.on_demand import sandbox_type  # its SDK loaded only by the command that uses it

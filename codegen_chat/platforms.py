@@ -13,7 +13,7 @@ from bot.runs.plugin import PlatformPlugin
 
 # The platforms' packages, imported when a command first asks for the platforms: their SDKs (Slack Bolt,
 # discord.py, the web server) cost a fifth of a second of CPU to import, and `codegen-chat run` needs none of them.
-PACKAGES = ("adapters.slack", "adapters.discord", "adapters.web")
+PACKAGES = ("adapters.slack", "adapters.discord", "adapters.web", "adapters.github")
 
 
 @functools.cache

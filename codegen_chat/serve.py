@@ -1,4 +1,5 @@
-"""``codegen-chat serve``: the enabled chat platforms (Slack, Discord, the web chat) on one service until stopped.
+"""``codegen-chat serve``: the enabled platforms (Slack, Discord, the web chat, GitHub pull requests) on one service
+until stopped.
 
 Each platform package declares its ``PLATFORM`` (``bot.runs.plugin``), whose ``serve(service, config,
 secrets)`` runs until cancelled (once connected it calls ``service.online``); ``codegen_chat.platforms``
@@ -26,7 +27,8 @@ log = logging.getLogger(__name__)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
-    serve = commands.add_parser("serve", help="run the Slack and/or Discord bot and/or the web chat until stopped")
+    serve = commands.add_parser("serve", help="run the enabled platforms (Slack, Discord, the web chat, GitHub pull "
+                                "requests) until stopped")
     serve.set_defaults(handler=_serve)
 
 
@@ -54,7 +56,7 @@ async def serve_platforms(config: Config, secrets: Secrets) -> int:
             health_server = await start_health_server(health, runtime.health_host, runtime.health_port) \
                 if runtime.health_port and not carrier else None
             try:
-                async with running_service(config, secrets, store, health) as service:
+                async with running_service(config, secrets, store, health, durable=True) as service:
                     log.warning("serving %s", ", ".join(names))
                     serving = _serve_together(platforms, service, config, secrets)
 

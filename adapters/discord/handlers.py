@@ -119,7 +119,7 @@ async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Mess
 
 
 async def on_stop(ctx: Context, interaction: discord.Interaction, run_id: str) -> None:
-    why_not = ctx.service.stop(run_id, interaction_place(interaction), ctx.platform)
+    why_not = await ctx.service.stop(run_id, interaction_place(interaction), ctx.platform)
     if why_not:
         await interaction.response.send_message(why_not, ephemeral=True)
     else:  # the run's last message and the button's removal come from its renderer, in order

@@ -42,6 +42,10 @@ async def serve(service: Service, config: Config, secrets: Secrets) -> None:
 
         async def online(connected: Connected) -> None:
             await service.online(bot.platform, open_thread, connected)
+            if service.keeps_events and not replaying:
+                replaying.append(asyncio.create_task(_replay_unhandled(bot, config), name="slack replay"))
+
+        replaying: list[asyncio.Task[None]] = []
 
         try:
             if settings.mode == "http":
@@ -51,7 +55,20 @@ async def serve(service: Service, config: Config, secrets: Secrets) -> None:
             else:
                 await _serve_socket(app, secrets.slack_app_token, online)
         finally:
+            for task in replaying:
+                task.cancel()
             await bot.shutdown()  # its threads say the runs stopped, while the session is still open
+
+
+async def _replay_unhandled(bot: SlackBot, config: Config) -> None:
+    """Every heartbeat, the events a replica kept and died handling (older than the time a replica is taken for
+    dead after) are handled here."""
+    while True:
+        await asyncio.sleep(config.storage.heartbeat_s)
+        try:
+            await bot.replay_unhandled(config.storage.owner_lost_after_s)
+        except Exception:  # the database away, say: the next round tries again
+            log.warning("slack: could not look for events left unhandled", exc_info=True)
 
 
 async def doctor_checks(config: Config, secrets: Secrets) -> list[CheckResult]:

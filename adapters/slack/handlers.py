@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
+from collections.abc import Awaitable, Callable
 from functools import partial
 from typing import Any
 
 import aiohttp
+from slack_bolt import BoltResponse
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -28,10 +31,12 @@ from bot.chat.thread import ChatPlatform
 from bot.config.sections import Config
 from bot.runs.service import Prepared, Service
 from bot.runs.thread_context import Earlier
+from bot.store.errors import StoreError
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 10.0  # how long a stopping bot waits for its threads to say their runs stopped
+EVENT_ID = "codegen_event_id"  # the bolt context's key for an event kept before its acknowledgement
 INTERNAL_ERROR = "Something went wrong on the bot's side before the team could start; the details are in its log."
 
 
@@ -47,25 +52,58 @@ class SlackBot:
         return self._platform
 
     def register(self, app: AsyncApp) -> None:
+        if self._service.keeps_events:
+            app.use(self.keep_first)
         app.event("app_mention")(self.on_event)
         app.event("message")(self.on_event)
         app.action(STOP_ACTION)(self.on_stop)
 
+    async def keep_first(self, body: dict[str, Any], context: AsyncBoltContext,
+                         next: Callable[[], Awaitable[BoltResponse]]) -> BoltResponse:  # bolt passes it by this name
+        """Persist, then acknowledge (replicas on PostgreSQL): an event is kept before bolt tells Slack it arrived,
+        so a replica that dies handling it leaves it to another (``replay_unhandled``); when it cannot be kept,
+        Slack is not told, and sends it again."""
+        event_id = body.get("event_id") if body.get("type") == "event_callback" else None
+        if isinstance(event_id, str) and event_id:
+            kept = {"event": body.get("event"), "bot_user_id": context.bot_user_id, "team_id": context.team_id}
+            try:
+                await self._service.received(PLATFORM, event_id, json.dumps(kept))
+            except StoreError as error:
+                log.warning("slack: event %s not acknowledged, so Slack sends it again: %s", event_id, error)
+                return BoltResponse(status=503, body="")
+            context[EVENT_ID] = event_id
+        return await next()
+
     async def on_event(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        try:
+            await self._on_event(event, context.bot_user_id or "", context.team_id or "")
+        finally:
+            if context.get(EVENT_ID):
+                await self._service.handled(PLATFORM, str(context[EVENT_ID]))
+
+    async def replay_unhandled(self, older_than_s: float) -> None:
+        """Handle the events a replica kept and died handling (their run, if it was made, is not made again)."""
+        for key, payload in await self._service.unhandled(PLATFORM, older_than_s):
+            kept = json.loads(payload)
+            log.warning("slack: handling event %s, which a replica kept and did not finish handling", key)
+            try:
+                await self._on_event(kept["event"], kept["bot_user_id"] or "", kept["team_id"] or "", replayed=True)
+            finally:
+                await self._service.handled(PLATFORM, key)
+
+    async def _on_event(self, event: dict[str, Any], bot_user: str, team: str, replayed: bool = False) -> None:
         wrong = event_problem(event)
         if wrong:
             log.warning("slack: an event that is not shaped as Slack sends one was ignored: %s", wrong)
             return
         message = incoming(event)
-        bot_user = context.bot_user_id or ""
         if message is None or message.user == bot_user:
             return
-        team = context.team_id or ""
         features = self._features.setdefault(team, SlackFeatures())
         thread = SlackThread(self._client, message.channel, message.thread_ts, features, message.user, team,
                              self._config.slack.update_interval_s)
         try:
-            await self._take(message, thread, bot_user, event.get("type") == "app_mention")
+            await self._take(message, thread, bot_user, event.get("type") == "app_mention", replayed)
         except UserInputError as error:
             await thread.post(escape(str(error)))
         except Exception:
@@ -73,7 +111,8 @@ class SlackBot:
             with contextlib.suppress(Exception):  # Slack itself may be what failed; the log has it all
                 await thread.post(INTERNAL_ERROR)
 
-    async def _take(self, message: Incoming, thread: SlackThread, bot_user: str, mention_event: bool) -> None:
+    async def _take(self, message: Incoming, thread: SlackThread, bot_user: str, mention_event: bool,
+                    replayed: bool = False) -> None:
         arrival = arrival_of(message, bot_user, mention_event)
 
         async def prepare() -> Prepared:
@@ -85,7 +124,7 @@ class SlackBot:
             reads_earlier = not (message.direct and message.thread_ts == message.ts)  # a DM itself is no thread
             return Prepared(request, thread, earlier=partial(self._earlier, message, bot_user) if reads_earlier else None)
 
-        taken = await self._service.take(arrival, self._platform, prepare)
+        taken = await self._service.take(arrival, self._platform, prepare, replayed)
         if taken.refusal:
             await thread.ephemeral(message.user, taken.refusal)
 
@@ -115,7 +154,7 @@ class SlackBot:
         posted = body.get("message") or {}
         thread = SlackThread(self._client, channel, str(posted.get("thread_ts") or posted.get("ts") or ""))
         run_id = str(body["actions"][0].get("value", ""))
-        why_not = self._service.stop(run_id, Place(user, channel, direct=channel.startswith("D")), self._platform)
+        why_not = await self._service.stop(run_id, Place(user, channel, direct=channel.startswith("D")), self._platform)
         if why_not:
             await thread.ephemeral(user, why_not)
 

@@ -79,6 +79,7 @@ class Conversation:
         self.panel: Op = {}
         self.working_text = ""
         self.changed: Callable[[Conversation], None] = lambda _: None
+        self.relay: Callable[[Conversation, Op], None] = lambda _, __: None  # to the other replicas' copies
         self._ids = itertools.count(1)
         self._prefix = os.urandom(3).hex()  # ids stay distinct when a conversation is drawn again
 
@@ -131,7 +132,47 @@ class Conversation:
     def snapshot(self) -> list[Op]:
         return [m.as_json() for m in self.messages.values()]
 
+    # -- another replica's copy (``adapters.web.relay``) --------------------------------------------
+
+    def apply(self, op: Op) -> bool:
+        """An op the copy of this conversation on another replica sent its pages: applied here and sent to this
+        replica's pages. True when something lasting changed (the side panel is read again)."""
+        kind = op.get("type")
+        if kind == "message":
+            data = op["message"]
+            self.messages[data["id"]] = Message(data["id"], data["author"], data["text"], data["stop"],
+                                                dict(data["files"]), tuple(data["attached"]))
+        elif kind == "edit":
+            message = self.messages.get(op["id"])
+            if message is None:
+                return False
+            lasting = message.stop != op["stop"]
+            message.text, message.stop = _utf16_prefix(message.text, op["keep"]) + op["text"], op["stop"]
+            self._send(op)
+            return lasting
+        elif kind == "remove":
+            self.messages.pop(op["id"], None)
+        elif kind == "working":
+            self.working_text = op["text"]
+        else:
+            return False
+        self._send(op)
+        return kind != "working"
+
+    def replace(self, snapshot: list[Op], working: str) -> None:
+        """The live messages of a run under way on another replica, in place of the ones drawn from the store:
+        the pages watching reconnect to see them (the next ops name these messages)."""
+        self.messages = {data["id"]: Message(data["id"], data["author"], data["text"], data["stop"],
+                                             dict(data["files"]), tuple(data["attached"])) for data in snapshot}
+        self.working_text = working
+        for watcher in list(self.watchers):
+            watcher.close()
+
     def _broadcast(self, op: Op) -> None:
+        self._send(op)
+        self.relay(self, op)
+
+    def _send(self, op: Op) -> None:
         for watcher in list(self.watchers):
             watcher.send(op)
 
@@ -140,6 +181,11 @@ def _utf16_length(text: str) -> int:
     """``text``'s length as the page's JavaScript counts it (an emoji beyond the BMP is two units), so that
     its ``slice(0, keep)`` keeps exactly the common prefix."""
     return len(text.encode("utf-16-le")) // 2
+
+
+def _utf16_prefix(text: str, units: int) -> str:
+    """The start of ``text`` that is ``units`` UTF-16 code units long (what an edit's ``keep`` counts)."""
+    return text.encode("utf-16-le")[: units * 2].decode("utf-16-le", errors="ignore")
 
 
 def _common_prefix(a: str, b: str) -> int:

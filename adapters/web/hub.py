@@ -23,9 +23,12 @@ from adapters.web.conversation import Conversation, Op, Watcher
 from adapters.web.history import draw_again
 from adapters.web.panel import Panel, build_panel
 from adapters.web.platform import PLATFORM
+from adapters.web.relay import Relay
 from agents.language import BUILT_IN, Languages
+from agents.types import RunStatus
 from bot.chat.renderer import Redact
 from bot.chat.thread import ChatPlatform
+from bot.runs.fanout import Fanout
 from bot.store.protocol import History
 
 log = logging.getLogger(__name__)
@@ -40,7 +43,7 @@ def new_key() -> str:
 
 class Hub:
     def __init__(self, history: History, platform: ChatPlatform, redact: Redact, busy: Callable[[str], bool],
-                 languages: Languages = BUILT_IN) -> None:
+                 languages: Languages = BUILT_IN, fanout: Fanout | None = None) -> None:
         self._history, self._platform, self._redact = history, platform, redact
         self._languages = languages  # a reopened conversation's code blocks are named as the live run named them
         self._busy = busy  # whether a conversation has a run under way (or queued)
@@ -49,12 +52,15 @@ class Hub:
         self._pages: dict[str, set[Watcher]] = {}  # person -> their pages
         self._refreshing: dict[str, bool] = {}  # conversation -> changed again while being refreshed
         self._tasks: set[asyncio.Task[None]] = set()
+        # Replicas on PostgreSQL: a page here follows a run under way on another replica (``adapters.web.relay``)
+        self._relay = Relay(fanout, self._open.get, busy, self._changed) if fanout is not None else None
 
     # -- conversations ------------------------------------------------------------------------
 
     def new(self, key: str, owner: str) -> Conversation:
         conversation = Conversation(key, owner)
         conversation.changed = self._changed
+        self._relayed(conversation)
         self._open[key] = conversation
         self._evict()
         return conversation
@@ -94,9 +100,16 @@ class Hub:
         await draw_again(conversation, self._history, runs, self._platform, self._redact, self._languages)
         conversation.panel = await self.panel(key)
         conversation.changed = self._changed  # from now on: the drawing above changed nothing lasting
+        self._relayed(conversation)
         self._open[key] = conversation
         self._evict()
+        if self._relay is not None and runs[-1].status == RunStatus.RUNNING:  # under way, maybe on another replica
+            self._relay.want(key)
         return conversation
+
+    def _relayed(self, conversation: Conversation) -> None:
+        if self._relay is not None:
+            conversation.relay = self._relay.sent
 
     def _evict(self) -> None:
         idle = [key for key, c in self._open.items() if not c.watchers and not self._busy(key)]

@@ -138,7 +138,7 @@ class WebChat:
         user, run_id = request.state.user, request.path_params["run_id"]
         if self.hub.with_run(run_id, user) is None:  # only a Stop control the person can see: their own run's
             return _refusal("Only the person who started this run can stop it.", 403)
-        refused = self.service.stop(run_id, Place(user), self.platform)
+        refused = await self.service.stop(run_id, Place(user), self.platform)
         if refused:
             return _refusal(refused, 409)
         return JSONResponse({"stopping": run_id})

@@ -37,7 +37,7 @@ async def serve(service: Service, config: Config, secrets: Secrets, public_route
     listening = bind(settings)
     web, redact = platform(settings), Redactor(secrets.values())
     hub = Hub(service.history, web, redact, busy=lambda key: service.active_run(PLATFORM, key) is not None,
-              languages=service.languages)
+              languages=service.languages, fanout=service.fanout)
     chat = WebChat(service, hub, web, config.input, Gate.of(settings, token), redact)
     if service.health is not None and service.health.carrier == PLATFORM:
         public_routes = [*public_routes, *health_routes(service.health)]

@@ -184,6 +184,13 @@ class RunRenderer:
         if self._task is not None:
             self._task.add_done_callback(lambda _: callback())
 
+    async def abandon(self) -> None:
+        """Stop drawing without a final word: another process draws the rest of this run in the same messages
+        (the replica that claimed it, or took it over)."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait({self._task})
+
     async def done(self) -> RunFinished | None:
         """Wait until the run's last message is out (or the drawing was cancelled)."""
         if self._task is not None:

@@ -20,12 +20,17 @@ class MaskingPublisher:
 
 
 def masked(publication: Publication, redact: Redactor) -> Publication:
-    """The publication with every secret masked: file names and contents, the README, the task (the
-    Gist's description) and the test output the README quotes."""
+    """The publication with every secret masked in every text it carries, whichever publisher shows it: file
+    names and contents, the README, the task and the earlier ones (a Gist's description, a pull request's
+    title and body), the plan and the changed paths (a pull request's body), the Optimizer's review (a pull
+    request review), and the test output and names."""
     report = publication.report
     if report is not None:
-        report = dataclasses.replace(report, stdout=redact(report.stdout), stderr=redact(report.stderr))
+        report = dataclasses.replace(report, stdout=redact(report.stdout), stderr=redact(report.stderr),
+                                     already_failing=tuple(redact(name) for name in report.already_failing))
     return dataclasses.replace(
         publication, task=redact(publication.task), readme=redact(publication.readme), report=report,
         files=FileSet({redact(path): redact(content) for path, content in publication.files.items()}),
+        earlier_tasks=tuple(redact(task) for task in publication.earlier_tasks), plan=redact(publication.plan),
+        changed=tuple(redact(path) for path in publication.changed), review=redact(publication.review),
     )

@@ -25,6 +25,7 @@ from bot.config.settings import (
     HostNames,
     IpAddresses,
     Matches,
+    NoCredentials,
     OneOf,
     Range,
     SettingsError,
@@ -55,7 +56,7 @@ Retries = Annotated[int, Range(0, 100)]
 Count = Annotated[int, Range(1, 100_000)]  # at least one
 Bytes = Annotated[int, Range(1, 10_000_000_000)]
 Megabytes = Annotated[int, Range(1, 1_048_576)]
-Url = Annotated[str, StartsWith(("https://", "http://"), "https://HOST/api/v3")]
+Url = Annotated[str, StartsWith(("https://", "http://"), "https://HOST/api/v3"), NoCredentials("GITHUB_TOKEN")]
 
 
 @dataclass(frozen=True)
@@ -153,6 +154,10 @@ class StorageConfig(Checked, section="storage"):
     # A PostgreSQL database the replicas share, e.g. "postgresql://codegen:PASSWORD@db.internal:5432/codegen".
     # Empty: SQLite at ``path``. Its password is masked like every secret (or give it as PGPASSWORD instead).
     url: Annotated[str, StartsWith(("postgresql://", "postgres://"), "postgresql://USER@HOST:5432/DB", optional=True)] = ""
+    # With a url, ``serve`` runs chat runs as durable jobs any replica may claim: each owner heartbeats its runs
+    # this often, and a replica silent for ``owner_lost_after_s`` has its runs taken over by another.
+    heartbeat_s: Seconds = 5.0
+    owner_lost_after_s: Seconds = 30.0
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,9 @@ class LimitsConfig(Checked, section="limits"):
     max_runs_per_user: Count = 2
     max_queued_runs: Count = 100
     max_queued_runs_per_user: Count = 10
+    # Replicas on PostgreSQL: the two limits above count every replica's runs together (what the model endpoint
+    # takes); this is how many of them one replica runs at once (its own CPU and memory). 0: max_concurrent_runs.
+    max_runs_per_replica: Annotated[int, Range(0, 10_000)] = 0
 
 
 @dataclass(frozen=True)
@@ -365,6 +373,32 @@ class DiscordConfig(Checked, section="discord"):
     thread_detail: Annotated[str, OneOf("full", "compact")] = "full"
 
 
+GITHUB_COMMENT_LIMIT = 65_536  # characters GitHub accepts in one comment
+
+
+@dataclass(frozen=True)
+class GitHubConfig(Checked, section="github"):
+    """Pull requests (``adapters/github``): ``@BOT_LOGIN`` in a PR's comments or reviews, and CI events, delivered
+    as webhooks to ``POST path`` on the platform's own port. ``GITHUB_WEBHOOK_SECRET`` verifies each delivery;
+    the bot answers with ``GITHUB_TOKEN`` or the GitHub App (``GITHUB_APP_*``), at ``[checkin] github_api_url``."""
+
+    enabled: bool = False
+    host: str = "0.0.0.0"  # where the webhook server listens (it answers /healthz and /readyz too)
+    port: Annotated[int, Range(1, 65_535)] = 8090
+    path: Annotated[str, StartsWith(("/",), "/github/webhook")] = "/github/webhook"  # the webhook URL's path
+    # the login people mention (@codegen-chat); the bot's own comments are never taken as requests
+    bot_login: Annotated[str, Matches(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}", "a GitHub login, e.g. codegen-chat")] = "codegen-chat"
+    opt_out_label: str = "codegen-chat: off"  # a pull request carrying this label is left alone
+    runs_per_pr_per_day: Annotated[int, Range(1, 10_000)] = 20  # runs one pull request may start in a UTC day
+    update_interval_s: Seconds = 5.0  # least time between two edits of one comment
+    max_message_chars: Annotated[int, Range(1_000, GITHUB_COMMENT_LIMIT)] = 60_000  # longer text continues in another comment
+    inline_code_max_chars: Annotated[int, Range(1, 10_000_000)] = 6000  # a longer code block goes in a folded file section
+    # "compact": one status comment, the files and the result; "full": a comment per agent turn
+    thread_detail: Annotated[str, OneOf("full", "compact")] = "compact"
+    # the Optimizer's requests on the pull requests the bot opens, as one review with comments on their lines
+    inline_review: bool = False
+
+
 @dataclass(frozen=True)
 class RepoSettings(Checked):
     """``[repos."owner/name"]``: one repository the team may work on, and how."""
@@ -448,6 +482,7 @@ class Config(Checked):
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     slack: SlackConfig = field(default_factory=SlackConfig)
     discord: DiscordConfig = field(default_factory=DiscordConfig)
+    github: GitHubConfig = field(default_factory=GitHubConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     web: WebConfig = field(default_factory=WebConfig)
     repos: ReposConfig = field(default_factory=ReposConfig)
@@ -490,6 +525,7 @@ class Secrets:
     github_app_id: str = field(default="", metadata={"public": True})
     github_app_private_key: str = ""
     github_app_installation_id: str = field(default="", metadata={"public": True})
+    github_webhook_secret: str = ""  # verifies each webhook delivery ([github]): the secret set on the webhook
     slack_bot_token: str = ""
     slack_app_token: str = ""
     slack_signing_secret: str = ""

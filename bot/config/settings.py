@@ -27,6 +27,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, TypeVar, get_args, get_origin
+from urllib.parse import urlsplit
 
 T = TypeVar("T")
 
@@ -103,6 +104,22 @@ class StartsWith:
             return None
         return f"must start with {' or '.join(self.prefixes)}, e.g. {self.example}" + (
             " (or be empty)" if self.optional else "")
+
+
+@dataclass(frozen=True)
+class NoCredentials:
+    """A URL with no user name or password in it: a token there would be sent where git or PyGithub send the
+    URL (a clone's config on disk, an error line); the token is given in the environment instead."""
+
+    instead: str
+
+    def problem(self, value: Any, section: object) -> str | None:
+        try:
+            parts = urlsplit(value)
+            found = parts.username is not None or parts.password is not None
+        except ValueError:
+            return "is not a URL that can be read"
+        return f"holds credentials (user:token@); remove them and export {self.instead} instead" if found else None
 
 
 @dataclass(frozen=True)

@@ -47,7 +47,7 @@ from bot.runs.usage import RunUsage, priced
 
 MODELS_OWN = (PromptTooLong, EmptyReply, ReplyCut)  # model errors that are the model's answer, not an outage
 KILLED = 137  # a test run that ended by SIGKILL: its memory limit, or a busy host; scoring tries it once more
-NO_PLAN = "There is no separate plan: write the code straight from the task."
+NO_PLAN = "There is no separate plan: write the code straight from the task."  # when no file holds it either
 
 
 class EvalHalted(CodegenError):
@@ -183,8 +183,9 @@ async def _single(problem: Problem, parts: Parts) -> Attempt:
     code = code_of(problem.starter, known)
     tests = problem.starter.without(code)  # starter files named like tests: visible to the Programmer
     work = Work(files=code, user_tests=tests)
-    messages = parts.prompts.render(for_programmer(problem.task, work, plan=NO_PLAN, language=problem.language))
-    context = for_reading_files(work, problem.language, problem.task, NO_PLAN, known)
+    plan = "" if code else NO_PLAN  # a file holding the functions to write is the plan, as for the team
+    messages = parts.prompts.render(for_programmer(problem.task, work, plan=plan, language=problem.language))
+    context = for_reading_files(work, problem.language, problem.task, plan, known)
     started = parts.clock()
     try:
         text, usage, trouble = await _reply(parts.model, role, messages)

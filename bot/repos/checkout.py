@@ -26,6 +26,7 @@ from pathlib import Path
 
 from bot.repos.errors import RepoError, TooLarge
 from bot.repos.git import Git, GitFailed
+from bot.safety.text import not_text
 
 REGULAR, EXECUTABLE, LINK, SUBMODULE = "100644", "100755", "120000", "160000"
 
@@ -193,12 +194,15 @@ def _sort(entries: list[tuple[str, str, str]], checkout: Checkout) -> None:
 
 
 _BAD_PART = re.compile(r"^(?:\.git|\.\.?|)$", re.IGNORECASE)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def unsafe_path(path: str) -> str:
     """Why a tree path may not be written under the folder ('' when it may)."""
     if path.startswith("/") or "\\" in path or "\0" in path:
         return "a path that leaves the repository's folder"
+    if not_text(path) or _CONTROL.search(path):  # it would reach prompts, the store and chat, and break them
+        return "a name that is not plain text (bytes that are not UTF-8, or control characters)"
     if any(_BAD_PART.match(part.rstrip(". ")) for part in path.split("/")):
         return "a path that leaves the repository's folder or names its .git"
     if posixpath.normpath(path) != path:

@@ -83,7 +83,8 @@ class RepoDesk:
         return github
 
     def publisher(self, repo: OpenedRepo, fallback: Publisher, link: str = "") -> Publisher:
-        return FallbackPublisher(PullRequestPublisher(repo, self._config.repos, link), fallback)
+        return FallbackPublisher(PullRequestPublisher(repo, self._config.repos, link,
+                                                      inline_review=self._config.github.inline_review), fallback)
 
     async def _client(self) -> GitHubRepos | None:
         """PyGithub is imported (in a worker thread) at the first repository run, not at the bot's start."""

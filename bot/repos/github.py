@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,9 +25,11 @@ from bot.checkin.gist import USER_AGENT
 from bot.checkin.retry import RetryPolicy, Sleep, call_github
 from bot.config.sections import CheckinConfig
 from bot.repos.errors import RepoError
+from bot.repos.inline_review import Request, body_only, diff_lines, place, review_body
 from bot.safety.redact import Redactor
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 STATUS_NEEDS = "the token needs Commit statuses read and write on the repository (fine-grained)"
 TOKEN_NEEDS = ("the token needs Contents and Pull requests read and write on the repository (fine-grained), the repo "
                "scope (classic), or a GitHub App installation with those permissions")
@@ -137,6 +140,30 @@ class GitHubRepos:
             self._client.requester.requestJsonAndCheck("POST", f"/repos/{full_name}/statuses/{sha}", input=body)
         policy = dataclasses.replace(self._policy, subject=f"the commit status {context}", hint=STATUS_NEEDS)
         await self._call(post, policy)
+
+    async def post_review(self, full_name: str, number: int, sha: str, asked: Sequence[Request]) -> int:
+        """One review (event COMMENT) on commit ``sha`` of pull request ``number``: each request on its line when
+        the pull request's diff holds it, the rest in the body. A review GitHub refuses with 422 (the diff moved
+        under it) is posted again with every request in the body. How many comments went on lines."""
+        def work() -> int:
+            repo = self._client.get_repo(full_name)
+            pull, commit = repo.get_pull(number), repo.get_commit(sha)
+            in_diff = {f.filename: diff_lines(f.patch or "") for f in pull.get_files()}
+            placed = place(asked, in_diff)
+            try:
+                pull.create_review(commit=commit, body=review_body(placed, sha), event="COMMENT",
+                                   comments=list(placed.comments))  # type: ignore[arg-type]
+                return len(placed.comments)
+            except GithubException as error:
+                if error.status != 422 or not placed.comments:
+                    raise
+                log.warning("GitHub refused the inline review of %s#%d (%s); posted with every request in its body",
+                            full_name, number, self._redact(str(error.data))[:300])
+            pull.create_review(commit=commit, body=body_only(asked, sha), event="COMMENT")
+            return 0
+        policy = dataclasses.replace(self._policy, subject="the inline review",
+                                     hint="the token needs Pull requests read and write on the repository")
+        return await self._call(work, policy)
 
     async def call(self, work: Callable[[Github], T], subject: str, hint: str = TOKEN_NEEDS) -> T:
         """Another module's REST calls on this client (``bot.ci.rest``: a commit's checks, its status), run the

@@ -4,25 +4,38 @@ and a pull request (a draft by default) whose body tells the task, the plan, wha
 A follow-up pushes more commits to the same branch and updates the body. A run whose tests fail still pushes
 its branch, with no pull request unless ``[repos] open_failing_prs``. Each pushed head commit gets the bot's commit
 status ``codegen-chat/tests`` from the sandbox's result (``bot.repos.commit_status``). Whatever cannot be pushed or opened is a
-``CheckInError``, so ``FallbackPublisher`` saves the work elsewhere with a note.
+``CheckInError``, so ``FallbackPublisher`` saves the work elsewhere with a note. With ``[github] inline_review``
+the Optimizer's review goes on the pull request as one review, its requests on their lines (``bot.repos.inline_review``).
 """
 
 from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
 
 from agents.errors import CheckInError
 from agents.replies import without_language_line
 from agents.types import CheckInResult, Publication, RunStatus
 from bot.config.sections import ReposConfig
 from bot.repos.commit_status import mark_tested
+from bot.repos.github_markdown import code, quiet
+from bot.repos.inline_review import requests
 from bot.repos.opening import OpenedRepo
 from bot.repos.pushing import push
+
+if TYPE_CHECKING:
+    from bot.repos.github import GitHubRepos  # PyGithub: imported at the first repository run only
+
+log = logging.getLogger(__name__)
 
 TITLE_CHARS = 72
 
 
 class PullRequestPublisher:
-    def __init__(self, repo: OpenedRepo, config: ReposConfig, thread_link: str = "") -> None:
+    def __init__(self, repo: OpenedRepo, config: ReposConfig, thread_link: str = "", *,
+                 inline_review: bool = False) -> None:
         self._repo, self._config, self._link = repo, config, thread_link
+        self._inline_review = inline_review
 
     async def publish(self, publication: Publication) -> CheckInResult:
         workspace = self._repo.workspace
@@ -47,11 +60,25 @@ class PullRequestPublisher:
             target.name.full_name, branch, self._repo.base, _title(publication.task),
             pr_body(publication, self._repo, self._link), self._config.draft, labels)
         note = "" if pull.created else f"pull request #{pull.number} updated with this follow-up"
+        if self._inline_review and publication.review.strip():
+            note = "; ".join(filter(None, (note, await self._review(self._repo.github, pull.number, head, publication))))
         return CheckInResult(location=pull.url, kind="pull_request", note=note, **common)
+
+    async def _review(self, github: GitHubRepos, number: int, head: str, publication: Publication) -> str:
+        """The Optimizer's review posted on the head commit; a review GitHub refuses costs a note, not the check-in
+        (the work is pushed and its pull request open already)."""
+        asked = requests(publication.review, publication.files)
+        try:
+            await github.post_review(self._repo.target.name.full_name, number, head, asked)
+        except CheckInError as error:
+            log.warning("The inline review of pull request #%d was not posted: %s", number, error)
+            return f"the review could not be posted on the pull request ({error})"
+        return ""
 
 
 def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
-    """The pull request's description: the task(s), the plan, the files changed, the tests and their counts."""
+    """The pull request's description: the task(s), the plan, the files changed, the tests and their counts;
+    quoted text pings nobody and hides no link (``quiet``)."""
     workspace = repo.workspace
     report = publication.report
     tests = workspace.tests()
@@ -60,17 +87,17 @@ def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
     if plan:
         lines += ["## Plan", plan, ""]
     changed = publication.changed or tuple(workspace.changed(publication.files))
-    lines += ["## What changed", *(f"- `{p}`{' (new)' if workspace.original(p) is None else ''}" for p in changed), ""]
-    lines += ["## Tests", f"Command: `{tests.shown or tests.command}` (in the {tests.language} sandbox)",
+    lines += ["## What changed", *(f"- {code(p)}{' (new)' if workspace.original(p) is None else ''}" for p in changed), ""]
+    lines += ["## Tests", f"Command: {code(tests.shown or tests.command)} (in the {tests.language} sandbox)",
               f"Result: {report.summary() if report else 'not run'}"]
     if report and report.already_failing:
         lines += ["", "Already failing before this change (not caused by it, not counted for it):",
-                  *(f"- `{name}`" for name in report.already_failing)]
+                  *(f"- {code(name)}" for name in report.already_failing)]
     lines += ["", f"Status: **{publication.status}** · run `{publication.run_id}`"]
     if link:
         lines.append(f"Asked for in {link}")
     lines += ["", "_Opened by codegen-chat. The repository's own tests are authoritative; no existing test was edited._"]
-    return "\n".join(lines)
+    return quiet("\n".join(lines))
 
 
 def _title(task: str) -> str:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from agents.language.python import REPORT
 from agents.types import RepoTests
 
-# pytest as the repository configures it (its own pytest.ini/pyproject are authoritative), counted from a JUnit
-# report outside the work dir like the built-in Python runner; no plugin the setup installed loads by itself.
+# pytest as the repository configures it (its own pytest.ini/pyproject are authoritative), counted from its JUnit
+# report written where the built-in Python runner writes it (``REPORT``, which only the sandbox reads), never
+# from what it prints (the code under test can print a summary line); no plugin the setup installed loads.
 PYTEST = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -q -rfE --tb=short -p no:cacheprovider --color=no "
-          "--junitxml=/tmp/.results/junit.xml")
+          f"--junitxml={REPORT}")
 _BY_MARKER = (  # (a file at the top of the tree, language, command, report format)
     ("go.mod", "go", "go test -v ./...", "go"),
     ("Cargo.toml", "rust", "cargo test --offline", "cargo"),

@@ -21,7 +21,7 @@ from typing import Protocol, TypeVar
 from agents.events import CheckedIn, Event, RunFinished, TestReported, TurnStarted, WorkSaved
 from agents.types import CheckInResult, RunStatus, TestReport
 from bot.process.logs import tag_logs
-from bot.store.errors import StoreError
+from bot.store.errors import Silenced, StoreError
 
 log = logging.getLogger(__name__)
 
@@ -125,12 +125,17 @@ async def deliver(event: Event, sinks: Sequence[EventSink]) -> None:
 
 async def finish(event: RunFinished, sinks: Sequence[EventSink]) -> RunFinished:
     """Every sink gets the final event, whatever fails. When the store cannot keep it, the outcome the
-    later sinks see (and the one returned) is that error: a pass nobody could record is not reported."""
+    later sinks see (and the one returned) is that error: a pass nobody could record is not reported. When the
+    store refuses it because another replica owns the run now (``Fenced``), no later sink sees it at all: the
+    run's thread is that replica's to finish (``Silenced``: the same when a durable job goes back to the queue)."""
     for sink in sinks:
         try:
             await sink(event)
         except asyncio.CancelledError:
             raise
+        except Silenced as error:
+            log.warning("%s", error)
+            return dataclasses.replace(event, status=RunStatus.ERROR, reason=str(error))
         except StoreError as error:
             log.error("run %s: %s", event.run_id, error)
             event = dataclasses.replace(event, status=RunStatus.ERROR, reason=str(error))

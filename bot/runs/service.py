@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
 import secrets as random_tokens
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from agents.errors import CheckInError, UserInputError
-from agents.events import CheckedIn, Notice, RunFinished
+from agents.events import CheckedIn, Event, Notice, RunFinished
 from agents.manager import FixReplies, Manager, Order, TeamSettings
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel, Publisher, Sandbox
@@ -38,15 +39,20 @@ from bot.process.logs import tag_logs
 from bot.repos.desk import RepoDesk
 from bot.repos.names import RepoTarget
 from bot.repos.opening import OpenedRepo
+from bot.runs.fanout import Fanout
 from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
 from bot.runs.thread_context import Gathered, ReadEarlier, thread_context
 from bot.runs.usage import RunUsage
+from bot.runs.worker import DurableQueue, FencedThread, Worker, WorkerSettings
 from bot.safety.redact import Redactor, mask_pasted_secrets
 from bot.safety.text import not_text
 from bot.sandbox.languages import registry
+from bot.store.errors import HandedBack, Silenced, StoreError
+from bot.store.postgres_queue import Claimed
 from bot.store.protocol import History, Store
 from bot.store.records import INTERRUPTED_REASON, Interrupted, conversation_key
+from bot.store.rows import thread_json
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +70,7 @@ class ChatRequest:
     attachments: tuple[Attachment, ...] = ()
     repo: str = ""  # a repository given apart from the text (the terminal's --repo OWNER/NAME|URL|PATH)
     base: str = ""  # and its base branch (--base)
+    branch: str = ""  # a branch of the bot's own to continue on (the pull request it opened, commented on)
     # where it was asked, most specific first, as [repos."owner/name"] defaults_for names places ("slack:C0123")
     places: tuple[str, ...] = ()
     link: str = ""  # a link back to the conversation, for a pull request's description
@@ -174,19 +181,36 @@ class Service:
         self._closing = ""  # why no new work is taken: the bot is shutting down
         self.health = health
         self.nudges = nudges or CiNudges()  # a webhook's CI deliveries wake whatever follows that commit's CI
+        self.fanout: Fanout | None = None  # messages to every replica (the web chat's live updates), on PostgreSQL
+        # Runs as durable jobs (``take_jobs``): the shared queue, this replica's worker on it, the platforms it
+        # can draw in (their adapters are connected), and the runs it has lost to another replica.
+        self._queue: DurableQueue | None = None
+        self._worker: Worker | None = None
+        self._openers: dict[str, tuple[ChatPlatform, ThreadOpener]] = {}
+        self._lost: set[str] = set()
+        self._unrecorded: set[str] = set()  # jobs whose write failed here: they go back to the queue
+
+    def take_jobs(self, queue: DurableQueue, settings: WorkerSettings) -> Worker:
+        """From now on a chat platform's runs are durable jobs on ``queue``, claimed by whichever replica's worker
+        the shared limits let start them (this one's included, once the platform is ``online`` here)."""
+        self._queue = queue
+        self._worker = Worker(queue, settings, self._execute, self._drop)
+        return self._worker
 
     # -- what adapters call -------------------------------------------------------------------
 
-    async def admit(self, arrival: Arrival, platform: ChatPlatform) -> Admission:
+    async def admit(self, arrival: Arrival, platform: ChatPlatform, replayed: bool = False) -> Admission:
         """Whether to take a message. ``UserInputError`` when it is for the bot but its task cannot be
-        taken (empty, too long, the queue full): checked before the adapter downloads any file."""
+        taken (empty, too long, the queue full): checked before the adapter downloads any file. ``replayed``: an
+        event a replica received and died handling (``unhandled``): its first sighting was that replica's, and
+        the queue makes one run per message at most."""
         known = bool(arrival.thread_key) and await self._store.has_conversation(platform.name, arrival.thread_key)
         if not arrival.addressed and not (arrival.text.strip() and known):
             return IGNORED  # chatter, or a follow-up the platform delivered without its text
         self._refuse_while_closing()  # before it is remembered as taken: after the restart it can be sent again
         # One key per message: a platform's retries of an event, and the two events one mention can
         # produce, must start one run. The store remembers keys across restarts.
-        if not await self._store.first_sighting(f"{platform.name}:{arrival.key}"):
+        if not replayed and not await self._store.first_sighting(f"{platform.name}:{arrival.key}"):
             log.debug("%s message %s already taken; ignored", platform.name, arrival.key)
             return IGNORED
         refused = refusal(platform.access, arrival.place)
@@ -195,6 +219,10 @@ class Service:
         self.check(arrival.request(platform.name))
         return Admission(take=True, known_thread=known)
 
+    async def first_sighting(self, key: str) -> bool:
+        """True the first time ``key`` is seen by any process sharing the store (a webhook's delivery id, a
+        sentence to say once): adapters keep such facts here, never in the store themselves."""
+        return await self._store.first_sighting(key)
 
     async def _read_earlier(self, read: ReadEarlier, request: str) -> ThreadContext:
         """The context the messages before a request give it (``bot.runs.thread_context``), with the GitHub
@@ -265,14 +293,14 @@ class Service:
         await asyncio.sleep(0)
         return handle
 
-    async def take(self, arrival: Arrival, platform: ChatPlatform, prepare: Prepare) -> Taken:
+    async def take(self, arrival: Arrival, platform: ChatPlatform, prepare: Prepare, replayed: bool = False) -> Taken:
         """The one way a chat message becomes a run, so no adapter can skip a check by calling things out of
         order: the message is admitted (``admit``: a redelivery, chatter, the allowlists, a task that can be
         taken), then the adapter prepares it (``prepare``: files read, the thread opened; the expensive part,
         after every cheap refusal), then the run starts in that thread, with the queue's limits checked again.
         A task that cannot be taken is a ``UserInputError`` before ``prepare``; once the thread exists, it is
         said there instead."""
-        admission = await self.admit(arrival, platform)
+        admission = await self.admit(arrival, platform, replayed)
         if not admission.take:
             return Taken(refusal=admission.refusal)
         prepared = await prepare()
@@ -283,14 +311,20 @@ class Service:
         if prepared.earlier is not None and wanted:
             request = dataclasses.replace(request, thread=await self._read_earlier(prepared.earlier, request.text))
         try:
-            return Taken(run=await self._start(request, prepared.thread, platform))
+            return Taken(run=await self._start(request, prepared.thread, platform, f"{platform.name}:{arrival.key}"))
         except UserInputError as error:  # the queue filled up while the adapter prepared
             await prepared.thread.post(platform.markup.text(f"⚠️ {error}"))
             return Taken()
 
-    async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> RunHandle:
+    async def _start(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform,
+                     source: str = "") -> RunHandle | None:
         """Queue the run and draw it in ``thread`` (``_draw``); once it has pushed to a pull request, follow that
-        pull request's CI there (``bot.ci.rounds``), fix rounds included."""
+        pull request's CI there (``bot.ci.rounds``), fix rounds included. As a durable job when this replica takes
+        jobs for the platform: no handle here (whichever replica claims it runs it and follows its CI);
+        ``source``: the message it was asked in (one job per message)."""
+        if self._queue is not None and platform.name in self._openers:
+            await self._enqueue(request, thread, platform, self._queue, source)
+            return None
         handle, renderer = await self._draw(request, thread, platform)
         if self.ci is not None:
             self.ci.follow(_pushed(handle, renderer, request.link), self._fix_round(request, thread, platform),
@@ -330,6 +364,155 @@ class Service:
         await self._store.set_status_message(run_id, renderer.status_message_id)
         return handle, renderer
 
+    async def _enqueue(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform,
+                       queue: DurableQueue, source: str) -> None:
+        """Record the run as a job (one transaction), draw its status message, then let any worker claim it: the
+        claimer edits that message (and a Stop pressed on it reaches the run wherever it runs)."""
+        self.check(request)
+        request = _masked(request)
+        run_id = new_run_id()
+        conversation = await self._store.conversation(request.platform, request.thread_key)
+        queued = await queue.enqueue(run_id, conversation, request.text.strip(), request.user_id,
+                                     [a.name for a in request.attachments], thread_json(request.thread),
+                                     _job_json(request), source)
+        if not queued.made:  # an event handled again after a crash, whose run exists already
+            log.info("message %s has its run already; not started again", source)
+            return
+        renderer = RunRenderer(thread, platform, self._redact, self._languages)
+        try:
+            await renderer.open(run_id, queued.follows)
+        except BaseException:
+            await asyncio.shield(queue.request_stop(run_id, "its status message could not be posted"))
+            raise
+        await renderer.abandon()  # the claimer draws the rest, in this same message
+        await queue.publish(run_id, renderer.status_message_id)
+
+    async def _execute(self, claimed: Claimed) -> None:
+        """Run a job this replica's worker claimed; one the store could not keep up with (the database away) goes
+        back to the queue once it answers again, rather than ending with an error nobody could record."""
+        try:
+            await self._execute_claimed(claimed)
+        except Silenced:
+            pass
+        except StoreError as error:
+            log.warning("run %s: %s; it goes back to the queue", claimed.run_id, error)
+            self._unrecorded.add(claimed.run_id)
+        finally:
+            if claimed.run_id in self._unrecorded:
+                await self._hand_back_when_able(claimed.run_id)
+
+    async def _execute_claimed(self, claimed: Claimed) -> None:
+        """The job in its thread, editing the status message its receiver drew; a job taken over from a lost
+        replica goes on from what that one saved (as a resumed run does)."""
+        if self._queue is None:
+            return
+        platform, open_thread = self._openers[claimed.platform]
+        run_id = claimed.run_id
+        silenced = lambda: run_id in self._lost or run_id in self._unrecorded  # noqa: E731
+        thread = FencedThread(await open_thread(claimed.thread_key), silenced)
+        renderer = RunRenderer(thread, platform, self._redact, self._languages)
+        record = await self._store.run(run_id)
+        if claimed.ended:  # its owner recorded its end and died before drawing it
+            await self._draw_end(claimed, renderer)
+            return
+        if claimed.status_message:
+            earlier = [e for e in await self._store.timeline(run_id) if not isinstance(e, RunFinished | CheckedIn)]
+            await renderer.reopen(run_id, claimed.status_message, earlier)  # its steps so far stay in it
+        else:  # its receiver died before drawing it
+            await renderer.open(run_id)
+            await self._store.set_status_message(run_id, renderer.status_message_id)
+        request = _job_request(claimed, record.thread if record else None)
+        if claimed.resumed:
+            request = dataclasses.replace(request, text=f"{RESUMED_PREFIX} {request.text}")
+            log.warning("run %s taken over from a lost replica (claim %d)", run_id, claimed.epoch)
+        waiter = _Waiter(run_id, claimed.user_id, conversation_key(claimed.platform, claimed.thread_key))
+        self._running.append(waiter)
+        prior = self._queue.resume_work if claimed.resumed else None
+        task = asyncio.create_task(self._run(request, run_id, claimed.conversation_id, waiter, renderer, renderer,
+                                             resume_from=prior, durable=True), name=f"run-{run_id}")
+        handle = self._handles[run_id] = RunHandle(run_id, task)
+        self._drawn[run_id] = (platform.name, renderer)
+        if self.ci is not None:  # the replica that ran the job follows its pull request's CI (polling, or nudged)
+            self.ci.follow(_pushed(handle, renderer, request.link), self._fix_round(request, thread, platform),
+                           self.nudges)
+        await asyncio.sleep(0)  # its first step taken: a cancel now still ends it with its own final event
+        if claimed.stop_reason:
+            self.cancel(run_id, claimed.stop_reason)
+        try:
+            await asyncio.wait({task})
+        finally:
+            self._queue.let_go(run_id)  # ended here: its row is no longer this replica's to beat or fence
+            self._handles.pop(run_id, None)
+            self._drawn.pop(run_id, None)
+            if silenced() or (task.done() and not task.cancelled() and isinstance(task.exception(), Silenced)):
+                await renderer.abandon()  # whoever claims it next finishes it, in the same messages
+            else:
+                await renderer.done()
+                await self._drawn_when_able(run_id)  # until now a replica dying leaves its end to another to draw
+            self._lost.discard(run_id)
+
+    async def _draw_end(self, claimed: Claimed, renderer: RunRenderer) -> None:
+        """The end of a run whose owner died between recording it and showing it, drawn from the store."""
+        if self._queue is None:
+            return
+        events = await self._store.timeline(claimed.run_id)
+        ending = [e for e in events if isinstance(e, RunFinished | CheckedIn)]
+        await renderer.reopen(claimed.run_id, claimed.status_message, [e for e in events if e not in ending])
+        for event in ending:
+            await renderer(event)
+        await renderer.done()
+        self._queue.let_go(claimed.run_id)
+        await self._drawn_when_able(claimed.run_id)
+        log.warning("run %s: its end drawn here, its owner having died before drawing it", claimed.run_id)
+
+    async def _drawn_when_able(self, run_id: str) -> None:
+        """Note that the run's end is in its thread, trying every heartbeat until the database answers (meanwhile
+        its heartbeat keeps others from drawing it a second time)."""
+        while self._queue is not None:
+            try:
+                await self._queue.drawn(run_id)
+                return
+            except StoreError:
+                await asyncio.sleep(self._worker.heartbeat_s if self._worker else 1.0)
+
+    async def _hand_back_when_able(self, run_id: str) -> None:
+        """Put a job whose write failed back in the queue, trying every heartbeat until the database answers
+        (meanwhile its heartbeat says its owner lives, so nobody else takes it yet)."""
+        self._unrecorded.discard(run_id)  # its task has ended: a claim of it here from now on starts afresh
+        while self._queue is not None:
+            try:
+                await self._queue.release([run_id])
+            except StoreError:
+                await asyncio.sleep(self._worker.heartbeat_s if self._worker else 1.0)
+                continue
+            log.warning("run %s handed back to the queue: the database answers again", run_id)
+            return
+
+    def _recorder(self, run_id: str, durable: bool) -> EventSink:
+        """The store's sink for a run; for a durable job, a write that fails hands the job back (``HandedBack``),
+        and nothing more of it is written from here."""
+        if not durable:
+            return self._store.record
+
+        async def record(event: Event) -> None:
+            if run_id in self._unrecorded:
+                raise HandedBack(f"run {run_id} goes back to the queue")
+            try:
+                await self._store.record(event)
+            except Silenced:
+                raise
+            except StoreError as error:
+                self._unrecorded.add(run_id)
+                raise HandedBack(f"{error}; run {run_id} goes back to the queue") from None
+        return record
+
+    def _drop(self, run_id: str, why: str) -> None:
+        """The worker's word on a run under way here: stop it (``why``), or, with no reason, it was taken over
+        by another replica: end it here without a further write or chat edit."""
+        if not why:
+            self._lost.add(run_id)
+        self.cancel(run_id, why or "taken over by another replica")
+
     async def stop_all(self, platform: str, grace_s: float) -> None:
         """Stop every run drawn in ``platform``'s threads and give the threads ``grace_s`` to say so."""
         drawn = [(run_id, renderer) for run_id, (name, renderer) in self._drawn.items() if name == platform]
@@ -357,6 +540,9 @@ class Service:
         self._closing = reason
         if self.ci is not None:
             await self.ci.close()  # before the runs: a chain must not start a fix round now
+        if self._worker is not None and self._queue is not None:
+            await self._worker.close()  # claims nothing more
+            await self._hand_back(self._queue, self._worker.running)
         runs = list(self._handles.values())
         renderers = [renderer for _, renderer in self._drawn.values()]
         for handle in runs:
@@ -365,6 +551,43 @@ class Service:
             log.warning("stopping %d run(s): %s", len(runs), reason)
             ending = [handle.task for handle in runs] + [asyncio.ensure_future(r.done()) for r in renderers]
             await asyncio.wait(ending, timeout=grace_s)
+
+    # -- persist, then acknowledge (replicas on PostgreSQL) -----------------------------------
+
+    @property
+    def keeps_events(self) -> bool:
+        """Whether an adapter should keep each event (``received``) before acknowledging it to its platform."""
+        return self._queue is not None
+
+    async def received(self, platform: str, key: str, payload: str) -> None:
+        """Keep an event before its platform is told it arrived: a ``StoreError`` means do not acknowledge it (the
+        platform sends it again). A replica that dies handling it leaves it to another (``unhandled``)."""
+        if self._queue is not None:
+            await self._queue.received(f"{platform}:{key}", platform, payload)
+
+    async def handled(self, platform: str, key: str) -> None:
+        if self._queue is not None:
+            await self._queue.handled(f"{platform}:{key}")
+
+    async def unhandled(self, platform: str, older_than_s: float) -> list[tuple[str, str]]:
+        """Events received and never handled (their replica died meanwhile): (key, payload), to handle now with
+        ``take(..., replayed=True)``."""
+        if self._queue is None:
+            return []
+        prefix = f"{platform}:"
+        return [(key.removeprefix(prefix), payload) for key, payload in await self._queue.unhandled(platform, older_than_s)]
+
+    async def _hand_back(self, queue: DurableQueue, run_ids: list[str]) -> None:
+        """Jobs under way here go back to the queue rather than end stopped: another replica resumes them from
+        what they saved, in the same messages, while this one stops without a word in their threads."""
+        if not run_ids:
+            return
+        self._lost.update(run_ids)
+        try:
+            await queue.release(run_ids)
+        except Exception:  # the database is down: they are taken over once their heartbeat is old
+            log.exception("could not hand %d run(s) back to the queue", len(run_ids))
+        log.warning("handed %d run(s) back to the queue for another replica: %s", len(run_ids), ", ".join(run_ids))
 
     async def online(self, platform: ChatPlatform, open_thread: ThreadOpener | None,
                      connected: Connected = lambda: True) -> None:
@@ -375,6 +598,10 @@ class Service:
         platform draws its threads again from the store (the web chat), so there is nothing to tell."""
         if self.health is not None:
             self.health.connection(platform.name, connected)
+        if self._worker is not None:  # a platform that draws from the store (the web chat) takes no jobs
+            if open_thread is not None:
+                self._openers[platform.name] = (platform, open_thread)
+            self._worker.serve(platform.name if open_thread is not None else None)
         for run in await self._store.untold_interrupted(platform.name):
             if open_thread is None:  # the platform draws its threads again from the store, interruptions included
                 await self._store.told_interrupted(run.id)
@@ -410,16 +637,19 @@ class Service:
         if self._closing:
             raise UserInputError("The bot is restarting and takes no new work right now; send this again in a minute.")
 
-    def stop(self, run_id: str, place: Place, platform: ChatPlatform) -> str | None:
+    async def stop(self, run_id: str, place: Place, platform: ChatPlatform) -> str | None:
         """Stop a run for the person who pressed its Stop control; None once it is stopping, else a
-        sentence for them: no access here, someone else's run, or a run that has ended."""
+        sentence for them: no access here, someone else's run, or a run that has ended. A durable job under way
+        on another replica (or waiting) is asked to stop through the queue: its owner stops it."""
         refused = refusal(platform.access, place)
         if refused:
             return refused
         starter = self.starter(run_id)
+        if starter is None and self._queue is not None:
+            starter = await self._queue.starter(run_id)
         if starter is not None and starter != place.user:
             return f"Only {platform.markup.mention(starter)} (who started this run) can stop it."
-        if not self.cancel(run_id):
+        if not self.cancel(run_id) and (self._queue is None or await self._queue.request_stop(run_id, STOPPED_REASON) is None):
             return f"Run `{run_id}` is not running any more."
         log.info("run %s stopped by %s", run_id, place.user)
         return None
@@ -459,8 +689,9 @@ class Service:
         if target is None or self._repos is None:
             return None, publisher, prior
         same = prior is not None and prior.repository == target.name.shown
-        opened = await self._repos.open(target, run_id, request.text.strip(), prior.branch if same and prior else "",
-                                        request.user_id, mask=self._redact)
+        branch = prior.branch if same and prior else request.branch
+        opened = await self._repos.open(target, run_id, request.text.strip(), branch, request.user_id,
+                                        mask=self._redact)
         await self._store.set_repository(run_id, target.name.shown, opened.workspace.branch)
         if prior is not None and not same:
             prior = PriorWork(tasks=prior.tasks)
@@ -469,14 +700,18 @@ class Service:
     # -- one run ------------------------------------------------------------------------------
 
     async def _run(self, request: ChatRequest, run_id: str, conversation: int, waiter: _Waiter,
-                   sink: EventSink, fallback: Publisher) -> RunFinished:
-        sinks: Sequence[EventSink] = (self._store.record, sink)
+                   sink: EventSink, fallback: Publisher, resume_from: ResumeFrom | None = None,
+                   durable: bool = False) -> RunFinished:
+        """One run; ``resume_from``: a durable job the queue admitted (no local queue), taken over, going on from
+        what the conversation and the run itself saved; ``durable``: a job, handed back to the queue when the store fails."""
+        sinks: Sequence[EventSink] = (self._recorder(run_id, durable), sink)
         tag_logs(run_id=run_id, platform=request.platform, thread=request.thread_key)  # this run's task only
         driving = False
         opened: OpenedRepo | None = None
         try:
-            await self._admit(waiter, sinks)
-            prior = await self._store.prior_work(conversation, run_id)
+            if waiter in self._waiting:  # a job was admitted by the queue's claim
+                await self._admit(waiter, sinks)
+            prior = await (resume_from or self._store.prior_work)(conversation, run_id)
             try:
                 opened, publisher, prior = await self._open_repository(request, run_id, prior,
                                                                        self._publisher_for(fallback))
@@ -495,7 +730,9 @@ class Service:
             if not driving:  # stopped while queued or starting: nobody else will say so
                 await asyncio.shield(deliver(stopped(run_id, waiter.stop_reason), sinks))
             raise
-        except Exception:  # before the team started (the store failing, say); drive() covers the rest
+        except Exception as error:  # before the team started (the store failing, say); drive() covers the rest
+            if durable and isinstance(error, StoreError):
+                self._unrecorded.add(run_id)  # the job goes back to the queue, unsaid
             log.exception("run %s could not start", run_id)
             failed = RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON)
             await deliver(failed, sinks)
@@ -543,6 +780,22 @@ class Service:
 NOT_READ = "earlier messages not read"  # the platform withheld them: the status message's line
 RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved files.)"
 ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again
+ResumeFrom = Callable[[int, str], Awaitable[PriorWork | None]]  # (conversation, run) -> what it goes on from
+
+
+def _job_json(request: ChatRequest) -> str:
+    """What a worker on any replica needs of a request, beside what the run's row keeps (task, user, thread)."""
+    return json.dumps({"text": request.text, "attachments": [[a.name, a.content] for a in request.attachments],
+                       "repo": request.repo, "base": request.base, "branch": request.branch,
+                       "places": list(request.places), "link": request.link})
+
+
+def _job_request(claimed: Claimed, thread: ThreadContext | None) -> ChatRequest:
+    job = json.loads(claimed.job)
+    return ChatRequest(claimed.platform, claimed.thread_key, claimed.user_id, job["text"],
+                       tuple(Attachment(name, content) for name, content in job["attachments"]), repo=job["repo"],
+                       base=job["base"], branch=job.get("branch", ""), places=tuple(job["places"]), link=job["link"],
+                       thread=thread)
 
 
 async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed:
@@ -554,6 +807,8 @@ async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed
         if not handle.task.cancelled():
             raise  # the chain itself is being stopped
         finished = await renderer.done() or stopped(handle.run_id)
+    except Silenced:  # a durable job lost to another replica: that one follows its CI
+        raise asyncio.CancelledError from None
     return Pushed(finished, renderer, link)
 
 

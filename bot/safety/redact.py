@@ -31,7 +31,15 @@ PASTED_SECRETS = (
     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),  # GitHub tokens
     re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}|\bxapp-[A-Za-z0-9-]{10,}"),  # Slack bot, user and app tokens
     re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),  # OpenAI keys
+    # An AWS secret access key right after its key id (the console's credentials.csv, "ID SECRET" pairs).
+    re.compile(r"(\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}[\s,;:|\"']{1,5})[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"),
     re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),  # AWS access key ids
+    # Webhook URLs post as the app to anyone who has them: Slack's and Discord's.
+    re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
+    re.compile(r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/[A-Za-z0-9_-]{20,}"),
+    # Discord bot tokens: the bot's id in base64 (each 4 characters of digits start with M, N or O), then two parts.
+    re.compile(r"\b(?:[MNO][A-Za-z0-9]{3}){4,7}[A-Za-z0-9]{0,3}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b"),
+    re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}|\b[sr]k_live_[A-Za-z0-9]{24,}|\bAIza[A-Za-z0-9_-]{35}\b"),  # GitLab, Stripe, Google
     # An AWS secret access key is 40 characters of base64 with nothing to tell it by but its name nearby.
     # (a config line, an environment variable, the CLI's JSON: aws_secret_access_key = …, "SecretAccessKey": "…").
     re.compile(r"(?i)((?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)[\"']?\s*[=:]\s*[\"']?)"

@@ -41,6 +41,11 @@ def counts(report: str) -> Counts:
     return Counts(kinds.count("passed"), kinds.count("failure") + kinds.count("error"))
 
 
+def names(report: str) -> tuple[str, ...]:
+    """Every test case the report lists, as ``classname::name``; ``ValueError`` as ``testcases``."""
+    return tuple(f"{case.get('classname', '')}::{case.get('name')}" for case in testcases(report) if case.get("name"))
+
+
 def stopped(case: ElementTree.Element) -> bool:
     """A test case with no name: the one running when the session was stopped (``pytest.exit``) is written
     so, with no outcome, and must not read as a pass."""

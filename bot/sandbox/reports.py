@@ -42,7 +42,17 @@ def single(step: StepResult, language: LanguageConfig, config: SandboxConfig,
     stdout = without_note(step.stdout) if language.report_file else step.stdout
     return TestReport(status=status, exit_code=step.exit_code, duration_s=round(step.duration_s, 3),
                       passed=counts.passed, failed=counts.failed, stdout=stdout,
-                      stderr=stderr, truncated=step.truncated)
+                      stderr=stderr, truncated=step.truncated, ran=_ran(written))
+
+
+def _ran(written: str | None) -> tuple[str, ...]:
+    """The tests the runner's structured report lists (none without one, or when it cannot be read)."""
+    if not written:
+        return ()
+    try:
+        return junit.names(written)
+    except ValueError:
+        return ()
 
 
 NOTHING_PASSED = "the test command exited 0, but its runner showed no test that ran and passed"
@@ -53,6 +63,8 @@ def _counts(step: StepResult, language: LanguageConfig, written: str | None) -> 
     is not read: a test can print a fake summary line), and why they prove no pass when they cannot."""
     if written is None:
         return parse(language.report_format, step.stdout, step.stderr), ""
+    if step.timed_out:  # stopped before the runner could write its report: no counts to give
+        return Counts(), ""
     try:
         return junit.counts(written), ""
     except ValueError as error:

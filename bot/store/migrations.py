@@ -1,7 +1,7 @@
 """The PostgreSQL schema as numbered steps, each applied once, in order, and noted in ``schema_migrations``.
 
 This list is the one place the schema changes: a new column is a new step at the end (never an edit of a step
-a database may already have applied), e.g. ``Migration(4, "runs remember the thread's summary",
+a database may already have applied), e.g. ``Migration(7, "runs remember the thread's summary",
 "ALTER TABLE runs ADD COLUMN summary TEXT NOT NULL DEFAULT ''")``. SQLite's counterpart is
 ``ADDED_COLUMNS`` in ``bot.store.sqlite``: a column both stores keep is one line in each.
 
@@ -104,6 +104,34 @@ ALTER TABLE runs ADD COLUMN head_commit TEXT NOT NULL DEFAULT '';
 """),
     Migration(4, "a turn keeps what it decided (the verdict, the triage, the plan's language, the README)", """
 ALTER TABLE turns ADD COLUMN meaning TEXT NOT NULL DEFAULT '';
+"""),
+    Migration(5, "runs as durable jobs: the request a worker needs, the claim's fencing epoch, a stop asked for", """
+ALTER TABLE runs ADD COLUMN job TEXT NOT NULL DEFAULT '';  -- '' for a run its receiving process drives itself
+ALTER TABLE runs ADD COLUMN epoch BIGINT NOT NULL DEFAULT 0;  -- bumped by every claim; a stale owner is refused
+ALTER TABLE runs ADD COLUMN stop_requested TEXT NOT NULL DEFAULT '';  -- why a Stop was asked for, by any replica
+ALTER TABLE runs ADD COLUMN drawn INTEGER NOT NULL DEFAULT 0;  -- its end is shown in its thread
+CREATE INDEX runs_jobs_waiting ON runs (seq) WHERE status = 'running' AND job <> '' AND owner = '';
+CREATE TABLE run_claims (
+    run_id TEXT NOT NULL REFERENCES runs(id),
+    epoch BIGINT NOT NULL,
+    owner TEXT NOT NULL,
+    claimed_at DOUBLE PRECISION NOT NULL,
+    finished_at DOUBLE PRECISION,
+    PRIMARY KEY (run_id, epoch)
+);
+"""),
+    Migration(6, "persist, then acknowledge: the events received, and the one each run came from", """
+CREATE TABLE inbox (
+    key TEXT PRIMARY KEY,  -- the platform's event id
+    platform TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    received_at DOUBLE PRECISION NOT NULL,
+    taken_at DOUBLE PRECISION NOT NULL,  -- when a replica last set out to handle it
+    done_at DOUBLE PRECISION
+);
+CREATE INDEX inbox_undone ON inbox (taken_at) WHERE done_at IS NULL;
+ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT '';  -- the message it was asked in: one run per message
+CREATE UNIQUE INDEX runs_by_source ON runs (source) WHERE source <> '';
 """),
 )
 

@@ -8,7 +8,8 @@ by its URL with the password masked.
 
 Owners across hosts: each store heartbeats the runs it owns (the database's clock, so hosts' clocks need not
 agree); a run whose owner's heartbeat is older than ``OWNER_LOST_AFTER`` heartbeats is marked interrupted by
-whichever replica starts next, as a run whose owner died on the same host is at once.
+whichever replica starts next, as a run whose owner died on the same host is at once. ``serve``'s chat runs are
+durable jobs instead (``self.queue``, ``bot.store.postgres_queue``): taken over, not interrupted.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import logging
 import re
 import socket
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import asdict
 from typing import Any
@@ -36,6 +37,8 @@ from bot.store import rows as decode
 from bot.store.errors import StoreError
 from bot.store.migrations import LATEST, MIGRATIONS, Migration
 from bot.store.postgres_errors import store_error
+from bot.store.postgres_listen import Listener, PostgresFanout
+from bot.store.postgres_queue import PostgresQueue
 from bot.store.records import INTERRUPTED_REASON, ConversationSummary, Interrupted, RunRecord, RunSummary
 
 log = logging.getLogger(__name__)
@@ -53,9 +56,10 @@ Connection = psycopg.AsyncConnection[dict[str, Any]]
 
 class PostgresStore:
     def __init__(self, pool: psycopg_pool.AsyncConnectionPool[Connection], location: str,
-                 heartbeat_s: float = HEARTBEAT_S) -> None:
-        self._pool, self.location = pool, location
+                 heartbeat_s: float = HEARTBEAT_S, url: str = "") -> None:
+        self._pool, self.location, self._url = pool, location, url
         self.owner = owners.this_process()
+        self.queue = PostgresQueue(self._transaction, self.owner)  # runs as durable jobs (``serve``'s workers)
         self._heartbeat_s = heartbeat_s
         self._closing = asyncio.Event()
         self._heartbeat = asyncio.create_task(self._beat(), name="store heartbeat")
@@ -73,7 +77,7 @@ class PostgresStore:
         )
         try:
             await pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
-            store = cls(pool, location, heartbeat_s)
+            store = cls(pool, location, heartbeat_s, url)
             async with store._transaction("open") as db:
                 await db.execute("DELETE FROM seen_events WHERE at < %s", (time.time() - SEEN_EVENTS_KEPT_S,))
         except (psycopg.Error, psycopg_pool.PoolTimeout) as error:
@@ -88,6 +92,14 @@ class PostgresStore:
         with contextlib.suppress(asyncio.CancelledError):
             await self._heartbeat
         await self._pool.close()
+
+    def fanout(self) -> PostgresFanout:
+        """Messages to every replica's subscribers (``NOTIFY``), e.g. the web chat's live updates."""
+        return PostgresFanout(self._url)
+
+    def listen(self, channels: tuple[str, ...], heard: Callable[[str, str], None]) -> Listener:
+        """``heard(channel, payload)`` for every notification on ``channels`` until the listener is closed."""
+        return Listener(self._url, channels, heard)
 
     async def __aenter__(self) -> PostgresStore:
         return self
@@ -130,14 +142,15 @@ class PostgresStore:
 
     async def mark_interrupted(self) -> int:
         """Runs whose owner is gone are marked interrupted: on this host, a process that has ended; on any host,
-        an owner whose heartbeat stopped ``OWNER_LOST_AFTER`` heartbeats ago."""
-        running = await self._all("SELECT id, owner FROM runs WHERE status = %s", RunStatus.RUNNING.value)
+        an owner whose heartbeat stopped ``OWNER_LOST_AFTER`` heartbeats ago. Durable jobs are left to the queue,
+        which puts them back for another replica to resume (``bot.store.postgres_queue``)."""
+        running = await self._all("SELECT id, owner FROM runs WHERE status = %s AND job = ''", RunStatus.RUNNING.value)
         host = socket.gethostname()
         ended = [r["id"] for r in running if owners.gone_from(r["owner"], host)]
         async with self._transaction("write to") as db:
             cursor = await db.execute(
-                "UPDATE runs SET status = %s, reason = %s, finished_at = %s WHERE status = %s AND (id = ANY(%s)"
-                f" OR (owner <> %s AND COALESCE(heartbeat_at, 0) < {NOW} - %s))",
+                "UPDATE runs SET status = %s, reason = %s, finished_at = %s WHERE status = %s AND job = ''"
+                f" AND (id = ANY(%s) OR (owner <> %s AND COALESCE(heartbeat_at, 0) < {NOW} - %s))",
                 (RunStatus.INTERRUPTED.value, INTERRUPTED_REASON, time.time(), RunStatus.RUNNING.value, ended,
                  self.owner, self._heartbeat_s * OWNER_LOST_AFTER),
             )
@@ -145,8 +158,10 @@ class PostgresStore:
 
     async def set_repository(self, run_id: str, repository: str, branch: str) -> None:
         """The repository and branch a run works on, kept from its start (a follow-up continues there)."""
-        await self._write("write to", "UPDATE runs SET repository = %s, branch = %s WHERE id = %s",
-                          (repository, branch, run_id))
+        async with self._transaction("write to") as db:
+            await self.queue.fence(db, run_id)
+            await db.execute("UPDATE runs SET repository = %s, branch = %s WHERE id = %s",
+                             _storable((repository, branch, run_id)))
 
     async def set_status_message(self, run_id: str, message_id: str) -> None:
         await self._write("write to", "UPDATE runs SET status_message = %s WHERE id = %s", (message_id, run_id))
@@ -187,7 +202,10 @@ class PostgresStore:
         """Persist what a run event tells, whole or not at all (``StoreError``)."""
         if isinstance(event, TurnFinished | TestReported | CheckedIn | Notice | WorkSaved | RunFinished):
             async with self._transaction("save the run to") as db:
+                await self.queue.fence(db, event.run_id)  # a replica that lost the run writes nothing more of it
                 await self._record(db, event)
+                if isinstance(event, RunFinished):
+                    await self.queue.finished(db, event.run_id)
 
     async def _record(self, db: Connection, event: Event) -> None:
         if isinstance(event, TurnFinished):

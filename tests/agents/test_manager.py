@@ -4,6 +4,7 @@ import asyncio
 
 import pytest
 
+from agents import candidates
 from agents.events import (
     CheckedIn,
     Decided,
@@ -222,7 +223,7 @@ async def test_user_tests_are_authoritative_and_never_rewritten():
     assert events[-1].tests["test_user.py"] == user_test
 
 
-async def test_fix_tests_is_refused_when_only_user_tests_exist():
+async def test_failing_user_tests_send_the_code_back_without_a_triage():
     user_test = "from intf import find_intf\n\ndef test_user():\n    assert find_intf({'intf': 1}) == [('intf', 1)]\n"
     tester_reply = "```python path=test_user.py\ndef test_user():\n    assert True\n```\n"  # only rewrites the user's
     script = {**s.happy_path(), "tester": [tester_reply], "programmer": [s.BUGGY_CODE, s.CODE],
@@ -233,11 +234,15 @@ async def test_fix_tests_is_refused_when_only_user_tests_exist():
         return TestReport(TestStatus.PASSED if ok else TestStatus.FAILED, 0 if ok else 1, 0.1, 1 if ok else 0, 0 if ok else 1)
 
     request = RunRequest(task="t", run_id="r1", attachments=(Attachment("test_user.py", user_test),))
-    events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request)
-    assert "Not allowed now" in model.calls[[r for r, _ in model.calls].index("manager")][1][0].content
-    assert turns(events).count("tester") == 1 and turns(events).count("programmer") == 2  # fix_tests became fix_code
-    assert all(job.files["test_user.py"] == user_test for job in sandbox.jobs)
-    assert events[-1].status is RunStatus.PASSED
+    for order in (OVERLAPPED, SEQUENTIAL):
+        events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request, order=order)
+        # The user's tests are never the ones to fix, so no Manager is asked: the code is changed at once,
+        # and the code that failed them is not reviewed.
+        assert "manager" not in turns(events) and turns(events).count("programmer") == 2
+        assert turns(events).count("optimizer") == 1 and turns(events).count("tester") == 1
+        assert candidates.FIX_REASON in model.user_prompt("programmer", 1)
+        assert all(job.files["test_user.py"] == user_test for job in sandbox.jobs)
+        assert events[-1].status is RunStatus.PASSED
 
 
 async def test_replan_asks_the_planner_again_within_its_cap_and_rewrites_the_tests():
@@ -657,7 +662,7 @@ async def test_no_triage_is_asked_when_its_outcome_is_forced():
                           0 if ok else 1, "1 passed" if ok else "FAILED test_user.py::test_user - assert [] == [('intf', 1)]")
 
     request = RunRequest(task="t", run_id="r1", attachments=(Attachment("test_user.py", user_test),))
-    for order, triaged in ((OVERLAPPED, 0), (SEQUENTIAL, 1)):
+    for order, triaged in ((OVERLAPPED, 0), (SEQUENTIAL, 0)):  # the user's tests failing: the code must change
         script = {**s.happy_path(), "tester": [only_the_users], "programmer": [s.BUGGY_CODE, s.CODE],
                   "optimizer": [s.APPROVE] * 2, "manager": [s.FIX_CODE]}
         events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request,
@@ -783,3 +788,36 @@ async def test_a_role_the_test_did_not_script_fails_the_run_instead_of_approving
     final = events[-1]
     assert final.status is RunStatus.ERROR and "nothing scripted for the optimizer" in final.reason
     assert "optimizer" not in [e.agent for e in events if isinstance(e, TurnFinished)]
+
+
+async def test_the_testers_format_example_is_a_test_file_for_the_code_it_tests():
+    tester_system = {}
+    for order in (SEQUENTIAL, OVERLAPPED):
+        events, model, *_ = await run_team(s.happy_path(), order=order)
+        assert events[-1].status is RunStatus.PASSED
+        tester_system[order] = next(messages for role, messages in model.calls if role == "tester")[0].content
+    # Sequential: the Tester writes after the code, and its example is a test file importing what the code defines.
+    assert "```python path=test_intf.py\nfrom intf import find_intf" in tester_system[SEQUENTIAL]
+    assert "src/example.py" not in tester_system[SEQUENTIAL]
+    # Overlapped: no code exists yet, so the example is the general one.
+    assert "src/example.py" in tester_system[OVERLAPPED]
+
+
+async def test_a_fix_that_comes_back_unchanged_has_the_next_candidate_written_afresh_from_the_stub():
+    stub = 'def find_intf(obj):\n    """All (key, value) pairs whose key is \'intf\', at any depth."""\n'
+
+    def verdict(job):
+        ok = "found.extend(find_intf(value))" in job.files["intf.py"]
+        return TestReport(TestStatus.PASSED if ok else TestStatus.FAILED, 0 if ok else 1, 0.1, 1 if ok else 0, 0 if ok else 1)
+
+    request = RunRequest(task="complete find_intf", run_id="r1", attachments=(Attachment("intf.py", stub),))
+    for order in (OVERLAPPED, SEQUENTIAL):
+        script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.BUGGY_CODE, s.CODE], "manager": [s.FIX_CODE] * 2,
+                  "optimizer": [s.APPROVE] * 3}
+        events, model, *_ = await run_team(script, sandbox=ScriptedSandbox(verdict), request=request, order=order)
+        assert events[-1].status is RunStatus.PASSED
+        first_fix = model.user_prompt("programmer", 1)  # shown the code that failed, not the stub
+        assert "```python path=intf.py\n" + stub + "```" not in first_fix and candidates.AGAIN_REASON not in first_fix
+        again = model.user_prompt("programmer", 2)  # the fix came back unchanged: the stub again, and why
+        assert candidates.AGAIN_REASON in again and "```python path=intf.py\n" + stub + "```" in again
+        assert any(isinstance(e, Notice) and e.text == candidates.AGAIN_NOTICE for e in events)

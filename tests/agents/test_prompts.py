@@ -164,6 +164,31 @@ def test_the_thread_reaches_the_planner_as_quoted_material_that_no_message_can_c
     assert user.rsplit("## Task\n", 1)[1] == "the task"
 
 
+def test_a_stub_to_complete_is_asked_for_as_such_and_a_fix_as_a_change():
+    stub = {"solution.py": 'def add(a, b):\n    """The sum.\n    >>> add(2, 3)\n    5\n    """\n'}
+    first = replace(CONTEXTS[Role.PROGRAMMER], plan="", files=stub, user_tests={}, review_notes="", report=None,
+                    triage_reason="", reply_notes=())
+    system, user = PromptBook().render(first)
+    assert "Complete `add`" in system.content and "Change the" not in system.content
+    assert "## The file to complete" in user.content
+    assert user.content.rstrip().endswith("Write the body of `add` now, and reply with the whole file.")
+    # A candidate written afresh after a failure still completes the stub, shown what failed.
+    system, user = PromptBook().render(replace(first, report=REPORT, triage_reason="wrong"))
+    assert "Complete `add`" in system.content and "FAILED test_intf.py::test_x" in user.content
+    # Code already written is changed, as asked.
+    system, user = PromptBook().render(replace(first, files=FILES, report=REPORT, triage_reason="wrong"))
+    assert "Change the python code below" in system.content and "Write the body" not in user.content
+    assert "## Current files" in user.content
+
+
+def test_the_testers_format_example_is_the_one_given_else_the_general_one():
+    example = "```python path=test_intf.py\nfrom intf import find_intf\n```"
+    system, _ = PromptBook().render(replace(CONTEXTS[Role.TESTER], example=example))
+    assert example in system.content and "src/example.py" not in system.content
+    system, _ = PromptBook().render(CONTEXTS[Role.TESTER])
+    assert "src/example.py" in system.content
+
+
 def test_a_template_changed_since_it_was_compiled_renders_as_it_now_reads(tmp_path):
     """Compiled templates are kept between processes (and PromptBooks): an edited one is compiled anew."""
     (tmp_path / "_shared.jinja").write_text("")

@@ -116,7 +116,13 @@ def test_a_second_review_read_as_changes_from_its_words_lets_the_tests_decide():
     words = "This is wrong and must be fixed."
     assert parse_review(words).approved is False
     assert parse_review(words, after_inferred_changes=True).approved is True
-    assert parse_review("VERDICT: CHANGES", after_inferred_changes=True).approved is False  # a verdict line stands
+    assert parse_review("x is wrong.\nVERDICT: CHANGES", after_inferred_changes=True).approved is False  # a verdict stands
+
+
+def test_a_review_asking_for_changes_without_naming_any_lets_the_tests_decide():
+    review = parse_review("VERDICT: CHANGES")
+    assert review.approved is True and "without naming any" in review.notice
+    assert parse_review("Handle the empty list.\nVERDICT: CHANGES").approved is False
 
 
 @pytest.mark.parametrize("reply, action", [

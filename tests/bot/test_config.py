@@ -29,7 +29,7 @@ def load(tmp_path, text):
 def test_the_repos_config_matches_the_built_in_defaults_where_it_does_not_tune():
     config = load_config(ROOT / "config.toml")
     defaults = Config()
-    for section in ("llm", "budget", "input", "storage", "limits", "checkin", "slack", "discord"):
+    for section in ("llm", "budget", "input", "storage", "limits", "checkin", "slack", "discord", "github"):
         assert getattr(config, section) == getattr(defaults, section), section
     assert config.agent("programmer").temperature == 0.1 and config.agent("tester").model == "gpt-4o-mini"
     assert config.prices["gpt-4o"].output_per_million == 10.0
@@ -337,3 +337,17 @@ def test_a_secret_that_could_not_travel_in_a_header_is_refused_at_start_without_
 def test_a_config_nested_deeper_than_any_setting_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match=re.escape("config.toml: not a config file (arrays or tables nested deeper")):
         load(tmp_path, "a = " + "[" * 100_000)
+
+
+@pytest.mark.parametrize("text, key", [
+    ('[repos]\ngit_url = "https://x-access-token:ghp_0123456789abcdefghijklmnopqrstuvwxyz@github.com"\n', "repos.git_url"),
+    ('[repos]\ngit_url = "https://ghp_0123456789abcdefghijklmnopqrstuvwxyz@git.example.com"\n', "repos.git_url"),
+    ('[checkin]\ngithub_api_url = "https://u:ghp_0123456789abcdefghijklmnopqrstuvwxyz@ghe.example.com/api/v3"\n',
+     "checkin.github_api_url"),
+])
+def test_a_token_written_into_a_github_url_is_refused_at_start_without_showing_it(tmp_path, text, key):
+    """git would keep it in the clone's config on disk and say it in its errors; the token goes in GITHUB_TOKEN."""
+    with pytest.raises(ConfigError) as caught:
+        load(tmp_path, text)
+    said = str(caught.value)
+    assert f"{key}: holds credentials" in said and "GITHUB_TOKEN" in said and "ghp_" not in said

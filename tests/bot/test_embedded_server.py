@@ -104,3 +104,56 @@ async def test_the_readme_task_runs_to_its_tests_on_the_embedded_model_with_no_k
     assert "Tests (python): " in shown, shown[-3000:] + said[-2000:]  # the team's code was really tested
     assert bot.returncode in (0, 1) and re.search(r"Run \w+: (PASSED|FAILED|STOPPED)", shown), shown[-2000:]
     assert not servers_of(data), "the embedded server outlived the run"
+
+
+async def test_a_server_that_ends_is_started_again_and_a_reply_it_cut_is_asked_again(tmp_path, cached_default_model):
+    """Killed between requests, the next request finds a new server on the same port; killed mid-reply, the
+    reply is ``ReplyDropped`` (the Manager asks again, and says so); ending past the restart cap, a request
+    gets a sentence naming the embedded server and its log, not a URL the person never configured."""
+    import dataclasses
+
+    from agents.errors import ModelError, ReplyDropped
+    from agents.types import Message
+    from bot.config.sections import Config, Secrets
+    from bot.model.client import OpenAIChatModel
+    from bot.model.embedded.endpoint import served_config
+    from bot.model.embedded.keeper import KeptModel, ServerKeeper
+
+    model = default_model(data_folder_with_model(tmp_path, cached_default_model), print)
+    keeper = ServerKeeper(await EmbeddedServer.start(model, SMALL, tmp_path / "server.log"), max_restarts=2)
+    keeper.watch()
+    config = served_config(Config(), keeper.server)
+    config = dataclasses.replace(config, llm=dataclasses.replace(config.llm, max_retries=1))
+    client = OpenAIChatModel(config, Secrets())
+    team = KeptModel(client, keeper)
+    short = [Message("user", "Say hi.")]
+    long = [Message("user", "Count from 1 to 300, one number per line.")]
+
+    async def reply(messages, kill_after: int = 0) -> str:
+        text = ""
+        async for piece in team.stream("programmer", messages):
+            if isinstance(piece, str):
+                text += piece
+                if kill_after and len(text) >= kill_after:
+                    os.killpg(keeper.server.process.pid, signal.SIGKILL)
+                    kill_after = 0
+        return text
+
+    try:
+        first = keeper.server.process.pid
+        assert await reply(short)
+        os.killpg(first, signal.SIGKILL)
+        await asyncio.sleep(0.1)
+        assert await reply(short)  # the next request: a new server, the same port
+        assert keeper.server.process.pid != first and keeper.server.base_url == config.llm.base_url
+        with pytest.raises(ReplyDropped, match="ended during the programmer's reply"):
+            await reply(long, kill_after=5)
+        assert await reply(short)
+        os.killpg(keeper.server.process.pid, signal.SIGKILL)
+        await asyncio.sleep(0.1)
+        with pytest.raises(ModelError, match=r"The embedded model server ended \(killed by signal 9\) 3 times .*its log"):
+            await reply(short)
+    finally:
+        await client.close()
+        await keeper.stop()
+    assert not servers_of(tmp_path)

@@ -439,13 +439,13 @@ async def test_only_who_started_a_run_may_stop_it_and_a_run_that_ended_says_so(m
     platform = chat(AccessRules.of("chat", roles=["coder"]))
     coder = frozenset({"coder"})
     handle = await take(service, RecordingThread(), platform, roles=coder)
-    assert service.stop(handle.run_id, Place("bob", "C1"), platform) == WRONG_ROLE
-    assert service.stop(handle.run_id, Place("bob", "C1", roles=coder), platform) == (
+    assert await service.stop(handle.run_id, Place("bob", "C1"), platform) == WRONG_ROLE
+    assert await service.stop(handle.run_id, Place("bob", "C1", roles=coder), platform) == (
         "Only @ann (who started this run) can stop it.")
-    assert service.stop(handle.run_id, Place("ann", "C1", roles=coder), platform) is None
+    assert await service.stop(handle.run_id, Place("ann", "C1", roles=coder), platform) is None
     with pytest.raises(asyncio.CancelledError):
         await handle.wait()
-    assert service.stop(handle.run_id, Place("ann", "C1", roles=coder), platform) == (
+    assert await service.stop(handle.run_id, Place("ann", "C1", roles=coder), platform) == (
         f"Run `{handle.run_id}` is not running any more.")
 
 

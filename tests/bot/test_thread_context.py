@@ -78,6 +78,9 @@ def test_secrets_in_messages_files_and_links_are_masked_with_one_notice():
     "ghp_" + "A1" * 18, "github_pat_" + "B2" * 30, "xoxp-1234-5678-abcdefghij", "xapp-1-A0001-12345-abcdef",
     "sk-proj-" + "C3" * 20, "AKIA" + "Z" * 16,
     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n-----END OPENSSH PRIVATE KEY-----",
+    "https://hooks.slack.com/services/T0123ABCD/B0456EFGH/abcdefghijklmnopqrstuvwx",
+    "https://discord.com/api/webhooks/123456789012345678/" + "aB3_-" * 12,
+    "MTIzNDU2Nzg5MDEyMzQ1Njc4.GabcdE." + "x9" * 19, "glpat-" + "D4" * 10, "sk_live_" + "E5" * 12, "AIza" + "F6" * 17 + "g",
 ])
 def test_each_common_secret_format_is_masked(secret):
     masked, count = mask_pasted_secrets(f"before {secret} after")
@@ -89,6 +92,12 @@ def test_each_common_secret_format_is_masked(secret):
 def test_an_aws_secret_key_is_masked_by_the_name_before_it(line):
     masked, count = mask_pasted_secrets(line.format("k/" * 20))
     assert masked == line.format(MASK) and count == 1
+
+
+def test_an_aws_secret_key_right_after_its_key_id_is_masked_with_it():
+    pair = "AKIAABCDEFGHIJKLMNOP,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    masked, count = mask_pasted_secrets(f"Access key ID,Secret access key\n{pair}\n")
+    assert masked == f"Access key ID,Secret access key\n{MASK},{MASK}\n" and count == 2
 
 
 def test_ordinary_text_is_left_alone():

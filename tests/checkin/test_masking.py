@@ -103,3 +103,34 @@ async def test_a_terminal_run_quoting_a_key_publishes_and_saves_it_masked(model_
     saved = written(tmp_path / "out")
     assert saved and "intf.py" in saved
     assert_masked([*gist.files.values(), *saved.values(), out.getvalue()])
+
+
+def test_every_text_a_publication_carries_is_masked_whichever_publisher_shows_it() -> None:
+    """A pull request's body quotes the plan, the earlier tasks, the changed paths and the already-failing test
+    names: walked field by field, so a text added to ``Publication`` later is caught here too."""
+    import dataclasses
+
+    from agents.types import FileSet, Publication
+    from bot.checkin.masking import masked
+
+    report = TestReport(TestStatus.FAILED, 1, 0.2, 0, 1, f"out {API_KEY}", f"err {API_KEY}",
+                        already_failing=(f"tests/test_x.py::test_{API_KEY}",))
+    leaky = Publication("run-1", "terminal:s", f"task {API_KEY}", RunStatus.FAILED,
+                        FileSet({f"{API_KEY}.py": API_KEY}), f"readme {API_KEY}", report,
+                        earlier_tasks=(f"earlier {API_KEY}",), plan=f"1. use {API_KEY}", changed=(f"{API_KEY}.py",),
+                        review=f"{API_KEY}.py:1 leaks")
+
+    def texts(value: object) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return [t for f in dataclasses.fields(value) for t in texts(getattr(value, f.name))]
+        if isinstance(value, dict) or hasattr(value, "items"):
+            return [t for k, v in value.items() for t in (*texts(k), *texts(v))]  # type: ignore[union-attr]
+        if isinstance(value, tuple | list):
+            return [t for item in value for t in texts(item)]
+        return []
+
+    assert API_KEY in "".join(texts(leaky))
+    shown = texts(masked(leaky, Redactor([API_KEY])))
+    assert len(shown) == len(texts(leaky)) and not [t for t in shown if API_KEY in t]

@@ -335,7 +335,7 @@ async def test_a_stop_pressed_on_a_fix_round_ends_the_chain(git_host, github, tm
         await until(lambda: len([m for m in bot.thread.messages if m.stop]) == 1 and "follow-up 1" in next(
             m.text for m in bot.thread.messages if m.stop))  # the fix round is under way, its Stop shown
         fix_run = next(m.stop for m in bot.thread.messages if m.stop)
-        assert bot.service.stop(fix_run, Place("ann", "C1"), platform(name="chat")) is None
+        assert await bot.service.stop(fix_run, Place("ann", "C1"), platform(name="chat")) is None
         await asyncio.wait_for(bot.ci.settled(), 30)
         runs = await bot.store.runs(5)
     finally:

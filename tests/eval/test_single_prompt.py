@@ -1,5 +1,5 @@
-"""The eval's single attempt shows its one Programmer call what the team's Programmer is shown: the same
-builder makes both prompts, so a change to what the Programmer sees reaches both modes alike."""
+"""The eval's single attempt shows its one Programmer call what the team's first Programmer turn is shown: the
+same builder makes both prompts, so a change to what the Programmer sees reaches both modes alike."""
 
 from agents.manager import Manager, TeamSettings
 from agents.prompts import PromptBook
@@ -17,7 +17,7 @@ USER_TEST = "from intf import find_intf\n\n\ndef test_top():\n    assert find_in
 TASK = "find all intf keys"
 
 
-async def test_the_single_attempt_and_the_teams_programmer_are_shown_the_same_prompt_but_for_the_plan():
+async def test_the_single_attempt_and_the_teams_programmer_are_shown_the_same_prompt():
     problem = Problem("p1", "python", TASK, hidden_tests=FileSet(),
                       starter=FileSet({"intf.py": STUB, "test_user.py": USER_TEST}))
     single = ScriptedModel({"programmer": [s.CODE]})
@@ -33,6 +33,6 @@ async def test_the_single_attempt_and_the_teams_programmer_are_shown_the_same_pr
     (role, one_call), = single.calls
     team_call = next(messages for r, messages in team.calls if r == "programmer")
     assert role == "programmer" and one_call[0] == team_call[0]  # the same instructions
-    with_plan = f"## Task\n{TASK}\n\n## Plan\n{NO_PLAN}"
-    assert one_call[1].content == team_call[1].content.replace(f"## Task\n{TASK}", with_plan, 1)
+    # Given a file to complete, neither is shown a plan: the single attempt is the team's first Programmer turn.
+    assert one_call[1].content == team_call[1].content and NO_PLAN not in one_call[1].content
     assert "```python path=intf.py\n" + STUB in one_call[1].content and "test_user.py" in one_call[1].content

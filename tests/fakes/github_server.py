@@ -3,7 +3,11 @@
     POST /gists, GET|PATCH /gists/{id}, GET /user
     GET /repos/{owner}/{name}, GET /repos/{owner}/{name}/branches/{branch},
     GET|POST /repos/{owner}/{name}/pulls, PATCH /repos/{owner}/{name}/pulls/{n}, POST .../issues/{n}/labels
+    GET .../collaborators/{user}/permission; POST .../issues/{n}/comments, PATCH .../issues/comments/{id};
+    POST .../pulls/{n}/comments/{id}/replies, PATCH .../pulls/comments/{id}; POST .../comments/{id}/reactions;
+    and, the other way, signed webhook deliveries to the bot (``send_webhook``, ``comment_payload``)
     GET /repos/{owner}/{repo}/pulls/{n}, .../pulls/{n}/files, .../pulls/{n}/comments   (paginated with Link)
+    POST .../pulls/{n}/reviews (a review's comments only on lines of the diff, else 422, as GitHub)
     GET /repos/{owner}/{repo}/commits/{sha}, GET /repos/{owner}/{repo}/contents/{path}?ref=
     and CI's commit statuses, check runs and Actions job logs (``self.ci``: tests/fakes/github_ci.py)
 
@@ -21,10 +25,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import hmac
 import itertools
 import json
+import re
+import subprocess
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -86,6 +94,22 @@ class StoredPull:
     body: str
     files: dict[str, str] = field(default_factory=dict)
     comments: list[tuple[str, str, str]] = field(default_factory=list)  # (login, path, body)
+    head: str = "feature"  # its branch, and the repository that branch is in ("" = the pull request's own)
+    head_repo: str = ""
+    base: str = "main"
+    labels: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PostedReview:
+    """A pull request review as posted: its event, body, commit and comments (path, line, side, body)."""
+
+    repo: str
+    number: int
+    event: str
+    body: str
+    commit_id: str
+    comments: list[dict[str, Any]]
 
 
 @dataclass
@@ -95,6 +119,41 @@ class StoredGist:
     public: bool
     files: dict[str, str]
     history: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Comment:
+    """A conversation comment on a pull request, or a review comment (it has a ``path``) in a review thread."""
+
+    id: int
+    repo: str
+    number: int
+    login: str
+    body: str
+    path: str = ""
+    line: int = 0
+    in_reply_to: int | None = None
+    kind: str = "User"  # the author's account type: "User" or "Bot"
+    edits: int = 0
+    reactions: list[str] = field(default_factory=list)
+    at: float = field(default_factory=time.monotonic)  # when it was made (a benchmark's clock)
+    reacted_at: float = 0.0
+
+    def user(self, fake: FakeGitHub) -> dict[str, Any]:
+        return {**fake._owner(), "login": self.login, "type": self.kind}
+
+    def json(self, fake: FakeGitHub) -> dict[str, Any]:
+        where = "pulls" if self.path else "issues"
+        shape: dict[str, Any] = {
+            "id": self.id, "body": self.body, "user": self.user(fake), "created_at": _now(), "updated_at": _now(),
+            "url": f"{fake.url}/repos/{self.repo}/{where}/comments/{self.id}",
+            "html_url": f"http://127.0.0.1:{fake._port}/{self.repo}/pull/{self.number}#discussion_r{self.id}"}
+        if self.path:
+            shape |= {"path": self.path, "line": self.line, "pull_request_review_id": 1,
+                      "pull_request_url": f"{fake.url}/repos/{self.repo}/pulls/{self.number}"}
+            if self.in_reply_to is not None:
+                shape["in_reply_to_id"] = self.in_reply_to
+        return shape
 
 
 class FakeGitHub:
@@ -113,6 +172,13 @@ class FakeGitHub:
         self.pulls: dict[tuple[str, int], StoredPull] = {}  # ("owner/repo", number) -> the pull request
         self.commits: dict[tuple[str, str], tuple[str, dict[str, str]]] = {}  # -> (message, path -> patch)
         self.contents: dict[tuple[str, str, str], str] = {}  # ("owner/repo", ref, path) -> the file
+        # pull requests people comment on (their own section below)
+        self.permissions: dict[tuple[str, str], str] = {}  # ("owner/repo", login) -> admin, write, read...
+        self.issue_comments: list[Comment] = []
+        self.review_comments: list[Comment] = []
+        self.reviews: list[PostedReview] = []
+        self.git_root: Path | None = None  # where the bot's pull requests' diffs come from (``serve_diffs_from``)
+        self._comment_ids = itertools.count(1001)
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
         self.ci = FakeCi(self)  # commit statuses, check runs, Actions job logs (tests/fakes/github_ci.py)
@@ -165,8 +231,10 @@ class FakeGitHub:
         app.router.add_get(f"{repo}/pulls/{{n}}", self._pull)
         app.router.add_get(f"{repo}/pulls/{{n}}/files", self._pull_files)
         app.router.add_get(f"{repo}/pulls/{{n}}/comments", self._pull_comments)
+        app.router.add_post(f"{repo}/pulls/{{n}}/reviews", self._post_review)
         app.router.add_get(f"{repo}/commits/{{sha}}", self._commit_json)
         app.router.add_get(f"{repo}/contents/{{path:.+}}", self._contents)
+        self._route_comments(app, repo)
         app.router.add_post(f"{p}/app/installations/{{id}}/access_tokens", self._mint)
         r = f"{p}/repos/{{owner}}/{{name}}"
         app.router.add_get(r, self._repo)
@@ -381,21 +449,96 @@ class FakeGitHub:
     async def _pull(self, request: web.Request) -> web.Response:
         pull = self._stored_pull(request)
         if pull is None:
-            return self._not_found()
+            opened = self._opened_by_number(request)  # one the bot opened
+            return self._json(self._pull_json(opened)) if opened else self._not_found()
         full = f"{request.match_info['owner']}/{request.match_info['repo']}"
         api = f"{self.url}/repos/{full}/pulls/{pull.number}"
+        head_repo = pull.head_repo or full
         return self._json({"url": api, "id": pull.number, "number": pull.number, "state": "open", "title": pull.title,
                            "body": pull.body, "user": self._owner(), "html_url": f"{self.html_url}/{full}/pull/{pull.number}",
-                           "review_comments_url": f"{api}/comments", "changed_files": len(pull.files)})
+                           "review_comments_url": f"{api}/comments", "changed_files": len(pull.files),
+                           "issue_url": f"{self.url}/repos/{full}/issues/{pull.number}",
+                           "head": {"ref": pull.head, "sha": "1" * 40, "label": pull.head,
+                                    "repo": {"full_name": head_repo, "name": head_repo.split("/")[-1],
+                                             "url": f"{self.url}/repos/{head_repo}"}},
+                           "base": {"ref": pull.base, "sha": "0" * 40, "label": pull.base,
+                                    "repo": {"full_name": full, "url": f"{self.url}/repos/{full}"}},
+                           "labels": [{"name": n, "color": "ededed"} for n in pull.labels]})
 
     async def _pull_files(self, request: web.Request) -> web.Response:
-        pull = self._stored_pull(request)
-        if pull is None:
+        files = self._diff_of(request)
+        if files is None:
             return self._not_found()
         items = [{"sha": hashlib.sha1(patch.encode()).hexdigest(), "filename": path, "status": "modified",
                   "patch": patch, "additions": patch.count("\n+"), "deletions": patch.count("\n-")}
-                 for path, patch in pull.files.items()]
+                 for path, patch in files.items()]
         return self._paged(request, items)
+
+    # --- the bot's pull requests: their diffs (from the git host's repositories) and reviews ---------------
+
+    def serve_diffs_from(self, root: Path) -> None:
+        """The bot's pull requests' files come from the bare repositories ``root/OWNER/NAME.git`` (a git host's),
+        as GitHub computes them: ``base...head``."""
+        self.git_root = root
+
+    def _opened_by_number(self, request: web.Request) -> OpenedPull | None:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        return next((pr for pr in self.opened if pr.repo.lower() == full.lower()
+                     and pr.number == int(request.match_info["n"])), None)
+
+    def _diff_of(self, request: web.Request) -> dict[str, str] | None:
+        """A pull request's files, path -> patch (its hunks): a stored one's, or the bot's from git."""
+        stored = self._stored_pull(request)
+        if stored is not None:
+            return stored.files
+        opened = self._opened_by_number(request)
+        if opened is None or self.git_root is None:
+            return None if opened is None else {}
+        bare = self.git_root / f"{opened.repo}.git"
+        diff = _git(bare, "diff", "--no-color", "-U3", f"{opened.base}...{opened.head}")
+        files: dict[str, str] = {}
+        for section in re.split(r"^diff --git ", diff, flags=re.M)[1:]:
+            target = re.search(r"^\+\+\+ b/(.+)$", section, re.M)
+            if target and "\n@@" in section:
+                files[target.group(1)] = section[section.index("\n@@") + 1:].rstrip("\n")
+        return files
+
+    async def _post_review(self, request: web.Request) -> web.Response:
+        """GitHub's rules: a known event; a body for COMMENT without comments; the commit the head's; each
+        comment on a right-side line of the diff (an added or a context line), or the whole review is refused."""
+        files = self._diff_of(request)
+        if files is None:
+            return self._not_found()
+        data = await request.json()
+        comments = data.get("comments") or []
+        event = data.get("event", "PENDING")
+        if event not in ("APPROVE", "REQUEST_CHANGES", "COMMENT", "PENDING"):
+            return self._unprocessable(f"Invalid event: {event}")
+        if event in ("REQUEST_CHANGES", "COMMENT") and not comments and not data.get("body"):
+            return self._unprocessable("Review Body is required for COMMENT events without comments")
+        opened = self._opened_by_number(request)
+        if opened is not None and self.git_root is not None and data.get("commit_id"):
+            head = _git(self.git_root / f"{opened.repo}.git", "rev-parse", opened.head).strip()
+            if data["commit_id"] != head:
+                return self._unprocessable("commit_id is not part of the pull request")
+        for comment in comments:
+            lines = _right_lines(files.get(comment.get("path", ""), ""))
+            if comment.get("side", "RIGHT") != "RIGHT" or comment.get("line") not in lines or not comment.get("body"):
+                return self._unprocessable("Pull request review thread line must be part of the diff and Pull "
+                                           "request review thread diff hunk can't be blank")
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        number = int(request.match_info["n"])
+        review = PostedReview(full, number, event, data.get("body", ""), data.get("commit_id", ""), comments)
+        self.reviews.append(review)
+        for comment in comments:
+            self.add_review_comment(full, number, LOGIN, comment["body"], path=comment["path"], line=comment["line"])
+        return self._json({"id": next(self._ids), "user": self._owner(), "body": review.body, "state": "COMMENTED",
+                           "commit_id": review.commit_id, "submitted_at": _now(),
+                           "html_url": f"http://127.0.0.1:{self._port}/{full}/pull/{number}#pullrequestreview",
+                           "pull_request_url": f"{self.url}/repos/{full}/pulls/{number}"})
+
+    def _unprocessable(self, error: str) -> web.Response:
+        return self._json({"message": "Unprocessable Entity", "errors": [error], "documentation_url": DOCS}, 422)
 
     async def _pull_comments(self, request: web.Request) -> web.Response:
         pull = self._stored_pull(request)
@@ -403,12 +546,19 @@ class FakeGitHub:
             return self._not_found()
         items = [{"id": i + 1, "user": {**self._owner(), "login": login}, "path": path, "body": body}
                  for i, (login, path, body) in enumerate(pull.comments)]
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        items += [c.json(self) for c in self.review_comments if (c.repo, c.number) == (full, pull.number)]
         return self._paged(request, items)
 
     async def _commit_json(self, request: web.Request) -> web.Response:
         full = f"{request.match_info['owner']}/{request.match_info['repo']}"
         sha = request.match_info["sha"]
         found = next(((s, c) for (r, s), c in self.commits.items() if r == full and s.startswith(sha)), None)
+        if found is None and self.git_root is not None and (self.git_root / f"{full}.git").is_dir():
+            pushed = subprocess.run(["git", "log", "-1", "--format=%H%n%B", sha, "--"], capture_output=True, text=True,
+                                    cwd=self.git_root / f"{full}.git")  # a commit the bot pushed to the git host
+            if pushed.returncode == 0:
+                found = (pushed.stdout.split("\n", 1)[0], (pushed.stdout.split("\n", 1)[1].strip(), {}))
         if found is None:
             return self._not_found()
         sha, (message, files) = found
@@ -438,6 +588,127 @@ class FakeGitHub:
             nxt = request.url.update_query(page=str(page + 1), per_page=str(per_page))
             headers["Link"] = f'<{nxt}>; rel="next"'
         return self._json(chunk, headers=headers)
+
+    # --- pull requests people comment on: comments, review threads, reactions, permissions, webhooks ---------
+
+    def add_pull_request(self, full_name: str, number: int, head: str, *, base: str = "main",
+                         labels: tuple[str, ...] = (), head_repo: str = "") -> StoredPull:
+        """A pull request from ``head`` (in ``head_repo``: a fork, when it is not ``full_name``) into ``base``."""
+        self.pulls[(full_name, number)] = pull = StoredPull(number, f"Pull {number}", "", head=head,
+                                                            head_repo=head_repo, base=base, labels=list(labels))
+        return pull
+
+    def grant(self, full_name: str, login: str, permission: str) -> None:
+        """``login``'s permission on the repository: admin, maintain, write, triage or read."""
+        self.permissions[(full_name.lower(), login.lower())] = permission
+
+    def add_issue_comment(self, full_name: str, number: int, login: str, body: str, *, kind: str = "User") -> Comment:
+        comment = Comment(next(self._comment_ids), full_name, number, login, body, kind=kind)
+        self.issue_comments.append(comment)
+        return comment
+
+    def add_review_comment(self, full_name: str, number: int, login: str, body: str, *, path: str = "app.py",
+                           line: int = 1, in_reply_to: int | None = None, kind: str = "User") -> Comment:
+        comment = Comment(next(self._comment_ids), full_name, number, login, body, path=path, line=line,
+                          in_reply_to=in_reply_to, kind=kind)
+        self.review_comments.append(comment)
+        return comment
+
+    def thread_of(self, root: int) -> list[Comment]:
+        """A review thread: its first comment and the replies under it, oldest first."""
+        return [c for c in self.review_comments if root in (c.id, c.in_reply_to)]
+
+    def conversation(self, full_name: str, number: int) -> list[Comment]:
+        return [c for c in self.issue_comments if (c.repo, c.number) == (full_name, number)]
+
+    async def send_webhook(self, url: str, event: str, payload: dict[str, Any], secret: str, *,
+                           delivery: str = "", signature: str | None = None) -> tuple[int, str]:
+        """POST a delivery as GitHub does: the JSON body, ``X-GitHub-Event``, ``X-GitHub-Delivery`` and
+        ``X-Hub-Signature-256`` (HMAC-SHA256 of the body under ``secret``; ``signature`` overrides it, "" omits it)."""
+        import aiohttp
+
+        body = json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json", "User-Agent": "GitHub-Hookshot/fake", "X-GitHub-Event": event,
+                   "X-GitHub-Delivery": delivery or f"{next(self._ids):08x}-0000-4000-8000-000000000000",
+                   "X-GitHub-Hook-ID": "1"}
+        signed = signature if signature is not None else \
+            "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+        if signed:
+            headers["X-Hub-Signature-256"] = signed
+        async with aiohttp.ClientSession() as session, session.post(url, data=body, headers=headers) as response:
+            return response.status, await response.text()
+
+    def comment_payload(self, comment: Comment) -> tuple[str, dict[str, Any]]:
+        """The event and payload GitHub sends when ``comment`` is created."""
+        common = {"repository": {"full_name": comment.repo, "name": comment.repo.split("/")[1]},
+                  "sender": comment.user(self)}
+        if comment.path:
+            return "pull_request_review_comment", {"action": "created", "comment": comment.json(self), **common,
+                                                   "pull_request": {"number": comment.number}}
+        return "issue_comment", {"action": "created", "comment": comment.json(self), **common, "issue": {
+            "number": comment.number, "pull_request": {"url": f"{self.url}/repos/{comment.repo}/pulls/{comment.number}"}}}
+
+    def review_payload(self, full_name: str, number: int, login: str, body: str) -> tuple[str, dict[str, Any]]:
+        review = Comment(next(self._comment_ids), full_name, number, login, body)
+        return "pull_request_review", {"action": "submitted", "review": {**review.json(self), "state": "commented"},
+                                       "pull_request": {"number": number}, "sender": review.user(self),
+                                       "repository": {"full_name": full_name}}
+
+    def _route_comments(self, app: web.Application, repo: str) -> None:
+        app.router.add_get(f"{repo}/collaborators/{{user}}/permission", self._permission)
+        app.router.add_post(f"{repo}/issues/{{n}}/comments", self._post_issue_comment)
+        app.router.add_get(f"{repo}/issues/{{n}}/comments", self._list_issue_comments)
+        app.router.add_patch(f"{repo}/issues/comments/{{id}}", self._edit_comment)
+        app.router.add_post(f"{repo}/issues/comments/{{id}}/reactions", self._react)
+        app.router.add_post(f"{repo}/pulls/{{n}}/comments/{{id}}/replies", self._reply)
+        app.router.add_patch(f"{repo}/pulls/comments/{{id}}", self._edit_comment)
+        app.router.add_post(f"{repo}/pulls/comments/{{id}}/reactions", self._react)
+
+    async def _permission(self, request: web.Request) -> web.Response:
+        full, user = f"{request.match_info['owner']}/{request.match_info['repo']}", request.match_info["user"]
+        permission = self.permissions.get((full.lower(), user.lower()), "read")  # anyone may read a public one
+        return self._json({"permission": permission, "role_name": permission,
+                           "user": {**self._owner(), "login": user}})
+
+    async def _post_issue_comment(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        body = (await request.json())["body"]
+        comment = self.add_issue_comment(full, int(request.match_info["n"]), LOGIN, body)
+        return self._json(comment.json(self), 201)
+
+    async def _list_issue_comments(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        return self._paged(request, [c.json(self) for c in self.conversation(full, int(request.match_info["n"]))])
+
+    async def _reply(self, request: web.Request) -> web.Response:
+        full = f"{request.match_info['owner']}/{request.match_info['repo']}"
+        root = next((c for c in self.review_comments if c.id == int(request.match_info["id"]) and c.repo == full), None)
+        if root is None or root.number != int(request.match_info["n"]):
+            return self._not_found()
+        if root.in_reply_to is not None:  # GitHub answers replies to replies with a 422
+            return self._json({"message": "Validation Failed", "documentation_url": DOCS}, 422)
+        reply = self.add_review_comment(full, root.number, LOGIN, (await request.json())["body"], path=root.path,
+                                        line=root.line, in_reply_to=root.id)
+        return self._json(reply.json(self), 201)
+
+    async def _edit_comment(self, request: web.Request) -> web.Response:
+        kind = self.review_comments if "/pulls/" in request.path else self.issue_comments
+        comment = next((c for c in kind if c.id == int(request.match_info["id"])), None)
+        if comment is None:
+            return self._not_found()
+        comment.body = (await request.json())["body"]
+        comment.edits += 1
+        return self._json(comment.json(self))
+
+    async def _react(self, request: web.Request) -> web.Response:
+        kind = self.review_comments if "/pulls/" in request.path else self.issue_comments
+        comment = next((c for c in kind if c.id == int(request.match_info["id"])), None)
+        if comment is None:
+            return self._not_found()
+        content = (await request.json())["content"]
+        comment.reactions.append(content)
+        comment.reacted_at = comment.reacted_at or time.monotonic()
+        return self._json({"id": next(self._ids), "content": content, "user": self._owner()}, 201)
 
     # --- GitHub's shapes --------------------------------------------------------------------------------
 
@@ -498,6 +769,23 @@ def _invalid(files: dict[str, str]) -> web.Response | None:
     body = {"message": "Validation Failed", "documentation_url": DOCS,
             "errors": [{"resource": "Gist", "code": "missing_field", "field": "files"}]}
     return web.json_response(body, status=422)
+
+
+def _git(bare: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=bare, capture_output=True, text=True, check=True).stdout
+
+
+def _right_lines(patch: str) -> set[int]:
+    """The new file's line numbers a diff shows (context and added lines): the ones a review comment may take."""
+    shown: set[int] = set()
+    at = 0
+    for text in patch.split("\n"):
+        if text.startswith("@@"):
+            at = int(text.split("+", 1)[1].split(",")[0].split(" ")[0])
+        elif text.startswith(("+", " ")):
+            shown.add(at)
+            at += 1
+    return shown
 
 
 def _now() -> str:

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from bot.config.sections import AgentSettings, Config, Secrets
+from bot.model.embedded.keeper import ServerKeeper
 from bot.model.embedded.machine import context_size, thread_count
 from bot.model.embedded.server import EmbeddedServer, ServerNotInstalled, ServerSettings, missing_server_sentence, server_version
 from bot.model.embedded.weights import ModelFile, default_model, own_model
@@ -79,14 +80,17 @@ def served_secrets(secrets: Secrets) -> Secrets:
 
 
 @asynccontextmanager
-async def embedded_server(config: Config, say: Callable[[str], None]) -> AsyncIterator[EmbeddedServer]:
-    """The embedded server, answering, for as long as the block runs; stopped on the way out however it ends."""
+async def embedded_server(config: Config, say: Callable[[str], None]) -> AsyncIterator[ServerKeeper]:
+    """The embedded server, answering, for as long as the block runs (started again if it ends: ``keeper``);
+    stopped on the way out however it ends."""
     if server_version() is None:
         raise ServerNotInstalled(missing_server_sentence())
     model = await asyncio.to_thread(model_file, config, say)
     say(notice(config, model))
-    server = await EmbeddedServer.start(model, settings_for(model), data_folder(config) / "embedded-server.log")
+    keeper = ServerKeeper(await EmbeddedServer.start(model, settings_for(model),
+                                                     data_folder(config) / "embedded-server.log"))
+    keeper.watch()
     try:
-        yield server
+        yield keeper
     finally:
-        await server.stop()
+        await keeper.stop()

@@ -1,0 +1,87 @@
+"""``POST /github/webhook``: GitHub's deliveries, on a real aiohttp server that also answers the health probes.
+
+Each delivery, in order: the signature (``X-Hub-Signature-256``, constant time) or 401; a ping answered; JSON
+or 400; a redelivery (its ``X-GitHub-Delivery`` seen before, by any replica sharing the store) answered 200 and
+dropped; then a CI event nudges whatever follows that commit (``bot.ci.nudges``: the follower reads the API
+itself), a comment is handed to the bot in a task of its own, and any other event is 204. GitHub gives a
+delivery ten seconds: nothing here waits for a run, nor for any call to GitHub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+from aiohttp import web
+
+from adapters.github.events import Comment, comment_of, commit_of
+from adapters.github.signature import signed
+from bot.ci.nudges import CiNudges
+from bot.health.checks import Health
+from bot.health.http import health_routes
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps a delivery's payload at 25 MB
+FirstSighting = Callable[[str], Awaitable[bool]]
+OnComment = Callable[[Comment], Coroutine[Any, Any, None]]
+
+
+class Webhook:
+    def __init__(self, secret: str, first_sighting: FirstSighting, nudges: CiNudges, on_comment: OnComment) -> None:
+        self._secret, self._first_sighting = secret, first_sighting
+        self._nudges, self._on_comment = nudges, on_comment
+        self._tasks: set[asyncio.Task[None]] = set()  # the comments being taken
+
+    async def receive(self, request: web.Request) -> web.Response:
+        body = await request.read()
+        if not signed(body, request.headers.get("X-Hub-Signature-256", ""), self._secret):
+            log.warning("github: refused a delivery from %s: missing or wrong signature", request.remote)
+            return web.Response(status=401, text="Missing or wrong X-Hub-Signature-256.")
+        event = request.headers.get("X-GitHub-Event", "")
+        if event == "ping":
+            return web.json_response({"pong": True})
+        try:
+            payload = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return web.Response(status=400, text="The body is not JSON.")
+        delivery = request.headers.get("X-GitHub-Delivery", "")
+        if not isinstance(payload, dict) or not delivery:
+            return web.Response(status=400, text="Not a GitHub delivery (a JSON object and X-GitHub-Delivery).")
+        if not await self._first_sighting(f"github:delivery:{delivery}"):
+            return web.Response(text="Already delivered.")
+        commit = commit_of(event, payload)
+        if commit is not None:
+            self._nudges.nudge(*commit)
+            return web.Response(status=202, text="Noted.")
+        comment = comment_of(event, payload)
+        if comment is not None:
+            task = asyncio.create_task(self._on_comment(comment), name=f"github-{comment.key}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+            return web.Response(status=202, text="Taken.")
+        return web.Response(status=204)
+
+    async def close(self) -> None:
+        """Stop taking the comments still being looked at (the runs they started stop with the service)."""
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+
+
+def webhook_app(webhook: Webhook, path: str, health: Health | None) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY_BYTES)
+    app.router.add_post(path, webhook.receive)
+    if health is not None:
+        app.add_routes(health_routes(health))
+    else:  # a service built without health checks (a test, an embedding): alive is all it can say
+        app.router.add_get("/healthz", _alive)
+    return app
+
+
+async def _alive(_: web.Request) -> web.Response:
+    return web.json_response({"alive": True})

@@ -1,0 +1,66 @@
+"""Versions of the code judged first by the tests no model wrote: the user's own tests and the examples the task
+gives (``agents.task_examples``).
+
+A small model's generated tests are often wrong; the user's are not. So each version of the code the Programmer
+writes is a candidate, and the user's tests are its first check:
+
+- a candidate that fails them is changed: no triage is asked (the user's tests are never the ones to fix) and no
+  review is asked (the code changes whatever the Optimizer says), and the Programmer is shown the user's tests'
+  own failure, without the noise of the team's tests around it;
+- a candidate that passes them is kept, so when the budget runs out the best attempt is the latest candidate the
+  user's tests passed, not a later one that broke them;
+- only a candidate that passes them meets the rest of the team: the team's tests (their failure triaged as
+  before) and the review.
+
+When the whole test run fails and the team has tests of its own, the user's tests run once more alone (the
+sandbox is cheap next to a model call), which tells whose tests failed in any language.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from agents.run_state import Work
+from agents.types import FileSet, TestJob, TestReport
+
+FIX_REASON = ("The code fails the task's own tests (their output is above): change the code so it gives the "
+              "answers they expect.")
+KEPT_NOTICE = ("The last version of the code failed the task's own tests; the team keeps the latest version "
+               "that passed them ({summary}).")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A tested version of the code: the work as that test run saw it, and its report."""
+
+    work: Work
+    report: TestReport
+
+
+def users_job(job: TestJob, team_tests: FileSet) -> TestJob:
+    """``job`` without the team's tests: the user's tests alone over the code."""
+    return dataclasses.replace(job, files=job.files.without(team_tests))
+
+
+def users_alone_needed(report: TestReport, team_tests: FileSet) -> bool:
+    """Whether a failed run needs the user's tests run alone to know whose tests failed (a passing run passed
+    them, and a run without team tests is the user's tests' own)."""
+    return not report.ok and bool(team_tests)
+
+
+AGAIN_REASON = ("An earlier version of this code (not shown) failed the tests as above, and asked to fix it the "
+                "Programmer wrote it again unchanged. Write the body again from the task, another way, so these "
+                "tests pass.")
+AGAIN_NOTICE = "The Programmer's fix was the code unchanged; it writes the functions again from the task instead."
+
+
+def unchanged(written: FileSet, current: FileSet) -> bool:
+    """Whether a reply that was to change the code wrote only what the files already hold."""
+    return bool(written) and all(current.get(path) == text for path, text in written.items())
+
+
+def fresh_start(current: FileSet, given: FileSet) -> FileSet:
+    """The files a new candidate starts from: the given files the code was completed from (their functions still
+    to write), in place of the versions written since."""
+    return current.merged({path: text for path, text in given.items() if path in current})

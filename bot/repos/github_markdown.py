@@ -1,0 +1,50 @@
+"""Text the bot writes on GitHub (a pull request's body) made quiet: it pings nobody, hides no link, runs no HTML.
+
+GitHub renders a pull request's description as Markdown with some HTML, and acts on what it reads there:
+``@name`` and ``@org/team`` notify those people, an ``<a href>`` or a Markdown link can show one address and
+go to another, and an HTML comment hides text from the reader. The body quotes the task, the Planner's plan
+(model text) and the repository's test names, so ``quiet`` applies one rule to all of it, outside code:
+mentions are broken with an invisible character (as Renovate and Dependabot do), ``<`` is written as an
+entity (no tag, no comment), and a deceptive link shows its target (``bot.chat.links``). Code blocks and code
+spans are left as written: GitHub acts on nothing inside them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.fences import segments
+from bot.chat.links import unmasked
+
+# GitHub's mention: '@' after a start, a space or punctuation, then a login (or org/team).
+_MENTION = re.compile(r"(?<![\w`@./-])@(?=[A-Za-z0-9])")
+_CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
+ZERO_WIDTH_SPACE = "&#8203;"
+
+
+def quiet(markdown: str) -> str:
+    """``markdown`` as a pull request may show it: no mention, no HTML, no link that hides where it goes."""
+    parts = segments(unmasked(markdown))
+    return "".join(_quiet_prose(part) if isinstance(part, str) else part.source for part in parts)
+
+
+def code(text: str) -> str:
+    """``text`` as one code span, whatever backticks it holds (a fence longer than any run inside)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _quiet_prose(prose: str) -> str:
+    out, position = [], 0
+    for span in _CODE_SPAN.finditer(prose):
+        out.append(_quiet_text(prose[position:span.start()]))
+        out.append(span.group())
+        position = span.end()
+    out.append(_quiet_text(prose[position:]))
+    return "".join(out)
+
+
+def _quiet_text(text: str) -> str:
+    return _MENTION.sub("@" + ZERO_WIDTH_SPACE, text.replace("<", "&lt;"))

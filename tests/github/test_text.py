@@ -1,0 +1,62 @@
+"""What the bot reads in a comment, and what it writes: a request only where the bot is mentioned outside a
+quotation, and the model's words shown without pinging anyone or rendering HTML."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import aiohttp
+import pytest
+from github import Auth
+
+from adapters.github.api import PullRequestApi
+from adapters.github.events import MARKER, request_in
+from adapters.github.handlers import GitHubBot
+from adapters.github.markup import GitHubMarkup
+from bot.config.sections import ConfigError
+from tests.github.conftest import AUTHOR, PR, REPO
+from tests.repos.conftest import TOKEN
+
+
+def test_a_request_is_the_comment_without_the_mention_and_quotes_ask_nothing():
+    assert request_in("@codegen-chat add retries", "codegen-chat") == "add retries"
+    assert request_in("Could you, @Codegen-Chat, add retries?", "codegen-chat") == "Could you, , add retries?"
+    assert request_in("> @codegen-chat add retries\n\nI agree with this.", "codegen-chat") is None
+    assert request_in("ping @codegen-chatty or mail me@codegen-chat", "codegen-chat") is None
+    assert request_in(f"@codegen-chat add retries\n{MARKER}", "codegen-chat") is None
+    assert request_in("no mention here", "codegen-chat") is None
+
+
+def test_the_models_words_ping_nobody_and_render_no_html_outside_code():
+    shown = GitHubMarkup().text("Thanks @alice and @codegen-chat <img src=https://evil.example/x> `a <b> @c`\n"
+                                "```html\n<div>@team</div>\n```")
+    assert "@alice" not in shown and "@codegen-chat" not in shown and "<img" not in shown
+    assert "`a <b> @c`" in shown and "```html\n<div>@team</div>\n```" in shown  # code is shown as written
+    mail = GitHubMarkup().text("mail dev@example.com, or (@bob)")
+    assert "mail dev@example.com, or (@" in mail and "@bob" not in mail  # an address is left alone, a mention broken
+
+
+async def test_the_webhook_port_answers_the_health_probes(github_config, start_bot):
+    bot = await start_bot(github_config)
+    async with aiohttp.ClientSession() as session, session.get(bot.url.replace("/github/webhook", "/healthz")) as got:
+        assert got.status == 200 and (await got.json())["alive"] is True
+
+
+async def test_serving_without_the_webhook_secret_fails_at_start_with_a_sentence(github_config, start_bot,
+                                                                                  github_secrets):
+    with pytest.raises(ConfigError, match="GITHUB_WEBHOOK_SECRET is not set"):
+        await start_bot(github_config, dataclasses.replace(github_secrets, github_webhook_secret=""))
+
+
+async def test_the_pull_requests_thread_found_again_edits_a_status_that_went_into_a_review_thread(
+        github_config, start_bot, github, pull_request):
+
+
+    bot = GitHubBot((await start_bot(github_config)).service, github_config,
+                    PullRequestApi(github_config.checkin, Auth.Token(TOKEN)))
+    root = github.add_review_comment(REPO, PR, AUTHOR, "Retry here.", path="billing/client.py")
+    status = await bot.thread(f"{REPO}#{PR}", root.id).post("⏳ Working", stop="run1")
+    await bot.thread(f"{REPO}#{PR}").edit(status, "⏹️ Interrupted")  # as after a restart: by the key alone
+    (reply,) = [c for c in github.thread_of(root.id) if c.id != root.id]
+    assert reply.body.startswith("⏹️ Interrupted") and reply.edits == 1
+    assert not github.conversation(REPO, PR)
