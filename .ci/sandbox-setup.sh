@@ -17,13 +17,17 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need[@]}" ca-certificates >/dev/null
 fi
 
-# Register runsc with the engine before dockerd starts. ptrace is the platform that needs no KVM; gVisor's
-# own network stack is off (the sandbox has no network while tests run anyway).
-if [ ! -e /etc/docker/daemon.json ]; then
-  mkdir -p /etc/docker
-  echo '{"runtimes": {"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--platform=ptrace", "--network=none"]}}}' \
-    >/etc/docker/daemon.json
-fi
+# Register runsc with the engine, beside whatever daemon.json already holds. ptrace is the platform that needs no
+# KVM; gVisor's own network stack is off (the sandbox has no network while tests run anyway).
+python3 - <<'PY'
+import json, pathlib
+path = pathlib.Path("/etc/docker/daemon.json")
+config = json.loads(path.read_text() or "{}") if path.exists() else {}
+if "runsc" not in config.setdefault("runtimes", {}):
+    config["runtimes"]["runsc"] = {"path": "/usr/bin/runsc", "runtimeArgs": ["--platform=ptrace", "--network=none"]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2) + "\n")
+PY
 
 if ! docker info >/dev/null 2>&1; then
   echo "sandbox-setup: starting dockerd"
@@ -33,6 +37,11 @@ if ! docker info >/dev/null 2>&1; then
     sleep 1
   done
   docker info >/dev/null 2>&1 || { echo "sandbox-setup: dockerd did not come up:"; tail -20 /var/log/dockerd.log; exit 1; }
+fi
+# An engine that was already running reads its runtimes again on SIGHUP.
+if ! docker info --format '{{json .Runtimes}}' | grep -q runsc; then
+  pkill -HUP -x dockerd || true
+  for _ in $(seq 1 10); do docker info --format '{{json .Runtimes}}' | grep -q runsc && break; sleep 1; done
 fi
 
 # Skips images that already exist; the first build takes about two minutes (see the report below).
