@@ -213,7 +213,7 @@ class PostgresStore:
         elif isinstance(event, TestReported):
             await self._note(db, event.run_id, "test_report", decode.report_note(event))
             await db.execute("UPDATE runs SET report = %s WHERE id = %s",
-                             _storable((_json(event.report), event.run_id)))
+                             _storable((json.dumps(decode.report_dict(event.report)), event.run_id)))
         elif isinstance(event, CheckedIn):
             await db.execute("UPDATE runs SET checkin = %s WHERE id = %s",
                              _storable((_json(event.result), event.run_id)))

@@ -56,12 +56,21 @@ def thread(text: str) -> ThreadContext:
                          notes=tuple(data["notes"]))
 
 
-def report(text: str | None) -> TestReport | None:
-    if not text:
-        return None
-    data = json.loads(text)
+def report_dict(report: TestReport) -> dict[str, Any]:
+    """A test report as it is stored: without ``ran`` (the runner's list of every test, for judging only)."""
+    data = asdict(report)
+    data.pop("ran", None)
+    return data
+
+
+def _report_of(data: dict[str, Any]) -> TestReport:
+    data.pop("ran", None)
     return TestReport(**{**data, "status": TestStatus(data["status"]),
                          "already_failing": tuple(data.get("already_failing", ()))})
+
+
+def report(text: str | None) -> TestReport | None:
+    return _report_of(json.loads(text)) if text else None
 
 
 def summary(row: Row) -> RunSummary:
@@ -120,8 +129,7 @@ def note_event(run_id: str, kind: str, body: str) -> Event | None:
         return Notice(run_id, data.get("text", ""))
     if kind == "test_report":
         round_, language = data.pop("round"), data.pop("language")
-        report = TestReport(**{**data, "status": TestStatus(data["status"]),
-                                "already_failing": tuple(data.get("already_failing", ()))})
+        report = _report_of(data)
         return TestReported(run_id, round=round_, language=language, report=report)
     return None
 
@@ -198,7 +206,7 @@ def finish_values(event: RunFinished) -> tuple[Any, ...]:
         return json.dumps(files.as_dict()) if files else None
 
     return (event.status, event.reason, json_or_none(event.files), json_or_none(event.tests),
-            json_or_none(event.user_tests), json.dumps(asdict(event.report)) if event.report else None,
+            json_or_none(event.user_tests), json.dumps(report_dict(event.report)) if event.report else None,
             json.dumps(asdict(event.checkin)) if event.checkin else None, event.plan, event.language)
 
 
@@ -208,7 +216,7 @@ def saved_work(event: WorkSaved) -> tuple[str, str, str]:
 
 
 def report_note(event: TestReported) -> dict[str, Any]:
-    return {"round": event.round, "language": event.language, **asdict(event.report)}
+    return {"round": event.round, "language": event.language, **report_dict(event.report)}
 
 
 def checked_in_repository(event: CheckedIn) -> tuple[str, str, str, str] | None:

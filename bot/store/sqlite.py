@@ -545,7 +545,7 @@ def _writes(event: Event) -> list[Statement]:
         return _turn_writes(event)
     if isinstance(event, TestReported):
         return [_note(event.run_id, "test_report", decode.report_note(event)),
-                ("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(asdict(event.report)), event.run_id))]
+                ("UPDATE runs SET report = ? WHERE id = ?", (json.dumps(decode.report_dict(event.report)), event.run_id))]
     if isinstance(event, CheckedIn):
         writes: list[Statement] = [("UPDATE runs SET checkin = ? WHERE id = ?", (json.dumps(asdict(event.result)), event.run_id))]
         repository = decode.checked_in_repository(event)

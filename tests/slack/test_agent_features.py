@@ -82,14 +82,16 @@ async def test_a_stream_that_slack_ends_early_goes_on_as_an_edited_message(slack
     await start_bot(slack_config)
     script_team(model_server, planner=[Reply(s.PLAN, chunk=6, stall_after=12)])
     message, _ = await mention(slack, "find all intf keys")
-    await eventually(lambda: model_server.calls("planner"))
+    # the status message streams and the Planner writes (the two start together: wait for both)
+    await eventually(lambda: model_server.calls("planner") and slack.called("chat.startStream"))
     slack.end_streams()  # Slack ends a stream that has gone on too long
     model_server.release_stalls.set()
     thread = await finished(slack, "C1", message.ts)
     status = thread[0]
     assert status.edits and all(not edit.startswith("✅") for edit in status.edits[:-1])  # kept current by chat.update
     assert status.text.startswith("✅ *Passed*") and "✅ Check-in" in status.text and stop_button(status) is None
-    assert not slack.called("chat.stopStream")  # nothing left to stop
+    # (whether the bot learns that the stream ended from a refused append or from a refused stop depends on
+    # whether a redraw falls between the two: either way the end is drawn by chat.update, as asserted above)
 
 
 async def test_a_direct_message_streams_without_naming_a_recipient(slack, model_server, slack_config, start_bot):

@@ -43,7 +43,8 @@ async def test_model_text_in_turns_reviews_and_the_streamed_plan_pings_no_one(sl
     thread = await finished(slack, "C1", message.ts)
     status = thread[0]
     assert "channel" in status.tasks["review-1"]["details"]  # the review's line is there, escaped
-    assert slack.called("chat.appendStream") and slack.called("chat.postMessage")
+    streamed = [json.dumps(c.args) for m in ("chat.appendStream", "chat.stopStream") for c in slack.called(m)]
+    assert any("review-1" in text for text in streamed) and slack.called("chat.postMessage")  # the review, streamed
     assert pings(slack, allowed="UANN") == []
     assert hidden_targets(slack) == []
     shown = "\n".join(m.text for m in thread)
