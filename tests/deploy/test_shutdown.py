@@ -210,7 +210,12 @@ async def test_a_second_signal_exits_at_once(tmp_path, model_server):
         await slack.wait_for(lambda: any("shutting down" in line for line in bot.stderr), within=WAIT_S)
         bot.proc.send_signal(signal.SIGTERM)
         assert await exit_code(bot.proc) == 128 + signal.SIGTERM
-        assert any("SIGTERM again: exiting now" in line for line in bot.stderr)
+        # the process has ended; its last line may still be on its way through the pipe to the reader
+        for _ in range(WAIT_S * 10):
+            if any("SIGTERM again: exiting now" in line for line in bot.stderr):
+                break
+            await asyncio.sleep(0.1)
+        assert any("SIGTERM again: exiting now" in line for line in bot.stderr), "".join(bot.stderr)
 
 
 # -- codegen-chat run ------------------------------------------------------------------------------
