@@ -12,7 +12,8 @@ from bot.store.sqlite import SQLiteStore
 from tests.fakes.openai_server import FakeOpenAI
 from tests.postgres_support import Cluster, running_cluster
 
-pytest_plugins = ["tests.docker_support"]  # Docker fixtures for every test marked ``docker``
+# Docker fixtures for every test marked ``docker``; a finished run always ends (tests/exit_watch.py)
+pytest_plugins = ["tests.docker_support", "tests.exit_watch"]
 
 
 @pytest.fixture
