@@ -63,6 +63,16 @@ def drain(stream: Iterable[tuple[bytes | None, bytes | None]], output: SplitOutp
             output.add(out, err)
 
 
+def end_stream(stream: Iterator[tuple[bytes | None, bytes | None]]) -> None:
+    """Close an exec's output stream, so a thread still reading it returns at once. The engine can keep that
+    stream open after the process, even its container, is gone (seen with dockerd after a removal); a thread
+    left reading it would wait forever, and with it the process's exit."""
+    close = getattr(stream, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):  # already closed, or the engine already gone
+            close()
+
+
 def exit_code(client: docker.DockerClient, exec_id: str) -> int | None:
     code = client.api.exec_inspect(exec_id).get("ExitCode")
     return code if isinstance(code, int) else None
@@ -97,16 +107,6 @@ def exec_end(client: docker.DockerClient, container: Container, exec_id: str) ->
             if not state.get("Running") or time.monotonic() >= gone:
                 raise
             time.sleep(0.2)
-
-
-def run_quiet(client: docker.DockerClient, container: Container, argv: list[str], user: str,
-              workdir: str, limit: int = 64 * 1024) -> tuple[int | None, str]:
-    """A short helper command (upload, reading a report); its exit code and combined output."""
-    output = SplitOutput(limit)
-    exec_id, stream = exec_stream(client, container, argv, user, workdir)
-    drain(stream, output)
-    out, err = output.texts()
-    return exit_code(client, exec_id), out + err
 
 
 def cut_network(client: docker.DockerClient, container: Container) -> None:

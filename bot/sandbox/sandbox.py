@@ -411,7 +411,10 @@ class DockerSandbox:
     async def _quiet(self, container: Box, argv: list[str], user: str, workdir: str,
                      limit: int = 64 * 1024) -> tuple[int | None, str]:
         """A short helper command (staging, arming the deadline, reading a report): its exit code and output."""
-        return await self._call(containers.run_quiet, self._client_(), container, argv, user, workdir, limit)
+        output = SplitOutput(limit)
+        exec_id, _ = await self._exec(container, argv, user, workdir, output)
+        out, err = output.texts()
+        return await self._call(containers.exit_code, self._client_(), exec_id), out + err
 
     async def _stop_leftovers(self, container: Box) -> None:
         await self._quiet(container, ["sh", "-c", STOP_LEFTOVERS], self._config.user, "/")
@@ -455,13 +458,7 @@ class DockerSandbox:
         client = self._client_()
         output = SplitOutput(output_limit or self._config.max_output_bytes)
         started = time.monotonic()
-        exec_id, stream = await self._call(
-            containers.exec_stream, client, container, argv, self._config.user, workdir, env)
-        reader = asyncio.ensure_future(self._call(containers.drain, stream, output))
-        timed_out = await self._wait(reader, exec_id, limit_s)
-        if timed_out:
-            await self._call(containers.kill, container)  # SIGKILL: nothing can ignore it
-            await asyncio.wait({reader}, timeout=DRAIN_GRACE_S)
+        exec_id, timed_out = await self._exec(container, argv, self._config.user, workdir, output, env, limit_s)
         duration = time.monotonic() - started
         code, whole = (None, False) if timed_out else await self._call(containers.exec_end, client, container, exec_id)
         stdout, stderr = output.texts()
@@ -472,9 +469,26 @@ class DockerSandbox:
         ended = f"{reports.memory_killed(self._config)} (the runtime ended the whole sandbox: OOMKilled)" if whole else ""
         return StepResult(code, timed_out, duration, stdout, stderr, output.truncated, ended=ended)
 
-    async def _wait(self, reader: asyncio.Future[None], exec_id: str, limit_s: float) -> bool:
+    async def _exec(self, container: Box, argv: list[str], user: str, workdir: str, output: SplitOutput,
+                    env: dict[str, str] | None = None, limit_s: float | None = None) -> tuple[str, bool]:
+        """Run ``argv`` in the container, its output read into ``output`` until it ends (killed from outside after
+        ``limit_s``, if given); the exec's id, and whether the limit came first."""
+        exec_id, stream = await self._call(containers.exec_stream, self._client_(), container, argv, user, workdir, env)
+        reader = asyncio.ensure_future(self._call(containers.drain, stream, output))
+        timed_out = False
+        try:
+            timed_out = await self._wait(reader, exec_id, limit_s)
+            if timed_out:
+                await self._call(containers.kill, container)  # SIGKILL: nothing can ignore it
+                await asyncio.wait({reader}, timeout=DRAIN_GRACE_S)
+        finally:
+            if not reader.done():  # what was read is the output; no thread may go on waiting for more
+                containers.end_stream(stream)
+        return exec_id, timed_out
+
+    async def _wait(self, reader: asyncio.Future[None], exec_id: str, limit_s: float | None) -> bool:
         """Wait for the command's output to end; True when the time limit came first."""
-        deadline = time.monotonic() + limit_s
+        deadline = time.monotonic() + limit_s if limit_s is not None else float("inf")
         while not reader.done():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -482,7 +496,7 @@ class DockerSandbox:
             await asyncio.wait({reader}, timeout=min(POLL_S, remaining))
             if not reader.done() and not await self._call(containers.exec_running, self._client_(), exec_id):
                 # Done, but a process it left behind holds the output open: read a moment more, then move
-                # on (the reader ends when the container is removed).
+                # on (the caller closes the stream).
                 await asyncio.wait({reader}, timeout=LINGER_S)
                 return False
         return False

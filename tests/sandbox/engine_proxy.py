@@ -2,7 +2,9 @@
 
 The sandbox's client talks to a unix socket in a temp dir; every byte goes on to the real engine. When
 the client's requests contain ``cut_on`` (say ``b"DELETE /v"``: the removal), or when ``cut()`` is
-called, every connection is dropped and no new one is accepted, exactly as when the engine stops.
+called, every connection is dropped and no new one is accepted, exactly as when the engine stops. With
+``hold_open``, a connection the engine closes stays open towards the client, as dockerd was seen to keep an exec's
+output stream open after its container was removed.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ ENGINE_SOCKET = "/var/run/docker.sock"
 
 
 class EngineRelay:
-    def __init__(self, path: Path, cut_on: bytes | None = None) -> None:
-        self.path, self.cut_on = path, cut_on
+    def __init__(self, path: Path, cut_on: bytes | None = None, hold_open: bool = False) -> None:
+        self.path, self.cut_on, self.hold_open = path, cut_on, hold_open
         self.url = f"unix://{path}"
         self.cut_done = threading.Event()
         self._sockets: list[socket.socket] = []
@@ -68,5 +70,7 @@ class EngineRelay:
                         return
                     seen = window[-len(self.cut_on):]
                 sink.sendall(data)
+        if self.hold_open and not watch:
+            return  # the engine is done with this connection; the client is never told
         with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)

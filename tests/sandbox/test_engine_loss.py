@@ -32,8 +32,8 @@ def relay_at():
     folder = Path(tempfile.mkdtemp(prefix="engine-", dir="/tmp"))  # short: a socket path has 108 bytes at most
     made: list[EngineRelay] = []
 
-    def make(cut_on: bytes | None = None) -> EngineRelay:
-        made.append(EngineRelay(folder / "docker.sock", cut_on))
+    def make(cut_on: bytes | None = None, hold_open: bool = False) -> EngineRelay:
+        made.append(EngineRelay(folder / "docker.sock", cut_on, hold_open))
         return made[-1]
 
     yield make
@@ -114,3 +114,20 @@ def _processes(container) -> list[list[str]]:
         return container.top()["Processes"] or []
     except docker.errors.APIError:
         return []
+
+
+async def test_an_output_stream_the_engine_never_closes_holds_no_thread(relay_at):
+    """The tests pass, and once the sandbox is closed none of its threads still waits on an exec's output: a
+    thread left reading a stream the engine keeps open would keep the process from ever exiting."""
+    relay = relay_at(hold_open=True)
+    client = docker.DockerClient(base_url=relay.url, timeout=10)
+    sandbox = DockerSandbox(TEST_CONFIG, client=client)
+    async with sandbox:
+        report = await sandbox.run(QUICK)
+    assert report.status == TestStatus.PASSED, report.stderr
+    workers = list(sandbox._threads._threads)
+    for _ in range(100):
+        if not any(worker.is_alive() for worker in workers):
+            break
+        await asyncio.sleep(0.1)
+    assert not [worker.name for worker in workers if worker.is_alive()]
