@@ -6,7 +6,10 @@ writes is a candidate, and the user's tests are its first check:
 
 - a candidate that fails them is changed: no triage is asked (the user's tests are never the ones to fix) and no
   review is asked (the code changes whatever the Optimizer says), and the Programmer is shown the user's tests'
-  own failure, without the noise of the team's tests around it;
+  own failure, without the noise of the team's tests around it. Where the task gave the functions to write, the
+  next candidate is written afresh from those given files, sampled at a higher temperature so it can differ
+  (``TeamSettings.resample_temperature``): a small model's fresh attempt passes far more often than its fix of
+  a wrong one, and the sandbox that judges each attempt is cheap next to the model;
 - a candidate that passes them is kept, so when the budget runs out the best attempt is the latest candidate the
   user's tests passed, not a later one that broke them;
 - only a candidate that passes them meets the rest of the team: the team's tests (their failure triaged as
@@ -53,6 +56,8 @@ AGAIN_REASON = ("An earlier version of this code (not shown) failed the tests as
                 "Programmer wrote it again unchanged. Write the body again from the task, another way, so these "
                 "tests pass.")
 AGAIN_NOTICE = "The Programmer's fix was the code unchanged; it writes the functions again from the task instead."
+RESAMPLE_REASON = ("An earlier version of this code (not shown) failed the task's own tests as above. Write the body "
+                   "again from the task, another way, so these tests pass.")
 
 
 def unchanged(written: FileSet, current: FileSet) -> bool:

@@ -149,6 +149,9 @@ class TeamSettings:
     languages: Languages = BUILT_IN  # the languages the team knows (the config adds its own)
     task_examples: bool = True  # the examples in the given files' docstrings run as tests no one may edit
     plan_stubs: bool = False  # plan even when the given files already hold the functions to write
+    # A candidate that failed the task's own tests is followed by one written afresh from the given files, sampled
+    # at this temperature so it can differ (agents.candidates); None: the failing one is fixed instead.
+    resample_temperature: float | None = 0.8
 
 
 @dataclass
@@ -178,7 +181,7 @@ class _Run:
     kept: Candidate | None = None  # the latest tested work the user's tests passed (agents.candidates)
     users_failed: bool = False  # the last tested code failed the user's tests
     given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
-    start_again: bool = False  # the last fix came back unchanged: the next candidate starts from ``given``
+    start_again: str = ""  # why the next candidate starts from ``given`` (agents.candidates); "": it does not
 
     @property
     def round(self) -> int:
@@ -344,8 +347,10 @@ class Manager:
         if users.ok:
             run.kept = Candidate(tested, report)
             return None
-        await run.emit(Notice(run.request.run_id, f"The task's own tests failed ({users.summary()}); "
-                                                  "the Programmer changes the code."))
+        if self._settings.resample_temperature is not None and run.given and not run.start_again:
+            run.start_again = candidates.RESAMPLE_REASON  # a small model's fresh attempt beats its fix of this one
+        await run.emit(Notice(run.request.run_id, f"The task's own tests failed ({users.summary()}); the Programmer "
+                                                  f"{'writes the code afresh' if run.start_again else 'changes the code'}."))
         triage = Triage(Action.FIX_CODE, candidates.FIX_REASON)
         run.standing = run.standing.with_report(users).with_triage(triage)
         return triage
@@ -365,11 +370,12 @@ class Manager:
         """The Programmer's turn, its files kept (and saved for a follow-up) as soon as it ends. A test file is the
         Tester's and a code file the Programmer's, whichever of them wrote it and whoever finished first. A fix
         that comes back unchanged has the next candidate written afresh from the given files (``agents.candidates``)."""
-        fixing, again = run.standing.failure()[0] is not None, run.start_again
+        fixing, again = run.standing.failure()[0] is not None, bool(run.start_again)
         written = await self._guarded(run, await self._code(run))
         written = written.without(p for p in written if p in run.work.tests and self._languages.looks_like_test(p))
-        run.start_again = fixing and not again and bool(run.given) and candidates.unchanged(written, run.work.files)
-        if run.start_again:
+        unchanged = fixing and not again and bool(run.given) and candidates.unchanged(written, run.work.files)
+        run.start_again = candidates.AGAIN_REASON if unchanged else ""
+        if unchanged:
             await run.emit(Notice(run.request.run_id, candidates.AGAIN_NOTICE))
         run.work = run.work.coded(self._stamped(run, written))
         run.language = self._languages.detect(run.work.files, run.language)
@@ -522,13 +528,15 @@ class Manager:
         work, standing = run.work, run.standing
         if run.start_again:  # a fresh candidate: the given stub, and why (agents.candidates)
             work = work.with_files(candidates.fresh_start(work.files, run.given))
-            standing = standing.with_triage(Triage(Action.FIX_CODE, candidates.AGAIN_REASON))
+            standing = standing.with_triage(Triage(Action.FIX_CODE, run.start_again))
         prompt = contexts.for_programmer(
             run.request.task, work, standing, self._plan_for(run, Role.PROGRAMMER), run.language,
             self._settings.fix_replies is FixReplies.DIFF and not run.start_again,
             run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
         context = contexts.for_reading_files(run.work, run.language, run.request.task, run.plan, self._languages)
-        reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved)
+        sampled = self._settings.resample_temperature if run.start_again else None  # so it can differ
+        reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved,
+                                 temperature=sampled)
         await self._note(run, Role.PROGRAMMER, reply.notices)
         return reply.files.without(run.work.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
 
@@ -686,14 +694,14 @@ class Manager:
 
     async def _turn(self, run: _Run, prompt: PromptContext, parse: Callable[[str], T],
                     unreadable: Callable[[ReplyFormatError], T] | None = None,
-                    meant: Callable[[T], TurnMeaning | None] = lambda _: None) -> T:
+                    meant: Callable[[T], TurnMeaning | None] = lambda _: None, temperature: float | None = None) -> T:
         """Stream one reply and return what ``parse`` reads in it (its ``TurnFinished`` carries what that
         ``meant``, so nothing downstream reads the reply again). One more try is allowed: after an
         unreadable reply, with a reminder showing the model its own reply in the expected form; after a
         prompt too long for the model, an empty reply or a cut one, with the prompt trimmed (a reply of files cut
         at its length limit after whole files is used as it is). Then the run fails, except that a reply still
         unreadable (or cut again before any whole file) becomes ``unreadable(error)`` where the workflow can go
-        on without it (files: the tests then show what is missing)."""
+        on without it (files: the tests then show what is missing). ``temperature``: this call's own, when given."""
         role = prompt.role
         messages = self._prompts.render(prompt)
         for attempt in (1, 2):
@@ -701,7 +709,7 @@ class Manager:
             self._check_budget(run)
             await run.emit(TurnStarted(run.request.run_id, agent=role, round=run.round))
             started = self._clock()
-            text, usage, trouble = await self._reply(run, role, messages)
+            text, usage, trouble = await self._reply(run, role, messages, temperature)
             run.take(usage)
             value, failure = self._read(text, trouble, parse)
             if isinstance(trouble, ReplyCut) and not last and not _whole_files_before_cut(value, failure):
@@ -739,7 +747,8 @@ class Manager:
             messages = [*messages, Message("assistant", text), Message("user", _reminder(failure))]
         raise AssertionError("unreachable")
 
-    async def _reply(self, run: _Run, role: Role, messages: list[Message]) -> tuple[str, Usage, ModelError | None]:
+    async def _reply(self, run: _Run, role: Role, messages: list[Message],
+                     temperature: float | None = None) -> tuple[str, Usage, ModelError | None]:
         """The model's reply streamed to the run's sink: its text, its usage, and what went wrong with it
         when it was no whole reply (too long a prompt, nothing at all, cut short). The token budget is
         checked as tokens arrive, so a reply that would spend more than is left is stopped."""
@@ -747,7 +756,7 @@ class Manager:
         usage = Usage()
         prompt_tokens = sum(len(m.content) for m in messages) // CHARS_PER_TOKEN
         try:
-            async with aclosing(self._model.stream(role, messages)) as stream:
+            async with aclosing(self._model.stream(role, messages, temperature)) as stream:
                 while (piece := await self._next_piece(run, role, stream)) is not None:
                     if isinstance(piece, Usage):
                         usage = piece

@@ -12,11 +12,13 @@ class ChatModel(Protocol):
     """A chat model that streams its reply.
 
     ``stream`` yields text deltas (``str``) and, last, one ``Usage``. The agent's role names
-    which per-agent settings (model, temperature, max tokens) apply. Closing the iterator early
+    which per-agent settings (model, temperature, max tokens) apply; ``temperature``, when given, is this call's
+    instead of the role's (a candidate sampled to differ from the last). Closing the iterator early
     (``aclose``) must close the underlying connection.
     """
 
-    def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]: ...
+    def stream(self, role: str, messages: Sequence[Message],
+               temperature: float | None = None) -> AsyncGenerator[str | Usage, None]: ...
 
     def model_name(self, role: str) -> str: ...
 

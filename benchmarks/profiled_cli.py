@@ -17,10 +17,10 @@ profile = cProfile.Profile()
 first_stream = client.OpenAIChatModel.stream
 
 
-def stream(self, role, messages):  # type: ignore[no-untyped-def]
+def stream(self, role, messages, temperature=None):  # type: ignore[no-untyped-def]
     client.OpenAIChatModel.stream = first_stream  # once: from the first request on, everything is profiled
     profile.enable()
-    return first_stream(self, role, messages)
+    return first_stream(self, role, messages, temperature)
 
 
 client.OpenAIChatModel.stream = stream  # type: ignore[method-assign]

@@ -123,10 +123,11 @@ class Recorded:
     def model_name(self, role: str) -> str:
         return self._model.model_name(role)
 
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
+    async def stream(self, role: str, messages: Sequence[Message],
+                     temperature: float | None = None) -> AsyncGenerator[str | Usage, None]:
         reply = {"role": role, "text": ""}
         self.replies.append(reply)
-        async with aclosing(self._model.stream(role, messages)) as pieces:
+        async with aclosing(self._model.stream(role, messages, temperature)) as pieces:
             async for piece in pieces:
                 if isinstance(piece, str):
                     reply["text"] += piece

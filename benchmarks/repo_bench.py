@@ -42,11 +42,12 @@ class FirstCall(ScriptedModel):
     first_at: float | None = None
     first_chars = 0
 
-    def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
+    def stream(self, role: str, messages: Sequence[Message],
+               temperature: float | None = None) -> AsyncGenerator[str | Usage, None]:
         if self.first_at is None:
             self.first_at = time.perf_counter()
             self.first_chars = sum(len(m.content) for m in messages)
-        return super().stream(role, messages)  # type: ignore[return-value]
+        return super().stream(role, messages, temperature)  # type: ignore[return-value]
 
 
 def _files(count: int, size: int) -> dict[str, str]:

@@ -66,7 +66,8 @@ class TickingModel:
     def model_name(self, role: str) -> str:
         return "bench"
 
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncIterator[str | Usage]:
+    async def stream(self, role: str, messages: Sequence[Message],
+                     temperature: float | None = None) -> AsyncIterator[str | Usage]:
         if role == "planner":
             await asyncio.sleep(self.wait_s)
             for _ in range(self.lines):

@@ -127,6 +127,10 @@ class TeamConfig(Checked, section="team"):
     fix_replies: Annotated[str, OneOf(*(how.value for how in FixReplies))] = FixReplies.WHOLE.value
     # seconds of silence from the model before a thread shows "waiting for the model (N s)"
     wait_notice_s: Seconds = TeamSettings.wait_notice_s
+    # code that fails the task's own tests (its examples, the user's tests) is written afresh from the given files,
+    # sampled at resample_temperature so it can differ; false: the failing version is fixed instead
+    fresh_candidates: bool = True
+    resample_temperature: Temperature = 0.8
 
 
 DEFAULT_THREAD_MESSAGES = 50

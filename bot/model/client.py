@@ -97,7 +97,8 @@ class OpenAIChatModel:
     def model_name(self, role: str) -> str:
         return self._config.agent(role).model
 
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
+    async def stream(self, role: str, messages: Sequence[Message],
+                     temperature: float | None = None) -> AsyncGenerator[str | Usage, None]:
         """Text deltas of the reply, then one ``Usage``. Closing early closes the HTTP stream."""
         retries = self._config.llm.max_retries
         learned = dropped = False
@@ -105,7 +106,7 @@ class OpenAIChatModel:
         while True:
             started = False
             try:
-                async with aclosing(self._stream_once(role, messages)) as pieces:  # closed with us
+                async with aclosing(self._stream_once(role, messages, temperature)) as pieces:  # closed with us
                     async for piece in pieces:
                         started = started or isinstance(piece, str)
                         yield piece
@@ -133,7 +134,8 @@ class OpenAIChatModel:
                 attempt += 1
                 await self._sleep(delay)
 
-    async def _stream_once(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
+    async def _stream_once(self, role: str, messages: Sequence[Message],
+                           temperature: float | None) -> AsyncGenerator[str | Usage, None]:
         settings = self._config.agent(role)
         model = settings.model
         payload = [{"role": m.role, "content": m.content} for m in messages]
@@ -142,7 +144,8 @@ class OpenAIChatModel:
         max_tokens = self._reply_room(role, model, settings.max_tokens, prompt_tokens, context)
         reply = _Reply(self._redact, self.where, role, min(MAX_REPLY_CHARS, max_tokens * MAX_CHARS_PER_TOKEN))
         kind = ""
-        body = {"model": model, "messages": payload, "temperature": settings.temperature, "max_tokens": max_tokens,
+        temperature = settings.temperature if temperature is None else temperature
+        body = {"model": model, "messages": payload, "temperature": temperature, "max_tokens": max_tokens,
                 "stream": True, "stream_options": {"include_usage": True}}
         async with self.gate.call() as call:  # held while the reply streams
             try:

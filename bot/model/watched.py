@@ -21,9 +21,10 @@ class WatchedModel:
     def model_name(self, role: str) -> str:
         return self._model.model_name(role)
 
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
+    async def stream(self, role: str, messages: Sequence[Message],
+                     temperature: float | None = None) -> AsyncGenerator[str | Usage, None]:
         try:
-            async with aclosing(self._model.stream(role, messages)) as pieces:
+            async with aclosing(self._model.stream(role, messages, temperature)) as pieces:
                 async for piece in pieces:
                     yield piece
         except ModelError as error:

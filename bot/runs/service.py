@@ -840,7 +840,8 @@ def team_settings(config: Config) -> TeamSettings:
     """How the team works on every run this config serves (``codegen-chat eval`` lays its modes over it)."""
     return TeamSettings(budget=config.budget, publish_failed=config.checkin.publish_failed,
                         order=Order(config.team.order), fix_replies=FixReplies(config.team.fix_replies),
-                        wait_notice_s=config.team.wait_notice_s, languages=registry(config.sandbox))
+                        wait_notice_s=config.team.wait_notice_s, languages=registry(config.sandbox),
+                        resample_temperature=config.team.resample_temperature if config.team.fresh_candidates else None)
 
 
 def new_run_id() -> str:

@@ -87,6 +87,7 @@ def exec_running(client: docker.DockerClient, exec_id: str) -> bool:
 
 
 STATE_WAIT_S = 5.0  # how long the engine may take to record why a container ended
+KILLED_SETTLE_S = 1.0  # after a killed exec, how long its container may take to show it ended with it
 
 
 def exec_end(client: docker.DockerClient, container: Container, exec_id: str) -> tuple[int | None, bool]:
@@ -96,7 +97,18 @@ def exec_end(client: docker.DockerClient, container: Container, exec_id: str) ->
     exec (404), and the container's state says ``OOMKilled``. Any other end of the container is left to the
     caller as the engine's error."""
     try:
-        return exit_code(client, exec_id), False
+        code = exit_code(client, exec_id)
+        if code == KILLED:  # killed: one process (runc), or the whole sandbox with it (gVisor), which may lag behind
+            settled = time.monotonic() + KILLED_SETTLE_S
+            while True:
+                container.reload()
+                state = container.attrs.get("State") or {}
+                if not state.get("Running"):
+                    return KILLED, bool(state.get("OOMKilled"))
+                if time.monotonic() >= settled:
+                    return code, False
+                time.sleep(0.1)
+        return code, False
     except NotFound:
         gone = time.monotonic() + STATE_WAIT_S
         while True:

@@ -37,11 +37,11 @@ def order(request):
 
 
 async def run_team(script, sandbox=None, publisher=None, budget=None, publish_failed=True, request=None, clock=None,
-                   order=OVERLAPPED):
+                   order=OVERLAPPED, **settled):
     model = ScriptedModel(script)
     sandbox = sandbox or ScriptedSandbox()
     publisher = publisher or RecordingPublisher()
-    settings = TeamSettings(budget=budget or Budget(), publish_failed=publish_failed, order=order)
+    settings = TeamSettings(budget=budget or Budget(), publish_failed=publish_failed, order=order, **settled)
     manager = Manager(model, sandbox, publisher, settings=settings, **({"clock": clock} if clock else {}))
     request = request or RunRequest(task="find all intf keys", run_id="r1", conversation_key="terminal:t1")
     events = [event async for event in manager.run(request)]
@@ -527,10 +527,10 @@ class SilentUntilTold:
     def model_name(self, role):
         return "silent"
 
-    async def stream(self, role, messages):
+    async def stream(self, role, messages, temperature=None):
         if role == "planner":
             await self.speak.wait()
-        async for piece in self.inner.stream(role, messages):
+        async for piece in self.inner.stream(role, messages, temperature):
             yield piece
 
 
@@ -602,12 +602,12 @@ class WaitsFor(ScriptedModel):
         super().__init__(script)
         self.role, self.other, self.asked = role, other, asyncio.Event()
 
-    async def stream(self, role, messages):
+    async def stream(self, role, messages, temperature=None):
         if role == self.other:
             self.asked.set()
         if role == self.role:
             await self.asked.wait()
-        async for piece in super().stream(role, messages):
+        async for piece in super().stream(role, messages, temperature):
             yield piece
 
 
@@ -721,10 +721,10 @@ class FinishesFirst(ScriptedModel):
         super().__init__(script)
         self.first, self.done = first, asyncio.Event()
 
-    async def stream(self, role, messages):
+    async def stream(self, role, messages, temperature=None):
         if role in ("programmer", "tester") and role != self.first:
             await self.done.wait()
-        async for piece in super().stream(role, messages):
+        async for piece in super().stream(role, messages, temperature):
             yield piece
         if role == self.first:
             self.done.set()
@@ -821,3 +821,39 @@ async def test_a_fix_that_comes_back_unchanged_has_the_next_candidate_written_af
         again = model.user_prompt("programmer", 2)  # the fix came back unchanged: the stub again, and why
         assert candidates.AGAIN_REASON in again and "```python path=intf.py\n" + stub + "```" in again
         assert any(isinstance(e, Notice) and e.text == candidates.AGAIN_NOTICE for e in events)
+
+
+STUB_WITH_EXAMPLE = ('def find_intf(obj):\n    """All (key, value) pairs whose key is \'intf\', at any depth.\n\n'
+                     '    >>> find_intf({"a": {"intf": 1}})\n    [(\'intf\', 1)]\n    """\n')
+
+
+def _found_nested(job):
+    ok = "found.extend(find_intf(value))" in job.files["intf.py"]
+    return TestReport(TestStatus.PASSED if ok else TestStatus.FAILED, 0 if ok else 1, 0.1, 1 if ok else 0, 0 if ok else 1)
+
+
+@pytest.mark.parametrize("order", [OVERLAPPED, SEQUENTIAL])
+async def test_code_failing_the_tasks_examples_is_written_afresh_from_the_stub_at_the_resample_temperature(order):
+    request = RunRequest(task="complete find_intf", run_id="r1", attachments=(Attachment("intf.py", STUB_WITH_EXAMPLE),))
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "optimizer": [s.APPROVE]}
+    events, model, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(_found_nested), request=request,
+                                               order=order, resample_temperature=0.7)
+    assert events[-1].status is RunStatus.PASSED
+    assert any(path.startswith("test_task_examples_") for path in sandbox.jobs[0].files)  # the examples judged it
+    again = model.user_prompt("programmer", 1)  # the stub again, and why; not the version that failed
+    assert candidates.RESAMPLE_REASON in again and "```python path=intf.py\n" + STUB_WITH_EXAMPLE + "```" in again
+    assert "for item in obj:" not in again and "manager" not in turns(events)  # a line only the failing version had
+    assert [t for role, t in model.temperatures if role == "programmer"] == [None, 0.7]  # only the fresh one sampled
+    assert all(t is None for role, t in model.temperatures if role != "programmer")
+    assert any(isinstance(e, Notice) and "the Programmer writes the code afresh" in e.text for e in events)
+
+
+async def test_without_fresh_candidates_code_failing_the_tasks_examples_is_fixed():
+    request = RunRequest(task="complete find_intf", run_id="r1", attachments=(Attachment("intf.py", STUB_WITH_EXAMPLE),))
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.CODE], "optimizer": [s.APPROVE]}
+    events, model, *_ = await run_team(script, sandbox=ScriptedSandbox(_found_nested), request=request,
+                                       resample_temperature=None)
+    assert events[-1].status is RunStatus.PASSED
+    fix = model.user_prompt("programmer", 1)
+    assert candidates.FIX_REASON in fix and candidates.RESAMPLE_REASON not in fix and "for item in obj:" in fix
+    assert [t for role, t in model.temperatures if role == "programmer"] == [None, None]

@@ -55,6 +55,16 @@ async def test_every_request_names_its_agent_and_uses_that_agents_settings(model
     assert call.body["stream"] is True and call.headers["Authorization"] == "Bearer sk-test-0123456789abcdef"
 
 
+async def test_a_calls_own_temperature_replaces_the_agents_for_that_call_only(model_server, config, secrets):
+    config = dataclasses.replace(config, agents={"default": AgentSettings(temperature=0.1)})
+    model_server.script("programmer", "sampled", "as configured")
+    model = OpenAIChatModel(config, secrets)
+    for temperature in (0.8, None):
+        async for _ in model.stream("programmer", MESSAGES, temperature):
+            pass
+    assert [call.body["temperature"] for call in model_server.calls("programmer")] == [0.8, 0.1]
+
+
 async def test_429_is_retried_after_the_servers_retry_after(model_server, config, secrets):
     model_server.script("planner", error(429, "slow down", retry_after="7"), Reply("ok"))
     sleep = SleepLog()

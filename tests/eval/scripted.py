@@ -165,7 +165,8 @@ class ScriptedEvalModel:
     def model_name(self, role: str) -> str:
         return "scripted"
 
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncIterator[str | Usage]:
+    async def stream(self, role: str, messages: Sequence[Message],
+                     temperature: float | None = None) -> AsyncIterator[str | Usage]:
         self.calls += 1
         if self.delay:
             await asyncio.sleep(self.delay)

@@ -82,6 +82,7 @@ class ScriptedModel:
         self.queues: dict[str, deque[Any]] = defaultdict(deque, {k: deque(v) for k, v in (script or {}).items()})
         self.delay, self.chunk, self.fallback = delay, chunk, fallback or {}
         self.calls: list[tuple[str, list[Message]]] = []  # (role, messages) per call, in order
+        self.temperatures: list[tuple[str, float | None]] = []  # (role, the call's own temperature or None) per call
         self.chunks_sent = 0
 
     @property
@@ -96,8 +97,10 @@ class ScriptedModel:
     def model_name(self, role: str) -> str:
         return "scripted"
 
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncIterator[str | Usage]:
+    async def stream(self, role: str, messages: Sequence[Message],
+                     temperature: float | None = None) -> AsyncIterator[str | Usage]:
         prompt_chars = sum(len(m.content) for m in messages)
+        self.temperatures.append((role, temperature))
         self.calls.append((role, list(messages)))
         if self.delay:
             await asyncio.sleep(self.delay)

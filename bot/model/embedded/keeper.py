@@ -119,11 +119,12 @@ class KeptModel:
     def model_name(self, role: str) -> str:
         return self.inner.model_name(role)
 
-    async def stream(self, role: str, messages: Sequence[Message]) -> AsyncGenerator[str | Usage, None]:
+    async def stream(self, role: str, messages: Sequence[Message],
+                     temperature: float | None = None) -> AsyncGenerator[str | Usage, None]:
         await self.keeper.answering()
         generation, chars = self.keeper.generation, 0
         try:
-            async for piece in self.inner.stream(role, messages):
+            async for piece in self.inner.stream(role, messages, temperature):
                 chars += len(piece) if isinstance(piece, str) else 0
                 yield piece
         except ReplyDropped:
