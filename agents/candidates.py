@@ -31,6 +31,8 @@ FIX_REASON = ("The code fails the task's own tests (their output is above): chan
               "answers they expect.")
 KEPT_NOTICE = ("The last version of the code failed the task's own tests; the team keeps the latest version "
                "that passed them ({summary}).")
+CLOSEST_NOTICE = ("No version of the code passed the task's own tests; the team keeps the one closest to passing "
+                  "(the first of those that failed fewest of them: {summary}).")
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,13 @@ class Candidate:
 
     work: Work
     report: TestReport
+    misses: int = 0  # how many of the user's tests (and the task's examples) it failed
+
+
+def closer(candidate: Candidate, best: Candidate | None) -> Candidate:
+    """The candidate to keep of two that failed the user's tests: the one that failed fewer, the earlier of equals
+    (a later one was sampled to differ, or fixed from a wrong one; the first was written as the agent writes)."""
+    return candidate if best is None or candidate.misses < best.misses else best
 
 
 def users_job(job: TestJob, team_tests: FileSet) -> TestJob:

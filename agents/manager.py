@@ -179,6 +179,7 @@ class _Run:
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
     ran_before: tuple[str, ...] = ()  # its tests that ran before any change: each must run after it too
     kept: Candidate | None = None  # the latest tested work the user's tests passed (agents.candidates)
+    closest: Candidate | None = None  # of the tested work the user's tests failed, what came closest to passing
     users_failed: bool = False  # the last tested code failed the user's tests
     given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
     start_again: str = ""  # why the next candidate starts from ``given`` (agents.candidates); "": it does not
@@ -347,6 +348,7 @@ class Manager:
         if users.ok:
             run.kept = Candidate(tested, report)
             return None
+        run.closest = candidates.closer(Candidate(tested, users, max(users.failed or 0, 1)), run.closest)
         if self._settings.resample_temperature is not None and run.given and not run.start_again:
             run.start_again = candidates.RESAMPLE_REASON  # a small model's fresh attempt beats its fix of this one
         await run.emit(Notice(run.request.run_id, f"The task's own tests failed ({users.summary()}); the Programmer "
@@ -677,10 +679,12 @@ class Manager:
         if report is None or run.tested is None:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
         run.work = run.tested  # later, untested edits would not match the report
-        if run.users_failed and run.kept is not None:  # a later version broke the user's tests: not the best
-            run.work, report = run.kept.work, run.kept.report
+        best = run.kept or run.closest
+        if run.users_failed and best is not None and best.work != run.tested:  # the last version is not the best
+            run.work, report = best.work, best.report
             run.standing = run.standing.with_report(report, cannot_fail)
-            await run.emit(Notice(run.request.run_id, candidates.KEPT_NOTICE.format(summary=report.summary())))
+            notice = candidates.KEPT_NOTICE if best is run.kept else candidates.CLOSEST_NOTICE
+            await run.emit(Notice(run.request.run_id, notice.format(summary=report.summary())))
         status, result = RunStatus.FAILED, f"the last test run: {report.summary()}"
         if report.ok and cannot_fail:
             status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({cannot_fail})"

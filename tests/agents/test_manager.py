@@ -857,3 +857,17 @@ async def test_without_fresh_candidates_code_failing_the_tasks_examples_is_fixed
     fix = model.user_prompt("programmer", 1)
     assert candidates.FIX_REASON in fix and candidates.RESAMPLE_REASON not in fix and "for item in obj:" in fix
     assert [t for role, t in model.temperatures if role == "programmer"] == [None, None]
+
+
+async def test_when_no_version_passes_the_tasks_examples_the_first_of_the_closest_is_handed_back():
+    request = RunRequest(task="complete find_intf", run_id="r1", attachments=(Attachment("intf.py", STUB_WITH_EXAMPLE),))
+    other = s.BUGGY_CODE.replace("for item in obj:", "for item in reversed(obj):")
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, other], "optimizer": [s.APPROVE]}
+    events, model, sandbox, publisher = await run_team(script, sandbox=ScriptedSandbox(_found_nested), request=request,
+                                                       budget=Budget(max_rounds=2))
+    final = events[-1]
+    assert final.status is RunStatus.FAILED and "reversed(obj)" in sandbox.jobs[-1].files["intf.py"]
+    assert "for item in obj:" in final.files["intf.py"]  # the first of two that failed as much: the one handed back
+    assert "for item in obj:" in publisher.publications[-1].files["intf.py"]
+    assert any(isinstance(e, Notice) and e.text.startswith("No version of the code passed the task's own tests")
+               for e in events)
