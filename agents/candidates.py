@@ -10,8 +10,10 @@ writes is a candidate, and the user's tests are its first check:
   next candidate is written afresh from those given files, sampled at a higher temperature so it can differ
   (``TeamSettings.resample_temperature``): a small model's fresh attempt passes far more often than its fix of
   a wrong one, and the sandbox that judges each attempt is cheap next to the model;
-- a candidate that passes them is kept, so when the budget runs out the best attempt is the latest candidate the
-  user's tests passed, not a later one that broke them;
+- a candidate that passes them is kept, so when the budget runs out the best attempt is a candidate the user's
+  tests passed, not a later one that broke them: of several, the one the team's tests failed least, the first of
+  equals (a small model's later versions, changed on the word of its own wrong tests, are often worse, and pass
+  the task's examples all the same);
 - only a candidate that passes them meets the rest of the team: the team's tests (their failure triaged as
   before) and the review.
 
@@ -29,8 +31,8 @@ from agents.types import FileSet, TestJob, TestReport
 
 FIX_REASON = ("The code fails the task's own tests (their output is above): change the code so it gives the "
               "answers they expect.")
-KEPT_NOTICE = ("The last version of the code failed the task's own tests; the team keeps the latest version "
-               "that passed them ({summary}).")
+KEPT_NOTICE = ("The last version of the code is not the best the team tested; it keeps the one that passed the "
+               "task's own tests with the fewest of its own failing, the first of equals ({summary}).")
 CLOSEST_NOTICE = ("No version of the code passed the task's own tests; the team keeps the one closest to passing "
                   "(the first of those that failed fewest of them: {summary}).")
 
@@ -41,12 +43,18 @@ class Candidate:
 
     work: Work
     report: TestReport
-    misses: int = 0  # how many of the user's tests (and the task's examples) it failed
+    misses: int = 0  # tests it failed: the user's, for one that failed them; else the team's (1: they did not run)
 
 
-def closer(candidate: Candidate, best: Candidate | None) -> Candidate:
-    """The candidate to keep of two that failed the user's tests: the one that failed fewer, the earlier of equals
-    (a later one was sampled to differ, or fixed from a wrong one; the first was written as the agent writes)."""
+def misses(report: TestReport) -> int:
+    """How far a test run was from passing: its failed tests, or 1 for a run that failed without any counted."""
+    return 0 if report.ok else max(report.failed or 0, 1)
+
+
+def better(candidate: Candidate, best: Candidate | None) -> Candidate:
+    """The candidate to keep of two alike (both passed the user's tests, or both failed them): the one that missed
+    fewer, the earlier of equals (a later one was sampled to differ, or changed on the word of tests no one
+    checked; the first was written as the agent writes)."""
     return candidate if best is None or candidate.misses < best.misses else best
 
 

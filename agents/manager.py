@@ -178,9 +178,8 @@ class _Run:
     workspace: Workspace | None = None  # the repository the run works in, if any
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
     ran_before: tuple[str, ...] = ()  # its tests that ran before any change: each must run after it too
-    kept: Candidate | None = None  # the latest tested work the user's tests passed (agents.candidates)
+    kept: Candidate | None = None  # of the tested work the user's tests passed, the best (agents.candidates)
     closest: Candidate | None = None  # of the tested work the user's tests failed, what came closest to passing
-    users_failed: bool = False  # the last tested code failed the user's tests
     given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
     start_again: str = ""  # why the next candidate starts from ``given`` (agents.candidates); "": it does not
 
@@ -344,11 +343,10 @@ class Manager:
         users = report
         if candidates.users_alone_needed(report, tested.tests):
             users = await self._sandbox.run(candidates.users_job(self._job(run, tested), tested.tests))
-        run.users_failed = not users.ok
         if users.ok:
-            run.kept = Candidate(tested, report)
+            run.kept = candidates.better(Candidate(tested, report, candidates.misses(report)), run.kept)
             return None
-        run.closest = candidates.closer(Candidate(tested, users, max(users.failed or 0, 1)), run.closest)
+        run.closest = candidates.better(Candidate(tested, users, candidates.misses(users)), run.closest)
         if self._settings.resample_temperature is not None and run.given and not run.start_again:
             run.start_again = candidates.RESAMPLE_REASON  # a small model's fresh attempt beats its fix of this one
         await run.emit(Notice(run.request.run_id, f"The task's own tests failed ({users.summary()}); the Programmer "
@@ -680,7 +678,7 @@ class Manager:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
         run.work = run.tested  # later, untested edits would not match the report
         best = run.kept or run.closest
-        if run.users_failed and best is not None and best.work != run.tested:  # the last version is not the best
+        if best is not None and best.work != run.tested:  # the last version tested is not the best one
             run.work, report = best.work, best.report
             run.standing = run.standing.with_report(report, cannot_fail)
             notice = candidates.KEPT_NOTICE if best is run.kept else candidates.CLOSEST_NOTICE

@@ -871,3 +871,29 @@ async def test_when_no_version_passes_the_tasks_examples_the_first_of_the_closes
     assert "for item in obj:" in publisher.publications[-1].files["intf.py"]
     assert any(isinstance(e, Notice) and e.text.startswith("No version of the code passed the task's own tests")
                for e in events)
+
+
+async def test_of_versions_the_tasks_examples_pass_the_first_is_kept_unless_a_later_one_fails_fewer_tests():
+    """A small model changes right code on the word of its own wrong tests; a later version that passes the task's
+    examples all the same is not better for being later. One that fails fewer of the team's tests is."""
+    request = RunRequest(task="complete find_intf", run_id="r1", attachments=(Attachment("intf.py", STUB_WITH_EXAMPLE),))
+    later = s.CODE.replace("for item in obj:", "for item in list(obj):")
+
+    def team_tests_fail(counts):
+        def verdict(job):
+            if "test_intf.py" not in job.files:  # the task's examples alone: every version passes them
+                return TestReport(TestStatus.PASSED, 0, 0.1, 1, 0)
+            failed = counts["list(obj)" in job.files["intf.py"]]
+            return TestReport(TestStatus.FAILED, 1, 0.1, 2 - failed, failed)
+        return verdict
+
+    script = {**s.happy_path(), "programmer": [s.CODE, later], "manager": [s.FIX_CODE] * 2, "optimizer": [s.APPROVE] * 2}
+    for counts, handed_back in (({False: 1, True: 1}, s.CODE), ({False: 2, True: 1}, later)):
+        events, *_ = await run_team(script, sandbox=ScriptedSandbox(team_tests_fail(counts)), request=request,
+                                    budget=Budget(max_rounds=2))
+        final = events[-1]
+        assert final.status is RunStatus.FAILED
+        assert ("list(obj)" in final.files["intf.py"]) == (handed_back is later)
+        kept_said = any(isinstance(e, Notice) and e.text.startswith("The last version of the code is not the best")
+                        for e in events)
+        assert kept_said == (handed_back is s.CODE)
