@@ -279,6 +279,7 @@ def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> d
     """The files whose paths may be written, each checked alone and against the others; of several copies of one
     file the last whole one."""
     copies: dict[str, list[_Read]] = {}
+    named = _meant_files(named, context, notices)
     for read in named:
         if read.problem:
             notices.append(f"Not saved: {read.problem}.")
@@ -305,6 +306,28 @@ def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> d
     return files
 
 
+def _meant_files(named: list[_Read], context: FileContext, notices: list[str]) -> list[_Read]:
+    """Python blocks named as a file that does not exist (``# task.py``) but holding the functions of one current
+    file, and of no other, are that file: the name was a guess, the functions say which file was meant. A name the
+    task or plan gives, or one the reply also uses for that file, is taken as written."""
+    owners = {path: python_files.defined(code) for path, code in context.code.items()
+              if context.languages.of_path(path) == "python"}
+    written = {read.path for read in named}
+    meant = []
+    for read in named:
+        new = read.path not in context.code and read.path not in context.tests and read.path not in context.mentioned
+        if new and not context.writes_tests and read.language == "python" and not read.problem:
+            names = python_files.defined(read.body)
+            holders = [path for path, defined in owners.items() if names & defined]
+            if len(holders) == 1 and holders[0] not in written:
+                notices.append(f"A block named {read.path}, a file that does not exist, holds "
+                               f"{', '.join(sorted(names & owners[holders[0]]))} of {holders[0]}: it was read as "
+                               f"{holders[0]}.")
+                read = _Read(holders[0], read.body, read.language, notice=read.notice)
+        meant.append(read)
+    return meant
+
+
 def _last_whole(path: str, reads: list[_Read], notices: list[str], python: bool) -> str:
     """Of the copies of one file in a reply, the last one that is whole (for Python: that parses)."""
     if len(reads) == 1:
@@ -317,6 +340,10 @@ def _last_whole(path: str, reads: list[_Read], notices: list[str], python: bool)
 def _python_file(path: str, body: str, context: FileContext, notices: list[str]) -> str | None:
     """A Python file as the reply meant it: a repeated stub dropped, a lone function merged into the file it
     belongs in; None (with the reason) when it does not parse, so a broken file never becomes the current one."""
+    body, left_out = python_files.without_trailing_text(body)
+    if left_out:
+        notices.append(f"{path} ended with text that is not Python (from {left_out[:60]!r} on); the code above it was "
+                       "kept, and the rest left out.")
     body, stubs = python_files.without_repeated_stubs(body)
     if stubs:
         notices.append(f"{path} repeated the stub of {', '.join(stubs)} above the answer; the answer was kept.")

@@ -8,12 +8,14 @@ A small model answers in ways that keep the right code in a shape that would bre
   ``merged_into`` puts the function in its place in the file and keeps the rest;
 - example calls after the code (``print(f(3))  # Output: 5``), which run, and may fail, whenever the module is
   imported: ``examples_as_main`` has them run only when the file is run as a script;
+- the test output it was shown, pasted after the code: ``without_trailing_text`` keeps the code above it;
 - a file that does not parse: ``syntax_problem`` says where, so it is never taken as the current file.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -29,6 +31,43 @@ def syntax_problem(code: str) -> str:
     except ValueError as error:  # a NUL byte, say
         return str(error)
     return ""
+
+
+_DEFINITION = re.compile(r"(?:async\s+def|def|class)\s")
+
+
+def without_trailing_text(code: str) -> tuple[str, str]:
+    """A module followed by what is not Python (the test output it was shown, a transcript pasted after it): the
+    module, and the first line of what was left out. Only a tail that starts at a top-level line and defines
+    nothing is left out, and only when the module before it parses; else ``code`` as it is, and ""."""
+    try:
+        ast.parse(code)
+        return code, ""
+    except SyntaxError as error:
+        broken = (error.lineno or 1) - 1
+    except ValueError:
+        return code, ""
+    lines = code.splitlines(keepends=True)
+    for start in range(min(broken, len(lines) - 1), 0, -1):
+        line = lines[start]
+        if not line.strip() or line[0] in " \t#":
+            continue
+        tail = lines[start:]
+        if any(_DEFINITION.match(text) for text in tail):
+            return code, ""  # a definition after the cut: not a tail of output, leave it to the syntax check
+        head = "".join(lines[:start])
+        if head.strip() and not syntax_problem(head):
+            return head.rstrip("\n") + "\n", line.strip()
+    return code, ""
+
+
+def defined(code: str) -> set[str]:
+    """The names of the top-level functions and classes of ``code`` (none when it does not parse)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
 
 
 def stubs(code: str) -> list[str]:

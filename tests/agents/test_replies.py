@@ -175,3 +175,26 @@ def test_test_files_are_told_by_convention_not_by_substring(path, is_test):
     from agents.language import BUILT_IN
 
     assert BUILT_IN.looks_like_test(path) is is_test
+
+
+def test_only_a_tail_that_defines_nothing_is_cut_from_code_that_does_not_parse():
+    from agents.python_files import without_trailing_text
+
+    code = "def f(x):\n    return x + 1\n\ntest_f:\nE   AssertionError: assert 2 == 3\n"
+    assert without_trailing_text(code) == ("def f(x):\n    return x + 1\n", "test_f:")
+    broken_inside = "def f(x):\n    return (x + 1\n\ndef g():\n    return 2\n"  # cutting would drop f, or g
+    assert without_trailing_text(broken_inside) == (broken_inside, "")
+    definition_after = "def f(x):\n    return x\n\nOutput:\n\ndef g():\n    return 2\n"
+    assert without_trailing_text(definition_after) == (definition_after, "")
+    assert without_trailing_text("x = 1\n") == ("x = 1\n", "")
+
+
+def test_a_block_named_as_a_new_file_is_the_current_file_only_when_its_functions_say_so():
+    from agents.replies import FileContext
+    context = FileContext(language="python", code={"solution.py": "def f():\n    pass\n", "other.py": "def g():\n    pass\n"})
+    read = parse_files("```python\n# helpers.py\ndef h():\n    return 1\n```\n", context)  # no function of a file
+    assert list(read.files) == ["helpers.py"]
+    read = parse_files("```python\n# task.py\ndef f():\n    return 1\n```\n", context)
+    assert list(read.files) == ["solution.py"] and "return 1" in read.files["solution.py"]
+    both = FileContext(language="python", code={"a.py": "def f():\n    pass\n", "b.py": "def f():\n    pass\n"})
+    assert list(parse_files("```python\n# task.py\ndef f():\n    return 1\n```\n", both).files) == ["task.py"]
