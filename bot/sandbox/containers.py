@@ -87,10 +87,10 @@ def exec_running(client: docker.DockerClient, exec_id: str) -> bool:
 
 
 STATE_WAIT_S = 5.0  # how long the engine may take to record why a container ended
-KILLED_SETTLE_S = 1.0  # after a killed exec, how long its container may take to show it ended with it
 
 
-def exec_end(client: docker.DockerClient, container: Container, exec_id: str) -> tuple[int | None, bool]:
+def exec_end(client: docker.DockerClient, container: Container, exec_id: str,
+             settle_s: float = 0.0) -> tuple[int | None, bool]:
     """The exec's exit code, and whether the whole container was ended at its memory limit under it.
 
     Under gVisor (runsc) a memory bomb ends the whole sandbox, not one process: the engine then forgets the
@@ -98,8 +98,8 @@ def exec_end(client: docker.DockerClient, container: Container, exec_id: str) ->
     caller as the engine's error."""
     try:
         code = exit_code(client, exec_id)
-        if code == KILLED:  # killed: one process (runc), or the whole sandbox with it (gVisor), which may lag behind
-            settled = time.monotonic() + KILLED_SETTLE_S
+        if code == KILLED:  # killed: one process (runc), or the whole sandbox with it (gVisor: within ``settle_s``)
+            settled = time.monotonic() + settle_s
             while True:
                 container.reload()
                 state = container.attrs.get("State") or {}

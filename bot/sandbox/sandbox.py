@@ -460,7 +460,10 @@ class DockerSandbox:
         started = time.monotonic()
         exec_id, timed_out = await self._exec(container, argv, self._config.user, workdir, output, env, limit_s)
         duration = time.monotonic() - started
-        code, whole = (None, False) if timed_out else await self._call(containers.exec_end, client, container, exec_id)
+        # Under another runtime (gVisor) a killed command may be the whole sandbox ending, which the engine shows late.
+        settle_s = containers.STATE_WAIT_S if self._config.runtime else 0.0
+        code, whole = (None, False) if timed_out else await self._call(
+            containers.exec_end, client, container, exec_id, settle_s)
         stdout, stderr = output.texts()
         if code == UNPACK_EXIT and UNPACK_FAILED in stderr:
             raise SandboxError(f"could not copy the files into the sandbox: {stderr[-500:]}")

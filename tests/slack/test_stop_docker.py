@@ -36,4 +36,8 @@ async def test_stop_during_the_tests_removes_the_sandbox_container(
         await press_stop(slack, message.ts)
         thread = await finished(slack, "C1", message.ts)
         assert thread[-1].text.startswith("⏹️ Stopped: stopped on request.")
+        for _ in range(100):  # removed as the run stops (on a loaded machine the engine may take a moment more)
+            if not await asyncio.to_thread(our_containers, docker_client):
+                break
+            await asyncio.sleep(0.1)
         assert await asyncio.to_thread(our_containers, docker_client) == []
