@@ -307,10 +307,11 @@ def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> d
 
 
 def _meant_files(named: list[_Read], context: FileContext, notices: list[str]) -> list[_Read]:
-    """Python blocks named as a file that does not exist (``# task.py``) but holding the functions of one current
-    file, and of no other, are that file: the name was a guess, the functions say which file was meant. A name the
-    task or plan gives, or one the reply also uses for that file, is taken as written."""
-    owners = {path: python_files.defined(code) for path, code in context.code.items()
+    """Python blocks named as a file that does not exist (``# task.py``) but writing functions one current file
+    holds still to be written (stubs), and no other file, are that file: the name was a guess, the functions say
+    which file was meant. A name the task or plan gives, or one the reply also uses for that file, is taken as
+    written; a function a file already has is no sign (a new module may well have its own ``main``)."""
+    owners = {path: set(python_files.stubs(code)) for path, code in context.code.items()
               if context.languages.of_path(path) == "python"}
     written = {read.path for read in named}
     meant = []

@@ -533,7 +533,8 @@ class Manager:
             run.request.task, work, standing, self._plan_for(run, Role.PROGRAMMER), run.language,
             self._settings.fix_replies is FixReplies.DIFF and not run.start_again,
             run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
-        context = contexts.for_reading_files(run.work, run.language, run.request.task, run.plan, self._languages)
+        # Read against the files the Programmer was shown: for a fresh candidate, the given stub.
+        context = contexts.for_reading_files(work, run.language, run.request.task, run.plan, self._languages)
         sampled = self._settings.resample_temperature if run.start_again else None  # so it can differ
         reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved,
                                  temperature=sampled)

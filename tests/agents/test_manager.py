@@ -897,3 +897,13 @@ async def test_of_versions_the_tasks_examples_pass_the_first_is_kept_unless_a_la
         kept_said = any(isinstance(e, Notice) and e.text.startswith("The last version of the code is not the best")
                         for e in events)
         assert kept_said == (handed_back is s.CODE)
+
+
+async def test_a_fresh_candidate_is_read_against_the_stub_it_was_shown():
+    """The fresh candidate names its block as a file that does not exist; the stub it was shown says which file."""
+    request = RunRequest(task="complete find_intf", run_id="r1", attachments=(Attachment("intf.py", STUB_WITH_EXAMPLE),))
+    renamed = s.CODE.replace("```python path=intf.py\n", "```python\n# task.py\n")
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, renamed], "optimizer": [s.APPROVE]}
+    events, _, sandbox, _ = await run_team(script, sandbox=ScriptedSandbox(_found_nested), request=request)
+    assert events[-1].status is RunStatus.PASSED
+    assert "task.py" not in events[-1].files and "found.extend(find_intf(value))" in events[-1].files["intf.py"]

@@ -198,3 +198,11 @@ def test_a_block_named_as_a_new_file_is_the_current_file_only_when_its_functions
     assert list(read.files) == ["solution.py"] and "return 1" in read.files["solution.py"]
     both = FileContext(language="python", code={"a.py": "def f():\n    pass\n", "b.py": "def f():\n    pass\n"})
     assert list(parse_files("```python\n# task.py\ndef f():\n    return 1\n```\n", both).files) == ["task.py"]
+
+
+def test_a_new_module_with_a_function_an_existing_file_already_has_stays_a_new_module():
+    from agents.replies import FileContext
+
+    context = FileContext(language="python", code={"app.py": "def main():\n    print('app')\n"})
+    read = parse_files("```python\n# tools/cli.py\ndef main():\n    print('cli')\n```\n", context)
+    assert list(read.files) == ["tools/cli.py"]
