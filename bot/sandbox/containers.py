@@ -98,13 +98,13 @@ def exec_end(client: docker.DockerClient, container: Container, exec_id: str,
     caller as the engine's error."""
     try:
         code = exit_code(client, exec_id)
-        if code == KILLED:  # killed: one process (runc), or the whole sandbox with it (gVisor: within ``settle_s``)
-            settled = time.monotonic() + settle_s
+        if settle_s and code != 0:  # under another runtime a failed command may be the whole sandbox ending
+            settled = time.monotonic() + (settle_s if code in (None, KILLED) else 0.0)  # killed, or no code yet
             while True:
                 container.reload()
                 state = container.attrs.get("State") or {}
                 if not state.get("Running"):
-                    return KILLED, bool(state.get("OOMKilled"))
+                    return (KILLED, True) if state.get("OOMKilled") else (code, False)
                 if time.monotonic() >= settled:
                     return code, False
                 time.sleep(0.1)

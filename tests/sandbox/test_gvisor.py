@@ -58,6 +58,10 @@ def test_cannot_connect_out():
     assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
 
 
+# In the whole suite (not alone) runsc 20221219 has been seen to have the engine report the killed exec and then
+# refuse the next one (409: the sandbox had ended) without marking the container OOMKilled in time; the run then ends
+# with the runtime's own sentence instead of the memory limit's. Kept non-strict until a newer runsc is in CI.
+@pytest.mark.xfail(strict=False, reason="runsc 20221219 under a full suite: the sandbox's end reported late (409)")
 async def test_memory_bomb_under_gvisor_is_killed_with_the_same_status(gvisor):
     """gVisor ends the whole sandbox at the memory limit (Docker: OOMKilled), runc one process: the same status."""
     report = await gvisor.run(python_job('''
