@@ -50,14 +50,17 @@ def apply(diff: Diff, current: str | None) -> str:
         return "\n".join(line[1:] for line in hunks if line.startswith("+")) + "\n"
     if current is None:
         raise DiffError("it changes a file the team does not have; send the whole file")
-    text = current
+    text = "\n" + current.rstrip("\n") + "\n"  # framed, so that a hunk matches whole lines only
     for hunk in _hunks(lines):
         old = "\n".join(line[1:] for line in hunk if line[:1] in (" ", "-") or line == "")
         new = "\n".join(line[1:] for line in hunk if line[:1] in (" ", "+") or line == "")
-        if old not in text:
+        if not old:  # lines added with no context: at the top, as ``@@ -0,0`` says
+            text = f"\n{new}{text}"
+            continue
+        if f"\n{old}\n" not in text:  # a line that only contains the hunk's line is another line
             raise DiffError("its lines do not match the current file; send the whole file")
-        text = text.replace(old, new, 1)
-    return text if text.endswith("\n") else text + "\n"
+        text = text.replace(f"\n{old}\n", f"\n{new}\n" if new else "\n", 1)
+    return text[1:]
 
 
 def _hunks(lines: list[str]) -> list[list[str]]:

@@ -94,6 +94,12 @@ _PROMPT_LINE = re.compile(r"^\s*(?:\$|>>>|PS>|C:\\>|%)\s")
 EXAMPLE_LINES = 12
 NOT_PYTHON = "is not valid Python"
 ECHOED = "came back unchanged"
+UNAPPLIED_DIFF = "was sent as a diff, and"
+
+
+def diff_unapplied(said: str) -> bool:
+    """Whether a notice or a reading error says a block was a diff that did not apply to the current file."""
+    return UNAPPLIED_DIFF in said
 
 
 def parse_files(text: str, context: FileContext | None = None) -> FileReply:
@@ -162,7 +168,7 @@ def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
         try:
             body = apply(diff, _current(context, path))
         except DiffError as error:
-            return _Read(path, "", language, f"{path or 'a file'} was sent as a diff, and {error}")
+            return _Read(path, "", language, f"{path or 'a file'} {UNAPPLIED_DIFF} {error}")
     if not body.endswith("\n") and body:
         body += "\n"
     language = language or (known.of_path(path) if path else "") or context.language

@@ -76,7 +76,7 @@ from agents.events import (
     Waiting,
     WorkSaved,
 )
-from agents.file_replies import without_open_block
+from agents.file_replies import diff_unapplied, without_open_block
 from agents.handoff import Emit, events_of
 from agents.lanes import at_once, lane_or
 from agents.language import BUILT_IN, DEFAULT, Languages
@@ -112,6 +112,7 @@ PROMPT_CHARS_PER_TOKEN = 3  # a cautious size of a prompt, when trimming it for 
 CUT_NOTE = ("Your previous answer to this was cut off because it was too long. Answer again, shorter: "
             "no explanations, and only what is asked for, complete.")
 INTERNAL_ERROR = "an internal error ended the run; the details are in the bot's log"
+WHOLE_FROM_NOW = "The Programmer's diff did not apply; it writes its fixes as whole files for the rest of this run."
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,7 @@ class Order(StrEnum):
 class FixReplies(StrEnum):
     """How the Programmer is asked to reply when it changes code it wrote."""
 
+    AUTO = "auto"  # diffs while the model's diffs apply; after one that does not, whole files for the rest of the run
     WHOLE = "whole"  # every changed file whole: any model manages it
     DIFF = "diff"  # a unified diff of each changed file: a far shorter reply, but a diff can fail to apply
 
@@ -140,7 +142,7 @@ class FixReplies(StrEnum):
 class TeamSettings:
     budget: Budget = field(default_factory=Budget)
     order: Order = Order.OVERLAPPED
-    fix_replies: FixReplies = FixReplies.WHOLE
+    fix_replies: FixReplies = FixReplies.AUTO
     publish_failed: bool = True  # check in the best attempt of a run whose tests failed
     review: bool = True  # the Optimizer reviews each version of the code before it is tested
     check_in: bool = True  # the Check-In writes a README and publishes the outcome (off: nothing is published)
@@ -182,6 +184,7 @@ class _Run:
     closest: Candidate | None = None  # of the tested work the user's tests failed, what came closest to passing
     given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
     start_again: str = ""  # why the next candidate starts from ``given`` (agents.candidates); "": it does not
+    diffs_apply: bool = True  # False once one of the Programmer's diffs did not apply (``FixReplies.AUTO``)
 
     @property
     def round(self) -> int:
@@ -529,17 +532,38 @@ class Manager:
         if run.start_again:  # a fresh candidate: the given stub, and why (agents.candidates)
             work = work.with_files(candidates.fresh_start(work.files, run.given))
             standing = standing.with_triage(Triage(Action.FIX_CODE, run.start_again))
+        as_diff = not run.start_again and self._as_diffs(run, fixing=standing.failure()[0] is not None
+                                                         or bool(standing.changes_asked()))
         prompt = contexts.for_programmer(
-            run.request.task, work, standing, self._plan_for(run, Role.PROGRAMMER), run.language,
-            self._settings.fix_replies is FixReplies.DIFF and not run.start_again,
+            run.request.task, work, standing, self._plan_for(run, Role.PROGRAMMER), run.language, as_diff,
             run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
         # Read against the files the Programmer was shown: for a fresh candidate, the given stub.
         context = contexts.for_reading_files(work, run.language, run.request.task, run.plan, self._languages)
         sampled = self._settings.resample_temperature if run.start_again else None  # so it can differ
-        reply = await self._turn(run, prompt, lambda text: parse_files(text, context), _nothing_saved,
-                                 temperature=sampled)
+        unapplied: list[bool] = []  # whether a reply of this turn held a diff that did not apply
+
+        def read(text: str) -> FileReply:
+            try:
+                reply = parse_files(text, context)
+            except ReplyFormatError as error:
+                unapplied.append(diff_unapplied(str(error)))
+                raise
+            unapplied.append(any(map(diff_unapplied, reply.notices)))
+            return reply
+
+        reply = await self._turn(run, prompt, read, _nothing_saved, temperature=sampled)
+        if as_diff and any(unapplied) and self._settings.fix_replies is FixReplies.AUTO:
+            run.diffs_apply = False
+            await run.emit(Notice(run.request.run_id, WHOLE_FROM_NOW))
         await self._note(run, Role.PROGRAMMER, reply.notices)
         return reply.files.without(run.work.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
+
+    def _as_diffs(self, run: _Run, fixing: bool) -> bool:
+        """Whether the Programmer is asked for diffs of the files it has: always with ``diff``, never with
+        ``whole``; with ``auto`` for a fix (of failing tests or a review), until one of its diffs did not apply (a
+        model that cannot write them pays for one failed call, and its first version is always asked whole)."""
+        how = self._settings.fix_replies
+        return how is FixReplies.DIFF or (how is FixReplies.AUTO and fixing and run.diffs_apply)
 
     async def _review(self, run: _Run, standing: Standing) -> Review:
         """The Optimizer's review of the code, told the latest verdicts as they stood when it was asked

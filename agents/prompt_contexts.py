@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from agents import diffs
+from agents import diffs, python_files
 from agents.failures import failing_source, failing_tests
 from agents.file_replies import FileContext
 from agents.language import Languages
@@ -118,6 +118,7 @@ class CheckInPrompt:
     tests: Sequence[str] = ()
     status: str = ""
     report: TestReport | None = None
+    outlined: bool = False  # Python files are shown by their interface (``python_files.outline``)
 
 
 PromptContext = PlannerPrompt | ProgrammerPrompt | OptimizerPrompt | TesterPrompt | TriagePrompt | CheckInPrompt
@@ -190,8 +191,11 @@ def for_triage(task: str, work: Work, standing: Standing, can_fix_tests: bool, c
 
 
 def for_check_in(task: str, language: str, work: Work, status: RunStatus, report: TestReport | None) -> CheckInPrompt:
-    return CheckInPrompt(task=task, language=language, files=work.files.as_dict(), tests=list(work.all_tests()),
-                         status=str(status), report=report)
+    """A README says what the code offers and how to run it: Python files are shown by their interface (signatures,
+    docstrings, the short statements such as a ``__main__`` block), not their bodies."""
+    files = {path: python_files.outline(code) if path.endswith(".py") else code for path, code in work.files.items()}
+    return CheckInPrompt(task=task, language=language, files=files, tests=list(work.all_tests()),
+                         status=str(status), report=report, outlined=files != work.files.as_dict())
 
 
 def for_reading_files(work: Work, language: str, task: str, plan: str, languages: Languages,

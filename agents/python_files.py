@@ -190,3 +190,35 @@ def _chunks(code: str, body: list[ast.stmt]) -> list[str]:
     starts = [1 if index == 0 else _first_line(node) for index, node in enumerate(body)]
     ends = [*starts[1:], len(lines) + 1]
     return ["".join(lines[start - 1:end - 1]) for start, end in zip(starts, ends, strict=True)]
+
+
+OUTLINED = "    ...  # body left out\n"
+SHORT_STATEMENT = 5  # lines: a statement of the module kept whole in an outline (a constant, the ``__main__`` block)
+
+
+def outline(code: str) -> str:
+    """The module as a reader of its interface sees it: its docstring, imports and short statements whole, each
+    function and class by its signature and docstring (a class's methods too), the bodies left out. Code that
+    does not parse comes back as it is."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    lines = code.splitlines(keepends=True)
+    return "".join(_outlined(lines, node, "") for node in tree.body)
+
+
+def _outlined(lines: list[str], node: ast.stmt, indent: str) -> str:
+    if not isinstance(node, _DEFINITIONS):
+        whole = _source(lines, node)
+        return whole if whole.count("\n") <= SHORT_STATEMENT else lines[node.lineno - 1].rstrip("\n") + " ...\n"
+    body_start = node.body[0].lineno
+    head = "".join(lines[_first_line(node) - 1:body_start - 1])
+    first = node.body[0]
+    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+    text = head + (_source(lines, first) if docstring else "")
+    inner = indent + "    "
+    if isinstance(node, ast.ClassDef):
+        members = "".join(_outlined(lines, member, inner) for member in node.body[1 if docstring else 0:])
+        return "\n" + text + (members or inner + "...\n")
+    return "\n" + text + inner + OUTLINED.lstrip()

@@ -14,8 +14,9 @@ Prints figures side by side; asserts nothing about time.
    pytest's own.
 3. Wall time with a slow model (a scripted OpenAI-compatible server that waits 0.5 s before the first token
    and streams 50 tokens a second, reached by the real client) on that script with 0, 1 and 5 fix rounds:
-   ``order = "sequential"`` (one agent at a time, as before) against ``"overlapped"``, and overlapped with
-   ``fix_replies = "diff"`` (the script's fixes are then diffs of the version before).
+   ``order = "sequential"`` with whole files (one agent at a time, as before) against ``"overlapped"`` with whole
+   files, and the default (overlapped, ``fix_replies = "auto"``) with a model whose diffs apply (the script's fixes
+   are then diffs of the version before) and with one whose first diff does not.
 4. ``codegen-chat run``: from the process start to the first model request, and which libraries it has
    imported by then.
 5. 50 runs at once on one event loop.
@@ -55,9 +56,15 @@ from tests.fakes.team_script import TEAM_DEFAULTS, ScriptedModel, ScriptedSandbo
 
 SLOW_MODEL = (0.5, 50.0)  # seconds before the first token, tokens per second
 ORDERS = (Order.SEQUENTIAL, Order.OVERLAPPED)
-# The ways of working timed with the slow model: the old order, today's default, and fixes written as diffs.
-WAYS = {"sequential": TeamSettings(order=Order.SEQUENTIAL), "overlapped": TeamSettings(order=Order.OVERLAPPED),
-        "diff fixes": TeamSettings(order=Order.OVERLAPPED, fix_replies=FixReplies.DIFF)}
+# The ways of working timed with the slow model, and how the scripted model writes its fixes in each: the old
+# order (one agent at a time, whole files), the overlapped order with whole files, and today's default (overlapped,
+# fixes asked as diffs) with a model whose diffs apply and with one whose first diff does not (it then fixes whole).
+WAYS: dict[str, tuple[TeamSettings, dict[str, bool]]] = {
+    "sequential": (TeamSettings(order=Order.SEQUENTIAL, fix_replies=FixReplies.WHOLE), {}),
+    "overlapped": (TeamSettings(order=Order.OVERLAPPED, fix_replies=FixReplies.WHOLE), {}),
+    "default": (TeamSettings(), {"diffs": True}),
+    "no diffs": (TeamSettings(), {"failed_diff": True}),
+}
 
 # The same realistic run measured before prompts were made lean (commit 2d83ea5, 2026-12-01, real sandbox):
 # pytest's long tracebacks, one agent at a time, the plan and the whole code and tests in most prompts.
@@ -220,9 +227,9 @@ async def prompt_economy(real_sandbox: bool) -> None:
 # -- 3. wall time with a slow model ---------------------------------------------------------------------
 
 
-async def slow_run(server: FakeOpenAI, way: TeamSettings, rounds: int, new_sandbox) -> float:  # type: ignore[no-untyped-def]
-    diffs = way.fix_replies is FixReplies.DIFF
-    for role, replies in d.fix_rounds(rounds, diffs=diffs).items():
+async def slow_run(server: FakeOpenAI, way: TeamSettings, writes: dict[str, bool], rounds: int,  # type: ignore[no-untyped-def]
+                   new_sandbox) -> float:
+    for role, replies in d.fix_rounds(rounds, **writes).items():
         server.script(role, *replies)
     config = Config(llm=LLMConfig(base_url=server.base_url, request_timeout_s=60.0))
     model = OpenAIChatModel(config, Secrets(openai_api_key="sk-bench"))
@@ -245,12 +252,14 @@ async def slow_model(real_sandbox: bool) -> None:
     factory = sandbox_factory(real_sandbox)
     print(f"\n3. Wall time with a slow model ({SLOW_MODEL[0]} s to the first token, {SLOW_MODEL[1]:.0f} tokens/s), "
           f"the realistic script, tests in {'the real sandbox' if real_sandbox else 'a stand-in sandbox'}")
-    print("  (diff fixes: overlapped, with [team] fix_replies = \"diff\"; ratios against sequential, target <= 0.7x)")
+    print("  (sequential: one agent at a time, whole files, as before; overlapped: today's order, whole files;")
+    print("   default: overlapped, [team] fix_replies = \"auto\", a model whose diffs apply; no diffs: the same with a")
+    print("   model whose first diff does not apply, so it fixes whole; ratios against sequential, target <= 0.6x)")
     print(f"  {'fix rounds':<12}" + "".join(f"{name:>14}" for name in WAYS)
           + "".join(f"{name + ' ratio':>18}" for name in list(WAYS)[1:]))
     async with FakeOpenAI(pace=SLOW_MODEL) as server:
         for rounds in (0, 1, 5):
-            times = {name: await slow_run(server, way, rounds, factory) for name, way in WAYS.items()}
+            times = {name: await slow_run(server, way, writes, rounds, factory) for name, (way, writes) in WAYS.items()}
             seq = times["sequential"]
             print(f"  {rounds:<12}" + "".join(f"{t:>13.1f}s" for t in times.values())
                   + "".join(f"{times[name] / seq:>17.2f}x" for name in list(WAYS)[1:]))

@@ -124,7 +124,7 @@ class TeamConfig(Checked, section="team"):
     """``[team]``: how the agents' steps follow each other (agents/manager.py draws both orders)."""
 
     order: Annotated[str, OneOf(*(order.value for order in Order))] = Order.OVERLAPPED.value
-    fix_replies: Annotated[str, OneOf(*(how.value for how in FixReplies))] = FixReplies.WHOLE.value
+    fix_replies: Annotated[str, OneOf(*(how.value for how in FixReplies))] = FixReplies.AUTO.value
     # seconds of silence from the model before a thread shows "waiting for the model (N s)"
     wait_notice_s: Seconds = TeamSettings.wait_notice_s
     # code that fails the task's own tests (its examples, the user's tests) is written afresh from the given files,

@@ -1,12 +1,13 @@
-"""``[team] fix_replies``: a fixing Programmer replies with whole files (the default) or with diffs, which the
-team applies to the files it has, so what is tested is the same code either way."""
+"""``[team] fix_replies``: a fixing Programmer replies with diffs, which the team applies to the files it has, or
+with whole files, so what is tested is the same code either way. ``auto`` (the default) asks for diffs until one
+does not apply, then for whole files for the rest of the run."""
 
 import pytest
 
 from agents.events import Notice, RunFinished, WorkSaved
-from agents.manager import Budget, FixReplies, Manager, Order, TeamSettings
+from agents.manager import WHOLE_FROM_NOW, Budget, FixReplies, Manager, Order, TeamSettings
 from agents.run_request import RunRequest
-from agents.types import RunStatus, TestReport, TestStatus
+from agents.types import Attachment, RunStatus, TestReport, TestStatus
 from tests.fakes import durations_script as d
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
@@ -46,13 +47,64 @@ async def test_fixes_written_as_diffs_are_applied_and_the_run_tests_each_version
     assert final.files["durations.py"] == d.CODE
     first, *fixing = programmer_prompts(model)
     assert "unified diff" not in first  # the first version is written whole
-    assert fixing and all("Reply with a unified diff of each file you change" in p for p in fixing)
+    assert fixing and all("Reply with a unified diff of each file you change in a ```diff block" in p for p in fixing)
 
 
-async def test_whole_files_are_asked_for_by_default():
-    model, events, tested = await run(d.fix_rounds(2), TeamSettings().fix_replies)
+async def test_whole_files_are_asked_for_with_whole():
+    model, events, tested = await run(d.fix_rounds(2), FixReplies.WHOLE)
     assert events[-1].status is RunStatus.PASSED and tested[-1] == d.CODE
     assert not any("diff" in p for p in programmer_prompts(model)[1:])
+
+
+async def test_by_default_fixes_are_asked_for_as_diffs_and_a_whole_file_sent_instead_is_taken():
+    assert TeamSettings().fix_replies is FixReplies.AUTO
+    model, events, tested = await run(d.fix_rounds(2), TeamSettings().fix_replies)  # the model answers whole
+    assert events[-1].status is RunStatus.PASSED
+    assert tested == [d.wrong_code(0), d.wrong_code(1), d.CODE]
+    first, *fixing = programmer_prompts(model)
+    assert "unified diff" not in first
+    assert len(fixing) == 2 and all("Reply with a unified diff of each file you change in a ```diff block" in p for p in fixing)
+    assert not any(e.text == WHOLE_FROM_NOW for e in events if isinstance(e, Notice))
+
+
+@pytest.mark.parametrize("order", list(Order))
+async def test_after_a_diff_that_does_not_apply_auto_asks_for_whole_files_for_the_rest_of_the_run(order):
+    versions = [d.wrong_code(0), d.wrong_code(1), d.CODE]
+    model, events, tested = await run(d.fix_rounds(2, failed_diff=True), FixReplies.AUTO, order)
+    assert events[-1].status is RunStatus.PASSED and tested == versions  # nothing lost, nothing extra tested
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert notices.count(WHOLE_FROM_NOW) == 1, notices
+    calls = [messages for role, messages in model.calls if role == "programmer"]
+    assert len(calls) == 4  # the first version, the diff, the same fix asked again, the next fix
+    assert "unified diff" in calls[1][0].content
+    assert "do not match the current file; send the whole file" in calls[2][-1].content  # asked again, whole
+    assert "unified diff" not in calls[3][0].content  # and the next fix is asked whole
+
+
+async def test_with_diff_a_diff_that_does_not_apply_does_not_change_how_fixes_are_asked_for():
+    stale = d.diff_reply(d.wrong_code(2), d.CODE, "Fixed.")
+    script = {**d.fix_rounds(2, diffs=True)}
+    script["programmer"] = [script["programmer"][0], stale, *script["programmer"][1:]]
+    model, events, tested = await run(script, FixReplies.DIFF)
+    assert events[-1].status is RunStatus.PASSED and tested[-1] == d.CODE
+    assert all("unified diff" in p for p in programmer_prompts(model)[1:])
+    assert WHOLE_FROM_NOW not in [e.text for e in events if isinstance(e, Notice)]
+
+
+async def test_auto_asks_for_the_first_completion_of_given_functions_whole():
+    stub = 'def add(a, b):\n    """The sum of a and b."""\n'
+    script = {"programmer": ["```python path=adder.py\ndef add(a, b):\n    return a + b\n```"],
+              "optimizer": [d.APPROVE], "tester": ["```python path=test_adder.py\nfrom adder import add\n\n"
+                                                    "def test_add():\n    assert add(1, 2) == 3\n```"],
+              "checkin": [d.README]}
+    model = ScriptedModel(script)
+    sandbox = ScriptedSandbox(lambda job: TestReport(TestStatus.PASSED, 0, 0.1, 1, 0, "1 passed"))
+    manager = Manager(model, sandbox, RecordingPublisher())
+    events = [e async for e in manager.run(RunRequest(task="Write add.", run_id="r1",
+                                                      attachments=(Attachment("adder.py", stub),)))]
+    assert events[-1].status is RunStatus.PASSED
+    first = programmer_prompts(model)[0]
+    assert "Complete `add`" in first and "unified diff" not in first
 
 
 async def test_a_diff_that_does_not_apply_loses_nothing_and_is_asked_for_again():

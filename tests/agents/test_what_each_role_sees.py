@@ -83,10 +83,15 @@ async def test_the_reviewer_sees_what_changed_what_failed_and_why(model):
         assert CODE not in prompt and PLAN_LINE not in prompt
 
 
-async def test_the_check_in_sees_the_code_it_describes(model):
+async def test_the_check_in_sees_the_interface_of_the_code_it_describes(model):
     [prompt] = asked(model, "checkin")
-    assert CODE in prompt and "- test_durations.py" in prompt and "41 passed" in prompt
+    assert "- test_durations.py" in prompt and "41 passed" in prompt
     assert PLAN_LINE not in prompt
+    # what a reader calls, and how: each signature and docstring, the module's constants; not the bodies
+    for line in ('def parse_duration(text: str) -> int:', '"""Seconds in a duration such as "1h 30m", "90s" or "2d4h"."""',
+                 'def format_duration(seconds: int) -> str:', 'UNITS = {"d": 86_400, "h": 3_600, "m": 60, "s": 1}'):
+        assert line in prompt
+    assert "raise ValueError" not in prompt and "(its interface: the function bodies are left out)" in prompt
 
 
 async def test_no_prompt_holds_anything_twice(model):

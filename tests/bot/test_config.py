@@ -263,7 +263,8 @@ def test_a_flag_for_a_config_value_takes_that_values_range():
     assert number_argument(int, Range(1, 10))(" 7 ") == 7
 
 
-@pytest.mark.parametrize("text, expected", [("", FixReplies.WHOLE), ('[team]\nfix_replies = "diff"\n', FixReplies.DIFF)])
+@pytest.mark.parametrize("text, expected", [("", FixReplies.AUTO), ('[team]\nfix_replies = "diff"\n', FixReplies.DIFF),
+                                            ('[team]\nfix_replies = "whole"\n', FixReplies.WHOLE)])
 def test_the_config_chooses_how_fixes_are_written(tmp_path, text, expected):
     path = tmp_path / "config.toml"
     path.write_text(text)

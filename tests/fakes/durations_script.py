@@ -202,13 +202,21 @@ def diff_reply(before: str, after: str, note: str) -> str:
     return f"{note}\n\n```diff\n{diff}```\n"
 
 
-def fix_rounds(rounds: int, diffs: bool = False) -> dict[str, list[str]]:
+# A diff made against a version the team never had (its context names a line the module does not hold).
+STALE_DIFF = diff_reply(CODE.replace("import re\n", "import re\nimport sys\n"), CODE, "Fixed the failing case.")
+
+
+def fix_rounds(rounds: int, diffs: bool = False, failed_diff: bool = False) -> dict[str, list[str]]:
     """The whole run's replies per role: the code wrong ``rounds`` times, then right. With ``diffs`` every fix
-    after the first version is a diff of the version before (``[team] fix_replies = "diff"``)."""
+    after the first version is a diff of the version before (``[team] fix_replies = "diff"``). With
+    ``failed_diff`` the first fix is a diff that does not apply, and it and every fix after it come whole when
+    asked again (a model that cannot write diffs, under ``fix_replies = "auto"``)."""
     versions = [wrong_code(i) for i in range(rounds)] + [CODE]
     programmer = [code_reply(versions[0], "Here is durations.py.")]
     for before, after in itertools.pairwise(versions):
         note = "Fixed the failing case."
+        if failed_diff and len(programmer) == 1:
+            programmer.append(STALE_DIFF)
         programmer.append(diff_reply(before, after, note) if diffs else code_reply(after, note))
     return {
         "planner": [PLAN],
