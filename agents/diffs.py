@@ -50,7 +50,7 @@ def apply(diff: Diff, current: str | None) -> str:
         return "\n".join(line[1:] for line in hunks if line.startswith("+")) + "\n"
     if current is None:
         raise DiffError("it changes a file the team does not have; send the whole file")
-    text = "\n" + current.rstrip("\n") + "\n"  # framed, so that a hunk matches whole lines only
+    text = "\n" + (current if current.endswith("\n") else current + "\n")  # framed: a hunk matches whole lines only
     for hunk in _hunks(lines):
         old = "\n".join(line[1:] for line in hunk if line[:1] in (" ", "-") or line == "")
         new = "\n".join(line[1:] for line in hunk if line[:1] in (" ", "+") or line == "")
@@ -73,6 +73,9 @@ def _hunks(lines: list[str]) -> list[list[str]]:
         if line.startswith("\\"):  # "\ No newline at end of file"
             continue
         hunks[-1].append(line)
+    for hunk in hunks:  # an empty line after a hunk (between hunks, at the end) is no line of the file
+        while hunk and hunk[-1] == "":
+            hunk.pop()
     return [h for h in hunks if h]
 
 

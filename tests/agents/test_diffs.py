@@ -28,3 +28,9 @@ def test_lines_added_with_no_context_go_on_top_and_removed_lines_leave_no_gap():
     assert added == "import re\n" + CURRENT.replace("return 0\n", "return 0.0\n")
     removed = apply(diff("@@ -4,3 +4,0 @@", "-", "-def zero():", "-    return 0"), CURRENT)
     assert removed == 'def total(parts):\n    return " ".join(parts) or "0s"\n\n'
+
+
+def test_an_empty_line_between_hunks_is_not_read_as_a_line_of_the_file():
+    sloppy = diff("@@ -1,2 +1,2 @@", " def total(parts):", '-    return " ".join(parts) or "0s"',
+                  '+    return ", ".join(parts) or "0s"', "", "@@ -6 +6 @@", "-    return 0", "+    return 0.0", "")
+    assert apply(sloppy, CURRENT) == CURRENT.replace('" ".join', '", ".join').replace("return 0\n", "return 0.0\n")
