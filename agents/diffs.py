@@ -2,9 +2,10 @@
 versions of the files, written as diffs for a model that saw the earlier version.
 
 Models asked for whole files still answer with a unified diff (```` ```diff ````, ``--- a/x`` and
-``+++ b/x`` headers, ``@@`` hunks) or with every line prefixed by ``+``. A diff that only adds lines is
-the new file itself; one that changes an existing file is applied hunk by hunk, by finding each hunk's
-old lines in the file (line numbers in ``@@`` headers are often wrong, so they are not trusted).
+``+++ b/x`` headers, ``@@`` hunks) or with every line prefixed by ``+``. A diff that only adds lines to
+nothing is the new file itself; one that changes an existing file is applied hunk by hunk, by finding each
+hunk's old lines, whole, in the file after the hunk before it (line numbers in ``@@`` headers are often
+wrong, so they only choose between several places, and place lines added with no context).
 """
 
 from __future__ import annotations
@@ -42,41 +43,94 @@ def as_diff(language: str, body: str) -> Diff | None:
     return Diff(target.group("path").strip() if target else "", body)
 
 
+@dataclass(frozen=True)
+class _Hunk:
+    start: int | None  # the old side's first line as the ``@@`` header gives it (None: no numbers)
+    length: int | None  # and its number of lines (``@@ -6,0 +7,3 @@``: none, the lines go after line 6)
+    lines: list[tuple[str, str]]  # each line's mark (" ", "-" or "+") and text
+
+    @property
+    def old(self) -> list[str]:
+        """The lines it expects: context and removed."""
+        return [text for mark, text in self.lines if mark != "+"]
+
+    def new(self, matched: list[str]) -> list[str]:
+        """The lines it leaves where it matched ``matched``: the file's own context lines, and the added ones."""
+        kept, where = [], iter(matched)
+        for mark, text in self.lines:
+            if mark == "+":
+                kept.append(text)
+            elif mark == " ":
+                kept.append(next(where))
+            else:
+                next(where)
+        return kept
+
+
 def apply(diff: Diff, current: str | None) -> str:
-    """The whole file the diff describes: its added lines when it only adds, else ``current`` patched."""
+    """The whole file the diff describes: its added lines when it only adds to nothing (no file, or hunks from
+    line 0), else ``current`` patched hunk by hunk. Each hunk must match whole lines of the file (trailing
+    whitespace aside), after the hunk before it; of several places, the one nearest its header's line."""
     lines = [line for line in diff.body.splitlines() if not line.startswith(("--- ", "+++ ", "diff ", "index ", "Index: "))]
-    hunks = [line for line in lines if not _HUNK.match(line)]
-    if all(line.startswith("+") or not line.strip() for line in hunks):
-        return "\n".join(line[1:] for line in hunks if line.startswith("+")) + "\n"
+    hunks = _hunks(lines)
+    added_only = all(line.startswith("+") or not line.strip() for line in lines if not _HUNK.match(line))
+    inserts = all(h.start and h.length == 0 for h in hunks)  # lines added into a file, each after a line it names
+    if added_only and (current is None or not inserts):
+        return "\n".join(line[1:] for line in lines if line.startswith("+")) + "\n"
     if current is None:
         raise DiffError("it changes a file the team does not have; send the whole file")
-    text = "\n" + (current if current.endswith("\n") else current + "\n")  # framed: a hunk matches whole lines only
-    for hunk in _hunks(lines):
-        old = "\n".join(line[1:] for line in hunk if line[:1] in (" ", "-") or line == "")
-        new = "\n".join(line[1:] for line in hunk if line[:1] in (" ", "+") or line == "")
-        if not old:  # lines added with no context: at the top, as ``@@ -0,0`` says
-            text = f"\n{new}{text}"
-            continue
-        if f"\n{old}\n" not in text:  # a line that only contains the hunk's line is another line
-            raise DiffError("its lines do not match the current file; send the whole file")
-        text = text.replace(f"\n{old}\n", f"\n{new}\n" if new else "\n", 1)
-    return text[1:]
+    eol = "\r\n" if "\r\n" in current else "\n"
+    text = current.splitlines()
+    cursor, shift = 0, 0  # where the previous hunk ended; how far earlier hunks moved the lines after them
+    for hunk in hunks:
+        if not hunk.old:  # lines added with no context: after the line the header names (the top without one)
+            at = min(len(text), max(cursor, (hunk.start or 0) + shift))
+        else:
+            at = _place(text, hunk, cursor, shift)
+        size = len(hunk.old)
+        new = hunk.new(text[at:at + size])
+        text[at:at + size] = new
+        cursor, shift = at + len(new), shift + len(new) - size
+    return eol.join(text) + eol
 
 
-def _hunks(lines: list[str]) -> list[list[str]]:
-    hunks: list[list[str]] = []
+def _place(text: list[str], hunk: _Hunk, cursor: int, shift: int) -> int:
+    """Where the hunk's old lines stand in ``text`` at or after ``cursor``, nearest the header's line."""
+    want = [line.rstrip() for line in hunk.old]
+    size = len(want)
+    places = [i for i in range(cursor, len(text) - size + 1)
+              if text[i].rstrip() == want[0] and [line.rstrip() for line in text[i:i + size]] == want]
+    if not places:
+        raise DiffError("its lines do not match the current file; send the whole file")
+    expected = (hunk.start - 1 + shift) if hunk.start else cursor
+    return min(places, key=lambda i: abs(i - expected))
+
+
+_NUMBERS = re.compile(r"^@@ -(\d+)(?:,(\d+))?")
+
+
+def _hunks(lines: list[str]) -> list[_Hunk]:
+    """The diff's hunks in order; a line before any ``@@`` starts one with no numbers."""
+    parts: list[tuple[int | None, int | None, list[str]]] = []
     for line in lines:
-        if _HUNK.match(line) or not hunks:
-            hunks.append([])
-            if _HUNK.match(line):
-                continue
+        if _HUNK.match(line):
+            numbers = _NUMBERS.match(line)
+            start, length = (numbers.group(1), numbers.group(2) or "1") if numbers else (None, None)
+            parts.append((int(start) if start else None, int(length) if length else None, []))
+            continue
+        if not parts:
+            parts.append((None, None, []))
         if line.startswith("\\"):  # "\ No newline at end of file"
             continue
-        hunks[-1].append(line)
-    for hunk in hunks:  # an empty line after a hunk (between hunks, at the end) is no line of the file
-        while hunk and hunk[-1] == "":
-            hunk.pop()
-    return [h for h in hunks if h]
+        parts[-1][2].append(line)
+    hunks = []
+    for start, length, body in parts:
+        while body and body[-1] == "":  # an empty line after a hunk (between hunks, at the end) is no line of the file
+            body.pop()
+        if body:  # a line with no mark is context whose leading space was lost (a blank line, mostly)
+            hunks.append(_Hunk(start, length, [(line[0], line[1:]) if line[:1] in " -+" else (" ", line)
+                                               for line in body]))
+    return hunks
 
 
 def _all_added(lines: list[str]) -> bool:

@@ -37,9 +37,10 @@ class ReplyFormatError(ValueError):
     """The reply cannot be read; the message says what is missing and ``example`` (when not empty) shows
     the model its own reply in the expected form."""
 
-    def __init__(self, problem: str, example: str = "") -> None:
+    def __init__(self, problem: str, example: str = "", notices: tuple[str, ...] = ()) -> None:
         super().__init__(problem)
         self.example = example
+        self.notices = notices  # everything the reading noticed, of which ``problem`` is the last
 
 
 @dataclass(frozen=True)
@@ -115,12 +116,13 @@ def parse_files(text: str, context: FileContext | None = None) -> FileReply:
         named = _obvious(blocks, context, notices)
     files = _accepted(named, context, notices)
     if not files and notices and (NOT_PYTHON in notices[-1] or ECHOED in notices[-1]):  # the form was right
-        raise ReplyFormatError(notices[-1].removeprefix("Not saved: ").rstrip("."))
+        raise ReplyFormatError(notices[-1].removeprefix("Not saved: ").rstrip("."), notices=tuple(notices))
     if not files:
         problem = notices[-1].removeprefix("Not saved: ") if notices else "code blocks had no file names"
         body = max((b.body for b in blocks), key=len)
         language = context.language or next((b.language for b in blocks if b.language), "python")
-        raise ReplyFormatError(problem.rstrip("."), _example(context, _obvious_name(body, language, context), body))
+        raise ReplyFormatError(problem.rstrip("."), _example(context, _obvious_name(body, language, context), body),
+                               tuple(notices))
     return FileReply(FileSet(files), tuple(notices))
 
 
@@ -164,7 +166,7 @@ def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
         path = path or named_path
     diff = as_diff(word or language, body)
     if diff is not None:
-        path = path or diff.path
+        path = path or diff.path or _only_file(context)
         try:
             body = apply(diff, _current(context, path))
         except DiffError as error:
@@ -191,6 +193,12 @@ def _name_line(body: str, known: Languages) -> tuple[str, str, str] | None:
     return first, match.group("path"), rest
 
 
+
+
+def _only_file(context: FileContext) -> str:
+    """The file a diff naming none changes, when the reply's writer has exactly one file of its kind; else ""."""
+    mine = [p for p in context.tests if p not in context.user_tests] if context.writes_tests else list(context.code)
+    return mine[0] if len(mine) == 1 else ""
 
 
 def _current(context: FileContext, path: str) -> str | None:

@@ -546,7 +546,7 @@ class Manager:
             try:
                 reply = parse_files(text, context)
             except ReplyFormatError as error:
-                unapplied.append(diff_unapplied(str(error)))
+                unapplied.append(any(map(diff_unapplied, (str(error), *error.notices))))
                 raise
             unapplied.append(any(map(diff_unapplied, reply.notices)))
             return reply

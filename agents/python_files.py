@@ -197,28 +197,50 @@ SHORT_STATEMENT = 5  # lines: a statement of the module kept whole in an outline
 
 
 def outline(code: str) -> str:
-    """The module as a reader of its interface sees it: its docstring, imports and short statements whole, each
-    function and class by its signature and docstring (a class's methods too), the bodies left out. Code that
-    does not parse comes back as it is."""
+    """The module as a reader of its interface sees it: its docstring, imports, short statements and its
+    ``__main__`` block whole, each function and class by its signature and docstring (a class's methods too), the
+    bodies left out (a body on its signature's line stays). Code that does not parse comes back as it is."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError):
         return code
-    lines = code.splitlines(keepends=True)
-    return "".join(_outlined(lines, node, "") for node in tree.body)
+    return _outlined(code.splitlines(keepends=True), tree.body, "")
 
 
-def _outlined(lines: list[str], node: ast.stmt, indent: str) -> str:
-    if not isinstance(node, _DEFINITIONS):
+def _outlined(lines: list[str], body: list[ast.stmt], indent: str) -> str:
+    shown, done = [], 0  # ``done``: the last line shown (statements sharing a line are shown once)
+    for node in body:
+        if node.lineno <= done:
+            continue
         whole = _source(lines, node)
-        return whole if whole.count("\n") <= SHORT_STATEMENT else lines[node.lineno - 1].rstrip("\n") + " ...\n"
-    body_start = node.body[0].lineno
-    head = "".join(lines[_first_line(node) - 1:body_start - 1])
-    first = node.body[0]
-    docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
-    text = head + (_source(lines, first) if docstring else "")
-    inner = indent + "    "
-    if isinstance(node, ast.ClassDef):
-        members = "".join(_outlined(lines, member, inner) for member in node.body[1 if docstring else 0:])
-        return "\n" + text + (members or inner + "...\n")
-    return "\n" + text + inner + OUTLINED.lstrip()
+        short = whole.count("\n") <= SHORT_STATEMENT
+        if not isinstance(node, _DEFINITIONS):
+            shown.append(whole if short or _is_main(node) else lines[node.lineno - 1].rstrip("\n") + " ...\n")
+        elif _body_on_signature_line(lines, node):  # nothing to leave out
+            shown.append("\n" + whole)
+        else:
+            first = node.body[0]
+            docstring = isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(
+                first.value.value, str)
+            head = "".join(lines[_first_line(node) - 1:first.lineno - 1]) + (_source(lines, first) if docstring else "")
+            inner = indent + "    "
+            if isinstance(node, ast.ClassDef):
+                members = _outlined(lines, node.body[1 if docstring else 0:], inner)
+                shown.append("\n" + head + (members or inner + "...\n"))
+            else:
+                shown.append("\n" + head + inner + OUTLINED.lstrip())
+        done = node.end_lineno or node.lineno
+    return "".join(shown)
+
+
+def _is_main(node: ast.stmt) -> bool:
+    """``if __name__ == "__main__":``, which says how the module is run."""
+    test = getattr(node, "test", None)
+    return (isinstance(node, ast.If) and isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+            and test.left.id == "__name__")
+
+
+def _body_on_signature_line(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """``def f(): return 1``, ``def g(a,\n      b): return a``: the body begins on the line that ends the signature."""
+    line = lines[node.body[0].lineno - 1]
+    return bool(line[:node.body[0].col_offset].strip())

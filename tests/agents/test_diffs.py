@@ -34,3 +34,32 @@ def test_an_empty_line_between_hunks_is_not_read_as_a_line_of_the_file():
     sloppy = diff("@@ -1,2 +1,2 @@", " def total(parts):", '-    return " ".join(parts) or "0s"',
                   '+    return ", ".join(parts) or "0s"', "", "@@ -6 +6 @@", "-    return 0", "+    return 0.0", "")
     assert apply(sloppy, CURRENT) == CURRENT.replace('" ".join', '", ".join').replace("return 0\n", "return 0.0\n")
+
+
+def test_lines_added_into_a_file_go_after_the_line_their_header_names_and_keep_the_rest():
+    inserted = apply(diff("@@ -1,0 +2 @@", "+import os"), CURRENT)  # a diff that only adds, into the file
+    assert inserted == CURRENT.replace("def total(parts):\n", "def total(parts):\nimport os\n", 1)
+    method = apply(diff("@@ -1 +1 @@", "-def total(parts):", "+def total(parts, sep=' '):",
+                        "@@ -6,0 +7,2 @@", "+", "+ZERO = zero()"), CURRENT)
+    assert method.startswith("def total(parts, sep=' '):\n") and method.endswith("    return 0\n\nZERO = zero()\n")
+
+
+def test_a_whole_file_sent_as_added_lines_is_the_file():
+    whole = diff("@@ -1,6 +1,2 @@", "+def zero():", "+    return 0")
+    assert apply(whole, CURRENT) == "def zero():\n    return 0\n"
+
+
+def test_a_file_with_windows_line_ends_keeps_them_and_trailing_spaces_do_not_stop_a_match():
+    crlf = "a = 1  \r\nb = 2\r\nc = 3\r\n"
+    assert apply(diff("@@ -1,3 +1,3 @@", " a = 1", "-b = 2", "+b = 20", " c = 3"), crlf) == "a = 1  \r\nb = 20\r\nc = 3\r\n"
+
+
+def test_blank_lines_are_lines_to_keep_add_or_remove():
+    code = "a = 0\n\nx = 1\nb = 2\n"
+    assert apply(diff("@@ -2,2 +2,1 @@", " ", "-x = 1"), code) == "a = 0\n\nb = 2\n"
+    assert apply(diff("@@ -1,2 +1,1 @@", " a = 0", "-"), code) == "a = 0\nx = 1\nb = 2\n"
+
+
+def test_of_several_places_a_hunk_goes_to_the_one_its_header_names_and_hunks_apply_in_order():
+    assert apply(diff("@@ -3,2 +3,2 @@", " x", "-y", "+Y"), "x\ny\nx\ny\n") == "x\ny\nx\nY\n"
+    assert apply(diff("@@ -1 +1 @@", "-a", "+b", "@@ -2 +2 @@", "-b", "+B"), "a\nb\nc\n") == "b\nB\nc\n"

@@ -124,3 +124,21 @@ async def test_asking_for_diffs_keeps_every_prompt_within_the_ceiling_for_ten_ro
     assert events[-1].status is RunStatus.PASSED
     assert max(chars for _, chars in model.prompts) <= 1.5 * first_programmer
 
+
+
+async def test_auto_sees_a_diff_that_did_not_apply_whatever_else_the_reply_held():
+    # the stale diff, then a block that cannot be saved for another reason (a path outside the project)
+    script = d.fix_rounds(2, failed_diff=True)
+    script["programmer"][1] += "\n```python path=../elsewhere.py\nprint('hi')\n```\n"
+    model, events, tested = await run(script, FixReplies.AUTO)
+    assert events[-1].status is RunStatus.PASSED and tested == [d.wrong_code(0), d.wrong_code(1), d.CODE]
+    assert [e.text for e in events if isinstance(e, Notice)].count(WHOLE_FROM_NOW) == 1
+
+
+async def test_a_diff_that_names_no_file_changes_the_only_file_there_is():
+    unnamed = d.diff_reply(d.wrong_code(0), d.CODE, "Fixed.").replace("--- a/durations.py\n+++ b/durations.py\n", "")
+    script = d.fix_rounds(1)
+    script["programmer"][1] = unnamed
+    model, events, tested = await run(script, FixReplies.AUTO, rounds=1)
+    assert "--- a/" not in unnamed and events[-1].status is RunStatus.PASSED, events[-1].reason
+    assert tested == [d.wrong_code(0), d.CODE]
