@@ -68,10 +68,13 @@ class _Hunk:
 
 
 def apply(diff: Diff, current: str | None) -> str:
-    """The whole file the diff describes: its added lines when it only adds to nothing (no file, or hunks from
-    line 0), else ``current`` patched hunk by hunk. Each hunk must match whole lines of the file (trailing
+    """The whole file the diff describes: its lines when it marks none as added or removed (a whole file under
+    diff headers, as small models write when asked for a diff), its added lines when it only adds to nothing (no
+    file, or hunks from line 0), else ``current`` patched hunk by hunk. Each hunk must match whole lines of the file (trailing
     whitespace aside), after the hunk before it; of several places, the one nearest its header's line."""
     lines = [line for line in diff.body.splitlines() if not line.startswith(("--- ", "+++ ", "diff ", "index ", "Index: "))]
+    if not any(_HUNK.match(line) or line.startswith(("+", "-")) for line in lines):  # a whole file under diff headers
+        return "\n".join(lines).strip("\n") + "\n"
     hunks = _hunks(lines)
     added_only = all(line.startswith("+") or not line.strip() for line in lines if not _HUNK.match(line))
     inserts = all(h.start and h.length == 0 for h in hunks)  # lines added into a file, each after a line it names
@@ -128,7 +131,7 @@ def _hunks(lines: list[str]) -> list[_Hunk]:
         while body and body[-1] == "":  # an empty line after a hunk (between hunks, at the end) is no line of the file
             body.pop()
         if body:  # a line with no mark is context whose leading space was lost (a blank line, mostly)
-            hunks.append(_Hunk(start, length, [(line[0], line[1:]) if line[:1] in " -+" else (" ", line)
+            hunks.append(_Hunk(start, length, [(line[0], line[1:]) if line.startswith((" ", "-", "+")) else (" ", line)
                                                for line in body]))
     return hunks
 

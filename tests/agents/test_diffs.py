@@ -63,3 +63,10 @@ def test_blank_lines_are_lines_to_keep_add_or_remove():
 def test_of_several_places_a_hunk_goes_to_the_one_its_header_names_and_hunks_apply_in_order():
     assert apply(diff("@@ -3,2 +3,2 @@", " x", "-y", "+Y"), "x\ny\nx\ny\n") == "x\ny\nx\nY\n"
     assert apply(diff("@@ -1 +1 @@", "-a", "+b", "@@ -2 +2 @@", "-b", "+B"), "a\nb\nc\n") == "b\nB\nc\n"
+
+
+def test_a_whole_file_under_diff_headers_with_no_line_marked_is_the_file():
+    # as Qwen2.5-Coder-0.5B answers a request for a diff: the instruction echoed as a header, then the file
+    reply = ("--- a/PATH, +++ b/PATH, @@ hunks with context lines); a new file whole.\n+++ b/m.py\n"
+             "def total(parts):\n    return \", \".join(parts)\n")
+    assert apply(Diff("m.py", reply), CURRENT) == 'def total(parts):\n    return ", ".join(parts)\n'
