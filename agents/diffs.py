@@ -74,6 +74,8 @@ def apply(diff: Diff, current: str | None) -> str:
     whitespace aside), after the hunk before it; of several places, the one nearest its header's line."""
     lines = [line for line in diff.body.splitlines() if not line.startswith(("--- ", "+++ ", "diff ", "index ", "Index: "))]
     if not any(_HUNK.match(line) or line.startswith(("+", "-")) for line in lines):  # a whole file under diff headers
+        if not "".join(lines).strip():
+            raise DiffError("it holds no change; send the whole file")
         return "\n".join(lines).strip("\n") + "\n"
     hunks = _hunks(lines)
     added_only = all(line.startswith("+") or not line.strip() for line in lines if not _HUNK.match(line))

@@ -112,7 +112,11 @@ PROMPT_CHARS_PER_TOKEN = 3  # a cautious size of a prompt, when trimming it for 
 CUT_NOTE = ("Your previous answer to this was cut off because it was too long. Answer again, shorter: "
             "no explanations, and only what is asked for, complete.")
 INTERNAL_ERROR = "an internal error ended the run; the details are in the bot's log"
-WHOLE_FROM_NOW = "The Programmer's diff did not apply; it writes its fixes as whole files for the rest of this run."
+WHOLE_FROM_NOW = ("The Programmer's reply to a request for a diff held no diff that applies; it writes its fixes as "
+                  "whole files for the rest of this run.")
+# Files this large (in all) or larger have a fix asked for as a diff under ``fix_replies = "auto"``: below it the
+# whole file is about as short as a diff with its context lines and its headers, and any model writes it.
+DIFF_WORTH_CHARS = 1200
 
 
 @dataclass(frozen=True)
@@ -532,11 +536,8 @@ class Manager:
         if run.start_again:  # a fresh candidate: the given stub, and why (agents.candidates)
             work = work.with_files(candidates.fresh_start(work.files, run.given))
             standing = standing.with_triage(Triage(Action.FIX_CODE, run.start_again))
-        as_diff = not run.start_again and self._as_diffs(run, fixing=standing.failure()[0] is not None
-                                                         or bool(standing.changes_asked()))
-        prompt = contexts.for_programmer(
-            run.request.task, work, standing, self._plan_for(run, Role.PROGRAMMER), run.language, as_diff,
-            run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
+        fixing = standing.failure()[0] is not None or bool(standing.changes_asked())
+        as_diff = not run.start_again and self._as_diffs(run, fixing, work.files)
         # Read against the files the Programmer was shown: for a fresh candidate, the given stub.
         context = contexts.for_reading_files(work, run.language, run.request.task, run.plan, self._languages)
         sampled = self._settings.resample_temperature if run.start_again else None  # so it can differ
@@ -551,19 +552,29 @@ class Manager:
             unapplied.append(any(map(diff_unapplied, reply.notices)))
             return reply
 
-        reply = await self._turn(run, prompt, read, _nothing_saved, temperature=sampled)
-        if as_diff and any(unapplied) and self._settings.fix_replies is FixReplies.AUTO:
+        def asked(as_diff: bool) -> PromptContext:
+            return contexts.for_programmer(
+                run.request.task, work, standing, self._plan_for(run, Role.PROGRAMMER), run.language, as_diff,
+                run.reply_notes.get(Role.PROGRAMMER, ()), run.workspace)
+
+        reply = await self._turn(run, asked(as_diff), read, _nothing_saved, temperature=sampled)
+        auto = self._settings.fix_replies is FixReplies.AUTO
+        if as_diff and auto and (any(unapplied) or not reply.files):  # no usable diff: whole files from now on
             run.diffs_apply = False
             await run.emit(Notice(run.request.run_id, WHOLE_FROM_NOW))
+            if not reply.files:  # nothing came of the request for a diff: the same fix, asked whole, this round
+                reply = await self._turn(run, asked(False), read, _nothing_saved, temperature=sampled)
         await self._note(run, Role.PROGRAMMER, reply.notices)
         return reply.files.without(run.work.user_tests)  # and ``_code_step`` keeps the team's tests the Tester's
 
-    def _as_diffs(self, run: _Run, fixing: bool) -> bool:
+    def _as_diffs(self, run: _Run, fixing: bool, files: FileSet) -> bool:
         """Whether the Programmer is asked for diffs of the files it has: always with ``diff``, never with
-        ``whole``; with ``auto`` for a fix (of failing tests or a review), until one of its diffs did not apply (a
-        model that cannot write them pays for one failed call, and its first version is always asked whole)."""
+        ``whole``. With ``auto``, for a fix (of failing tests or a review) of files large enough for a diff to save
+        much (``DIFF_WORTH_CHARS``), until the model's answer to a request for a diff was no usable diff: a first
+        version is always asked whole, and a model that cannot write diffs pays for one call per run."""
         how = self._settings.fix_replies
-        return how is FixReplies.DIFF or (how is FixReplies.AUTO and fixing and run.diffs_apply)
+        large = sum(map(len, files.values())) >= DIFF_WORTH_CHARS
+        return how is FixReplies.DIFF or (how is FixReplies.AUTO and fixing and large and run.diffs_apply)
 
     async def _review(self, run: _Run, standing: Standing) -> Review:
         """The Optimizer's review of the code, told the latest verdicts as they stood when it was asked

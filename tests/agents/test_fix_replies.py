@@ -47,7 +47,7 @@ async def test_fixes_written_as_diffs_are_applied_and_the_run_tests_each_version
     assert final.files["durations.py"] == d.CODE
     first, *fixing = programmer_prompts(model)
     assert "unified diff" not in first  # the first version is written whole
-    assert fixing and all("Reply with a unified diff of each file you change in a ```diff block" in p for p in fixing)
+    assert fixing and all("Reply with a unified diff of each file you change" in p for p in fixing)
 
 
 async def test_whole_files_are_asked_for_with_whole():
@@ -63,7 +63,7 @@ async def test_by_default_fixes_are_asked_for_as_diffs_and_a_whole_file_sent_ins
     assert tested == [d.wrong_code(0), d.wrong_code(1), d.CODE]
     first, *fixing = programmer_prompts(model)
     assert "unified diff" not in first
-    assert len(fixing) == 2 and all("Reply with a unified diff of each file you change in a ```diff block" in p for p in fixing)
+    assert len(fixing) == 2 and all("Reply with a unified diff of each file you change" in p for p in fixing)
     assert not any(e.text == WHOLE_FROM_NOW for e in events if isinstance(e, Notice))
 
 
@@ -142,3 +142,37 @@ async def test_a_diff_that_names_no_file_changes_the_only_file_there_is():
     model, events, tested = await run(script, FixReplies.AUTO, rounds=1)
     assert "--- a/" not in unnamed and events[-1].status is RunStatus.PASSED, events[-1].reason
     assert tested == [d.wrong_code(0), d.CODE]
+
+
+ECHO = "```diff\n--- a/PATH, +++ b/PATH, @@ hunks with context lines); a new file whole.\n```\n"  # as Qwen answered
+
+
+async def test_a_reply_to_a_request_for_a_diff_with_nothing_usable_has_the_same_fix_asked_whole_in_that_round():
+    script = d.fix_rounds(1)
+    script["programmer"][1:1] = [ECHO, ECHO]  # the request for a diff, and the reminder, both answered so
+    model, events, tested = await run(script, FixReplies.AUTO, rounds=1)  # one fix round: none may be lost
+    assert events[-1].status is RunStatus.PASSED, events[-1].reason
+    assert tested == [d.wrong_code(0), d.CODE]
+    calls = [messages for role, messages in model.calls if role == "programmer"]
+    assert len(calls) == 4 and "unified diff" in calls[1][0].content and "unified diff" not in calls[3][0].content
+    assert [e.text for e in events if isinstance(e, Notice)].count(WHOLE_FROM_NOW) == 1
+
+
+async def test_auto_asks_the_fix_of_a_small_file_whole():
+    small = {"planner": [d.PLAN], "programmer": ["```python path=durations.py\nUNIT = 6\n```",
+                                                  "```python path=durations.py\nUNIT = 60\n```"],
+             "optimizer": [d.APPROVE] * 2, "tester": ["```python path=test_durations.py\nfrom durations import UNIT\n\n\n"
+                                                      "def test_unit():\n    assert UNIT == 60\n```"],
+             "manager": ["The unit is wrong.\nDECISION: fix_code"], "checkin": [d.README]}
+
+    def verdict(job):
+        if "UNIT = 60" in job.files["durations.py"]:
+            return TestReport(TestStatus.PASSED, 0, 0.1, 1, 0, "1 passed")
+        return TestReport(TestStatus.FAILED, 1, 0.1, 0, 1, "FAILED test_durations.py::test_unit - assert 6 == 60")
+
+    model = ScriptedModel(small)
+    manager = Manager(model, ScriptedSandbox(verdict), RecordingPublisher(), settings=TeamSettings())
+    events = [e async for e in manager.run(RunRequest(task=d.TASK, run_id="r1"))]
+    assert events[-1].status is RunStatus.PASSED
+    first, fix = programmer_prompts(model)
+    assert "Change the python code below" in fix and "unified diff" not in fix
