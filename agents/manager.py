@@ -137,7 +137,7 @@ class Order(StrEnum):
 class FixReplies(StrEnum):
     """How the Programmer is asked to reply when it changes code it wrote."""
 
-    AUTO = "auto"  # diffs while the model's diffs apply; after one that does not, whole files for the rest of the run
+    AUTO = "auto"  # diffs for fixes of larger files until an answer holds no usable diff, then whole files for the run
     WHOLE = "whole"  # every changed file whole: any model manages it
     DIFF = "diff"  # a unified diff of each changed file: a far shorter reply, but a diff can fail to apply
 
@@ -188,7 +188,7 @@ class _Run:
     closest: Candidate | None = None  # of the tested work the user's tests failed, what came closest to passing
     given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
     start_again: str = ""  # why the next candidate starts from ``given`` (agents.candidates); "": it does not
-    diffs_apply: bool = True  # False once one of the Programmer's diffs did not apply (``FixReplies.AUTO``)
+    diffs_apply: bool = True  # False once an answer to a request for a diff held none that applies (``FixReplies.AUTO``)
 
     @property
     def round(self) -> int:

@@ -192,7 +192,7 @@ def _chunks(code: str, body: list[ast.stmt]) -> list[str]:
     return ["".join(lines[start - 1:end - 1]) for start, end in zip(starts, ends, strict=True)]
 
 
-OUTLINED = "    ...  # body left out\n"
+OUTLINED = "...  # body left out\n"  # in place of a body, at its indent
 SHORT_STATEMENT = 5  # lines: a statement of the module kept whole in an outline (a constant, the ``__main__`` block)
 
 
@@ -228,7 +228,7 @@ def _outlined(lines: list[str], body: list[ast.stmt], indent: str) -> str:
                 members = _outlined(lines, node.body[1 if docstring else 0:], inner)
                 shown.append("\n" + head + (members or inner + "...\n"))
             else:
-                shown.append("\n" + head + inner + OUTLINED.lstrip())
+                shown.append("\n" + head + inner + OUTLINED)
         done = node.end_lineno or node.lineno
     return "".join(shown)
 

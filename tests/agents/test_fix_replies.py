@@ -92,7 +92,8 @@ async def test_with_diff_a_diff_that_does_not_apply_does_not_change_how_fixes_ar
 
 
 async def test_auto_asks_for_the_first_completion_of_given_functions_whole():
-    stub = 'def add(a, b):\n    """The sum of a and b."""\n'
+    # large enough that a fix of it would be asked as a diff: only being the first completion keeps it whole
+    stub = 'def add(a, b):\n    """The sum of a and b.\n\n' + "    More about adding.\n" * 60 + '    """\n'
     script = {"programmer": ["```python path=adder.py\ndef add(a, b):\n    return a + b\n```"],
               "optimizer": [d.APPROVE], "tester": ["```python path=test_adder.py\nfrom adder import add\n\n"
                                                     "def test_add():\n    assert add(1, 2) == 3\n```"],
