@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 
 from agents.language import Languages
+from agents.python_files import parsed
 
 
 def checkless_tests(files: Mapping[str, str], languages: Languages) -> str:
@@ -23,7 +24,7 @@ def checkless_tests(files: Mapping[str, str], languages: Languages) -> str:
     for path, text in files.items():
         if path.endswith(".py") and languages.looks_like_test(path):
             try:
-                trees[path] = ast.parse(text)
+                trees[path] = parsed(text)
             except (SyntaxError, ValueError):
                 continue  # the runner reports it
     return _checkless(trees)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agents.language.reports import FAILED_NAMES
+from agents.python_files import parsed
 from agents.types import TestReport
 
 _SECTION = re.compile(r"^_{3,} (?P<name>.+?) _{3,}$", re.M)
@@ -88,7 +89,7 @@ def failing_source(tests: Mapping[str, str], names: list[str], theirs: Mapping[s
 
 def _definitions(content: str, wanted: set[str]) -> list[tuple[str, str]] | None:
     try:
-        tree = ast.parse(content)
+        tree = parsed(content)
     except SyntaxError:
         return None
     lines = content.splitlines(keepends=True)

@@ -226,7 +226,7 @@ def _label(prose: str, languages: Languages) -> str:
 def _is_bare_python(text: str) -> bool:
     """Code with no fence at all: taken only when the whole reply is a Python module that defines something."""
     try:
-        tree = ast.parse(text)
+        tree = python_files.parsed(text)
     except (SyntaxError, ValueError):
         return False
     return any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for node in tree.body)

@@ -44,13 +44,18 @@ def stubs_in(files: dict[str, str]) -> list[str]:
     return [f"`{name}`" for path, code in files.items() if path.endswith(".py") for name in stubs(code)]
 
 
+# A value set aside: "\0KEY\0N\0KEY\0", KEY being one rendering's own random key and N the value's number. One
+# pattern for every rendering (a pattern per key would be compiled anew for each prompt).
+_MARKED = re.compile(r"\x00([0-9a-f]{16})\x00(\d+)\x00\1\x00")
+
+
 class _SetAside:
     """The values one rendering printed, each replaced by a mark its text cannot contain by chance."""
 
     def __init__(self) -> None:
-        self.mark = f"\x00{secrets.token_hex(8)}\x00"
+        self._key = secrets.token_hex(8)
+        self.mark = f"\x00{self._key}\x00"
         self._values: list[str] = []
-        self._marked = re.compile(re.escape(self.mark) + r"(\d+)" + re.escape(self.mark))
 
     def keep(self, value: object) -> str:
         text = "" if value is None else str(value)
@@ -62,7 +67,12 @@ class _SetAside:
         return f"{self.mark}{len(self._values) - 1}{self.mark}"
 
     def restore(self, text: str) -> str:
-        return self._marked.sub(lambda match: self._values[int(match.group(1))], text)
+        return _MARKED.sub(self._value, text)
+
+    def _value(self, match: re.Match[str]) -> str:
+        """A value this rendering set aside; anything else shaped like a mark is left as it is."""
+        key, number = match.group(1), int(match.group(2))
+        return self._values[number] if key == self._key and number < len(self._values) else match.group(0)
 
 
 _rendering: ContextVar[_SetAside | None] = ContextVar("rendering", default=None)

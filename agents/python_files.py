@@ -15,6 +15,7 @@ A small model answers in ways that keep the right code in a shape that would bre
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass
 
@@ -22,10 +23,17 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 
 
+@functools.lru_cache(maxsize=32)
+def parsed(code: str) -> ast.Module:
+    """``code``'s syntax tree (``SyntaxError`` or ``ValueError`` when it is no module). A reply's module is read by
+    several functions in turn, so the last few trees are kept; callers only read them, never change them."""
+    return ast.parse(code)
+
+
 def syntax_problem(code: str) -> str:
     """Why ``code`` is no Python module ("" when it parses): the parser's message and line."""
     try:
-        ast.parse(code)
+        parsed(code)
     except SyntaxError as error:
         return f"{error.msg} (line {error.lineno})"
     except ValueError as error:  # a NUL byte, say
@@ -41,7 +49,7 @@ def without_trailing_text(code: str) -> tuple[str, str]:
     module, and the first line of what was left out. Only a tail that starts at a top-level line and defines
     nothing is left out, and only when the module before it parses; else ``code`` as it is, and ""."""
     try:
-        ast.parse(code)
+        parsed(code)
         return code, ""
     except SyntaxError as error:
         broken = (error.lineno or 1) - 1
@@ -64,7 +72,7 @@ def without_trailing_text(code: str) -> tuple[str, str]:
 def defined(code: str) -> set[str]:
     """The names of the top-level functions and classes of ``code`` (none when it does not parse)."""
     try:
-        tree = ast.parse(code)
+        tree = parsed(code)
     except (SyntaxError, ValueError):
         return set()
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
@@ -73,7 +81,7 @@ def defined(code: str) -> set[str]:
 def stubs(code: str) -> list[str]:
     """The top-level functions of ``code`` that are only a signature and a docstring (or ``pass``, ``...``)."""
     try:
-        tree = ast.parse(code)
+        tree = parsed(code)
     except (SyntaxError, ValueError):
         return []
     functions = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -84,7 +92,7 @@ def without_repeated_stubs(code: str) -> tuple[str, list[str]]:
     """``code`` without a function or class defined again further down whose first definition is only a stub
     (a docstring, ``pass`` or ``...``), and the names whose stubs were dropped."""
     try:
-        tree = ast.parse(code)
+        tree = parsed(code)
     except (SyntaxError, ValueError):
         return code, []
     last = {node.name: node for node in tree.body if isinstance(node, _DEFINITIONS)}
@@ -102,7 +110,7 @@ def examples_as_main(code: str) -> tuple[str, int]:
     """``code`` with the calls and asserts that follow its last definition moved under
     ``if __name__ == "__main__":`` (a script run as before; an import runs none), and how many were moved."""
     try:
-        tree = ast.parse(code)
+        tree = parsed(code)
     except (SyntaxError, ValueError):
         return code, 0
     last_definition = max((i for i, n in enumerate(tree.body) if isinstance(n, _DEFINITIONS)), default=None)
@@ -135,7 +143,7 @@ def merged_into(current: str, reply: str) -> Merged | None:
     out); None when ``reply`` is a file of its own (two definitions or more, or a new one), or either does not
     parse."""
     try:
-        old, new = ast.parse(current), ast.parse(reply)
+        old, new = parsed(current), parsed(reply)
     except (SyntaxError, ValueError):
         return None
     new_by_key = {_key(node): node for node in new.body}
@@ -201,7 +209,7 @@ def outline(code: str) -> str:
     ``__main__`` block whole, each function and class by its signature and docstring (a class's methods too), the
     bodies left out (a body on its signature's line stays). Code that does not parse comes back as it is."""
     try:
-        tree = ast.parse(code)
+        tree = parsed(code)
     except (SyntaxError, ValueError):
         return code
     return _outlined(code.splitlines(keepends=True), tree.body, "")

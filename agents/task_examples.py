@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from agents.python_files import parsed
 from agents.types import FileSet
 
 PREFIX = "test_task_examples_"
@@ -37,7 +38,7 @@ def without_examples(tests: FileSet) -> FileSet:
 def _examples(code: str) -> dict[str, str]:
     """Each function's (and class's) docstring that holds an example, by name."""
     try:
-        tree = ast.parse(code)
+        tree = parsed(code)
     except (SyntaxError, ValueError):
         return {}
     found: dict[str, str] = {}

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from agents.language.description import Language, TestRun
 from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
+from agents.python_files import parsed
 
 _MARKER = re.compile(r"^\s*(?:async\s+)?def test\w*\s*\(|^\s*class Test\w*|^\s*import (?:pytest|unittest)", re.M)
 
@@ -36,7 +37,7 @@ _TEST = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -c {shlex.quote(PYTEST_THEN_
 def _is_test_code(code: str) -> bool:
     """Mostly test functions and classes, counted from the module's own definitions."""
     try:
-        tree = ast.parse(code)
+        tree = parsed(code)
     except (SyntaxError, ValueError):
         return bool(_MARKER.search(code))
     defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
