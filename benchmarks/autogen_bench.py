@@ -81,6 +81,7 @@ class Measured:
     wall_per_call_ms: float = 0.0
     calls: int = 0
     prompt_chars: int = 0
+    instructions: int = 0  # of prompt_chars, the system prompts
     largest: int = 0
     first_programmer: int = 0
     order: list[str] = field(default_factory=list)
@@ -150,6 +151,8 @@ async def measure(server: TimedServer, argv: list[str], env: dict[str, str], cwd
         threads_per_call_ms=sum(cpu for task, cpu in threads.items() if task != process.pid) / len(requests) * 1000,
         wall_per_call_ms=statistics.median(gaps) if gaps else 0.0,
         calls=len(requests), prompt_chars=sum(c for _, c in sizes), largest=max(c for _, c in sizes),
+        instructions=sum(len(m.get("content") or "") for r in requests for m in r.body.get("messages", [])
+                         if m.get("role") == "system"),
         first_programmer=next((c for a, c in sizes if a == "programmer"), 0),
         order=[a for a, _ in sizes], system=system)
 
@@ -228,6 +231,7 @@ def show(ours: list[Measured], theirs: list[Measured]) -> None:
           f"{CHUNK}-character chunks, medians of {len(ours)} runs each, taken in turn")
     print(f"  {'measure':<44}{'codegen-chat':>14}{'AutoGen':>14}{'ratio':>9}")
     rows = [("model calls", "calls", "{:.0f}"), ("prompt characters sent", "prompt_chars", "{:,.0f}"),
+            ("  of it, instructions (system prompts)", "instructions", "{:,.0f}"),
             ("orchestration CPU per model call (ms)", "cpu_per_call_ms", "{:.1f}"),
             ("  of it in worker threads (ms)", "threads_per_call_ms", "{:.1f}"),
             ("orchestration wall per model call (ms)", "wall_per_call_ms", "{:.1f}"),
@@ -235,6 +239,9 @@ def show(ours: list[Measured], theirs: list[Measured]) -> None:
     for label, name, form in rows:
         a, b = med(ours, name), med(theirs, name)
         print(f"  {label:<44}{form.format(a):>14}{form.format(b):>14}{a / b if b else 0:>8.2f}x")
+    material = med(ours, "prompt_chars") - med(ours, "instructions")
+    print(f"  codegen-chat's prompts without their instructions (the task, plan, code, changes and failures alone): "
+          f"{material:,.0f}, {material / med(theirs, 'prompt_chars'):.3f}x AutoGen's prompt characters")
     largest, first = med(ours, "largest"), med(ours, "first_programmer")
     print(f"  codegen-chat's largest prompt / its first Programmer prompt: {largest:,.0f} / {first:,.0f} "
           f"= {largest / first:.2f}x")

@@ -175,6 +175,7 @@ class Economy:
     first_programmer: int
     broadcast: int
     by_role: dict[str, int]
+    instructions: int | None = None  # of ``ours``, the system prompts (None: not recorded)
 
 
 async def economy(order: Order, new_sandbox, rounds: int = 5) -> Economy:  # type: ignore[no-untyped-def]
@@ -192,9 +193,10 @@ async def economy(order: Order, new_sandbox, rounds: int = 5) -> Economy:  # typ
     by_role: dict[str, int] = defaultdict(int)
     for role, chars in sizes:
         by_role[role] += chars
+    instructions = sum(len(m.content) for _, messages in model.calls for m in messages if m.role == "system")
     return Economy(len(sizes), sum(c for _, c in sizes), max(c for _, c in sizes),
                    next(c for r, c in sizes if r == "programmer"), broadcast_chars(events, model.calls, d.TASK),
-                   dict(by_role))
+                   dict(by_role), instructions)
 
 
 async def prompt_economy(real_sandbox: bool) -> None:
@@ -210,6 +212,9 @@ async def prompt_economy(real_sandbox: bool) -> None:
         ("prompt characters", lambda e: f"{e.ours:,}"),
         ("broadcast group chat, same turns", lambda e: f"{e.broadcast:,}"),
         ("ratio to the group chat (<= 0.25)", lambda e: f"{e.ours / e.broadcast:.2f}x"),
+        ("  of it, instructions (system)", lambda e: "-" if e.instructions is None else f"{e.instructions:,}"),
+        ("  without them, to the group chat", lambda e: "-" if e.instructions is None
+         else f"{(e.ours - e.instructions) / e.broadcast:.3f}x"),
         ("largest prompt", lambda e: f"{e.largest:,}"),
         ("first Programmer prompt", lambda e: f"{e.first_programmer:,}"),
         ("largest / first Programmer (<= 1.5)", lambda e: f"{e.largest / e.first_programmer:.2f}x"),

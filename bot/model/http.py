@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import ssl
+import sys
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -26,7 +27,20 @@ from typing import Any
 # The SDK's HTTP library, for its errors alone: the SDK maps them to its own while it sends a request, but a raw
 # streaming response's body raises them as they are while it is read.
 import httpx2
-import openai
+
+# The SDK imports its optional aiohttp transport with itself wherever aiohttp is installed (here it is, for the servers'
+# health checks): about 0.15 s, an eighth of a one-off run's start-up, for a transport this client never uses (it sends
+# through the SDK's default one). A None in ``sys.modules`` makes that one import fail as the SDK expects when aiohttp
+# is missing; the entry is removed again at once, so whatever wants the transport later can still import it.
+_AIOHTTP_TRANSPORT = "openai._vendor.httpx_aiohttp"
+_skipping = "openai" not in sys.modules and _AIOHTTP_TRANSPORT not in sys.modules
+if _skipping:
+    sys.modules[_AIOHTTP_TRANSPORT] = None  # type: ignore[assignment]
+try:
+    import openai
+finally:
+    if _skipping and _AIOHTTP_TRANSPORT in sys.modules and sys.modules[_AIOHTTP_TRANSPORT] is None:
+        del sys.modules[_AIOHTTP_TRANSPORT]
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """``codegen-chat run`` asks the model first: the Docker SDK and PyGithub are imported when they are needed
 (the sandbox while the Planner writes, PyGithub at the check-in), never before the first model request; the
 chat platforms' SDKs and packages (Slack, Discord, the web server) not at all, since the terminal needs none;
-nor aiohttp's web server (it serves the health checks of ``serve``). The openai SDK is imported: it sends the
-model requests (and imports aiohttp's client, where aiohttp is installed, for its optional transport)."""
+nor aiohttp (it serves the health checks of ``serve``; the openai SDK would import it for an optional transport
+the client does not use). The openai SDK is imported: it sends the model requests."""
 
 import asyncio
 import os
@@ -14,9 +14,9 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 LATER = ("docker", "github")
-NEVER = ("slack_bolt", "slack_sdk", "discord", "starlette", "uvicorn")
+NEVER = ("slack_bolt", "slack_sdk", "discord", "starlette", "uvicorn", "aiohttp")
 # and no package of a chat platform, nor the health checks' server
-NOT_NEEDED = ("adapters.slack", "adapters.discord", "adapters.web", "aiohttp.web", "bot.health.http")
+NOT_NEEDED = ("adapters.slack", "adapters.discord", "adapters.web", "bot.health.http")
 
 
 async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> list[str]:
