@@ -178,10 +178,14 @@ class SQLiteStore:
     # -- conversations and runs ---------------------------------------------------------------
 
     async def conversation(self, platform: str, thread_key: str) -> int:
-        """The id of the conversation living in ``platform``/``thread_key``, created if new."""
-        async with self._transaction("write to"):
-            await self._ensure_conversation(platform, thread_key)
-        row = await self._one("SELECT id FROM conversations WHERE platform = ? AND thread_key = ?", platform, thread_key)
+        """The id of the conversation living in ``platform``/``thread_key``, created if new. A known one is only
+        read; a new one is written with whatever other runs write meanwhile (a run's start waits on no queue of
+        its own behind theirs)."""
+        found = "SELECT id FROM conversations WHERE platform = ? AND thread_key = ?"
+        row = await self._one(found, platform, thread_key)
+        if row is None:
+            await self._write_at_once("write to", [_conversation_write(platform, thread_key)])
+            row = await self._one(found, platform, thread_key)
         if row is None:
             raise StoreError(f"could not read {self.path}: a conversation just saved is missing; see the log")
         return int(row["id"])
@@ -189,13 +193,12 @@ class SQLiteStore:
     async def create_run(self, run_id: str, conversation_id: int, task: str, user_id: str,
                          attachments: list[str], thread: ThreadContext | None = None) -> None:
         """``thread``: what was read of the thread the request was made in, kept for its follow-ups."""
-        async with self._transaction("save the run to"):
-            await self._execute(
-                "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments, thread)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, conversation_id, task, user_id, RunStatus.RUNNING, self.owner, time.time(),
-                 json.dumps(attachments), decode.thread_json(thread)),
-            )
+        await self._write_at_once("save the run to", [(
+            "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments, thread)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, conversation_id, task, user_id, RunStatus.RUNNING, self.owner, time.time(),
+             json.dumps(attachments), decode.thread_json(thread)),
+        )])
 
     async def mark_interrupted(self) -> int:
         """Runs this host left running in a process that is gone are marked interrupted."""
@@ -464,10 +467,7 @@ class SQLiteStore:
             log.warning("could not roll back a failed write to %s", self.path, exc_info=True)
 
     async def _ensure_conversation(self, platform: str, thread_key: str) -> None:
-        await self._execute(
-            "INSERT OR IGNORE INTO conversations (platform, thread_key, created_at) VALUES (?, ?, ?)",
-            (platform, thread_key, time.time()),
-        )
+        await self._execute(*_conversation_write(platform, thread_key))
 
     async def _execute(self, sql: str, args: tuple[Any, ...] = ()) -> aiosqlite.Cursor:
         return await self._db.execute(sql, tuple(_storable(a) for a in args))
@@ -537,6 +537,11 @@ def _write_probe(path: Path, timeout_s: float) -> None:
 
 
 Statement = tuple[str, tuple[Any, ...]]
+
+
+def _conversation_write(platform: str, thread_key: str) -> Statement:
+    return ("INSERT OR IGNORE INTO conversations (platform, thread_key, created_at) VALUES (?, ?, ?)",
+            (platform, thread_key, time.time()))
 
 
 def _writes(event: Event) -> list[Statement]:
