@@ -791,6 +791,7 @@ class Manager:
         when it was no whole reply (too long a prompt, nothing at all, cut short). The token budget is
         checked as tokens arrive, so a reply that would spend more than is left is stopped."""
         parts: list[str] = []
+        written = 0  # characters so far, counted as they come (a sum over the parts at every piece grew as their square)
         usage = Usage()
         prompt_tokens = sum(len(m.content) for m in messages) // CHARS_PER_TOKEN
         try:
@@ -800,21 +801,22 @@ class Manager:
                         usage = piece
                         continue
                     parts.append(piece)
+                    written += len(piece)
                     run.answered.set()
                     await run.emit(TextDelta(run.request.run_id, agent=role, text=piece))
-                    self._check_tokens(run, role, prompt_tokens, sum(map(len, parts)))
+                    self._check_tokens(run, role, prompt_tokens, written)
         except (PromptTooLong, EmptyReply) as trouble:
             return "".join(parts), Usage(), trouble
         except (ReplyCut, ReplyDropped) as cut:
             return "".join(parts), cut.usage, cut
         except BudgetExhausted:
-            spent = Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True)
+            spent = Usage(prompt_tokens, written // CHARS_PER_TOKEN, estimated=True)
             run.take(spent)
             await run.emit(TurnFinished(run.request.run_id, agent=role, round=run.round, text="".join(parts),
                                         usage=spent, model=self._model.model_name(role)))
             raise
         except asyncio.CancelledError:  # stopped beside a step that failed, or with the run: what it spent counts
-            run.take(Usage(prompt_tokens, sum(map(len, parts)) // CHARS_PER_TOKEN, estimated=True))
+            run.take(Usage(prompt_tokens, written // CHARS_PER_TOKEN, estimated=True))
             raise
         return "".join(parts), usage, None
 

@@ -1,13 +1,14 @@
 """codegen-chat against AutoGen 0.7.5, side by side in one run, on the same work and the same scripted server.
 
-    python -m benchmarks.autogen_bench [--runs N]
+    python -m benchmarks.autogen_bench [--runs N] [--chunk CHARS] [--profile FILE]
 
 The work is the realistic five-fix-round run (``tests/fakes/durations_script.py``) and the model is instant,
-streaming 64-character chunks as real servers send (``tests/fakes/openai_server.py``, on loopback in this
-process). Both teams are outside processes: ``codegen-chat run --json`` (its tests in the real sandbox) and
-``benchmarks/autogen_team.py`` (AutoGen's ``SelectorGroupChat`` with the same agents speaking in the same
-order, chosen without a model call; its system prompts are codegen-chat's own, and each of codegen-chat's
-test runs is posted to its chat, where it happened, by an agent that makes no model call). AutoGen comes from PyPI
+streaming 64-character chunks as real servers send (``--chunk 4`` streams a token at a time;
+``tests/fakes/openai_server.py``, on loopback in this process). Both teams are outside processes:
+``codegen-chat run --json`` (its tests in the real sandbox) and ``benchmarks/autogen_team.py`` (AutoGen's
+``SelectorGroupChat`` with the same agents speaking in the same order, chosen without a model call; its system
+prompts are codegen-chat's own, and each of codegen-chat's test runs is posted to its chat, where it happened, by
+an agent that makes no model call). AutoGen comes from PyPI
 (``autogen-agentchat`` and ``autogen-ext[openai]`` 0.7.5) into a virtualenv of the benchmark's own under
 ``~/.cache/codegen-chat-bench``, created on the first run; it is never a dependency of the product.
 
@@ -55,8 +56,9 @@ TICKS = os.sysconf("SC_CLK_TCK")
 class TimedServer(FakeOpenAI):
     """The scripted server, noting when each request came and when its reply ended."""
 
-    def __init__(self) -> None:
+    def __init__(self, chunk: int = CHUNK) -> None:
         super().__init__()
+        self.chunk = chunk
         self.spans: list[tuple[float, float]] = []
         self.on_request: list[object] = []
 
@@ -70,7 +72,7 @@ class TimedServer(FakeOpenAI):
 
     def script_run(self) -> None:
         for role, replies in d.fix_rounds(ROUNDS).items():
-            self.script(role, *(Reply(text, chunk=CHUNK) for text in replies))
+            self.script(role, *(Reply(text, chunk=self.chunk) for text in replies))
 
 
 @dataclass
@@ -205,6 +207,8 @@ async def autogen(server: TimedServer, tmp: str, python: Path, ours: Measured) -
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3, help="runs of each, taken in turn; the medians are shown")
+    parser.add_argument("--chunk", type=int, default=CHUNK,
+                        help=f"characters per streamed chunk (default {CHUNK}; a token at a time is about 4)")
     parser.add_argument("--profile", metavar="FILE", default=None, type=lambda path: str(Path(path).resolve()),
                         help="profile codegen-chat's process from its first request on (cProfile, written to FILE) in one "
                              "extra run, not measured")
@@ -212,23 +216,23 @@ async def main() -> None:
     python = await asyncio.to_thread(autogen_python)
     ours: list[Measured] = []
     theirs: list[Measured] = []
-    async with TimedServer() as server:
+    async with TimedServer(args.chunk) as server:
         with tempfile.TemporaryDirectory() as tmp:
             for _ in range(args.runs):
                 ours.append(await codegen_chat(server, tmp))
                 theirs.append(await autogen(server, tmp, python, ours[-1]))
-            show(ours, theirs)
+            show(ours, theirs, args.chunk)
             if args.profile:
                 await codegen_chat(server, tmp, args.profile)
                 print(f"codegen-chat's profile from its first request on: {args.profile}")
 
 
-def show(ours: list[Measured], theirs: list[Measured]) -> None:
+def show(ours: list[Measured], theirs: list[Measured], chunk: int = CHUNK) -> None:
     def med(runs: list[Measured], name: str) -> float:
         return statistics.median(getattr(m, name) for m in runs)
 
     print(f"codegen-chat against AutoGen 0.7.5 (fixed order): the five-fix-round run, an instant model streaming "
-          f"{CHUNK}-character chunks, medians of {len(ours)} runs each, taken in turn")
+          f"{chunk}-character chunks, medians of {len(ours)} runs each, taken in turn")
     print(f"  {'measure':<44}{'codegen-chat':>14}{'AutoGen':>14}{'ratio':>9}")
     rows = [("model calls", "calls", "{:.0f}"), ("prompt characters sent", "prompt_chars", "{:,.0f}"),
             ("  of it, instructions (system prompts)", "instructions", "{:,.0f}"),

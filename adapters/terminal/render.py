@@ -48,20 +48,25 @@ class Renderer:
     def __init__(self, out: TextIO, color: bool, redact: Redactor | None = None) -> None:
         self._out, self._color = out, color
         self._redact = redact or Redactor(())
-        self._pending = ""  # streamed text not yet ended by a newline
+        self._pending: list[str] = []  # streamed text not yet ended by a newline, as it came
         self.finished: RunFinished | None = None
 
     async def __call__(self, event: Event) -> None:
         if isinstance(event, TurnStarted):
             self._line("\n", Styled("1", f"── {agent_title(event.agent)}"), " ", Styled("2", f"(round {event.round})"))
         elif isinstance(event, TextDelta):
-            lines, _, self._pending = (self._pending + event.text).rpartition("\n")
-            if lines or _:
-                self._out.write(self._safe(lines + "\n"))
+            # Only the new text is searched for a line end: a long line arriving in many pieces is not searched again
+            # at every piece.
+            ended, newline, rest = event.text.rpartition("\n")
+            if not newline:
+                self._pending.append(event.text)
+                return
+            lines, self._pending = "".join([*self._pending, ended]), [rest] if rest else []
+            self._out.write(self._safe(lines + "\n"))
         elif isinstance(event, TurnFinished):
             if self._pending:
-                self._out.write(self._safe(self._pending) + "\n")
-                self._pending = ""
+                self._out.write(self._safe("".join(self._pending)) + "\n")
+                self._pending = []
             self._turn_footer(event)
         elif isinstance(event, TestReported):
             self._report(event)

@@ -95,10 +95,16 @@ class _Turn:
     message_id: str
     agent: str
     header: str  # in the platform's markup
-    text: str = ""  # Markdown, as streamed
+    streamed: list[str] = field(default_factory=list)  # Markdown, as it came: joined when drawn, not at every piece
     dirty: bool = False
     drawn_at: float = 0.0
     waiting_s: float = 0.0  # how long the model has been silent, while it is
+
+    @property
+    def text(self) -> str:
+        if len(self.streamed) > 1:
+            self.streamed[:] = ["".join(self.streamed)]
+        return self.streamed[0] if self.streamed else ""
 
     @property
     def footer(self) -> str:
@@ -269,7 +275,7 @@ class RunRenderer:
         elif isinstance(event, TextDelta) and self._turn is not None and self._turn.agent == event.agent:
             if self._turn.waiting_s:  # the silence is over: the passing status says so too
                 await self._guarded(self._thread.working, self._show(working_text(event.agent)))
-            self._turn.text += event.text
+            self._turn.streamed.append(event.text)
             self._turn.dirty, self._turn.waiting_s = True, 0.0
             if self._turn_due_in() == 0.0 and self._queue.empty():
                 await self._redraw_turn()

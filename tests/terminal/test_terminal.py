@@ -235,6 +235,25 @@ async def test_a_secret_split_across_streamed_pieces_is_masked(tmp_path):
     assert "sk-live" not in out.getvalue() and "key = '[redacted]'\nnext line and more\n" in out.getvalue()
 
 
+async def test_text_streamed_a_character_at_a_time_comes_out_in_whole_lines_masked():
+    from adapters.terminal import Renderer
+    from agents.events import TextDelta, TurnFinished, TurnStarted
+    from bot.safety.redact import Redactor
+
+    text = "first\n\nkey = 'sk-live-0123456789' on a line\nlast, unended"
+    out = io.StringIO()
+    renderer = Renderer(out, color=False, redact=Redactor(["sk-live-0123456789"]))
+    await renderer(TurnStarted("r1", agent="programmer", round=1))
+    written = []
+    for piece in text:
+        await renderer(TextDelta("r1", agent="programmer", text=piece))
+        written.append(out.getvalue())
+    await renderer(TurnFinished("r1", agent="programmer", round=1, text=text))
+    shown = out.getvalue()
+    assert "first\n\nkey = '[redacted]' on a line\nlast, unended\n" in shown and "sk-live" not in shown
+    assert all(w.endswith("\n") for w in written)  # never half a line
+
+
 async def test_a_huge_attachment_is_refused_without_reading_it_all(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url, "[input]\nmax_attachment_bytes = 1000\n")
     (tmp_path / "big.py").write_text("x" * 1001)
