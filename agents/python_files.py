@@ -23,11 +23,17 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
 
 
-@functools.lru_cache(maxsize=32)
+KEPT_TREE_CHARS = 64 * 1024  # a module up to this size keeps its tree (a few MB at most) for the next reader
+
+
 def parsed(code: str) -> ast.Module:
     """``code``'s syntax tree (``SyntaxError`` or ``ValueError`` when it is no module). A reply's module is read by
-    several functions in turn, so the last few trees are kept; callers only read them, never change them."""
-    return ast.parse(code)
+    several functions in turn, so the trees of the last few modules of ordinary size are kept; callers only read
+    them, never change them."""
+    return _kept_tree(code) if len(code) <= KEPT_TREE_CHARS else ast.parse(code)
+
+
+_kept_tree = functools.lru_cache(maxsize=16)(ast.parse)
 
 
 def syntax_problem(code: str) -> str:

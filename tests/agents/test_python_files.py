@@ -1,5 +1,9 @@
 """Python files read with the parser: an outline of a module for a reader of its interface."""
 
+import ast
+
+import pytest
+
 from agents import python_files
 
 
@@ -25,3 +29,14 @@ def test_an_outline_shows_one_line_definitions_whole_statements_sharing_a_line_o
     for kept in ("def f(): return 1", "    def m(self): return 1", "def g(a,\n      b): return a", main):
         assert kept in shown, kept
     assert shown.count("x = 1; y = 2") == 1
+
+
+def test_a_module_is_parsed_once_for_all_its_readers_and_a_broken_one_fails_every_time():
+    code = "def f():\n    return 1\n"
+    tree = python_files.parsed(code)
+    assert python_files.parsed(code) is tree and ast.dump(tree) == ast.dump(ast.parse(code))
+    huge = "x = 1\n" * (python_files.KEPT_TREE_CHARS // 6 + 1)  # past the bound: parsed anew, kept by no one
+    assert python_files.parsed(huge) is not python_files.parsed(huge)
+    for _ in range(2):
+        with pytest.raises(SyntaxError):
+            python_files.parsed("def (:\n")
