@@ -1,10 +1,14 @@
-"""Tests the team wrote that cannot fail for what the code does, found by reading them (Python).
+"""Tests the team wrote that cannot judge what the code does, found by reading them (Python).
 
 A test that neither asserts nor calls anything (``return 42``, ``pass``, a ``print``) can never fail, and a
 set of tests none of which checks a result (an ``assert``, ``pytest.raises``, ``self.assertEqual``, a helper
 of the file that asserts) passes whatever the code returns. Such tests passing proves nothing, so the run
 does not count them as a pass: they go back to the Tester. A test that only calls the code (it must not
-raise) beside tests that check results is fine. The user's own tests are never judged: they are theirs.
+raise) beside tests that check results is fine.
+
+The other way round, a test that still holds an example's placeholders (``assert f(...) == ...``, as a small model
+copies the form it was shown) fails whatever the code does: changing the code cannot help, so it goes back to the
+Tester too (``placeholder_tests``). The user's own tests are never judged: they are theirs.
 """
 
 from __future__ import annotations
@@ -28,6 +32,36 @@ def checkless_tests(files: Mapping[str, str], languages: Languages) -> str:
             except (SyntaxError, ValueError):
                 continue  # the runner reports it
     return _checkless(trees)
+
+
+def placeholder_tests(files: Mapping[str, str], languages: Languages) -> str:
+    """Why the team's Python tests cannot pass for any code: an assert that compares with ``...`` or calls with it
+    (an example's placeholders, not values), naming the file and test; or ''."""
+    for path, text in files.items():
+        if not (path.endswith(".py") and languages.looks_like_test(path)):
+            continue
+        try:
+            tree = parsed(text)
+        except (SyntaxError, ValueError):
+            continue  # the runner reports it
+        for test in _test_functions(tree):
+            if any(isinstance(n, ast.Assert) and _placeholder_in(n.test) for n in ast.walk(test)):
+                return (f"{path}: {test.name} compares with or passes `...`, an example's placeholder, so it fails "
+                        "whatever the code does; write real arguments and the result the task expects")
+    return ""
+
+
+def _placeholder_in(check: ast.expr) -> bool:
+    """``...`` as an operand of a comparison or an argument of a call in ``check`` (``x[...]`` is an index, not one)."""
+    def is_dots(node: ast.expr) -> bool:
+        return isinstance(node, ast.Constant) and node.value is Ellipsis
+
+    for node in ast.walk(check):
+        if isinstance(node, ast.Compare) and any(is_dots(n) for n in (node.left, *node.comparators)):
+            return True
+        if isinstance(node, ast.Call) and any(is_dots(a) for a in node.args):
+            return True
+    return False
 
 
 _BUILTINS = frozenset(dir(builtins))

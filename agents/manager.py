@@ -45,7 +45,7 @@ from typing import TypeVar
 from agents import candidates, file_names, python_files
 from agents import prompt_contexts as contexts
 from agents.candidates import Candidate
-from agents.checkless import checkless_tests
+from agents.checkless import checkless_tests, placeholder_tests
 from agents.errors import (
     AgentReplyError,
     BudgetExhausted,
@@ -322,8 +322,10 @@ class Manager:
         tests = run.work.tests
         unrunnable = (unrunnable_tests(report, run.language, tests, self._languages) if tests
                       else nothing_ran(report, run.language, self._languages) if run.standing.no_tests else "")
-        # Passing tests that cannot fail prove nothing: they are the Tester's to fix, as tests that cannot run.
+        # Passing tests that cannot fail prove nothing, and failing tests that cannot pass (an example's placeholders
+        # kept) ask for no change of the code: both are the Tester's to fix, as tests that cannot run.
         cannot_fail = checkless_tests(tests.as_dict(), self._languages) if report.ok and not unrunnable else ""
+        cannot_pass = placeholder_tests(tests.as_dict(), self._languages) if not report.ok and not unrunnable else ""
         run.standing = run.standing.with_report(report, cannot_fail)
         if report.ok and not unrunnable and not cannot_fail:
             return None
@@ -331,6 +333,8 @@ class Manager:
             return Triage(Action.FIX_CODE, "")  # _act_on ends the run: the rounds are used up
         if cannot_fail:
             triage = await self._send_back_to_tester(run, cannot_fail, ran=True)
+        elif cannot_pass:
+            triage = await self._send_back_to_tester(run, cannot_pass, ran=True, passed=False)
         else:
             triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
                 run, forced_triage)
@@ -649,18 +653,23 @@ class Manager:
         await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())
         return self._allowed(triage, can_fix_tests, can_replan)
 
-    async def _send_back_to_tester(self, run: _Run, why: str, ran: bool = False) -> Triage:
-        """Tests that could not run (or that ran but cannot fail) say nothing about the code: the Tester fixes
-        them, no triage needed."""
-        if ran:
+    async def _send_back_to_tester(self, run: _Run, why: str, ran: bool = False, passed: bool = True) -> Triage:
+        """Tests that could not run (or that ran but cannot fail, or failed but cannot pass) say nothing about the
+        code: the Tester fixes them, no triage needed."""
+        if ran and passed:
             await run.emit(Notice(run.request.run_id, f"The generated tests passed but cannot fail ({why}); "
                                                       "the Tester fixes them."))
             return Triage(Action.FIX_TESTS, f"The tests cannot fail: {why}")
+        if ran:
+            await run.emit(Notice(run.request.run_id, f"The generated tests failed but cannot pass ({why}); "
+                                                      "the Tester fixes them."))
+            return Triage(Action.FIX_TESTS, f"The tests cannot pass: {why}")
         await run.emit(Notice(run.request.run_id, f"The generated tests could not run "
                                                   f"({why.splitlines()[0].rstrip(':')}); the Tester fixes them."))
         example = ""
         if why.startswith("no test ran") and (skeleton := self._test_skeleton(run)):
-            example = f"\n\nA test file the runner finds starts like this:\n\n{skeleton}"
+            example = (f"\n\nA test file the runner finds starts like this (each `...` stands for real arguments or "
+                       f"the result the task expects: write those, not the dots):\n\n{skeleton}")
         return Triage(Action.FIX_TESTS, f"The tests could not run: {why}{example}")
 
     def _test_skeleton(self, run: _Run) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.checkless import checkless_tests
+from agents.checkless import checkless_tests, placeholder_tests
 from agents.events import Notice, RunFinished, TurnFinished
 from agents.language import BUILT_IN
 from agents.manager import Budget, Manager, Order, TeamSettings
@@ -82,3 +82,54 @@ async def test_tests_that_never_could_fail_end_the_run_stopped_not_passed():
     final = events[-1]
     assert final.status is RunStatus.STOPPED
     assert "the tests passed but cannot fail" in final.reason
+
+
+# -- tests that cannot pass: an example's placeholders kept --------------------------------------------------
+
+PLACEHOLDERS = ("```python path=test_intf.py\nfrom intf import find_intf\n\n\ndef test_find_intf():\n"
+                "    assert find_intf(...) == ...\n```\n")
+
+
+@pytest.mark.parametrize(("test", "named"), [
+    ("def test_f():\n    assert f(...) == ...\n", "test_f"),
+    ("def test_f():\n    assert f(1) == ...\n", "test_f"),
+    ("def test_f():\n    assert f(...) == 2\n", "test_f"),
+    ("class TestF:\n    def test_g(self):\n        assert sorted(f(...)) == [1]\n", "test_g"),
+])
+def test_a_test_that_keeps_an_examples_placeholders_cannot_pass(test, named):
+    said = placeholder_tests({"test_main.py": "from main import f\n\n" + test}, BUILT_IN)
+    assert said.startswith(f"test_main.py: {named} compares with or passes `...`")
+
+
+@pytest.mark.parametrize("test", [
+    "def test_f():\n    assert f(2) == 4\n",
+    "def test_f():\n    assert f(grid)[...] == 1\n",  # an index, not a placeholder
+    "def test_f():\n    x = ...\n    assert f(1) == 1\n",
+    "def helper():\n    assert f(...) == ...\n",  # not a test pytest collects
+])
+def test_real_values_and_other_uses_of_dots_are_no_placeholders(test):
+    assert placeholder_tests({"test_main.py": test}, BUILT_IN) == ""
+    assert placeholder_tests({"main.py": "def test_f():\n    assert f(...) == ...\n"}, BUILT_IN) == ""  # no test file
+
+
+def failing_while_placeholders(job):
+    if "(...)" in job.files.get("test_intf.py", ""):
+        return TestReport(TestStatus.FAILED, 1, 0.1, 0, 1,
+                          "FAILED test_intf.py::test_find_intf - assert [] == Ellipsis\n1 failed in 0.01s")
+    return ScriptedSandbox().verdict(job)
+
+
+@pytest.mark.parametrize("order", list(Order))
+async def test_failing_tests_that_cannot_pass_go_back_to_the_tester_not_the_code_to_the_programmer(order):
+    # One Programmer reply and no triage scripted: asking either again would fail the run.
+    script = {**s.happy_path(), "tester": [PLACEHOLDERS, s.TESTS], "optimizer": [s.APPROVE, s.APPROVE]}
+    script.pop("manager", None)
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=failing_while_placeholders), RecordingPublisher(),
+                      settings=TeamSettings(order=order))
+    events = [e async for e in manager.run(RunRequest(task="find all intf keys", run_id="r1"))]
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED, final.reason
+    turns = [e.agent for e in events if isinstance(e, TurnFinished)]
+    assert turns.count("tester") == 2 and turns.count("programmer") == 1 and "manager" not in turns
+    assert any("failed but cannot pass" in e.text and "test_find_intf compares with or passes `...`" in e.text
+               for e in events if isinstance(e, Notice))

@@ -573,8 +573,9 @@ async def test_tests_that_never_arrive_go_back_to_the_tester_as_no_test_ran():
     assert turns(events).count("manager") == 0 and events[-1].status is RunStatus.PASSED
     retry = model.user_prompt("tester", 1)
     assert "The tests could not run: no test ran (pytest runs functions named test_*" in retry
-    assert "A test file the runner finds starts like this:\n\n```python path=test_intf.py\nfrom intf import find_intf\n" \
-           "\n\ndef test_find_intf():\n    assert find_intf(...) == ...\n```" in retry
+    assert ("A test file the runner finds starts like this (each `...` stands for real arguments or the result the "
+            "task expects: write those, not the dots):\n\n```python path=test_intf.py\nfrom intf import find_intf\n"
+            "\n\ndef test_find_intf():\n    assert find_intf(...) == ...\n```") in retry
 
 
 @pytest.mark.parametrize("plan, task, language", [
