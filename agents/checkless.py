@@ -24,31 +24,30 @@ from agents.python_files import parsed
 
 def checkless_tests(files: Mapping[str, str], languages: Languages) -> str:
     """Why the team's Python tests cannot fail for what the code does (naming the file and test), or ''."""
+    return _checkless(_test_trees(files, languages))
+
+
+def placeholder_tests(files: Mapping[str, str], languages: Languages) -> str:
+    """Why the team's Python tests cannot pass for any code: an assert that compares with ``...`` or calls with it
+    (an example's placeholders, not values), naming the file and test; or ''."""
+    for path, tree in _test_trees(files, languages).items():
+        for test in _test_functions(tree):
+            if any(isinstance(n, ast.Assert) and _placeholder_in(n.test) for n in ast.walk(test)):
+                return (f"{path}: {test.name} compares with or passes `...`, an example's placeholder, so it fails "
+                        "whatever the code does; write real arguments and the result the task expects")
+    return ""
+
+
+def _test_trees(files: Mapping[str, str], languages: Languages) -> dict[str, ast.Module]:
+    """The syntax trees of the Python test files among ``files`` (one that does not parse: the runner reports it)."""
     trees = {}
     for path, text in files.items():
         if path.endswith(".py") and languages.looks_like_test(path):
             try:
                 trees[path] = parsed(text)
             except (SyntaxError, ValueError):
-                continue  # the runner reports it
-    return _checkless(trees)
-
-
-def placeholder_tests(files: Mapping[str, str], languages: Languages) -> str:
-    """Why the team's Python tests cannot pass for any code: an assert that compares with ``...`` or calls with it
-    (an example's placeholders, not values), naming the file and test; or ''."""
-    for path, text in files.items():
-        if not (path.endswith(".py") and languages.looks_like_test(path)):
-            continue
-        try:
-            tree = parsed(text)
-        except (SyntaxError, ValueError):
-            continue  # the runner reports it
-        for test in _test_functions(tree):
-            if any(isinstance(n, ast.Assert) and _placeholder_in(n.test) for n in ast.walk(test)):
-                return (f"{path}: {test.name} compares with or passes `...`, an example's placeholder, so it fails "
-                        "whatever the code does; write real arguments and the result the task expects")
-    return ""
+                continue
+    return trees
 
 
 def _placeholder_in(check: ast.expr) -> bool:
