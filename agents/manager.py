@@ -911,6 +911,8 @@ class Manager:
             if not pending.done():
                 pending.cancel()
                 await asyncio.wait({pending})
+            if not pending.cancelled():  # a piece or the stream's end that came as this wait was left (a stop, say)
+                pending.exception()  # is taken, not logged later as "never retrieved"
 
     def _check_tokens(self, run: _Run, role: Role, prompt_tokens: int, reply_chars: int) -> None:
         """Stop a reply as soon as the run's tokens, this reply's included, reach the budget."""
