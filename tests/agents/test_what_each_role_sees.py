@@ -74,12 +74,15 @@ async def test_the_programmer_fixes_from_the_code_what_failed_and_why_not_from_t
         assert "def test_combined_forms" not in prompt  # the team's tests are written apart from the code
 
 
-async def test_the_reviewer_sees_what_changed_what_failed_and_why(model):
+async def test_the_reviewer_sees_what_changed_and_what_it_was_to_fix(model):
     first, *later = asked(model, "optimizer")
     assert d.wrong_code(0).rstrip("\n") in first  # the whole module, the first time
-    for prompt in later:
+    for round_, prompt in enumerate(later, start=2):
         assert "## What changed since your last review" in prompt and "```diff path=durations.py" in prompt
-        assert "assert 30 == 300" in prompt and "## The Manager's reading of the failure" in prompt
+        assert "## The Manager's reading of the failure" in prompt
+        assert d.TRIAGE[round_ - 2].split("\nDECISION")[0] in prompt
+        # the reading stands for the failing output it was made from: the tests run again on the change
+        assert "assert 30 == 300" not in prompt
         assert CODE not in prompt and PLAN_LINE not in prompt
 
 
