@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from openai import AsyncOpenAI
 
 from bot.model.embedded.endpoint import settings_for
-from bot.model.embedded.server import EmbeddedServer, server_version
+from bot.model.embedded.server import PORTABLE_BUILD, EmbeddedServer, server_version
 from bot.model.embedded.weights import default_model, default_model_path, fetch_default
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,7 @@ def _install_time(cold: bool) -> float:
         subprocess.run([*pip, "-e", str(ROOT)], check=True, capture_output=True)  # the project, not timed
         started = time.monotonic()
         subprocess.run([*pip, *(["--no-cache-dir"] if cold else []), "-e", f"{ROOT}[local]"], check=True,
-                       capture_output=True)
+                       capture_output=True, env={**os.environ, "CMAKE_ARGS": PORTABLE_BUILD})  # as the README's
         return time.monotonic() - started
 
 

@@ -13,6 +13,7 @@ from bot.config.sections import AgentSettings, Config, LLMConfig, Secrets
 from bot.model.embedded.endpoint import served_config, served_secrets, uses_embedded
 from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf
 from bot.model.embedded.machine import MIN_CONTEXT, context_size, thread_count
+from bot.model.embedded.server import crash_advice
 from bot.model.embedded.weights import DEFAULT_MODEL, ModelFileError, PublishedModel, default_model, own_model, verify
 
 
@@ -118,3 +119,9 @@ def test_a_corrupted_file_of_the_right_size_is_refused_by_its_hash(tmp_path):
     published = PublishedModel("m", "m.gguf", (), "1", 64, "0" * 64)
     with pytest.raises(ModelFileError, match=r"has SHA-256 [0-9a-f]{64}, not the published 0{64} \(corrupted"):
         verify(path, published)
+
+
+@pytest.mark.parametrize("returncode, says", [(-11, "SIGSEGV"), (-4, "SIGILL"), (-9, ""), (1, ""), (None, "")])
+def test_only_a_crash_of_the_kind_a_build_for_another_cpu_makes_gets_the_rebuild_advice(returncode, says):
+    advice = crash_advice(returncode)
+    assert (says in advice and 'CMAKE_ARGS="-DGGML_NATIVE=OFF' in advice) if says else advice == ""

@@ -157,3 +157,30 @@ async def test_a_server_that_ends_is_started_again_and_a_reply_it_cut_is_asked_a
         await client.close()
         await keeper.stop()
     assert not servers_of(tmp_path)
+
+
+async def test_a_server_that_crashes_as_a_build_for_another_cpu_says_how_to_rebuild_it(tmp_path, cached_default_model):
+    """A llama.cpp compiled for instructions the CPU does not run dies of SIGSEGV or SIGILL on its first reply: the
+    sentence the run ends with names the portable build to install, not only the signal."""
+    from agents.errors import ModelError
+    from agents.types import Message
+    from bot.config.sections import Config, Secrets
+    from bot.model.client import OpenAIChatModel
+    from bot.model.embedded.endpoint import served_config
+    from bot.model.embedded.keeper import KeptModel, ServerKeeper
+
+    model = default_model(data_folder_with_model(tmp_path, cached_default_model), print)
+    keeper = ServerKeeper(await EmbeddedServer.start(model, SMALL, tmp_path / "server.log"), max_restarts=0)
+    client = OpenAIChatModel(served_config(Config(), keeper.server), Secrets())
+    try:
+        os.killpg(keeper.server.process.pid, signal.SIGSEGV)
+        await asyncio.to_thread(keeper.server.process.wait)
+        with pytest.raises(ModelError) as ended:
+            async for _ in KeptModel(client, keeper).stream("planner", [Message("user", "Say hi.")]):
+                pass
+    finally:
+        await client.close()
+        await keeper.stop()
+    said = str(ended.value)
+    assert "killed by signal 11" in said and "It crashed (SIGSEGV)" in said
+    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF' in said and "pip install --force-reinstall --no-deps" in said

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import subprocess
 import time
 
 from openai import AsyncOpenAI, OpenAIError
@@ -12,11 +14,12 @@ from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config
 from bot.model.client import NO_KEY_PLACEHOLDER
 from bot.model.embedded.endpoint import data_folder, model_file, settings_for
-from bot.model.embedded.server import INSTALL_HINT, EmbeddedServer, server_version
+from bot.model.embedded.server import INSTALL_HINT, EmbeddedServer, crash_advice, server_version
 from bot.model.embedded.weights import DEFAULT_MODEL, ModelFile, ModelFileError, default_model_path
 
 PROBE_PROMPT = "Write a Python function that returns the sum of a list of numbers."
 PROBE_TOKENS = 96
+NO_REPLY = "no reply to a probe"
 
 
 async def embedded_checks(config: Config) -> list[CheckResult]:
@@ -62,8 +65,16 @@ async def _measured(model: ModelFile, config: Config, version: str) -> CheckResu
     try:
         ready = time.monotonic() - started
         speed = await _tokens_per_second(server)
+        ended = server.process.poll()
+        if ended is None and speed.startswith(NO_REPLY):  # a crash closes the connection a moment before the end
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                ended = await asyncio.to_thread(server.process.wait, 1.0)
     finally:
         await server.stop()
+    if ended is not None:  # it started, then died answering: a build for another CPU, most often
+        advice = crash_advice(ended)
+        return CheckResult("embedded model speed", False, f"the server ended answering a probe ({speed}).{advice}",
+                           advice.rsplit(": ", 1)[-1] if advice else f"see its log: {server.log_path}")
     return CheckResult("embedded model speed", True,
                        f"llama-cpp-python {version}: ready in {ready:.1f}s, context {settings.context:,} tokens, "
                        f"{settings.threads} thread{'s' if settings.threads != 1 else ''}, {speed}")
@@ -77,7 +88,7 @@ async def _tokens_per_second(server: EmbeddedServer) -> str:
                                                      messages=[{"role": "user", "content": PROBE_PROMPT}])
         elapsed = time.monotonic() - started
     except OpenAIError as error:
-        return f"no reply to a probe ({type(error).__name__})"
+        return f"{NO_REPLY} ({type(error).__name__})"
     finally:
         await client.close()
     tokens = reply.usage.completion_tokens if reply.usage else 0

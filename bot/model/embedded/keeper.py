@@ -21,7 +21,7 @@ from collections.abc import AsyncGenerator, Sequence
 from agents.errors import CodegenError, ModelError, ReplyDropped
 from agents.types import Message, Usage
 from bot.model.client import OpenAIChatModel
-from bot.model.embedded.server import EmbeddedServer
+from bot.model.embedded.server import EmbeddedServer, crash_advice
 
 log = logging.getLogger(__name__)
 
@@ -87,24 +87,25 @@ class ServerKeeper:
                 return
             old = self.server
             tail = old.log_tail()
+            advice = crash_advice(old.process.returncode)
             now = time.monotonic()
             while self._restarts and now - self._restarts[0] > RESTART_WINDOW_S:
                 self._restarts.popleft()
             if len(self._restarts) >= self._max_restarts:
                 self.given_up = (f"The embedded model server ended ({ended}) {self._max_restarts + 1} times in "
                                  f"{RESTART_WINDOW_S / 60:.0f} minutes and is not started again: {tail or 'it said nothing'} "
-                                 f"(its log: {old.log_path}); restart the bot, or set OPENAI_BASE_URL to a model server.")
+                                 f"(its log: {old.log_path}); restart the bot, or set OPENAI_BASE_URL to a model server.{advice}")
                 log.error("%s", self.given_up)
                 return
             self._restarts.append(now)
-            log.warning("the embedded model server ended (%s): %s; starting it again on port %d",
-                        ended, tail or "it said nothing", old.port)
+            log.warning("the embedded model server ended (%s): %s; starting it again on port %d.%s",
+                        ended, tail or "it said nothing", old.port, advice)
             try:
                 self.server = await EmbeddedServer.start(old.model, old.settings, old.log_path,
                                                          ports=itertools.repeat(old.port))
             except CodegenError as error:
                 self.given_up = (f"The embedded model server ended ({ended}) and could not be started again: "
-                                 f"{error}")
+                                 f"{error}{'' if advice in str(error) else advice}")
                 log.error("%s", self.given_up)
                 return
             self.generation += 1

@@ -33,7 +33,6 @@ from bot.model.embedded.weights import ModelFile
 log = logging.getLogger(__name__)
 
 PACKAGE = "llama-cpp-python"
-INSTALL_HINT = "pip install -e '.[local]'"  # from the repository (a wheel install: pip install 'codegen-chat[local]')
 NEEDED_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 START_TIMEOUT_S = 300.0  # loading the model on a busy 2-core machine
 POLL_S = 0.25
@@ -42,6 +41,13 @@ PORT_TRIES = 5
 LOG_TAIL = 600
 PR_SET_PDEATHSIG = 1
 PORT_TAKEN = ("address already in use", "errno 98", "error while attempting to bind")
+# How a llama.cpp build dies on a CPU, or a virtual machine, that lacks instructions it was compiled for: pip
+# compiles llama-cpp-python for the newest the building machine offers (AVX-512, AMX), and a machine that lists
+# them but cannot run them, or a cached wheel built elsewhere, crashes on the first reply.
+CPU_CRASHES = (signal.SIGILL, signal.SIGSEGV)
+PORTABLE_BUILD = '-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON'
+# from the repository (a wheel install: pip install 'codegen-chat[local]'), compiled as the README's command does
+INSTALL_HINT = f"CMAKE_ARGS=\"{PORTABLE_BUILD}\" pip install -e '.[local]'"
 
 
 class EmbeddedServerError(CodegenError):
@@ -66,6 +72,15 @@ def server_version() -> str | None:
         return importlib.metadata.version(PACKAGE)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def crash_advice(returncode: int | None) -> str:
+    """What to do about a server that ended as a build for another CPU ends ('' for any other end)."""
+    if returncode is None or -returncode not in CPU_CRASHES:
+        return ""
+    return (f" It crashed ({signal.Signals(-returncode).name}) as llama-cpp-python does when compiled for instructions "
+            f"this machine's CPU does not run; build it for a portable set: CMAKE_ARGS=\"{PORTABLE_BUILD}\" pip install "
+            f"--force-reinstall --no-deps --no-cache-dir {PACKAGE}=={server_version() or '0.3.36'}")
 
 
 def missing_server_sentence() -> str:
@@ -109,7 +124,7 @@ class EmbeddedServer:
             await server.stop()
             if not any(sign in tail.lower() for sign in PORT_TAKEN):
                 raise EmbeddedServerError(f"The embedded model server did not start: {tail or 'it said nothing'} "
-                                          f"(its log: {log_path}).")
+                                          f"(its log: {log_path}).{crash_advice(server.process.returncode)}")
             log.warning("port %d was taken before the embedded model server bound it; trying another", server.port)
         raise EmbeddedServerError(f"The embedded model server found no free loopback port in {PORT_TRIES} tries.")
 
