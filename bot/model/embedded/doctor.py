@@ -14,7 +14,7 @@ from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config
 from bot.model.client import NO_KEY_PLACEHOLDER
 from bot.model.embedded.endpoint import data_folder, model_file, settings_for
-from bot.model.embedded.server import INSTALL_HINT, EmbeddedServer, crash_advice, server_version
+from bot.model.embedded.server import INSTALL_HINT, EmbeddedServer, crash_cause, rebuild_command, server_version
 from bot.model.embedded.weights import DEFAULT_MODEL, ModelFile, ModelFileError, default_model_path
 
 PROBE_PROMPT = "Write a Python function that returns the sum of a list of numbers."
@@ -72,9 +72,10 @@ async def _measured(model: ModelFile, config: Config, version: str) -> CheckResu
     finally:
         await server.stop()
     if ended is not None:  # it started, then died answering: a build for another CPU, most often
-        advice = crash_advice(ended)
-        return CheckResult("embedded model speed", False, f"the server ended answering a probe ({speed}).{advice}",
-                           advice.rsplit(": ", 1)[-1] if advice else f"see its log: {server.log_path}")
+        cause = crash_cause(ended)
+        return CheckResult("embedded model speed", False, f"the server ended answering a probe ({speed})"
+                           + (f". {cause}" if cause else f": see its log, {server.log_path}"),
+                           rebuild_command() if cause else "")
     return CheckResult("embedded model speed", True,
                        f"llama-cpp-python {version}: ready in {ready:.1f}s, context {settings.context:,} tokens, "
                        f"{settings.threads} thread{'s' if settings.threads != 1 else ''}, {speed}")

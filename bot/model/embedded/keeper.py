@@ -94,7 +94,8 @@ class ServerKeeper:
             if len(self._restarts) >= self._max_restarts:
                 self.given_up = (f"The embedded model server ended ({ended}) {self._max_restarts + 1} times in "
                                  f"{RESTART_WINDOW_S / 60:.0f} minutes and is not started again: {tail or 'it said nothing'} "
-                                 f"(its log: {old.log_path}); restart the bot, or set OPENAI_BASE_URL to a model server.{advice}")
+                                 f"(its log: {old.log_path});{advice or ' restart the bot'}, or set OPENAI_BASE_URL to a "
+                                 "model server.")
                 log.error("%s", self.given_up)
                 return
             self._restarts.append(now)

@@ -74,13 +74,24 @@ def server_version() -> str | None:
         return None
 
 
-def crash_advice(returncode: int | None) -> str:
-    """What to do about a server that ended as a build for another CPU ends ('' for any other end)."""
+def crash_cause(returncode: int | None) -> str:
+    """Why a server that ended as a build for another CPU ends did so, as a sentence ('' for any other end)."""
     if returncode is None or -returncode not in CPU_CRASHES:
         return ""
-    return (f" It crashed ({signal.Signals(-returncode).name}) as llama-cpp-python does when compiled for instructions "
-            f"this machine's CPU does not run; build it for a portable set: CMAKE_ARGS=\"{PORTABLE_BUILD}\" pip install "
-            f"--force-reinstall --no-deps --no-cache-dir {PACKAGE}=={server_version() or '0.3.36'}")
+    return (f"It crashed ({signal.Signals(-returncode).name}) as llama-cpp-python does when compiled for instructions "
+            "this machine's CPU does not run")
+
+
+def rebuild_command() -> str:
+    """The installed llama-cpp-python again, compiled for the portable set (no cache: it holds the build that crashed)."""
+    return (f"CMAKE_ARGS=\"{PORTABLE_BUILD}\" pip install --force-reinstall --no-deps --no-cache-dir "
+            f"{PACKAGE}=={server_version() or '0.3.36'}")
+
+
+def crash_advice(returncode: int | None) -> str:
+    """``crash_cause`` and what to do about it, to end a sentence about the server's end with ('' if not that)."""
+    cause = crash_cause(returncode)
+    return f" {cause}; build it for a portable set: {rebuild_command()}" if cause else ""
 
 
 def missing_server_sentence() -> str:
