@@ -38,7 +38,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TypeVar
 
@@ -685,7 +685,7 @@ class Manager:
         if (triage.action is Action.FIX_TESTS and not can_fix_tests) or (
             triage.action is Action.REPLAN and not can_replan
         ):
-            return Triage(Action.FIX_CODE, triage.reason)
+            return replace(triage, action=Action.FIX_CODE)
         return triage
 
     async def _check_in(self, run: _Run, status: RunStatus) -> CheckInResult | None:

@@ -157,14 +157,15 @@ def for_programmer(task: str, work: Work, standing: Standing = NOTHING_SAID, pla
 def for_optimizer(task: str, work: Work, standing: Standing) -> OptimizerPrompt:
     """Once it has reviewed a version (``standing.reviewed``), it is shown what changed since, and after failing
     tests what the change was to fix, so it does not approve code that fails the same way again: the Manager's
-    reading of the failure when there is one (the tests run again on the change, so their output, which the
-    reading was made from, would say the same twice), else what the tests printed."""
+    own reading of the failure when it wrote one (the tests run again on the change, so their output, which the
+    reading was made from, would say the same twice), else what the tests printed, with the workflow's reason."""
     failing, reason = standing.failure()
     reviewed = standing.reviewed
+    read = bool(reason) and standing.triage is not None and standing.triage.written
     return OptimizerPrompt(
         task=task, files=work.files.as_dict() if reviewed is None else {},
         changes=diffs.changes(reviewed, work.files) if reviewed is not None else {},
-        previous_review=standing.changes_asked(), report=None if reason else failing, triage_reason=reason,
+        previous_review=standing.changes_asked(), report=None if read else failing, triage_reason=reason,
     )
 
 

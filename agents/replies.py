@@ -106,6 +106,7 @@ class Triage:
     action: Action
     reason: str
     notice: str = ""  # how the decision was read when the reply had no decision line
+    written: bool = False  # by the Manager's model, from the failing output (not one of the workflow's sentences)
 
 
 _DECISION = re.compile(r"^[\s>*_#-]*decision[\s*_]*[:=\-][\s*_`]*(?P<word>[a-z _\-]+?)[\s*_`.!]*$", re.I | re.M)
@@ -129,12 +130,14 @@ def parse_triage(text: str) -> Triage:
         word = matches[-1].group("word").strip().lower().replace("_", " ").replace("-", " ")
         for action, words in _ACTIONS.items():
             if word in words:
-                return Triage(action, reason)
+                return Triage(action, reason, written=True)
     if _REPLAN.search(text) and not _TESTS_WRONG.search(text):
-        return Triage(Action.REPLAN, reason, "The triage had no decision line; its words ask for a new plan.")
+        return Triage(Action.REPLAN, reason, "The triage had no decision line; its words ask for a new plan.",
+                      written=True)
     if _TESTS_WRONG.search(text):
-        return Triage(Action.FIX_TESTS, reason, "The triage had no decision line; its words say a test is wrong.")
-    return Triage(Action.FIX_CODE, reason, "The triage had no decision line; the code gets fixed.")
+        return Triage(Action.FIX_TESTS, reason, "The triage had no decision line; its words say a test is wrong.",
+                      written=True)
+    return Triage(Action.FIX_CODE, reason, "The triage had no decision line; the code gets fixed.", written=True)
 
 
 # -- plan and README ------------------------------------------------------------------------------

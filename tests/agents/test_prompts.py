@@ -6,6 +6,7 @@ from dataclasses import fields, replace
 import jinja2
 import pytest
 
+from agents.candidates import FIX_REASON
 from agents.prompt_contexts import (
     CheckInPrompt,
     OptimizerPrompt,
@@ -13,9 +14,12 @@ from agents.prompt_contexts import (
     ProgrammerPrompt,
     TesterPrompt,
     TriagePrompt,
+    for_optimizer,
 )
 from agents.prompts import PromptBook
-from agents.types import Attachment, Role, TestReport, TestStatus, ThreadContext, ThreadMessage
+from agents.replies import Action, Triage, parse_triage
+from agents.run_state import Standing, Work
+from agents.types import Attachment, FileSet, Role, TestReport, TestStatus, ThreadContext, ThreadMessage
 
 FILES = {"intf.py": "def find_intf(obj):\n    return []\n"}
 TESTS = {"test_intf.py": "def test_x():\n    assert True\n"}
@@ -209,3 +213,19 @@ def test_a_folder_for_compiled_templates_that_cannot_be_used_costs_only_compilin
     unusable = tmp_path / "a-file"  # where neither reading nor writing works, as on a full or broken disk
     unusable.write_text("")
     assert PromptBook(compiled_in=str(unusable)).render(CONTEXTS[Role.PLANNER]) == expected
+
+
+@pytest.mark.parametrize("triage, shows_output", [
+    (parse_triage("The code multiplies minutes by 6.\nDECISION: fix_code"), False),  # the Manager's own reading
+    (Triage(Action.FIX_CODE, FIX_REASON), True),  # the workflow's sentence, which points at the output
+    (Triage(Action.FIX_CODE, ""), True),  # no reading at all
+    (None, True),
+])
+def test_a_fix_is_reviewed_against_the_managers_reading_or_else_the_failing_output(triage, shows_output):
+    code = FileSet({"intf.py": "def find_intf(obj):\n    return [1]\n"})
+    standing = Standing(reviewed=FileSet(FILES), report=REPORT, triage=triage)
+    prompt = "\n".join(m.content for m in PromptBook().render(for_optimizer("T", Work(files=code), standing)))
+    assert ("assert 1 == 2" in prompt) is shows_output
+    if triage and triage.reason:
+        assert triage.reason in prompt
+    assert "check that these changes fix what failed" in prompt
