@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.model.embedded.server import EmbeddedServer, ServerSettings, loopback_ports
+from bot.model.embedded.server import PORTABLE_BUILD, EmbeddedServer, ServerSettings, loopback_ports
 from bot.model.embedded.weights import default_model
 from tests.bot.embedded_support import ROOT, data_folder_with_model, servers_of
 
@@ -160,9 +160,10 @@ async def test_a_server_that_ends_is_started_again_and_a_reply_it_cut_is_asked_a
 
 
 async def test_a_server_that_crashes_as_a_build_for_another_cpu_says_how_to_rebuild_it(tmp_path, cached_default_model):
-    """A llama.cpp compiled for instructions the CPU does not run dies of SIGSEGV or SIGILL on its first reply: the
-    sentence the run ends with names the portable build to install, not only the signal."""
-    from agents.errors import ModelError
+    """A llama.cpp compiled for instructions the CPU does not run dies of SIGSEGV or SIGILL on its replies: the
+    sentence the reply it cut ends with, and the one the run ends with once the keeper gives up, name the
+    portable build to install, not only the signal."""
+    from agents.errors import ModelError, ReplyDropped
     from agents.types import Message
     from bot.config.sections import Config, Secrets
     from bot.model.client import OpenAIChatModel
@@ -170,17 +171,30 @@ async def test_a_server_that_crashes_as_a_build_for_another_cpu_says_how_to_rebu
     from bot.model.embedded.keeper import KeptModel, ServerKeeper
 
     model = default_model(data_folder_with_model(tmp_path, cached_default_model), print)
-    keeper = ServerKeeper(await EmbeddedServer.start(model, SMALL, tmp_path / "server.log"), max_restarts=0)
+    keeper = ServerKeeper(await EmbeddedServer.start(model, SMALL, tmp_path / "server.log"), max_restarts=1)
     client = OpenAIChatModel(served_config(Config(), keeper.server), Secrets())
+    team = KeptModel(client, keeper)
+
+    async def crash_during_reply() -> None:
+        crashed = False
+        async for piece in team.stream("planner", [Message("user", "Count from 1 to 300, one number per line.")]):
+            if isinstance(piece, str) and not crashed:
+                os.killpg(keeper.server.process.pid, signal.SIGSEGV)
+                crashed = True
+
+    errors: list[ModelError] = []
     try:
-        os.killpg(keeper.server.process.pid, signal.SIGSEGV)
-        await asyncio.to_thread(keeper.server.process.wait)
-        with pytest.raises(ModelError) as ended:
-            async for _ in KeptModel(client, keeper).stream("planner", [Message("user", "Say hi.")]):
-                pass
+        for _ in range(2):  # cut and started again; then the restart cap is reached
+            with pytest.raises(ModelError) as ended:
+                await crash_during_reply()
+            errors.append(ended.value)
     finally:
         await client.close()
         await keeper.stop()
-    said = str(ended.value)
-    assert "killed by signal 11" in said and "It crashed (SIGSEGV)" in said
-    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF' in said and "pip install --force-reinstall --no-deps" in said
+    cut, given_up = errors
+    assert isinstance(cut, ReplyDropped) and "was started again" in str(cut)  # the Manager asks again
+    assert not isinstance(given_up, ReplyDropped) and "is not started again" in str(given_up)
+    assert "killed by signal 11" in str(given_up) and "Restart the bot" not in str(given_up)  # it would crash again
+    for sentence in map(str, errors):
+        assert "It crashed (SIGSEGV)" in sentence
+        assert f"`CMAKE_ARGS=\"{PORTABLE_BUILD}\" {sys.executable} -m pip install --force-reinstall --no-deps" in sentence

@@ -73,8 +73,8 @@ async def _measured(model: ModelFile, config: Config, version: str) -> CheckResu
         await server.stop()
     if ended is not None:  # it started, then died answering: a build for another CPU, most often
         cause = crash_cause(ended)
-        return CheckResult("embedded model speed", False, f"the server ended answering a probe ({speed})"
-                           + (f". {cause}" if cause else f": see its log, {server.log_path}"),
+        return CheckResult("embedded model speed", False, f"{speed}: the server ended"
+                           + (f". {cause}" if cause else f"; its log: {server.log_path}"),
                            rebuild_command() if cause else "")
     return CheckResult("embedded model speed", True,
                        f"llama-cpp-python {version}: ready in {ready:.1f}s, context {settings.context:,} tokens, "

@@ -38,6 +38,7 @@ class ServerKeeper:
         self._max_restarts = max_restarts
         self.generation = 0  # how many times the server was started again
         self.given_up = ""  # why it is no longer started again
+        self.crash_advice = ""  # what to do about its last end, when that was a crash of a build for another CPU
         self._restarts: deque[float] = deque()
         self._watch: asyncio.Task[None] | None = None
         self._restarting: asyncio.Lock = asyncio.Lock()
@@ -87,15 +88,15 @@ class ServerKeeper:
                 return
             old = self.server
             tail = old.log_tail()
-            advice = crash_advice(old.process.returncode)
+            advice = self.crash_advice = crash_advice(old.process.returncode)
             now = time.monotonic()
             while self._restarts and now - self._restarts[0] > RESTART_WINDOW_S:
                 self._restarts.popleft()
             if len(self._restarts) >= self._max_restarts:
                 self.given_up = (f"The embedded model server ended ({ended}) {self._max_restarts + 1} times in "
                                  f"{RESTART_WINDOW_S / 60:.0f} minutes and is not started again: {tail or 'it said nothing'} "
-                                 f"(its log: {old.log_path});{advice or ' restart the bot'}, or set OPENAI_BASE_URL to a "
-                                 "model server.")
+                                 f"(its log: {old.log_path}).{advice} {'Or set' if advice else 'Restart the bot, or set'} "
+                                 "OPENAI_BASE_URL to a model server.")
                 log.error("%s", self.given_up)
                 return
             self._restarts.append(now)
@@ -137,7 +138,7 @@ class KeptModel:
                 raise  # the server runs as it did: the request itself failed
             await self.keeper.answering()  # started again (or the sentence why not)
             raise ReplyDropped(f"The embedded model server ended during the {role}'s reply"
-                               f"{f' ({ended})' if ended else ''} and was started again.",
+                               f"{f' ({ended})' if ended else ''} and was started again.{self.keeper.crash_advice}",
                                Usage(0, chars // 4, estimated=True)) from error
 
     async def close(self) -> None:

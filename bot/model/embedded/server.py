@@ -75,7 +75,8 @@ def server_version() -> str | None:
 
 
 def crash_cause(returncode: int | None) -> str:
-    """Why a server that ended as a build for another CPU ends did so, as a sentence ('' for any other end)."""
+    """Why a server that ended with ``returncode`` crashed, when it ended as a build for another CPU does ('' if
+    it ended any other way)."""
     if returncode is None or -returncode not in CPU_CRASHES:
         return ""
     return (f"It crashed ({signal.Signals(-returncode).name}) as llama-cpp-python does when compiled for instructions "
@@ -83,15 +84,16 @@ def crash_cause(returncode: int | None) -> str:
 
 
 def rebuild_command() -> str:
-    """The installed llama-cpp-python again, compiled for the portable set (no cache: it holds the build that crashed)."""
-    return (f"CMAKE_ARGS=\"{PORTABLE_BUILD}\" pip install --force-reinstall --no-deps --no-cache-dir "
-            f"{PACKAGE}=={server_version() or '0.3.36'}")
+    """The installed llama-cpp-python again, compiled for the portable set, into this Python (no cache: it holds
+    the build that crashed)."""
+    return (f"CMAKE_ARGS=\"{PORTABLE_BUILD}\" {sys.executable} -m pip install --force-reinstall --no-deps "
+            f"--no-cache-dir {PACKAGE}=={server_version() or '0.3.36'}")
 
 
 def crash_advice(returncode: int | None) -> str:
-    """``crash_cause`` and what to do about it, to end a sentence about the server's end with ('' if not that)."""
+    """``crash_cause`` and the command that rebuilds it, as a sentence to follow another one ('' if not that)."""
     cause = crash_cause(returncode)
-    return f" {cause}; build it for a portable set: {rebuild_command()}" if cause else ""
+    return f" {cause}: build it for a portable set with `{rebuild_command()}`." if cause else ""
 
 
 def missing_server_sentence() -> str:
