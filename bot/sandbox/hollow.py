@@ -22,12 +22,14 @@ The user's own test files are never checked: they are the user's to write.
 from __future__ import annotations
 
 import ast
+import functools
 import itertools
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
 
 from agents.language import BUILT_IN
+from agents.python_files import KEPT_TREE_CHARS, parsed
 
 _HOOKS = re.compile(
     r"\b(pytest_(?:runtest_\w+|collection\w*|collect_file|ignore_collect|pycollect_\w+|pyfunc_call|make_collect_report"
@@ -47,21 +49,33 @@ def hollow_tests(files: Mapping[str, str], user: Iterable[str]) -> str:
     for path, text in files.items():
         if path in mine or not path.endswith(".py"):
             continue
-        if match := _HOOKS.search(text):  # in any file: a local package the setup installs is one too
-            return (f"{path} uses {match.group(1)}, which changes which tests pytest runs or how it reports them; "
-                    "write plain test functions (fixtures are fine)")
-        if not (BUILT_IN.looks_like_test(path) or posixpath.basename(path) == "conftest.py"):
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue  # pytest reports it; a file that does not parse passes nothing
-        if patched := _patched_machinery(tree):
-            return f"{path} patches the test machinery ({patched}); test the code, not the runner"
-        if name := _swallowing_test(tree):
-            return (f"{path}: {name} catches its own assertion's failure, so it cannot fail; "
-                    "let the AssertionError propagate (use pytest.raises for expected exceptions)")
+        if why := (_kept_verdict(path, text) if len(text) <= KEPT_TREE_CHARS else _verdict(path, text)):
+            return why
     return ""
+
+
+def _verdict(path: str, text: str) -> str:
+    """Why this one file of the team's would let its tests pass without testing, or ''."""
+    if match := _HOOKS.search(text):  # in any file: a local package the setup installs is one too
+        return (f"{path} uses {match.group(1)}, which changes which tests pytest runs or how it reports them; "
+                "write plain test functions (fixtures are fine)")
+    if not (BUILT_IN.looks_like_test(path) or posixpath.basename(path) == "conftest.py"):
+        return ""
+    try:
+        tree = parsed(text)
+    except (SyntaxError, ValueError):
+        return ""  # pytest reports it; a file that does not parse passes nothing
+    if patched := _patched_machinery(tree):
+        return f"{path} patches the test machinery ({patched}); test the code, not the runner"
+    if name := _swallowing_test(tree):
+        return (f"{path}: {name} catches its own assertion's failure, so it cannot fail; "
+                "let the AssertionError propagate (use pytest.raises for expected exceptions)")
+    return ""
+
+
+# A run's files come back unchanged to most of its test runs (the tests while the code is fixed, the code while
+# the tests are): each file is judged once while it stays the same.
+_kept_verdict = functools.lru_cache(maxsize=32)(_verdict)
 
 
 def _patched_machinery(tree: ast.AST) -> str:

@@ -80,3 +80,15 @@ def test_the_users_own_files_are_never_checked():
     swallowing = "def test_add():\n    try:\n        assert 1 == 2\n    except AssertionError:\n        pass\n"
     assert hollow_tests({"test_calc.py": swallowing}, user=["test_calc.py"]) == ""
     assert hollow_tests({"test_calc.py": swallowing, "test_team.py": swallowing}, user=["test_calc.py"]) != ""
+
+
+def test_a_file_judged_before_is_judged_again_by_its_path_and_its_text():
+    """A run's test runs see most files unchanged, so a verdict is kept per file; the path is part of it (the same
+    text is a test file in one place and a helper in another) and so is every character of the text."""
+    swallowing = "def test_add():\n    try:\n        assert 1 == 2\n    except AssertionError:\n        pass\n"
+    for _ in range(2):
+        assert hollow_tests({"helpers.py": swallowing}, user=()) == ""
+        assert "test_add catches its own assertion" in hollow_tests({"test_calc.py": swallowing}, user=())
+        assert hollow_tests({"test_calc.py": swallowing.replace("pass", "raise")}, user=()) == ""
+    big = swallowing + "#" * 70_000 + "\n"  # past the size whose verdict is kept: judged each time, the same
+    assert "test_add" in hollow_tests({"test_big.py": big}, user=()) and "test_add" in hollow_tests({"test_big.py": big}, user=())
