@@ -32,6 +32,11 @@ from agents.language import BUILT_IN, Languages
 from agents.paths import UnsafePath, clash, project_path
 from agents.types import FileSet
 
+# The file the instructions show to explain the format (prompts/_shared.jinja): a small model sometimes writes
+# it back, as the example or as a block of its own work under the example's path; it is no file of the task.
+FORMAT_EXAMPLE_PATH = "src/example.py"
+FORMAT_EXAMPLE_CODE = "def example():\n    return 42"
+
 
 class ReplyFormatError(ValueError):
     """The reply cannot be read; the message says what is missing and ``example`` (when not empty) shows
@@ -300,6 +305,9 @@ def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> d
             continue
         if not read.body.strip():
             continue
+        if _copied_example(read, context):
+            notices.append(f"Not saved: {read.path}, the instructions' example of the format, not a file of the task.")
+            continue
         try:
             copies.setdefault(project_path(read.path), []).append(read)
         except UnsafePath as error:
@@ -318,6 +326,14 @@ def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> d
         if body is not None:
             files[path] = body
     return files
+
+
+def _copied_example(read: _Read, context: FileContext) -> bool:
+    """The instructions' format example written back: its path, holding its function, where neither the work nor
+    the task and plan have such a file."""
+    return (read.path == FORMAT_EXAMPLE_PATH and _normal(FORMAT_EXAMPLE_CODE) in _normal(read.body)
+            and read.path not in context.code and read.path not in context.tests
+            and FORMAT_EXAMPLE_PATH not in context.mentioned)
 
 
 def _meant_files(named: list[_Read], context: FileContext, notices: list[str]) -> list[_Read]:

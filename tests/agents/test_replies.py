@@ -2,6 +2,7 @@
 
 import pytest
 
+from agents.file_replies import FORMAT_EXAMPLE_CODE, FORMAT_EXAMPLE_PATH, FileContext
 from agents.replies import (
     Action,
     ReplyFormatError,
@@ -206,3 +207,26 @@ def test_a_new_module_with_a_function_an_existing_file_already_has_stays_a_new_m
     context = FileContext(language="python", code={"app.py": "def main():\n    print('app')\n"})
     read = parse_files("```python\n# tools/cli.py\ndef main():\n    print('cli')\n```\n", context)
     assert list(read.files) == ["tools/cli.py"]
+
+
+def test_the_instructions_format_example_written_back_is_not_saved_as_a_file_of_the_task():
+    """Seen on Qwen2.5-Coder-0.5B: a Tester's reply held the format example of its instructions, under its path,
+    beside the real test file; it was checked in as a test file of the task."""
+    reply = ("```python path=test_main.py\nfrom main import f\n\ndef test_f():\n    assert f() == 1\n```\n"
+             "```python path=src/example.py\ndef example():\n    return 42\n\ndef test_f():\n    assert f() == 1\n```\n")
+    read = parse_files(reply, FileContext(language="python", code={"main.py": "def f():\n    return 1\n"}))
+    assert read.files.as_dict() == {"test_main.py": "from main import f\n\ndef test_f():\n    assert f() == 1\n"}
+    assert any("src/example.py, the instructions' example of the format" in note for note in read.notices)
+    # where the task names that file, or the work has it, it is a file like any other
+    named = FileContext(language="python", mentioned="Put a helper in src/example.py")
+    assert "src/example.py" in parse_files(reply, named).files.as_dict()
+    kept = FileContext(language="python", code={"src/example.py": "def example():\n    return 41\n"})
+    assert "src/example.py" in parse_files(reply, kept).files.as_dict()
+
+
+def test_the_format_example_the_instructions_show_is_the_one_replies_are_checked_against():
+    from agents.prompt_contexts import ProgrammerPrompt
+    from agents.prompts import PromptBook
+
+    system = PromptBook().render(ProgrammerPrompt(task="T", language="python"))[0].content
+    assert f"```python path={FORMAT_EXAMPLE_PATH}\n{FORMAT_EXAMPLE_CODE}\n```" in system
