@@ -49,12 +49,6 @@ def exec_stream(client: docker.DockerClient, container: Container, argv: list[st
     return exec_id, stream
 
 
-def exec_detached(client: docker.DockerClient, container: Container, argv: list[str], user: str) -> None:
-    """Start ``argv`` and leave it running; it ends by itself, or with the container."""
-    exec_id = client.api.exec_create(container.id, argv, user=user, workdir="/")["Id"]
-    client.api.exec_start(exec_id, detach=True)
-
-
 def drain(stream: Iterable[tuple[bytes | None, bytes | None]], output: SplitOutput) -> None:
     """Read every chunk into the capped output; ends when the process (or its container) is gone."""
     # A killed container breaks the stream mid-read: what was read so far is the answer.

@@ -45,9 +45,33 @@ def image_present(client: docker.DockerClient, name: str) -> bool:
         return False
 
 
-def present_image(client: docker.DockerClient, language: LanguageConfig, config: SandboxConfig) -> str | None:
-    """The first of the language's images (registry's, then offline) that this engine has, or None."""
-    return next((image for image in image_candidates(language, config) if image_present(client, image)), None)
+def listed_images(client: docker.DockerClient) -> frozenset[str]:
+    """Every name:tag the engine's images carry, in one call (a run checks all its languages' images at once)."""
+    return frozenset(tag for image in client.api.images() for tag in image.get("RepoTags") or ())
+
+
+def listed_as(image: str) -> str | None:
+    """How the engine's image list names the reference ``image``: the tag made explicit (``:latest``), Docker Hub's
+    own prefixes left out (``docker.io/library/python:3`` is listed as ``python:3``); None for a reference by
+    digest, which the list does not show as a tag."""
+    if "@" in image:
+        return None
+    if ":" not in image.rsplit("/", 1)[-1]:
+        image += ":latest"
+    for prefix in ("docker.io/", "index.docker.io/"):
+        image = image.removeprefix(prefix)
+    return image.removeprefix("library/") if image.count("/") == 1 else image
+
+
+def present_image(client: docker.DockerClient, language: LanguageConfig, config: SandboxConfig,
+                  listed: frozenset[str] | None = None) -> str | None:
+    """The first of the language's images (registry's, then offline) that this engine has, or None. With
+    ``listed`` (``listed_images``), a name the list can show is looked up there, not asked of the engine."""
+    def present(image: str) -> bool:
+        name = listed_as(image) if listed is not None else None
+        return name in listed if name is not None and listed is not None else image_present(client, image)
+
+    return next((image for image in image_candidates(language, config) if present(image)), None)
 
 
 def missing_image(name: str, language: LanguageConfig, config: SandboxConfig) -> SandboxError:

@@ -49,6 +49,12 @@ def seal(path: str) -> str:
             f"mkfifo -m 622 {fifo} && cat {fifo} > {part} && mv {part} {final}")
 
 
+def sealing(paths: Iterable[str]) -> str:
+    """Shell starting each path's reader (``seal``) in the background: it outlives the shell that started it,
+    its output going nowhere, so the command that starts it ends at once."""
+    return "".join(f"(sh -c {shlex.quote(seal(path))} </dev/null >/dev/null 2>&1 &); " for path in paths)
+
+
 def await_fifo(path: str) -> str:
     """Shell put before a test command: wait until the report's FIFO is there (its reader started with it)."""
     tries = int(FIFO_WAIT_S / 0.02)

@@ -19,7 +19,7 @@ import functools
 import logging
 import secrets
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -36,7 +36,7 @@ from bot.sandbox.client import ENGINE_ERRORS, check_runtime, engine_failed, open
 from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
 from bot.sandbox.hardening import BETWEEN_STEPS_S, DEADLINE_GRACE_S, DEADLINE_UNSET, keeper_user, set_deadline
 from bot.sandbox.hollow import hollow_tests
-from bot.sandbox.images import missing_image, present_image
+from bot.sandbox.images import listed_images, missing_image, present_image
 from bot.sandbox.languages import languages
 from bot.sandbox.output import SplitOutput
 from bot.sandbox.pool import WarmPool
@@ -115,10 +115,12 @@ class DockerSandbox:
     async def missing_images(self, names: Iterable[str] | None = None) -> list[str]:
         """The languages (all configured ones by default) for which this engine has no image."""
         await self.start()
+        wanted = sorted(names if names is not None else self._languages)
+        listed = await self._listed_images() if len(wanted) > 1 else None
         missing = []
-        for name in sorted(names if names is not None else self._languages):
+        for name in wanted:
             try:
-                await self._image(name, self._language(name))
+                await self._image(name, self._language(name), listed)
             except SandboxError:
                 missing.append(name)
         return missing
@@ -280,8 +282,6 @@ class DockerSandbox:
         if user:
             await self._stage_user_files(container, job, language, user)
             files = {path: text for path, text in files.items() if path not in user}
-        if not setup:
-            await self._seal(container, language.report_file)
         first = language.setup_command if setup else _test_command(language)
         unpack_then_first = await self._stage(container, files, language, first)
         if setup:
@@ -290,9 +290,9 @@ class DockerSandbox:
                 return report
             # The setup ran the team's code: stop what it left running before the report's channel exists.
             await self._stop_leftovers(container)
-            await self._seal(container, language.report_file)
         test = unpack_then_first if not setup else ["sh", "-c", _test_command(language)]
-        step = await self._step(container, test, language.workdir, limit_s, guard.team_env(token) if guard else None)
+        step = await self._step(container, test, language.workdir, limit_s, guard.team_env(token) if guard else None,
+                                seal=_reports(language))
         report = reports.single(step, language, self._config, await self._written(container, language, step))
         return reports.guarded(report, guard, step.stdout, token)
 
@@ -317,11 +317,9 @@ class DockerSandbox:
             await self._stop_leftovers(container)
             theirs = {}
         paths = authority.report_paths(user)
-        for path in paths:
-            await self._seal(container, path)
         argv = await self._stage(container, theirs, language, "".join(map(judge.await_fifo, paths)) + command)
         budget = self._config.max_output_bytes // (2 if team_tests else 1)
-        step = await self._step(container, argv, language.workdir, limit_s, output_limit=budget)
+        step = await self._step(container, argv, language.workdir, limit_s, output_limit=budget, seal=paths)
         written = "" if step.timed_out or step.ended else await self._read_reports(container, paths)
         verdict = authority.verdict(user, job.files, step.stdout, written, token, language.workdir)
         shown = authority.shown(step.stdout, token)
@@ -331,11 +329,10 @@ class DockerSandbox:
         elif team_tests and not step.timed_out and not step.ended:
             await self._stop_leftovers(container)
             await self._as_judge(container, f"cd {quoted([language.workdir])} && rm -f -- {quoted(user)}")
-            await self._seal(container, language.report_file)
             team_files = {**team_tests, **authority.team_files({**team_tests, **theirs_all})}
             argv = await self._stage(container, team_files, language, _test_command(language))
             team_step = await self._step(container, argv, language.workdir, max(limit_s - step.duration_s, 1.0),
-                                         authority.team_env(token), output_limit=budget)
+                                         authority.team_env(token), output_limit=budget, seal=_reports(language))
             team = reports.guarded(reports.single(team_step, language, self._config,
                                                   await self._written(container, language, team_step)),
                                    authority, team_step.stdout, token)
@@ -373,17 +370,13 @@ class DockerSandbox:
             return None
         return "" if step.timed_out or step.ended else await self._read_sealed(container, language.report_file)
 
-    async def _seal(self, container: Box, path: str) -> None:
-        """Start the sandbox's own reader of the report a runner is about to write at ``path`` (``judge``)."""
-        if path:
-            await self._detached(container, ["sh", "-c", judge.seal(path)], self._judge_user)
-
     async def _read_sealed(self, container: Box, path: str) -> str:
         """The report the runner wrote at ``path``, as sealed when it closed it; read after stopping anything
         the tests left running (one could hold the channel open)."""
         await self._stop_leftovers(container)
         script = set_deadline(BETWEEN_STEPS_S) + judge.read_sealed(path)  # the step is over: a short deadline
-        _, text = await self._quiet(container, ["sh", "-c", script], self._judge_user, "/", 2 * REPORT_LIMIT)
+        _, text = await self._quiet(container, ["sh", "-c", script], self._judge_user, "/", 2 * REPORT_LIMIT,
+                                    exit_code=False)
         return text
 
     async def _read_reports(self, container: Box, paths: list[str]) -> str:
@@ -393,9 +386,12 @@ class DockerSandbox:
         return "".join([f"{REPORT_SEPARATOR} {index}\n{await self._read_sealed(container, path)}\n"
                         for index, path in enumerate(paths)])
 
-    async def _arm(self, container: Box, seconds: float) -> None:
-        """The container stops by itself ``seconds`` from now (``hardening.KEEPER``), unless armed again."""
-        code, _ = await self._quiet(container, ["sh", "-c", set_deadline(seconds)], self._judge_user, "/")
+    async def _arm(self, container: Box, seconds: float, seal: Sequence[str] = ()) -> None:
+        """The container stops by itself ``seconds`` from now (``hardening.KEEPER``), unless armed again; and the
+        sandbox's own reader of each report a runner is about to write at a path of ``seal`` starts (``judge``),
+        in the same command (one exec less per test run)."""
+        script = set_deadline(seconds) + (f"armed=$?; {judge.sealing(seal)}exit $armed" if seal else "")
+        code, _ = await self._quiet(container, ["sh", "-c", script], self._judge_user, "/")
         if code != 0:
             raise self._keeper_gone()
 
@@ -409,19 +405,20 @@ class DockerSandbox:
         return self._config.setup_network and bool(self._config.setup_allowed_hosts)
 
     async def _quiet(self, container: Box, argv: list[str], user: str, workdir: str,
-                     limit: int = 64 * 1024) -> tuple[int | None, str]:
-        """A short helper command (staging, arming the deadline, reading a report): its exit code and output."""
+                     limit: int = 64 * 1024, exit_code: bool = True) -> tuple[int | None, str]:
+        """A short helper command (staging, arming the deadline, reading a report): its exit code and output.
+        ``exit_code=False``: no code (None), for a command whose output is all that counts; the engine is asked
+        one thing less (each test run has several such commands)."""
         output = SplitOutput(limit)
         exec_id, _ = await self._exec(container, argv, user, workdir, output)
         out, err = output.texts()
+        if not exit_code:
+            return None, out + err
         return await self._call(containers.exit_code, self._client_(), exec_id), out + err
 
     async def _stop_leftovers(self, container: Box) -> None:
-        await self._quiet(container, ["sh", "-c", STOP_LEFTOVERS], self._config.user, "/")
-
-    async def _detached(self, container: Box, argv: list[str], user: str) -> None:
-        """Start ``argv`` and leave it running (a report's sealed reader)."""
-        await self._call(containers.exec_detached, self._client_(), container, argv, user)
+        # Its output ends when the command does (``_exec`` reads to the end): nothing to ask the engine after.
+        await self._quiet(container, ["sh", "-c", STOP_LEFTOVERS], self._config.user, "/", exit_code=False)
 
     @property
     def _judge_user(self) -> str:
@@ -451,10 +448,12 @@ class DockerSandbox:
                           truncated=step.truncated)
 
     async def _step(self, container: Box, argv: list[str], workdir: str, limit_s: float,
-                    env: dict[str, str] | None = None, output_limit: int | None = None) -> StepResult:
+                    env: dict[str, str] | None = None, output_limit: int | None = None,
+                    seal: Sequence[str] = ()) -> StepResult:
         """Run one command in the container, killed from outside after ``limit_s``, and from inside a little
-        later should this process die meanwhile (the container's deadline)."""
-        await self._arm(container, limit_s + DEADLINE_GRACE_S)
+        later should this process die meanwhile (the container's deadline); the reports at ``seal``'s paths
+        read by the sandbox's own user as the command writes them."""
+        await self._arm(container, limit_s + DEADLINE_GRACE_S, seal)
         client = self._client_()
         output = SplitOutput(output_limit or self._config.max_output_bytes)
         started = time.monotonic()
@@ -543,10 +542,15 @@ class DockerSandbox:
         await self.start()  # a container prepared before the first run connects first
         return await self._start(name, self._language(name), network=None)
 
-    async def _image(self, name: str, language: LanguageConfig) -> str:
-        """The language's image on this engine: the registry's when present, else the offline one."""
+    async def _listed_images(self) -> frozenset[str] | None:
+        """The engine's image names and tags, in one call (None: an engine that cannot list them)."""
+        return await self._call(listed_images, self._client_())
+
+    async def _image(self, name: str, language: LanguageConfig, listed: frozenset[str] | None = None) -> str:
+        """The language's image on this engine: the registry's when present, else the offline one (looked up in
+        ``listed``, the engine's image list, when given)."""
         if name not in self._images:
-            image = await self._call(present_image, self._client_(), language, self._config)
+            image = await self._call(present_image, self._client_(), language, self._config, listed)
             if image is None:
                 raise missing_image(name, language, self._config)
             self._images[name] = image
@@ -588,6 +592,11 @@ def _for_job(language: LanguageConfig, job: TestJob) -> LanguageConfig:
     report_file = language.report_file if language.report_file and language.report_file in job.command else ""
     return dataclasses.replace(language, test_command=job.command, report_file=report_file,
                                report_format=job.report_format or "exit-code")
+
+
+def _reports(language: LanguageConfig) -> tuple[str, ...]:
+    """Where the language's test command writes its structured report, if it writes one."""
+    return (language.report_file,) if language.report_file else ()
 
 
 def _test_command(language: LanguageConfig) -> str:

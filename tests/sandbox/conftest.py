@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import socket
 
 import pytest
@@ -35,3 +36,18 @@ def own_host(monkeypatch) -> str:
     name = f"codegen-test-{os.getpid()}"
     monkeypatch.setattr(socket, "gethostname", lambda: name)
     return name
+
+
+def engine_requests(client, monkeypatch) -> list[str]:
+    """What ``client`` asks the engine from now on, in order, as "METHOD path" without the API version and with
+    ids as ``ID`` ("POST containers/ID/exec"): the real requests, recorded on their way."""
+    asked: list[str] = []
+    send = client.api.send
+
+    def recorded(request, **options):
+        path = re.sub(r"^/v[0-9.]+/", "", request.path_url.split("?")[0])
+        asked.append(f"{request.method} {re.sub(r'[0-9a-f]{64}', 'ID', path)}")
+        return send(request, **options)
+
+    monkeypatch.setattr(client.api, "send", recorded)
+    return asked

@@ -15,6 +15,7 @@ from agents.types import FileSet, TestJob
 from bot.config.sections import REPORT_FORMATS, ConfigError, LanguageConfig, SandboxConfig, load_config
 from bot.sandbox.files import CHUNK_CHARS, pack, safe_path, staged
 from bot.sandbox.hardening import LABEL, LABEL_PID, LABEL_PIDNS, MB, container_options, owner_gone, pid_namespace
+from bot.sandbox.images import listed_as
 from bot.sandbox.languages import (
     DEFAULT_LANGUAGES,
     OFFLINE_ENV,
@@ -168,6 +169,22 @@ def test_image_choice(monkeypatch):
     monkeypatch.setenv(OFFLINE_ENV, "1")
     assert image_for(go, SandboxConfig()) == go.offline_image
     assert image_candidates(go, SandboxConfig()) == [go.offline_image]  # the switch still forces it
+
+
+@pytest.mark.parametrize("reference, listed", [
+    ("python", "python:latest"),
+    ("python:3.12-slim", "python:3.12-slim"),
+    ("docker.io/library/python:3.12", "python:3.12"),
+    ("docker.io/python", "python:latest"),
+    ("index.docker.io/library/golang:1.23", "golang:1.23"),
+    ("codegen-chat-sandbox/go:bookworm", "codegen-chat-sandbox/go:bookworm"),
+    ("docker.io/codegen-chat-sandbox/go:bookworm", "codegen-chat-sandbox/go:bookworm"),
+    ("registry.example:5000/team/go", "registry.example:5000/team/go:latest"),
+    ("ghcr.io/library/tool:1", "ghcr.io/library/tool:1"),  # only Docker Hub's own "library/" is left out
+    ("python@sha256:" + "0" * 64, None),  # a digest is not a tag: the engine is asked about it
+])
+def test_an_image_reference_is_looked_up_as_the_engines_list_names_it(reference, listed):
+    assert listed_as(reference) == listed
 
 
 def test_every_default_language_is_complete():

@@ -19,7 +19,7 @@ from agents.types import TestJob, TestStatus
 from bot.config.sections import Config
 from bot.sandbox import DockerSandbox
 from bot.sandbox.languages import DEFAULT_LANGUAGES, OFFLINE_ENV
-from tests.sandbox.conftest import configured
+from tests.sandbox.conftest import configured, engine_requests
 from tests.sandbox.programs import PROGRAMS
 from tests.sandbox.test_commands import invoke
 
@@ -78,3 +78,18 @@ async def test_ready_names_what_is_missing(docker_client):
         assert await sandbox.missing_images() == ["go"]
         with pytest.raises(SandboxError, match="no go sandbox image is present"):
             await sandbox.run(TestJob("go", PROGRAMS["go"].correct()))
+
+
+async def test_every_languages_image_is_found_in_one_look_at_the_engines_list(docker_client, monkeypatch):
+    # Each language named as Docker Hub would name it: the list shows it without the prefix, and runs use it.
+    hub = {name: dataclasses.replace(language, offline_image=f"docker.io/{language.offline_image}")
+           for name, language in DEFAULT_LANGUAGES.items()}
+    gone = dataclasses.replace(NO_REGISTRY_GO, offline_image="codegen-chat-sandbox/none:bookworm")
+    config = configured(use_offline_images=True, languages={**hub, "go": gone})
+    async with DockerSandbox(config, client=docker_client) as sandbox:
+        await sandbox.start()
+        asked = engine_requests(docker_client, monkeypatch)
+        assert await sandbox.missing_images() == ["go"]
+        assert asked == ["GET images/json"]  # not one look per language and image
+        report = await sandbox.run(TestJob("python", PROGRAMS["python"].correct()))
+    assert report.status is TestStatus.PASSED, report.output()

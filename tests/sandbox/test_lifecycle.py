@@ -16,7 +16,7 @@ from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
 from bot.sandbox.hardening import KEEPER, LABEL, LABEL_HOST, LABEL_PID, LABEL_PIDNS, LABEL_STARTED, labels
 from tests.docker_support import TEST_CONFIG, our_containers
-from tests.sandbox.conftest import configured
+from tests.sandbox.conftest import configured, engine_requests
 
 pytestmark = pytest.mark.docker
 
@@ -198,3 +198,19 @@ async def test_a_prepared_container_is_the_next_runs_and_none_is_kept_after_it(d
         sandbox.prepare("no-such-language")  # a hint only: run() is where an unknown language is reported
         await wait_for_containers(docker_client, 1)
     assert our_containers(docker_client) == []  # close() removed the prepared container no run took
+
+
+async def test_a_test_run_asks_the_engine_only_what_it_uses(docker_client, monkeypatch):
+    """A prepared container's run: each command is an exec created and started; only the arming of the deadline
+    (before the tests) and the tests themselves are asked for their exit code; the container is removed."""
+    async with DockerSandbox(configured(), client=docker_client) as sandbox:
+        sandbox.prepare("python")
+        while not sandbox.warm_ready("python"):
+            await asyncio.sleep(0.05)
+        asked = engine_requests(docker_client, monkeypatch)
+        report = await sandbox.run(TestJob("python", FileSet({"test_ok.py": "def test_ok():\n    pass\n"})))
+        await sandbox.settle()
+    assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
+    assert asked.count("POST containers/ID/exec") == asked.count("POST exec/ID/start") == 4  # arm, tests, stop, read
+    assert asked.count("GET exec/ID/json") == 2
+    assert asked.count("DELETE containers/ID") == 1 and len(asked) == 11, asked

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -135,7 +135,10 @@ class KubernetesSandbox(DockerSandbox):
     def _setup_has_network(self) -> bool:
         return False  # the namespace denies egress: setup finds what the image holds
 
-    async def _image(self, name: str, language: LanguageConfig) -> str:
+    async def _listed_images(self) -> frozenset[str] | None:
+        return None  # the cluster pulls each Pod's image itself: nothing to look up beforehand
+
+    async def _image(self, name: str, language: LanguageConfig, listed: frozenset[str] | None = None) -> str:
         image = self._config.kubernetes.images.get(name) or language.image
         if not image:
             raise SandboxError(f"no image for {name} test Pods: set [sandbox.kubernetes] images.{name} to an image "
@@ -216,7 +219,8 @@ class KubernetesSandbox(DockerSandbox):
         return pods.JUDGE if user == self._judge_user else pods.TESTS
 
     async def _quiet(self, container: Pod, argv: list[str], user: str, workdir: str,
-                     limit: int = 64 * 1024, stdin: bytes = b"") -> tuple[int | None, str]:
+                     limit: int = 64 * 1024, exit_code: bool = True, stdin: bytes = b"") -> tuple[int | None, str]:
+        # ``exit_code`` asks for nothing here: the exec's status comes with its stream.
         if container.ended:  # after a step that reported how: what follows it reads nothing
             return None, ""
         output = SplitOutput(limit)
@@ -231,13 +235,9 @@ class KubernetesSandbox(DockerSandbox):
         out, err = output.texts()
         return code, out + err
 
-    async def _detached(self, container: Pod, argv: list[str], user: str) -> None:
-        # The exec returns at once; the command lives on in its container (its output goes nowhere).
-        await self._quiet(container, ["sh", "-c", '"$@" </dev/null >/dev/null 2>&1 &', "sh", *argv], user, "/")
-
-    async def _arm(self, container: Pod, seconds: float) -> None:
+    async def _arm(self, container: Pod, seconds: float, seal: Sequence[str] = ()) -> None:
         if not container.ended:
-            await super()._arm(container, seconds)
+            await super()._arm(container, seconds, seal)
 
     async def _stage(self, container: Pod, files: Mapping[str, str], language: LanguageConfig,
                      first: str, before: str = "", as_judge: bool = False) -> list[str]:
@@ -262,12 +262,13 @@ class KubernetesSandbox(DockerSandbox):
         return ["sh", "-c", first]
 
     async def _step(self, container: Pod, argv: list[str], workdir: str, limit_s: float,
-                    env: dict[str, str] | None = None, output_limit: int | None = None) -> StepResult:
+                    env: dict[str, str] | None = None, output_limit: int | None = None,
+                    seal: Sequence[str] = ()) -> StepResult:
         """Run one command in the tests container, killed (its Pod deleted) after ``limit_s``, and from inside a
         little later should this process die meanwhile (the keeper's deadline)."""
         if container.ended:
             return StepResult(None, container.by_deadline, 0.0, "", "", False, ended=container.ended)
-        await self._arm(container, limit_s + DEADLINE_GRACE_S)
+        await self._arm(container, limit_s + DEADLINE_GRACE_S, seal)
         output = SplitOutput(output_limit or self._config.max_output_bytes)
         started = time.monotonic()
         running = asyncio.ensure_future(execs.run(
