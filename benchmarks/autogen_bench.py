@@ -5,10 +5,10 @@
 The work is the realistic five-fix-round run (``tests/fakes/durations_script.py``) and the model is instant,
 streaming 64-character chunks as real servers send (``--chunk 4`` streams a token at a time;
 ``tests/fakes/openai_server.py``, on loopback in this process). Both teams are outside processes:
-``codegen-chat run --json`` (its tests in the real sandbox) and ``benchmarks/autogen_team.py`` (AutoGen's
-``SelectorGroupChat`` with the same agents speaking in the same order, chosen without a model call; its system
-prompts are codegen-chat's own, and each of codegen-chat's test runs is posted to its chat, where it happened, by
-an agent that makes no model call). AutoGen comes from PyPI
+``codegen-chat run --json`` (``python -m codegen_chat``, as the installed command starts; its tests in the real
+sandbox) and ``benchmarks/autogen_team.py`` (AutoGen's ``SelectorGroupChat`` with the same agents speaking in
+the same order, chosen without a model call; its system prompts are codegen-chat's own, and each of codegen-chat's
+test runs is posted to its chat, where it happened, by an agent that makes no model call). AutoGen comes from PyPI
 (``autogen-agentchat`` and ``autogen-ext[openai]`` 0.7.5) into a virtualenv of the benchmark's own under
 ``~/.cache/codegen-chat-bench``, created on the first run; it is never a dependency of the product.
 
@@ -189,7 +189,7 @@ async def codegen_chat(server: TimedServer, tmp: str, profile: str = "") -> Meas
            "PYTHONPATH": str(ROOT)}
     server.script_run()
     out = tempfile.mkdtemp(dir=tmp)
-    command = [str(ROOT / "benchmarks" / "profiled_cli.py"), profile] if profile else ["-m", "codegen_chat.cli"]
+    command = [str(ROOT / "benchmarks" / "profiled_cli.py"), profile] if profile else ["-m", "codegen_chat"]
     measured = await measure(server, [sys.executable, *command, "run", d.TASK, "--json", "--out", out], env, tmp)
     measured.order, measured.tests = transcript(Path(tmp) / "store.sqlite3")
     return measured

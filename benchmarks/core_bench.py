@@ -287,7 +287,7 @@ async def startup(runs: int = 5) -> None:
                 before = len(server.requests)
                 started = time.perf_counter()
                 process = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "codegen_chat.cli", "run", "say hi", "--out", f"{tmp}/out",
+                    sys.executable, "-m", "codegen_chat", "run", "say hi", "--out", f"{tmp}/out",
                     env=env, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 while len(server.requests) == before and process.returncode is None:  # noqa: ASYNC110  # polls a child
                     await asyncio.sleep(0.002)

@@ -105,7 +105,7 @@ def _readme_task() -> tuple[float, str]:
         config.write_text(f'[storage]\npath = "{data / "codegen.sqlite3"}"\n')
         env = {"PATH": os.environ["PATH"], "HOME": str(home), "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
         started = time.monotonic()
-        done = subprocess.run([sys.executable, "-m", "codegen_chat.cli", "--config", str(config), "run", README_TASK,
+        done = subprocess.run([sys.executable, "-m", "codegen_chat", "--config", str(config), "run", README_TASK,
                                "--out", str(home / "out")], env=env, cwd=home, capture_output=True, text=True)
         wall = time.monotonic() - started
     found = re.search(r"Run \w+: (\w+)(.*)", done.stdout)

@@ -2,10 +2,12 @@
 (the sandbox while the Planner writes, PyGithub at the check-in), never before the first model request; the
 chat platforms' SDKs and packages (Slack, Discord, the web server) not at all, since the terminal needs none;
 nor aiohttp (it serves the health checks of ``serve``; the openai SDK would import it for an optional transport
-the client does not use). The openai SDK is imported: it sends the model requests."""
+the client does not use). The openai SDK is imported: it sends the model requests. The command's modules load with
+the cyclic garbage collector paused, and it runs with the collector on."""
 
 import asyncio
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -31,7 +33,7 @@ async def imports_before_the_first_model_request(tmp_path: Path, *args: str) -> 
         # -X importtime writes each import to stderr as it happens, in order with the client's own log
         # line written just before a request goes out.
         child = await asyncio.create_subprocess_exec(
-            sys.executable, "-X", "importtime", "-m", "codegen_chat.cli", *args, cwd=tmp_path, env=env,
+            sys.executable, "-X", "importtime", "-m", "codegen_chat", *args, cwd=tmp_path, env=env,
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
         imported: list[str] = []
         try:
@@ -59,3 +61,30 @@ async def test_run_imports_no_chat_platform_no_sdk_of_one_nor_a_web_server_befor
     assert "adapters.terminal" in imported, imported[-20:]
     chat = [name for name in imported if name.split(".")[0] in NEVER or name.startswith(NOT_NEEDED)]
     assert chat == [], chat
+
+
+# Notes, as the installed command starts, whether the collector ran while the openai SDK loaded, then whether it
+# is on (and start-up's objects are left out of its passes) once the command is done.
+WATCHED_START = """
+import gc, importlib.abc, sys
+seen = {}
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "openai":
+            seen["openai"] = gc.isenabled()
+sys.meta_path.insert(0, Watch())
+from codegen_chat.__main__ import main
+sys.argv = ["codegen-chat", "history"]
+code = main()
+print(code, seen["openai"], gc.isenabled(), gc.get_freeze_count() > 0)
+"""
+
+
+def test_the_command_loads_with_the_collector_paused_and_runs_with_it_on(tmp_path):
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{tmp_path}/store.sqlite3"\n')
+    done = subprocess.run([sys.executable, "-c", WATCHED_START], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT),
+                               "CODEGEN_CONFIG": str(config)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-4:] == ["0", "False", "True", "True"], done.stdout
