@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.model.embedded.server import server_version
+from bot.model.embedded.server import INSTALL_HINT, server_version
 from bot.model.embedded.weights import DEFAULT_MODEL, ModelFileError, default_model_path, fetch_default
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ def unavailable(reason: str) -> None:
 def cached_default_model() -> Path:
     """The default model file, assembled and checked once per machine."""
     if server_version() is None:
-        unavailable("llama-cpp-python's server is not installed here: pip install -e '.[local]'")
+        unavailable(f"llama-cpp-python's server is not installed here: {INSTALL_HINT}")
     path = default_model_path(CACHE)
     if not path.exists():
         try:
