@@ -9,6 +9,7 @@ Everything here blocks: callers run it in a worker thread.
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import subprocess
 import tempfile
@@ -26,6 +27,7 @@ BASE_PACKAGES = ("python3", "python3-pytest", "python3-pip", "ca-certificates")
 IMAGE_ENV = ("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8")
 
 Log = Callable[[str], None]
+_IMAGE_ID = re.compile(r"[0-9a-f]{12,64}")  # an image named by its id, as `docker images -q` prints it
 
 
 # How a pull reads when no registry answers (no DNS, no route, a firewall), as opposed to a wrong name.
@@ -46,15 +48,17 @@ def image_present(client: docker.DockerClient, name: str) -> bool:
 
 
 def listed_images(client: docker.DockerClient) -> frozenset[str]:
-    """Every name:tag the engine's images carry, in one call (a run checks all its languages' images at once)."""
-    return frozenset(tag for image in client.api.images() for tag in image.get("RepoTags") or ())
+    """Every name:tag the engine's images carry, in one call (a run checks all its languages' images at once), each
+    as ``listed_as`` names it (an engine may list ``docker.io/library/python:3`` for ``python:3``)."""
+    tags = (listed_as(tag) for image in client.api.images() for tag in image.get("RepoTags") or ())
+    return frozenset(tag for tag in tags if tag)
 
 
 def listed_as(image: str) -> str | None:
     """How the engine's image list names the reference ``image``: the tag made explicit (``:latest``), Docker Hub's
     own prefixes left out (``docker.io/library/python:3`` is listed as ``python:3``); None for a reference by
-    digest, which the list does not show as a tag."""
-    if "@" in image:
+    digest or by id, which the list does not show as a tag."""
+    if "@" in image or image.startswith("sha256:") or _IMAGE_ID.fullmatch(image):
         return None
     if ":" not in image.rsplit("/", 1)[-1]:
         image += ":latest"
@@ -66,12 +70,18 @@ def listed_as(image: str) -> str | None:
 def present_image(client: docker.DockerClient, language: LanguageConfig, config: SandboxConfig,
                   listed: frozenset[str] | None = None) -> str | None:
     """The first of the language's images (registry's, then offline) that this engine has, or None. With
-    ``listed`` (``listed_images``), a name the list can show is looked up there, not asked of the engine."""
+    ``listed`` (``listed_images``), a name the list shows is present without asking the engine; one it does not show
+    is taken as missing, except the last choice, which the engine is asked about before the language goes without
+    (an engine that names its images otherwise still runs the tests)."""
+    candidates = image_candidates(language, config)
+
     def present(image: str) -> bool:
         name = listed_as(image) if listed is not None else None
-        return name in listed if name is not None and listed is not None else image_present(client, image)
+        if name is not None and listed is not None and (name in listed or image != candidates[-1]):
+            return name in listed
+        return image_present(client, image)
 
-    return next((image for image in image_candidates(language, config) if present(image)), None)
+    return next((image for image in candidates if present(image)), None)
 
 
 def missing_image(name: str, language: LanguageConfig, config: SandboxConfig) -> SandboxError:

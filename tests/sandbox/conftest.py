@@ -39,15 +39,19 @@ def own_host(monkeypatch) -> str:
 
 
 def engine_requests(client, monkeypatch) -> list[str]:
-    """What ``client`` asks the engine from now on, in order, as "METHOD path" without the API version and with
-    ids as ``ID`` ("POST containers/ID/exec"): the real requests, recorded on their way."""
+    """What ``client`` asks the engine from now on, in order, as "METHOD path" without the API version
+    ("POST containers/<id>/exec"): the real requests, recorded on their way."""
     asked: list[str] = []
     send = client.api.send
 
     def recorded(request, **options):
-        path = re.sub(r"^/v[0-9.]+/", "", request.path_url.split("?")[0])
-        asked.append(f"{request.method} {re.sub(r'[0-9a-f]{64}', 'ID', path)}")
+        asked.append(f"{request.method} {re.sub(r'^/v[0-9.]+/', '', request.path_url.split('?')[0])}")
         return send(request, **options)
 
     monkeypatch.setattr(client.api, "send", recorded)
     return asked
+
+
+def without_ids(asked: list[str]) -> list[str]:
+    """``engine_requests`` with each container's and exec's id as ``ID``."""
+    return [re.sub(r"[0-9a-f]{64}", "ID", request) for request in asked]

@@ -182,6 +182,8 @@ def test_image_choice(monkeypatch):
     ("registry.example:5000/team/go", "registry.example:5000/team/go:latest"),
     ("ghcr.io/library/tool:1", "ghcr.io/library/tool:1"),  # only Docker Hub's own "library/" is left out
     ("python@sha256:" + "0" * 64, None),  # a digest is not a tag: the engine is asked about it
+    ("sha256:" + "0" * 64, None),  # nor an image's id
+    ("0123456789ab", None),
 ])
 def test_an_image_reference_is_looked_up_as_the_engines_list_names_it(reference, listed):
     assert listed_as(reference) == listed

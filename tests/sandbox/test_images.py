@@ -90,6 +90,7 @@ async def test_every_languages_image_is_found_in_one_look_at_the_engines_list(do
         await sandbox.start()
         asked = engine_requests(docker_client, monkeypatch)
         assert await sandbox.missing_images() == ["go"]
-        assert asked == ["GET images/json"]  # not one look per language and image
+        # One look at the list for all; the engine is asked only about the one language's last choice it lacks.
+        assert asked == ["GET images/json", "GET images/codegen-chat-sandbox/none:bookworm/json"]
         report = await sandbox.run(TestJob("python", PROGRAMS["python"].correct()))
     assert report.status is TestStatus.PASSED, report.output()

@@ -16,7 +16,7 @@ from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
 from bot.sandbox.hardening import KEEPER, LABEL, LABEL_HOST, LABEL_PID, LABEL_PIDNS, LABEL_STARTED, labels
 from tests.docker_support import TEST_CONFIG, our_containers
-from tests.sandbox.conftest import configured, engine_requests
+from tests.sandbox.conftest import configured, engine_requests, without_ids
 
 pytestmark = pytest.mark.docker
 
@@ -211,6 +211,9 @@ async def test_a_test_run_asks_the_engine_only_what_it_uses(docker_client, monke
         report = await sandbox.run(TestJob("python", FileSet({"test_ok.py": "def test_ok():\n    pass\n"})))
         await sandbox.settle()
     assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
-    assert asked.count("POST containers/ID/exec") == asked.count("POST exec/ID/start") == 4  # arm, tests, stop, read
-    assert asked.count("GET exec/ID/json") == 2
-    assert asked.count("DELETE containers/ID") == 1 and len(asked) == 11, asked
+    kinds = without_ids(asked)
+    assert kinds.count("POST containers/ID/exec") == kinds.count("POST exec/ID/start") == 4  # arm, tests, stop, read
+    # Asked how it ended: the arming and the tests only (a test run slower than a second is also looked at meanwhile).
+    assert len({request for request in asked if request.startswith("GET exec/")}) == 2, kinds
+    assert kinds.count("DELETE containers/ID") == 1, kinds
+    assert set(kinds) == {"POST containers/ID/exec", "POST exec/ID/start", "GET exec/ID/json", "DELETE containers/ID"}
