@@ -76,10 +76,9 @@ def present_image(client: docker.DockerClient, language: LanguageConfig, config:
     candidates = image_candidates(language, config)
 
     def present(image: str) -> bool:
-        name = listed_as(image) if listed is not None else None
-        if name is not None and listed is not None and (name in listed or image != candidates[-1]):
-            return name in listed
-        return image_present(client, image)
+        if listed is None or (name := listed_as(image)) is None:
+            return image_present(client, image)
+        return name in listed or (image == candidates[-1] and image_present(client, image))
 
     return next((image for image in candidates if present(image)), None)
 

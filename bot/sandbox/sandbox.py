@@ -116,7 +116,9 @@ class DockerSandbox:
         """The languages (all configured ones by default) for which this engine has no image."""
         await self.start()
         wanted = sorted(names if names is not None else self._languages)
-        listed = await self._listed_images() if len(wanted) > 1 else None
+        # Found once, an image is kept (``_image``): the list is asked for only while several are still to find.
+        unknown = [name for name in wanted if name not in self._images]
+        listed = await self._listed_images() if len(unknown) > 1 else None
         missing = []
         for name in wanted:
             try:

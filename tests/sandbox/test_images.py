@@ -92,5 +92,8 @@ async def test_every_languages_image_is_found_in_one_look_at_the_engines_list(do
         assert await sandbox.missing_images() == ["go"]
         # One look at the list for all; the engine is asked only about the one language's last choice it lacks.
         assert asked == ["GET images/json", "GET images/codegen-chat-sandbox/none:bookworm/json"]
+        asked.clear()
+        assert await sandbox.missing_images() == ["go"]  # the next run's check: what was found is known
+        assert asked == ["GET images/codegen-chat-sandbox/none:bookworm/json"]
         report = await sandbox.run(TestJob("python", PROGRAMS["python"].correct()))
     assert report.status is TestStatus.PASSED, report.output()
