@@ -1,6 +1,7 @@
 """``codegen-chat health``: asks a running bot whether it is ready (exit 0) or not (1); a container's HEALTHCHECK
 runs it. It dials where this config's bot answers the probes: the HTTP server of the platform that carries
-them (``codegen_chat.platforms.health_carrier``), else the bot's own health server."""
+them (``codegen_chat.platforms.health_carrier``), else the bot's own health server. It asks from this machine
+(and to the web chat, with its token), so it is told what is wrong with a part that is not ready."""
 
 from __future__ import annotations
 
@@ -43,14 +44,23 @@ def _reachable(host: str) -> str:
 
 async def _health_command(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:
     url = health_url(config, "/healthz" if args.alive else "/readyz")
-    status, body = await asyncio.to_thread(_get, url)
+    status, body = await asyncio.to_thread(_get, url, _credentials(config, secrets))
     print(body if body else f"{url}: {status}")
     return 0 if status == 200 else 1
 
 
-def _get(url: str) -> tuple[int | str, str]:
+def _credentials(config: Config, secrets: Secrets) -> dict[str, str]:
+    """The web chat tells what is wrong with a part only to someone it lets in: this command shows the token."""
+    carrier = health_carrier(config)
+    if carrier is not None and carrier[0] == "web" and secrets.codegen_web_token:
+        return {"Authorization": f"Bearer {secrets.codegen_web_token}"}
+    return {}
+
+
+def _get(url: str, headers: dict[str, str]) -> tuple[int | str, str]:
     try:
-        with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT_S * 2) as response:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers),
+                                    timeout=PROBE_TIMEOUT_S * 2) as response:
             return response.status, response.read(64_000).decode("utf-8", "replace")
     except urllib.error.HTTPError as error:
         return error.code, error.read(64_000).decode("utf-8", "replace")

@@ -61,14 +61,17 @@ async def serve(service: Service, config: Config, secrets: Secrets, public_route
 
 def health_routes(health: Health) -> list[Route]:
     """``GET /healthz`` and ``GET /readyz`` on the web chat's server (one port to expose), open without
-    signing in as probes are; what they say is ``bot.health.checks``'s, as on every server that carries them."""
+    signing in as probes are; what they say is ``bot.health.checks``'s, as on every server that carries them.
+    What is wrong with a part is told only to someone the chat itself would let in (the gate's verdict): a
+    probe from elsewhere learns whether the bot is ready, not where its database or Docker engine is."""
 
     async def alive(_: Request) -> JSONResponse:
         return JSONResponse({"alive": True})
 
-    async def ready(_: Request) -> JSONResponse:
+    async def ready(request: Request) -> JSONResponse:
         readiness = await health.readiness()
-        return JSONResponse(readiness.as_json(), status_code=200 if readiness.ready else 503)
+        signed_in = bool(getattr(request.state, "user", ""))
+        return JSONResponse(readiness.as_json(detailed=signed_in), status_code=200 if readiness.ready else 503)
 
     return [Route("/healthz", alive), Route("/readyz", ready)]
 

@@ -49,7 +49,13 @@ class Readiness:
     ready: bool
     parts: dict[str, Part]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self, detailed: bool = True) -> dict[str, Any]:
+        """The answer's body. Without ``detailed``, each part says only whether it is fine: what is wrong names
+        the bot's insides (a database's location, a Docker engine's address, the model endpoint's failures), which
+        are for the people running the bot, not for anyone who can reach the port."""
+        if not detailed:
+            return {"ready": self.ready,
+                    "parts": {name: {"ok": part.ok, "required": part.required} for name, part in self.parts.items()}}
         return {"ready": self.ready, "parts": {name: asdict(part) for name, part in self.parts.items()}}
 
 

@@ -1,8 +1,11 @@
 """``/healthz`` and ``/readyz`` over HTTP (aiohttp): on any aiohttp application (Slack's HTTP server in
-HTTP mode), or on a small server of their own. What they report is ``bot.health.checks``'s."""
+HTTP mode, the pull requests' webhook server), or on a small server of their own. What they report is
+``bot.health.checks``'s; what is wrong with a part is told only to a probe from this machine (``codegen-chat
+health``, a container's HEALTHCHECK), since these servers face Slack, GitHub or a cluster's network."""
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 
 from aiohttp import web
@@ -19,11 +22,23 @@ def health_routes(health: Health) -> list[web.RouteDef]:
     async def alive(_: web.Request) -> web.Response:
         return web.json_response({"alive": True})
 
-    async def ready(_: web.Request) -> web.Response:
+    async def ready(request: web.Request) -> web.Response:
         readiness = await health.readiness()
-        return web.json_response(readiness.as_json(), status=200 if readiness.ready else 503)
+        return web.json_response(readiness.as_json(detailed=from_this_machine(request.remote)),
+                                 status=200 if readiness.ready else 503)
 
     return [web.get("/healthz", alive), web.get("/readyz", ready)]
+
+
+def from_this_machine(peer: str | None) -> bool:
+    """Whether a connection's own peer address (never one a header names) is a loopback address."""
+    try:
+        address = ipaddress.ip_address(peer or "")
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
 
 
 async def start_health_server(health: Health, host: str, port: int) -> web.AppRunner:

@@ -4,6 +4,8 @@ model endpoint is never called by a probe."""
 
 import asyncio
 import contextlib
+import json
+import socket
 import sqlite3
 import subprocess
 
@@ -184,6 +186,42 @@ async def test_the_model_part_shows_the_last_real_answer_and_probes_never_call_i
         assert status == 200 and body["ready"] is True  # shown, but a bot out of rotation could never recover
         assert len(model_server.requests) == 2  # the two real calls; none from the probes
     await real.close()
+
+
+# -- who is told what is wrong --------------------------------------------------------------------
+
+def _address_of_this_machine_beyond_loopback() -> str:
+    """One of this machine's own addresses that is not loopback (the one it would reach the world from)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe_socket:
+        try:
+            probe_socket.connect(("192.0.2.1", 9))  # no packet is sent: this only picks the outgoing address
+        except OSError:
+            pytest.skip("this machine has no address beyond loopback")
+        address = probe_socket.getsockname()[0]
+    if address.startswith("127.") or address == "0.0.0.0":
+        pytest.skip("this machine has no address beyond loopback")
+    return address
+
+
+async def test_a_probe_from_another_machine_learns_only_which_parts_are_fine(store):
+    """The server faces a network (the image listens on 0.0.0.0): the Docker engine's address, the database's
+    location and the model's failures are told only to a probe from this machine."""
+    health = Health(store, SandboxConfig(docker_host=await _closed_port()), ModelWatch())
+    outside = _address_of_this_machine_beyond_loopback()
+    runner = await start_health_server(health, "0.0.0.0", 0)
+    port = runner.addresses[0][1]
+    try:
+        async with aiohttp.ClientSession(f"http://{outside}:{port}") as session:
+            status, body = await probe(session)
+        assert status == 503 and body["ready"] is False
+        assert body["parts"]["docker"] == {"ok": False, "required": True}
+        assert body["parts"]["store"] == {"ok": True, "required": True}
+        assert "127.0.0.1" not in json.dumps(body)
+        async with aiohttp.ClientSession(f"http://127.0.0.1:{port}", headers={"X-Forwarded-For": outside}) as session:
+            status, body = await probe(session)
+        assert status == 503 and "Docker" in body["parts"]["docker"]["detail"]  # here, on this machine: the detail
+    finally:
+        await runner.cleanup()
 
 
 # -- the server and the `codegen-chat health` probe -----------------------------------------------
