@@ -120,7 +120,7 @@ class Gate:
             return Verdict(None, 401, "Sign in with the access token first.")
         if self.user_header:
             user = headers.get(self.user_header, "").strip()
-            if not self.from_proxy(client) or not user or len(user) > MAX_USER_CHARS:
+            if not self.from_proxy(client) or not user or len(user) > MAX_USER_CHARS or "\n" in user:
                 return Verdict(None, 401, "Sign in through the proxy in front of this bot.")
             return Verdict(user)
         return Verdict(TOKEN_USER if self.token else LOCAL_USER)
@@ -204,7 +204,7 @@ class Guard:
             await self._app(scope, receive, send)
             return
         send = _with_headers(send)
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = _headers(scope)
         path = scope["path"]
         if scope["method"] not in ("GET", "HEAD") and not _same_origin(headers, scope):
             await _answer(send, 403, "application/json", json.dumps({"error": CROSS_ORIGIN}).encode())
@@ -218,6 +218,18 @@ class Guard:
             return
         scope.setdefault("state", {})["user"] = verdict.user or ""
         await self._app(scope, receive, send)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    """The request's headers by lower-case name. One sent more than once reads as all its values, a line each: that
+    names no person, token, session or origin, so a request carrying the proxy's header and one of its own (a proxy
+    that adds its header rather than replacing the sender's) is believed as neither."""
+    headers: dict[str, str] = {}
+    for key, value in scope["headers"]:
+        name = key.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        headers[name] = f"{headers[name]}\n{text}" if name in headers else text
+    return headers
 
 
 def _same_origin(headers: dict[str, str], scope: Scope) -> bool:

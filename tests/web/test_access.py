@@ -192,6 +192,18 @@ async def test_a_proxy_that_adds_forwarded_for_itself_still_signs_people_in(star
     assert status == 200 and body["user"] == "ann@example.com"
 
 
+async def test_a_request_naming_two_people_in_the_proxy_s_header_is_believed_as_neither(start_web, web_config):
+    """A proxy that adds its header beside the one the sender wrote passes both on: whichever came first or last,
+    the sender's must not be the one believed."""
+    bot = await start_web(with_changes(web_config, web=PROXY))
+    for pair in (("mallory", "ann@example.com"), ("ann@example.com", "mallory")):
+        headers = [("X-Forwarded-User", pair[0]), ("X-Forwarded-User", pair[1])]
+        status, body, _ = await bot.get("/api/session", headers=headers)
+        assert status == 401 and body == {"error": "Sign in through the proxy in front of this bot."}, pair
+    status, body, _ = await bot.get("/api/session", headers={"X-Forwarded-User": "ann@example.com"})
+    assert status == 200 and body["user"] == "ann@example.com"
+
+
 @pytest.mark.parametrize("addresses", [("127.0.0.0/8",), ("10.0.0.0/8", "127.0.0.1/32"), ("::ffff:127.0.0.0/104",)])
 async def test_proxy_addresses_may_name_networks(start_web, web_config, addresses):
     bot = await start_web(with_changes(web_config, web={**PROXY, "proxy_addresses": addresses}))
