@@ -223,12 +223,14 @@ class Guard:
 def _headers(scope: Scope) -> dict[str, str]:
     """The request's headers by lower-case name. One sent more than once reads as all its values, a line each: that
     names no person, token, session or origin, so a request carrying the proxy's header and one of its own (a proxy
-    that adds its header rather than replacing the sender's) is believed as neither."""
+    that adds its header rather than replacing the sender's) is believed as neither. Cookie headers are the
+    exception HTTP makes: several are one list of cookies (``; `` between them)."""
     headers: dict[str, str] = {}
     for key, value in scope["headers"]:
         name = key.decode("latin-1").lower()
         text = value.decode("latin-1")
-        headers[name] = f"{headers[name]}\n{text}" if name in headers else text
+        between = "; " if name == "cookie" else "\n"
+        headers[name] = f"{headers[name]}{between}{text}" if name in headers else text
     return headers
 
 
