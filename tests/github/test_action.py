@@ -126,3 +126,36 @@ def test_without_a_config_the_action_writes_one_allowing_the_workflows_repositor
     subprocess.run(["bash", "-e", "-c", step("Configure")["run"]], env={**env, "CONFIG": ".github/codegen.toml"},
                    cwd=tmp_path, check=True)
     assert github_env.read_text().strip() == f"CODEGEN_CONFIG={tmp_path}/.github/codegen.toml"  # the team's own
+
+
+# -- the documented workflow ----------------------------------------------------------------------
+
+def documented_workflow() -> dict[str, Any]:
+    text = (ROOT / "docs" / "github.md").read_text()
+    found = re.search(r"```yaml\n(# \.github/workflows/codegen-chat\.yml\n.*?)```", text, re.DOTALL)
+    assert found, "docs/github.md shows the workflow"
+    return yaml.safe_load(found[1])
+
+
+def test_the_documented_workflow_starts_a_run_only_for_someone_with_write_access(tmp_path):
+    """The gate is the sender's permission as GitHub's API says it (the webhook's rule), not author_association:
+    an organization member or collaborator with read or triage access may not start a run that pushes."""
+    job = documented_workflow()["jobs"]["code"]
+    assert "author_association" not in job["if"]
+    first = job["steps"][0]
+    assert "${{ github.event.sender.login }}" in first["env"].values()
+    asked = tmp_path / "asked"
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "gh").write_text(f'#!/bin/sh\necho "$@" >> {asked}\n[ "$PERMISSION" = fail ] && exit 1\n'
+                             'echo "$PERMISSION"\n')
+    (stub / "gh").chmod(0o755)
+
+    def gate(permission: str) -> int:
+        env = {**os.environ, "PATH": f"{stub}:{os.environ['PATH']}", "PERMISSION": permission,
+               "GITHUB_REPOSITORY": "acme/app", "ASKER": "mallory", "GH_TOKEN": "t"}
+        return subprocess.run(["bash", "-e", "-c", first["run"]], env=env, capture_output=True).returncode
+
+    assert [gate(p) for p in ("admin", "maintain", "write")] == [0, 0, 0]
+    assert [gate(p) for p in ("triage", "read", "none", "fail")] == [1, 1, 1, 1]
+    assert "repos/acme/app/collaborators/mallory/permission" in asked.read_text()
