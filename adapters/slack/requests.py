@@ -42,6 +42,8 @@ def refusal(body: bytes, headers: Mapping[str, str], signing_secret: str, now: f
 
 
 def _unsigned(body: bytes, headers: Mapping[str, str], secret: str, now: float) -> str:
+    if not secret:  # an empty key is one anyone can sign with: no secret, nothing is signed
+        return "the bot has no signing secret to check the request with (SLACK_SIGNING_SECRET)"
     stamp, signature = headers.get("X-Slack-Request-Timestamp", ""), headers.get("X-Slack-Signature", "")
     if not stamp or not signature:
         return "the request is not signed (no X-Slack-Signature and timestamp)"

@@ -143,3 +143,21 @@ def signed_bytes_headers(body: bytes) -> dict[str, str]:
     stamp = str(int(time.time()))
     digest = hmac.new(SIGNING_SECRET.encode(), b"v0:" + stamp.encode() + b":" + body, hashlib.sha256).hexdigest()
     return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={digest}"}
+
+
+def test_without_a_signing_secret_no_request_counts_as_signed():
+    """An empty key is one anyone can sign with: the check itself refuses, whatever started the server."""
+    from adapters.slack.requests import refusal
+
+    body = json.dumps({"type": "event_callback", "team_id": "T1", "event_id": "Ev1",
+                       "event": {"type": "app_mention", "user": "U1", "text": f"<@{BOT_USER}> hi", "ts": "1.0",
+                                 "channel": "C1"}})
+    import hashlib
+    import hmac
+
+    stamp = str(int(time.time()))
+    anyones = hmac.new(b"", f"v0:{stamp}:{body}".encode(), hashlib.sha256).hexdigest()
+    headers = {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": f"v0={anyones}", "Content-Type": "application/json"}
+    refused = refusal(body.encode(), headers, "")
+    assert refused is not None and refused.status == 401
+    assert refusal(body.encode(), signed_headers(body), SIGNING_SECRET) is None
