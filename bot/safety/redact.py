@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
 import re
 from collections.abc import Callable, Iterable
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 MASK = "[redacted]"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
@@ -95,6 +96,16 @@ def _base64_decoded(run: str) -> str:
         return ""
 
 
+def mask_secrets(text: str, known: Redactor) -> tuple[str, int]:
+    """``text`` with the secrets ``known`` holds (the bot's own, in every form) and those of a common format
+    masked, and how many were: for what people send, before it reaches a prompt, the store or a log."""
+    before = text.count(MASK)
+    text = known(text)
+    own = text.count(MASK) - before
+    text, pasted = mask_pasted_secrets(text)
+    return text, own + pasted
+
+
 def _mask_shapes(text: str) -> tuple[str, int]:
     count = 0
     for pattern in PASTED_SECRETS:
@@ -109,7 +120,8 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str], *, urls: bool = False, patterns: bool = False) -> None:
         # Longest first, so a secret that contains another is masked whole.
-        self._secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+        forms = {form for s in secrets if len(s) >= MIN_SECRET_LENGTH for form in encoded_forms(s)}
+        self._secrets = sorted(forms, key=len, reverse=True)
         self._urls, self._patterns = urls, patterns
 
     def __call__(self, text: str) -> str:
@@ -119,6 +131,27 @@ class Redactor:
         if self._patterns:
             text = mask_pasted_secrets(text)[0]
         return _without_url_credentials(text) if self._urls else text
+
+
+MIN_ENCODED_LENGTH = 12  # a shorter piece of an encoding could be part of any base64
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """``secret`` as it may be written where it travels: as is, percent-encoded (a URL, a form), JSON-escaped (a
+    request body, a JSON log line), each long line of a secret of several lines (a private key shown as it streams
+    or quoted in part), and in base64 (a Basic header, a docker config): the part of its encoding that is the
+    same wherever it starts in the encoded bytes, standard and URL-safe."""
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret, ensure_ascii=False)[1:-1]}
+    forms.update(line.strip() for line in secret.splitlines() if len(line.strip()) >= 2 * MIN_ENCODED_LENGTH)
+    if len(secret) >= MIN_ENCODED_LENGTH:
+        data = secret.encode("utf-8", "surrogateescape")
+        for offset in range(3):
+            start, end = -(-8 * offset // 6), 8 * (offset + len(data)) // 6  # characters made of its bits alone
+            for encode in (base64.b64encode, base64.urlsafe_b64encode):
+                core = encode(bytes(offset) + data).decode()[start:end]
+                if len(core) >= MIN_ENCODED_LENGTH:
+                    forms.add(core)
+    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
 
 
 def _without_url_credentials(text: str) -> str:
