@@ -10,6 +10,7 @@ import logging
 import aiohttp
 import discord
 
+from adapters.discord.text import readable
 from agents.errors import UserInputError
 from agents.types import Attachment
 from bot.runs.attachments import to_attachment
@@ -51,7 +52,7 @@ async def read_earlier(message: discord.Message, me: discord.abc.User, max_messa
         if item.attachments and files_left > 0 and not by_bot:
             files = (await _files(item, max_bytes, notes))[:files_left]
             files_left -= len(files)
-        earlier.append(EarlierMessage(item.author.display_name, item.content, files, by_bot,
+        earlier.append(EarlierMessage(item.author.display_name, readable(item.content, item), files, by_bot,
                                       replied_to=replied is not None and item.id == replied.id))
     return Earlier(tuple(earlier[::-1]), tuple(notes), more_before=len(recent) == max_messages)
 

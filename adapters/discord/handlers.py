@@ -16,7 +16,7 @@ import discord
 
 from adapters.discord.earlier import read_earlier
 from adapters.discord.platform import PLATFORM, interaction_place, message_place, thread_key
-from adapters.discord.text import thread_name, without_mention
+from adapters.discord.text import readable, thread_name, without_mention
 from adapters.discord.thread import ChannelPace, DiscordThread
 from agents.errors import UserInputError
 from agents.types import Attachment
@@ -97,7 +97,7 @@ async def on_message(ctx: Context, me: discord.ClientUser, message: discord.Mess
     # People often pick the bot's role from the mention list rather than the bot itself: both count.
     own_role = message.guild.self_role if message.guild else None
     mentioned = any(user.id == me.id for user in message.mentions) or (own_role in message.role_mentions)
-    task = without_mention(message.content, me.id, own_role.id if own_role else None)
+    task = readable(without_mention(message.content, me.id, own_role.id if own_role else None), message)
     arrival = Arrival(f"message:{message.id}", thread_key(message.channel), message_place(message), task, mentioned)
 
     async def prepare() -> Prepared:

@@ -1,8 +1,10 @@
-"""Text shaping particular to Discord: thread names and the bot's mention."""
+"""Text shaping particular to Discord: thread names, the bot's mention, and mentions read as names."""
 
 from __future__ import annotations
 
 import re
+
+import discord
 
 from bot.chat.badges import cut_at_word
 from bot.safety.redact import mask_pasted_secrets
@@ -23,3 +25,26 @@ def without_mention(text: str, user_id: int, role_id: int | None = None) -> str:
     """The message with the bot's mention taken out: the user (both forms) and the bot's own role."""
     text = re.sub(rf"<@!?{user_id}>", "", text)
     return (re.sub(rf"<@&{role_id}>", "", text) if role_id else text).strip()
+
+
+_MARKUP = re.compile(r"<@!?(?P<user>\d+)>|<@&(?P<role>\d+)>|<#(?P<channel>\d+)>|<a?:(?P<emoji>\w+):\d+>")
+
+
+def readable(text: str, message: discord.Message) -> str:
+    """``text`` of ``message`` as people see it in Discord: mentions of people, roles and channels by their names
+    (from what the message resolves; a name Discord did not give stays ``@id``), custom emoji by their names."""
+    people = {str(u.id): u.display_name for u in message.mentions}
+    roles = {str(r.id): r.name for r in message.role_mentions}
+    guild = message.guild
+
+    def named(match: re.Match[str]) -> str:
+        if match["user"]:
+            return "@" + people.get(match["user"], match["user"])
+        if match["role"]:
+            return "@" + roles.get(match["role"], match["role"])
+        if match["channel"]:
+            channel = guild.get_channel_or_thread(int(match["channel"])) if guild else None
+            return "#" + (channel.name if channel else match["channel"])
+        return f":{match['emoji']}:"
+
+    return _MARKUP.sub(named, text)

@@ -18,6 +18,7 @@ import errno
 import os
 import secrets
 import stat
+import tempfile
 from pathlib import Path, PurePosixPath
 
 from agents.errors import CheckInError
@@ -71,6 +72,10 @@ def folder_problem(path: Path) -> str | None:
         return f"{existing} is a file, not a folder"
     if not os.access(existing, os.W_OK | os.X_OK):
         return f"{existing} cannot be written"
+    try:  # what permissions do not tell: root may write anywhere, yet not in /proc, /sys or a full file system
+        os.rmdir(tempfile.mkdtemp(prefix=".codegen-probe-", dir=existing))
+    except OSError as error:
+        return f"{existing} cannot be written: no folder can be made in it ({(error.strerror or str(error)).lower()})"
     return None
 
 

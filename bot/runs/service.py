@@ -45,7 +45,7 @@ from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, de
 from bot.runs.thread_context import Gathered, ReadEarlier, thread_context
 from bot.runs.usage import RunUsage
 from bot.runs.worker import DurableQueue, FencedThread, Worker, WorkerSettings
-from bot.safety.redact import Redactor, mask_pasted_secrets
+from bot.safety.redact import Redactor, mask_secrets
 from bot.safety.text import not_text
 from bot.sandbox.languages import registry
 from bot.store.errors import HandedBack, Silenced, StoreError
@@ -271,7 +271,7 @@ class Service:
     async def submit(self, request: ChatRequest, sink: EventSink, fallback: Publisher, run_id: str = "") -> RunHandle:
         """Record the run and start it (or queue it). Raises ``UserInputError`` for bad requests."""
         self.check(request)
-        request = _masked(request)
+        request = _masked(request, self._redact)
         run_id = run_id or new_run_id()
         # Queued before the first await, so the limits `check` reads count this run at once and the
         # queue keeps the order requests arrived in.
@@ -369,7 +369,7 @@ class Service:
         """Record the run as a job (one transaction), draw its status message, then let any worker claim it: the
         claimer edits that message (and a Stop pressed on it reaches the run wherever it runs)."""
         self.check(request)
-        request = _masked(request)
+        request = _masked(request, self._redact)
         run_id = new_run_id()
         conversation = await self._store.conversation(request.platform, request.thread_key)
         queued = await queue.enqueue(run_id, conversation, request.text.strip(), request.user_id,
@@ -812,22 +812,46 @@ async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed
     return Pushed(finished, renderer, link)
 
 
-def _masked(request: ChatRequest) -> ChatRequest:
-    """The request with secrets pasted into its text or attached files masked, said among its thread's
-    notes: the task and the files reach prompts, the store, a Gist and the log."""
-    text, found = mask_pasted_secrets(request.text)
+def _masked(request: ChatRequest, known: Redactor) -> ChatRequest:
+    """The request with secrets in its text, attached files and thread masked, said among its thread's notes: the
+    bot's own (``known``: a person may paste the bot's key or a webhook secret) and those of a common format. The
+    task, the files and the thread reach prompts, the store, a Gist and the log."""
+    text, found = mask_secrets(request.text, known)
     attachments = []
     for attachment in request.attachments:
-        content, in_file = mask_pasted_secrets(attachment.content)
+        content, in_file = mask_secrets(attachment.content, known)
         attachments.append(Attachment(attachment.name, content))
         found += in_file
-    if not found:
+    thread, in_thread = _masked_thread(request.thread, known)
+    if not (found or in_thread):
         return request
-    thread = request.thread or ThreadContext()
-    note = (f"{found} secret{'' if found == 1 else 's'} (tokens or keys) in the request "
-            f"{'was' if found == 1 else 'were'} masked before anything was sent on.")
+    thread = thread or ThreadContext()
+    notes = [*thread.notes]
+    if found:
+        notes.append(f"{found} secret{'' if found == 1 else 's'} (tokens or keys) in the request "
+                     f"{'was' if found == 1 else 'were'} masked before anything was sent on.")
+    if in_thread:
+        notes.append(f"{in_thread} more secret{'' if in_thread == 1 else 's'} (tokens or keys) in the thread "
+                     f"{'was' if in_thread == 1 else 'were'} masked before anything was sent on.")
     return dataclasses.replace(request, text=text, attachments=tuple(attachments),
-                               thread=dataclasses.replace(thread, notes=(*thread.notes, note)))
+                               thread=dataclasses.replace(thread, notes=tuple(notes)))
+
+
+def _masked_thread(thread: ThreadContext | None, known: Redactor) -> tuple[ThreadContext | None, int]:
+    """The thread an adapter read, with what its own reading could not know masked (the bot's own secrets)."""
+    if thread is None:
+        return None, 0
+    found = 0
+
+    def mask(text: str) -> str:
+        nonlocal found
+        text, n = mask_secrets(text, known)
+        found += n
+        return text
+
+    messages = tuple(dataclasses.replace(m, author=mask(m.author), text=mask(m.text)) for m in thread.messages)
+    files = tuple(Attachment(mask(f.name), mask(f.content)) for f in thread.files)
+    return dataclasses.replace(thread, messages=messages, files=files), found
 
 
 def _queue_text(position: int) -> str:

@@ -10,10 +10,12 @@ output keeps its example URLs (a ``postgres://user:password@localhost`` in gener
 from __future__ import annotations
 
 import base64
+import binascii
+import json
 import logging
 import re
-from collections.abc import Iterable
-from urllib.parse import parse_qsl, unquote, urlsplit
+from collections.abc import Callable, Iterable
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit
 
 MASK = "[redacted]"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
@@ -29,7 +31,7 @@ PASTED_SECRETS = (
     re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
                r"(?: BLOCK)?-----|\Z)"),  # a key block cut short is masked to the end
     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),  # GitHub tokens
-    re.compile(r"\bxox[abeoprs]-[A-Za-z0-9-]{10,}|\bxapp-[A-Za-z0-9-]{10,}"),  # Slack bot, user and app tokens
+    re.compile(r"\bxox[abcdeoprs]-[A-Za-z0-9%-]{10,}|\bxapp-[A-Za-z0-9-]{10,}"),  # Slack bot, user, app, session tokens
     re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),  # OpenAI keys
     # An AWS secret access key right after its key id (the console's credentials.csv, "ID SECRET" pairs).
     re.compile(r"(\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}[\s,;:|\"']{1,5})[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"),
@@ -40,6 +42,19 @@ PASTED_SECRETS = (
     # Discord bot tokens: the bot's id in base64 (each 4 characters of digits start with M, N or O), then two parts.
     re.compile(r"\b(?:[MNO][A-Za-z0-9]{3}){4,7}[A-Za-z0-9]{0,3}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b"),
     re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}|\b[sr]k_live_[A-Za-z0-9]{24,}|\bAIza[A-Za-z0-9_-]{35}\b"),  # GitLab, Stripe, Google
+    # npm, Hugging Face, PyPI and SendGrid tokens.
+    re.compile(r"\bnpm_[A-Za-z0-9]{36}\b|\bhf_[A-Za-z0-9]{30,}\b|\bpypi-AgE[A-Za-z0-9_-]{50,}"
+               r"|\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    # A signed JSON Web Token: a bearer credential for as long as it lives.
+    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"),
+    # What an Authorization header carries, whatever its shape (curl -H, a copied request, a .http file).
+    # (a value with a digit in it: ``authorization: Optional[str]`` in code is no header).
+    re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot|digest)\s+)?)"
+               r"(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}"),
+    # The password in a URL (https://deploy:PASSWORD@host), the user kept; not a placeholder an example shows
+    # (password, ***, $VAR, {var}, <var>, %(var)s).
+    re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]]*:)(?!(?:pass(?:word)?|secret|changeme|x+|\*+)@)"
+               r"(?![$<{%*])[^\s/?#\[\]]+(?=@[^\s@]*[\w\]])"),
     # An AWS secret access key is 40 characters of base64 with nothing to tell it by but its name nearby.
     # (a config line, an environment variable, the CLI's JSON: aws_secret_access_key = …, "SecretAccessKey": "…").
     re.compile(r"(?i)((?:aws_?secret_?access_?key|secret_?access_?key|aws_?secret_?key)[\"']?\s*[=:]\s*[\"']?)"
@@ -47,8 +62,51 @@ PASTED_SECRETS = (
 )
 
 
+# Text a secret may hide in, encoded: a run of base64 (a docker config's "auth", a Kubernetes Secret's data) or of
+# percent-encoding (a token in a copied URL). Each is decoded and masked whole when a secret is inside.
+_BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+_PERCENT_RUN = re.compile(r"[A-Za-z0-9._~+%-]*%[0-9A-Fa-f]{2}[A-Za-z0-9._~+%-]*")
+
+
 def mask_pasted_secrets(text: str) -> tuple[str, int]:
-    """``text`` with every secret of a common format masked, and how many were."""
+    """``text`` with every secret of a common format masked, plain or encoded in base64 or percent-encoding, and
+    how many were."""
+    text, count = _mask_shapes(text)
+    encoded = 0
+
+    def masked_when_hiding_one(match: re.Match[str], decode: Callable[[str], str]) -> str:
+        nonlocal encoded
+        if not _mask_shapes(decode(match.group()))[1]:
+            return match.group()
+        encoded += 1
+        return MASK
+
+    if "%" in text:
+        text = _PERCENT_RUN.sub(lambda m: masked_when_hiding_one(m, unquote), text)
+    text = _BASE64_RUN.sub(lambda m: masked_when_hiding_one(m, _base64_decoded), text)
+    return text, count + encoded
+
+
+def _base64_decoded(run: str) -> str:
+    """The text ``run`` encodes in base64 (standard or URL-safe), or "" when it is not base64 of text."""
+    try:
+        data = base64.b64decode(run.replace("-", "+").replace("_", "/") + "=" * (-len(run.rstrip("=")) % 4))
+        return data.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return ""
+
+
+def mask_secrets(text: str, known: Redactor) -> tuple[str, int]:
+    """``text`` with the secrets ``known`` holds (the bot's own, in every form) and those of a common format
+    masked, and how many were: for what people send, before it reaches a prompt, the store or a log."""
+    before = text.count(MASK)
+    text = known(text)
+    own = text.count(MASK) - before
+    text, pasted = mask_pasted_secrets(text)
+    return text, own + pasted
+
+
+def _mask_shapes(text: str) -> tuple[str, int]:
     count = 0
     for pattern in PASTED_SECRETS:
         text, found = pattern.subn(lambda m: (m.group(1) if m.re.groups else "") + MASK, text)
@@ -62,7 +120,8 @@ class Redactor:
 
     def __init__(self, secrets: Iterable[str], *, urls: bool = False, patterns: bool = False) -> None:
         # Longest first, so a secret that contains another is masked whole.
-        self._secrets = sorted({s for s in secrets if len(s) >= MIN_SECRET_LENGTH}, key=len, reverse=True)
+        forms = {form for s in secrets if len(s) >= MIN_SECRET_LENGTH for form in encoded_forms(s)}
+        self._secrets = sorted(forms, key=len, reverse=True)
         self._urls, self._patterns = urls, patterns
 
     def __call__(self, text: str) -> str:
@@ -72,6 +131,27 @@ class Redactor:
         if self._patterns:
             text = mask_pasted_secrets(text)[0]
         return _without_url_credentials(text) if self._urls else text
+
+
+MIN_ENCODED_LENGTH = 12  # a shorter piece of an encoding could be part of any base64
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """``secret`` as it may be written where it travels: as is, percent-encoded (a URL, a form), JSON-escaped (a
+    request body, a JSON log line), each long line of a secret of several lines (a private key shown as it streams
+    or quoted in part), and in base64 (a Basic header, a docker config): the part of its encoding that is the
+    same wherever it starts in the encoded bytes, standard and URL-safe."""
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret, ensure_ascii=False)[1:-1]}
+    forms.update(line.strip() for line in secret.splitlines() if len(line.strip()) >= 2 * MIN_ENCODED_LENGTH)
+    if len(secret) >= MIN_ENCODED_LENGTH:
+        data = secret.encode("utf-8", "surrogateescape")
+        for offset in range(3):
+            start, end = -(-8 * offset // 6), 8 * (offset + len(data)) // 6  # characters made of its bits alone
+            for encode in (base64.b64encode, base64.urlsafe_b64encode):
+                core = encode(bytes(offset) + data).decode()[start:end]
+                if len(core) >= MIN_ENCODED_LENGTH:
+                    forms.add(core)
+    return {form for form in forms if len(form) >= MIN_SECRET_LENGTH}
 
 
 def _without_url_credentials(text: str) -> str:

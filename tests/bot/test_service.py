@@ -2,6 +2,7 @@
 the Manager's full loop (a failing test run the team fixes), limits, queueing, follow-ups, cancel."""
 
 import asyncio
+import base64
 
 import pytest
 
@@ -472,3 +473,26 @@ async def test_a_follow_ups_publication_knows_the_conversations_earlier_requests
         await (await service.submit(request(text), Sink(), FolderPublisher("unused"))).wait()
     assert [p.earlier_tasks for p in recorder.publications] == [
         (), ("find all intf keys.",), ("find all intf keys.", "now make it async")]
+
+
+async def test_the_bots_own_secrets_pasted_in_a_request_or_its_thread_reach_no_prompt_and_no_record(
+        model_server, config, secrets, store, tmp_path):
+    from agents.types import ThreadContext, ThreadMessage
+    from bot.safety.redact import MASK, Redactor
+
+    own = "whsec-internal-gateway-0000111122223333"  # no common shape: only the bot's own list knows it
+    encoded = base64.b64encode(f"svc:{own}".encode()).decode()
+    script_team(model_server)
+    service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox(), redact=Redactor([own]))
+    thread = ThreadContext((ThreadMessage("Ann", f"the gateway wants Basic {encoded}"),),
+                           (Attachment("notes.txt", f"key: {own}\n"),), "read 1 earlier message, 1 file, 0 code blocks")
+    asked = ChatRequest("terminal", "t1", "ann", f"find all intf keys; our key is {own}",
+                        (Attachment("cfg.ini", f"key={own}\n"),), thread=thread)
+    handle = await service.submit(asked, Sink(), FolderPublisher(tmp_path / "out"))
+    await handle.wait()
+
+    prompts = "".join(str(call.body) for call in model_server.requests)
+    record = await store.run(handle.run_id)
+    assert own not in prompts and encoded not in prompts and MASK in prompts
+    assert own not in repr(record) and encoded not in repr(record)
+    assert any("masked before anything was sent on" in note for note in record.thread.notes)

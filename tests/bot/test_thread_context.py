@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from agents.types import Attachment, ThreadMessage
@@ -98,6 +100,43 @@ def test_an_aws_secret_key_right_after_its_key_id_is_masked_with_it():
     pair = "AKIAABCDEFGHIJKLMNOP,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
     masked, count = mask_pasted_secrets(f"Access key ID,Secret access key\n{pair}\n")
     assert masked == f"Access key ID,Secret access key\n{MASK},{MASK}\n" and count == 2
+
+
+@pytest.mark.parametrize("secret", [
+    "xoxc-1234567890-" + "ab12" * 4, "npm_" + "G7" * 18, "hf_" + "H8" * 17, "pypi-AgEIcHlwaS5vcmc" + "I9" * 30,
+    "SG." + "J1" * 11 + "." + "K2" * 21 + "L",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+])
+def test_more_token_formats_are_masked(secret):
+    assert mask_pasted_secrets(f"before {secret} after") == (f"before {MASK} after", 1)
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("curl -H 'Authorization: Bearer abc123def456ghi789' https://api", "curl -H 'Authorization: Bearer [redacted]' https://api"),
+    ('"authorization": "Basic ZGVwbG95Omh1bnRlcjI="', '"authorization": "Basic [redacted]"'),
+    ("git clone https://deploy:hunter2hunter2@git.example.com/x.git", "git clone https://deploy:[redacted]@git.example.com/x.git"),
+    ("DATABASE_URL=postgres://app:S3cr3t!@db.internal:5432/app", "DATABASE_URL=postgres://app:[redacted]@db.internal:5432/app"),
+])
+def test_credentials_in_headers_and_urls_are_masked_the_rest_kept(text, shown):
+    assert mask_pasted_secrets(text) == (shown, 1)
+
+
+@pytest.mark.parametrize("text", [
+    "postgres://user:password@localhost/db", "https://user:${PASSWORD}@host/x", "amqp://u:***@mq", "git@github.com:a/b.git",
+    "authorization: Optional[str] = Header(None)", "headers = {'Authorization': f'Bearer {token}'}",
+    "value = 'dGhpcyBpcyBqdXN0IGEgbm9ybWFsIHNlbnRlbmNlIGluIGJhc2U2NA=='", "see a%20b%20c%20d%20e%20f%20g%20h",
+])
+def test_placeholders_and_code_are_not_taken_for_credentials(text):
+    assert mask_pasted_secrets(text) == (text, 0)
+
+
+@pytest.mark.parametrize("encoded", [
+    base64.b64encode(b"x-access-token:ghp_" + b"A1" * 18).decode(),  # a docker config's "auth", a Basic header
+    base64.urlsafe_b64encode(b'{"token": "xoxb-1234567890-abcdefghijkl"}').decode(),
+    "ghp%5F" + "A1" * 18, "https%3A%2F%2Fhooks.slack.com%2Fservices%2FT0123ABCD%2FB0456EFGH%2Fabcdefghijklmnopqrstuvwx",
+])
+def test_a_secret_encoded_in_base64_or_percent_encoding_is_masked(encoded):
+    assert mask_pasted_secrets(f'"auth": "{encoded}"') == (f'"auth": "{MASK}"', 1)
 
 
 def test_ordinary_text_is_left_alone():

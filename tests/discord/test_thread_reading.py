@@ -120,3 +120,18 @@ async def test_a_mention_in_a_thread_people_started_reads_the_thread_and_its_fir
     assert quoted.index("review thread for main.py") < quoted.index("it should 404 on unknown ids")
     assert "```python path=main.py\n" + MAIN_PY in prompt
     assert discord_api.calls_to("GET", f"/channels/{thread_id}/messages")
+
+
+async def test_mentions_in_the_thread_and_the_request_are_read_as_names_not_ids(start_bot, discord_api, model_server):
+    await start_bot(message_content_intent=True)
+    script_team(model_server)
+    spec = message(discord_api, CHANNEL_ID, f"<@{BOB}> the ids are UUIDs <:party:998877>")
+    spec["mentions"] = [user(BOB, "bob")]
+    discord_api.remember(spec)
+    asked = message(discord_api, CHANNEL_ID, f"do what <@!{BOB}> was told", mention_bot=True)
+    asked["mentions"].append(user(BOB, "bob"))
+    await finish(discord_api, asked)
+
+    prompt = planner_prompt(model_server)
+    assert "ann:\n@bob the ids are UUIDs :party:" in prompt and f"<@{BOB}>" not in prompt and "998877" not in prompt
+    assert prompt.rsplit("## Task\n", 1)[1].strip() == "do what @bob was told"

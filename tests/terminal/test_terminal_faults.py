@@ -107,7 +107,9 @@ async def test_an_out_that_cannot_be_a_folder_is_refused_before_the_run(model_se
     for out_dir, words in (("taken", f"--out taken: {tmp_path / 'taken'} is a file, not a folder; name another"),
                            ("taken/sub", f"--out taken/sub: {tmp_path / 'taken'} is a file, not a folder"),
                            ("repo/.git/hooks", "--out repo/.git/hooks: it is inside '.git', a folder tools on this "
-                                               "machine act on; choose another folder")):
+                                               "machine act on; choose another folder"),
+                           # a folder nobody can make, whatever the permissions say (root included)
+                           ("/proc/codegen-out", "--out /proc/codegen-out: /proc cannot be written: no folder can be made")):
         code, _, err = await cli(tmp_path, "run", "task", "--out", out_dir, config=config)
         assert code == 2 and words in err and "Traceback" not in err, err
     assert model_server.requests == []
