@@ -63,12 +63,13 @@ async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> C
     tree.mkdir(parents=True)
     args = ["clone", "--bare", "--quiet", "--depth", "1", "--single-branch", "--no-tags", "--filter=blob:none"]
     args += ["--branch", base] if base else []
+    args += git.access.clone_options()
     try:
         await git.run([*args, "--", url, str(git_dir)], where, watch=where, max_bytes=limits.max_bytes)
     except GitFailed as error:
         raise RepoError(_clone_problem(error, url, base)) from None
     head = await _head(git, git_dir)
-    branch = base or (await git.run(["symbolic-ref", "--short", "HEAD"], git_dir)).stdout.decode().strip()
+    branch = base or await _branch_of_head(git, git_dir)
     checkout = Checkout(git_dir, tree, branch, head)
     entries = await _entries(git, git_dir)
     if len(entries) > limits.max_files:
@@ -140,6 +141,12 @@ def _clone_problem(error: GitFailed, url: str, base: str) -> str:
     if any(s in said for s in ("not found", "authentication failed", "could not read username", "403", "401")):
         return ("The repository could not be fetched: it does not exist, or the bot's token cannot read it "
                 "(a fine-grained token needs Contents access to it).")
+    if "does not appear to be a git repository" in said:  # a local folder's
+        return ("The folder is not a git repository: --repo takes the top folder of one (the folder holding "
+                ".git).")
+    if "dubious ownership" in said:
+        return ("The folder belongs to another user, and git refuses to read it (its safe.directory rule); run the "
+                "bot as the folder's owner.")
     if "could not resolve host" in said or "failed to connect" in said or "connection refused" in said:
         return f"The git host could not be reached ({str(error).removeprefix('git clone failed: ')})."
     return f"The repository could not be fetched: {str(error).removeprefix('git clone failed: ')}"
@@ -150,6 +157,15 @@ async def _head(git: Git, git_dir: Path) -> str:
     if done.code != 0:
         raise RepoError("The repository is empty: it has no commit to start from.")
     return done.stdout.decode().strip()
+
+
+async def _branch_of_head(git: Git, git_dir: Path) -> str:
+    """The branch the repository's HEAD names; a detached HEAD (a local folder's) names none: said."""
+    done = await git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], git_dir, check=False)
+    if done.code != 0:
+        raise RepoError("The repository's HEAD is on no branch (a detached HEAD): name the branch to start from "
+                        "(--base BRANCH, or repo:OWNER/NAME@BRANCH).")
+    return done.stdout.decode("utf-8", "replace").strip()
 
 
 async def _entries(git: Git, git_dir: Path) -> list[tuple[str, str, str]]:
