@@ -29,6 +29,7 @@ from bot.repos.git import Git, GitFailed
 from bot.safety.text import not_text
 
 REGULAR, EXECUTABLE, LINK, SUBMODULE = "100644", "100755", "120000", "160000"
+_KINDS = {LINK: "a link", SUBMODULE: "a submodule"}
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,41 @@ class Checkout:
     left_out: dict[str, str] = field(default_factory=dict)  # path -> why it is not in the folder
     blobs: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (mode, blob id) of each regular file
     complete: bool = False  # every file that can be had is written (``fetch_rest`` ran)
+    _names: tuple[frozenset[str], dict[str, str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def paths(self) -> list[str]:
         return list(self.blobs)
+
+    def clash(self, path: str) -> str:
+        """Why a file written at ``path`` would take the place of something else of the tree ('' when it would
+        not): git keeps one entry per path, so the commit would drop a folder with all it holds, a file or link
+        where the path needs a folder, a link or a submodule; and a name that differs from one of the tree only
+        in case is the same file on macOS and Windows."""
+        mode = self.modes.get(path)
+        if mode is not None and mode not in (REGULAR, EXECUTABLE):
+            return f"it is {_KINDS.get(mode, 'an entry of another kind')} in the repository, which the bot leaves as is"
+        folders, by_case = self._tree_names()
+        if path in folders:
+            return "it is a folder of the repository: a file there would remove everything in it"
+        parts = path.split("/")
+        for above in ("/".join(parts[:i]) for i in range(1, len(parts))):
+            if above in self.modes:
+                return f"{above} is {_KINDS.get(self.modes[above], 'a file')} of the repository, not a folder"
+        for name in ("/".join(parts[:i]) for i in range(1, len(parts) + 1)):
+            same = by_case.get(name.casefold(), name)
+            if same != name and name not in self.modes and name not in folders:
+                return (f"the repository has {same}, which differs from {name} only in case (one name on macOS and "
+                        "Windows)")
+        return ""
+
+    def _tree_names(self) -> tuple[frozenset[str], dict[str, str]]:
+        """The tree's folders, and every name of the tree by its case-folded form (``modes`` is set once, at
+        the fetch)."""
+        if self._names is None:
+            folders = frozenset("/".join(p.split("/")[:i]) for p in self.modes for i in range(1, p.count("/") + 1))
+            self._names = folders, {name.casefold(): name for name in sorted(folders | set(self.modes))}
+        return self._names
 
 
 async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> Checkout:
