@@ -100,7 +100,7 @@ async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> C
         await git.run([*args, "--", url, str(git_dir)], where, watch=where, max_bytes=limits.max_bytes)
     except GitFailed as error:
         raise RepoError(_clone_problem(error, url, base)) from None
-    head = await _head(git, git_dir)
+    head = await _head(git, git_dir, url)
     branch = base or await _branch_of_head(git, git_dir)
     checkout = Checkout(git_dir, tree, branch, head)
     entries = await _entries(git, git_dir)
@@ -157,7 +157,7 @@ async def fetch_rest(git: Git, checkout: Checkout, limits: Limits) -> None:
 async def default_branch(git: Git, url: str, where: Path) -> str:
     """The branch the repository's HEAD names (``git ls-remote --symref``), '' when it names none."""
     try:
-        out = (await git.run(["ls-remote", "--symref", "--", url, "HEAD"], where)).stdout.decode()
+        out = (await git.run(["ls-remote", "--symref", "--", url, "HEAD"], where)).stdout.decode("utf-8", "replace")
     except GitFailed as error:
         raise RepoError(_clone_problem(error, url, "")) from None
     for line in out.splitlines():
@@ -184,11 +184,15 @@ def _clone_problem(error: GitFailed, url: str, base: str) -> str:
     return f"The repository could not be fetched: {str(error).removeprefix('git clone failed: ')}"
 
 
-async def _head(git: Git, git_dir: Path) -> str:
+async def _head(git: Git, git_dir: Path, url: str) -> str:
     done = await git.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], git_dir, check=False)
-    if done.code != 0:
-        raise RepoError("The repository is empty: it has no commit to start from.")
-    return done.stdout.decode().strip()
+    if done.code == 0:
+        return done.stdout.decode().strip()
+    heads = await git.run(["ls-remote", "--heads", "--", url], git_dir, check=False)
+    if heads.code == 0 and heads.stdout.strip():  # branches, but HEAD names none of them
+        raise RepoError("The repository's default branch (its HEAD) is a branch that does not exist: name the branch "
+                        "to start from (--base BRANCH, or repo:OWNER/NAME@BRANCH).")
+    raise RepoError("The repository is empty: it has no commit to start from.")
 
 
 async def _branch_of_head(git: Git, git_dir: Path) -> str:

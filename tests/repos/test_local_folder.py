@@ -111,3 +111,15 @@ async def test_a_detached_head_and_a_folder_that_is_no_repository_each_get_a_sen
     plain.mkdir()
     with pytest.raises(RepoError, match="not a git repository"):
         await _open(plain)
+
+
+async def test_a_head_naming_a_branch_that_does_not_exist_is_not_called_empty(tmp_path):
+    folder = _folder(tmp_path / "billing", branch="dev")
+    git("symbolic-ref", "HEAD", "refs/heads/gone", cwd=folder)
+    with pytest.raises(RepoError, match=r"default branch \(its HEAD\) is a branch that does not exist"):
+        await _open(folder)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git("init", "-q", cwd=empty)
+    with pytest.raises(RepoError, match="The repository is empty"):
+        await _open(empty)
