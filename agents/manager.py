@@ -415,6 +415,10 @@ class Manager:
         if ci:
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(ci)} (CI configuration runs with the "
                                                       "repository's secrets; the team does not write it)."))
+        if refused := run.workspace.unwritable(kept):
+            await run.emit(Notice(run.request.run_id, "Not saved: " + "; ".join(f"{p} ({why})" for p, why in
+                                                                                refused.items()) + "."))
+            kept = kept.without(refused)
         unread = sorted(p for p in kept if p in run.workspace.paths() and p not in run.work.files
                         and p not in run.work.tests)
         if unread:  # a whole file written without its current text would throw the rest of it away
@@ -456,6 +460,10 @@ class Manager:
             await run.emit(Notice(run.request.run_id, f"Not used: {', '.join(dropped)} from the request or its "
                                                       "thread (the repository's own tests and CI files stay as "
                                                       "they are)."))
+        if refused := workspace.unwritable(run.work.files.merged(run.work.user_tests)):
+            run.work = Work(run.work.files.without(refused), run.work.tests, run.work.user_tests.without(refused))
+            await run.emit(Notice(run.request.run_id, "Not used, from the request or its thread: " + "; ".join(
+                f"{p} ({why})" for p, why in refused.items()) + "."))
         named = named_files(run.request.task, workspace.paths())
         run.work = run.work.with_files((await workspace.read(named)).merged(run.work.files))
         run.language = workspace.tests().language

@@ -52,8 +52,10 @@ class Workspace(Protocol):
     committed to the run's own branch, and the repository's own tests judge them.
 
     ``paths`` are every file of the tree the team may read; ``existing_tests`` those of them that are the
-    repository's tests (authoritative: the team adds tests, it does not edit these). ``commit`` records the
-    files that differ from the tree as one commit and returns its id (None when nothing differs)."""
+    repository's tests (authoritative: the team adds tests, it does not edit these). ``unwritable`` says, of some
+    paths, which no file may be written at there and why (a folder of the tree, a path through a file or a link of
+    it...). ``commit`` records the files that differ from the tree as one commit and returns its id (None when
+    nothing differs)."""
 
     name: str  # "acme/billing@main", for people
 
@@ -64,6 +66,8 @@ class Workspace(Protocol):
     def existing_tests(self) -> frozenset[str]: ...
 
     def tests(self) -> RepoTests: ...
+
+    def unwritable(self, paths: Iterable[str]) -> dict[str, str]: ...
 
     async def read(self, paths: Iterable[str]) -> FileSet: ...
 

@@ -71,12 +71,17 @@ def _judged(report: TestReport, already_failing: tuple[str, ...]) -> TestReport:
 
 
 # CI configuration runs with the repository's secrets once pushed: the team never writes it.
-CI_PATHS = (".github/workflows/", ".github/actions/", ".gitlab-ci.yml", ".circleci/", "Jenkinsfile",
-            ".buildkite/", "azure-pipelines.yml", ".travis.yml")
+CI_PATHS = (".github/workflows/", ".github/actions/", ".gitlab-ci.yml", ".gitlab/", ".circleci/", ".buildkite/",
+            "azure-pipelines.yml", "azure-pipelines.yaml", ".azure-pipelines/", ".travis.yml",
+            "bitbucket-pipelines.yml", ".drone.yml", ".woodpecker.yml", ".woodpecker/", ".gitea/workflows/",
+            ".forgejo/workflows/", "appveyor.yml", ".appveyor.yml", ".semaphore/", ".tekton/", "buildspec.yml",
+            "cloudbuild.yaml", "cloudbuild.yml", "codemagic.yaml")
+CI_NAMES = ("Jenkinsfile",)  # wherever it lies: a Jenkins job may name any path
 
 
 def is_ci(path: str) -> bool:
-    return any(path == ci or path.startswith(ci) for ci in CI_PATHS)
+    return (any(path == ci or path.startswith(ci) for ci in CI_PATHS)
+            or posixpath.basename(path).startswith(CI_NAMES))
 
 
 # Files that decide which tests run and how they are judged (a conftest.py can skip or rewrite any test below

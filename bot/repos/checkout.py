@@ -29,6 +29,7 @@ from bot.repos.git import Git, GitFailed
 from bot.safety.text import not_text
 
 REGULAR, EXECUTABLE, LINK, SUBMODULE = "100644", "100755", "120000", "160000"
+_KINDS = {LINK: "a link", SUBMODULE: "a submodule"}
 
 
 @dataclass(frozen=True)
@@ -51,10 +52,41 @@ class Checkout:
     left_out: dict[str, str] = field(default_factory=dict)  # path -> why it is not in the folder
     blobs: dict[str, tuple[str, str]] = field(default_factory=dict)  # path -> (mode, blob id) of each regular file
     complete: bool = False  # every file that can be had is written (``fetch_rest`` ran)
+    _names: tuple[frozenset[str], dict[str, str]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def paths(self) -> list[str]:
         return list(self.blobs)
+
+    def clash(self, path: str) -> str:
+        """Why a file written at ``path`` would take the place of something else of the tree ('' when it would
+        not): git keeps one entry per path, so the commit would drop a folder with all it holds, a file or link
+        where the path needs a folder, a link or a submodule; and a name that differs from one of the tree only
+        in case is the same file on macOS and Windows."""
+        mode = self.modes.get(path)
+        if mode is not None and mode not in (REGULAR, EXECUTABLE):
+            return f"it is {_KINDS.get(mode, 'an entry of another kind')} in the repository, which the bot leaves as is"
+        folders, by_case = self._tree_names()
+        if path in folders:
+            return "it is a folder of the repository: a file there would remove everything in it"
+        parts = path.split("/")
+        for above in ("/".join(parts[:i]) for i in range(1, len(parts))):
+            if above in self.modes:
+                return f"{above} is {_KINDS.get(self.modes[above], 'a file')} of the repository, not a folder"
+        for name in ("/".join(parts[:i]) for i in range(1, len(parts) + 1)):
+            same = by_case.get(name.casefold(), name)
+            if same != name and name not in self.modes and name not in folders:
+                return (f"the repository has {same}, which differs from {name} only in case (one name on macOS and "
+                        "Windows)")
+        return ""
+
+    def _tree_names(self) -> tuple[frozenset[str], dict[str, str]]:
+        """The tree's folders, and every name of the tree by its case-folded form (``modes`` is set once, at
+        the fetch)."""
+        if self._names is None:
+            folders = frozenset("/".join(p.split("/")[:i]) for p in self.modes for i in range(1, p.count("/") + 1))
+            self._names = folders, {name.casefold(): name for name in sorted(folders | set(self.modes))}
+        return self._names
 
 
 async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> Checkout:
@@ -63,12 +95,13 @@ async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> C
     tree.mkdir(parents=True)
     args = ["clone", "--bare", "--quiet", "--depth", "1", "--single-branch", "--no-tags", "--filter=blob:none"]
     args += ["--branch", base] if base else []
+    args += git.access.clone_options()
     try:
         await git.run([*args, "--", url, str(git_dir)], where, watch=where, max_bytes=limits.max_bytes)
     except GitFailed as error:
         raise RepoError(_clone_problem(error, url, base)) from None
-    head = await _head(git, git_dir)
-    branch = base or (await git.run(["symbolic-ref", "--short", "HEAD"], git_dir)).stdout.decode().strip()
+    head = await _head(git, git_dir, url)
+    branch = base or await _branch_of_head(git, git_dir)
     checkout = Checkout(git_dir, tree, branch, head)
     entries = await _entries(git, git_dir)
     if len(entries) > limits.max_files:
@@ -124,7 +157,7 @@ async def fetch_rest(git: Git, checkout: Checkout, limits: Limits) -> None:
 async def default_branch(git: Git, url: str, where: Path) -> str:
     """The branch the repository's HEAD names (``git ls-remote --symref``), '' when it names none."""
     try:
-        out = (await git.run(["ls-remote", "--symref", "--", url, "HEAD"], where)).stdout.decode()
+        out = (await git.run(["ls-remote", "--symref", "--", url, "HEAD"], where)).stdout.decode("utf-8", "replace")
     except GitFailed as error:
         raise RepoError(_clone_problem(error, url, "")) from None
     for line in out.splitlines():
@@ -140,16 +173,35 @@ def _clone_problem(error: GitFailed, url: str, base: str) -> str:
     if any(s in said for s in ("not found", "authentication failed", "could not read username", "403", "401")):
         return ("The repository could not be fetched: it does not exist, or the bot's token cannot read it "
                 "(a fine-grained token needs Contents access to it).")
+    if "does not appear to be a git repository" in said:  # a local folder's
+        return ("The folder is not a git repository: --repo takes the top folder of one (the folder holding "
+                ".git).")
+    if "dubious ownership" in said:
+        return ("The folder belongs to another user, and git refuses to read it (its safe.directory rule); run the "
+                "bot as the folder's owner.")
     if "could not resolve host" in said or "failed to connect" in said or "connection refused" in said:
         return f"The git host could not be reached ({str(error).removeprefix('git clone failed: ')})."
     return f"The repository could not be fetched: {str(error).removeprefix('git clone failed: ')}"
 
 
-async def _head(git: Git, git_dir: Path) -> str:
+async def _head(git: Git, git_dir: Path, url: str) -> str:
     done = await git.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], git_dir, check=False)
+    if done.code == 0:
+        return done.stdout.decode().strip()
+    heads = await git.run(["ls-remote", "--heads", "--", url], git_dir, check=False)
+    if heads.code == 0 and heads.stdout.strip():  # branches, but HEAD names none of them
+        raise RepoError("The repository's default branch (its HEAD) is a branch that does not exist: name the branch "
+                        "to start from (--base BRANCH, or repo:OWNER/NAME@BRANCH).")
+    raise RepoError("The repository is empty: it has no commit to start from.")
+
+
+async def _branch_of_head(git: Git, git_dir: Path) -> str:
+    """The branch the repository's HEAD names; a detached HEAD (a local folder's) names none: said."""
+    done = await git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], git_dir, check=False)
     if done.code != 0:
-        raise RepoError("The repository is empty: it has no commit to start from.")
-    return done.stdout.decode().strip()
+        raise RepoError("The repository's HEAD is on no branch (a detached HEAD): name the branch to start from "
+                        "(--base BRANCH, or repo:OWNER/NAME@BRANCH).")
+    return done.stdout.decode("utf-8", "replace").strip()
 
 
 async def _entries(git: Git, git_dir: Path) -> list[tuple[str, str, str]]:

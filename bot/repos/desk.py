@@ -51,7 +51,7 @@ class RepoDesk:
         """The repository the request is for: ``argument`` (``--repo``), else one its text names, else the
         conversation's (``previous``), else the place's default. ``UserInputError`` when it is not allowed."""
         repos = self._config.repos
-        named: RepoName | None = from_argument(argument, base) if argument else named_in(text, repos)
+        named: RepoName | None = from_argument(argument, base, repos.git_url) if argument else named_in(text, repos)
         if named is None and previous:
             named = RepoName(path=previous) if previous.startswith("/") else RepoName(full_name=previous)
         return resolve(named, repos, places, user, terminal="terminal" in places)

@@ -42,13 +42,22 @@ SAFE_CONFIG: Mapping[str, str] = {
     "protocol.allow": "never",
     "protocol.https.allow": "always",
     "protocol.http.allow": "always",  # an Enterprise host or a loopback server on plain http, if configured so
-    "uploadpack.allowFilter": "true",  # a local folder is served by a git of ours, filters included
     "commit.gpgSign": "false",
     "advice.detachedHead": "false",
     "init.defaultBranch": "main",
     "user.name": BOT_NAME,
     "user.email": BOT_EMAIL,
 }
+
+
+# A local folder's git answers a fetch or a push in that folder, and git clears the GIT_CONFIG_* settings above
+# for it (they are the client's): these commands give it the settings that matter there. Fetching, it serves the
+# partial clone's filters (without them every blob would come, however large); pushed to, it runs none of the
+# folder's hooks (pre-receive, update, post-receive...) and never updates a checked-out branch's work tree
+# (``receive.denyCurrentBranch = updateInstead`` would check files out there, through the folder's filters).
+LOCAL_UPLOAD_PACK = "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
+LOCAL_RECEIVE_PACK = ("git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c receive.denyCurrentBranch=refuse "
+                      "-c receive.autogc=false receive-pack")
 
 
 @dataclass(frozen=True)
@@ -63,12 +72,18 @@ class GitAccess:
         config = dict(SAFE_CONFIG)
         if self.local:
             config["protocol.file.allow"] = "always"
+            config["remote.origin.uploadpack"] = LOCAL_UPLOAD_PACK
+            config["remote.origin.receivepack"] = LOCAL_RECEIVE_PACK
         if self.token:
             basic = base64.b64encode(f"x-access-token:{self.token}".encode()).decode()
             host = self.url.split("/", 3)
             scope = "/".join(host[:3]) + "/"  # scheme://host/: the header goes nowhere else, redirects included
             config[f"http.{scope}.extraHeader"] = f"Authorization: Basic {basic}"
         return config
+
+    def clone_options(self) -> list[str]:
+        """``git clone`` names its upload-pack itself (it does not read ``remote.origin.uploadpack``)."""
+        return ["--upload-pack", LOCAL_UPLOAD_PACK] if self.local else []
 
 
 @dataclass(frozen=True)
@@ -83,6 +98,10 @@ class Git:
 
     def __init__(self, access: GitAccess, home: Path, timeout_s: float) -> None:
         self._access, self._home, self._timeout_s = access, home, timeout_s
+
+    @property
+    def access(self) -> GitAccess:
+        return self._access
 
     def environment(self) -> dict[str, str]:
         config = self._access.config()

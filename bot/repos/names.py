@@ -23,14 +23,18 @@ from agents.errors import UserInputError
 from bot.config.sections import ReposConfig, RepoSettings
 
 _PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})"
-_BRANCH = r"[A-Za-z0-9._/-]{1,200}"
+# A base branch is read up to the first space or character no branch name holds (``~^:?*[\``, quotes, ``#``), so
+# a name is never silently cut short (``@v2é`` is not ``@v2``); what follows it in a sentence (``.,;)``) is dropped,
+# and what remains must be a name git accepts, or the request is refused with a sentence.
+_BRANCH = r"[^\s~^:?*\[\\#<>|\"'`]{1,200}"
 _EXPLICIT = re.compile(rf"(?<![\w/])repo:(?P<owner>{_PART})/(?P<name>{_PART})(?:@(?P<base>{_BRANCH}))?")
-_URL = re.compile(rf"https?://(?P<host>[A-Za-z0-9.:-]+)/(?P<owner>{_PART})/(?P<name>{_PART})"
+_URL = re.compile(rf"https?://(?:[^\s/?#@]+@)?(?P<host>[A-Za-z0-9.:-]+)/(?P<owner>{_PART})/(?P<name>{_PART})"
                   rf"(?:/tree/(?P<base>{_BRANCH}))?")
 _IN = re.compile(rf"\bin\s+(?:the\s+)?(?P<owner>{_PART})/(?P<name>{_PART})(?P<after>\s+(?:repo|repository)\b)?",
                  re.IGNORECASE)
 _REPO_BEFORE = re.compile(r"\b(?:repo|repository)\s*$", re.IGNORECASE)
-_SAFE_BRANCH = re.compile(r"(?!.*\.\.)(?!.*//)(?!/)(?!.*/$)(?!-)[A-Za-z0-9._/-]{1,200}(?<!\.lock)(?<!\.)")
+_SAFE_BRANCH = re.compile(r"(?!.*\.\.)(?!.*//)(?!/)(?!.*/$)(?!-)(?!.*/\.)[\w./-]{1,200}(?<!\.lock)(?<!\.)")
+_AFTER_BRANCH = ".,;:)]}!*"  # punctuation of the sentence around a name, never its last character
 
 
 @dataclass(frozen=True)
@@ -72,14 +76,20 @@ def named_in(text: str, config: ReposConfig) -> RepoName | None:
     return None
 
 
-def from_argument(value: str, base: str = "") -> RepoName:
-    """``--repo OWNER/NAME|URL|PATH``: a folder that exists is a local repository; else a name or URL."""
+def from_argument(value: str, base: str = "", git_url: str = "") -> RepoName:
+    """``--repo OWNER/NAME|URL|PATH``: a folder that exists is a local repository; else a name or a URL (of the
+    host ``git_url`` names, when given)."""
     value = value.strip()
-    if match := re.fullmatch(rf"(?:https?://[A-Za-z0-9.:-]+/)?(?P<owner>{_PART})/(?P<name>{_PART})/?", value):
+    if match := re.fullmatch(rf"(?P<owner>{_PART})/(?P<name>{_PART})/?", value):
         if not Path(value).exists():
             return _name(match["owner"], match["name"], base or None)
     if value.startswith(("http://", "https://")):
-        parts = [p for p in urlsplit(value).path.split("/") if p]
+        host, _, after_host = value.split("://", 1)[1].partition("/")  # by hand: urlsplit refuses "[...]" in a host
+        host = host.rpartition("@")[2].lower()
+        if git_url and host != _host(git_url):
+            raise UserInputError(f"--repo {value}: this bot works on repositories of {_host(git_url)} ([repos] "
+                                 f"git_url), not of {host}.")
+        parts = [p for p in re.split(r"[?#]", after_host, maxsplit=1)[0].split("/") if p]
         if len(parts) >= 2:
             return _name(parts[0], parts[1], base or None)
         raise UserInputError(f"--repo {value}: a repository URL ends in /OWNER/NAME.")
@@ -136,11 +146,11 @@ def _name(owner: str, name: str, base: str | None) -> RepoName:
 
 
 def _without_git(name: str) -> str:
-    return name.removesuffix(".git").rstrip(".,;:)")
+    return name.removesuffix(".git").rstrip(_AFTER_BRANCH)
 
 
 def _branch(base: str) -> str:
-    base = base.rstrip(".,;:)")
+    base = base.rstrip(_AFTER_BRANCH)
     if not _SAFE_BRANCH.fullmatch(base):
         raise UserInputError(f"{base!r} is not a branch name git accepts.")
     return base

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from agents.repository import named_files
 from agents.types import RepoTests
@@ -58,7 +59,7 @@ async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github:
     """The repository's tree fetched, the files the first prompts show fetched, the rest on its way;
     ``RepoError`` with a sentence when it cannot be. ``continue_branch``: a follow-up's, fetched instead of the base."""
     local = bool(target.name.path)
-    url = f"file://{target.name.path}" if local else f"{config.git_url.rstrip('/')}/{target.name.full_name}.git"
+    url = f"file://{quote(target.name.path)}" if local else f"{config.git_url.rstrip('/')}/{target.name.full_name}.git"
     access = GitAccess(url, "" if local else token, local=local)
     base = target.base
     if github is not None and not local:

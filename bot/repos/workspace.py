@@ -136,6 +136,11 @@ class RepoWorkspace:
 
     # -- writing ---------------------------------------------------------------------------------
 
+    def unwritable(self, paths: Iterable[str]) -> dict[str, str]:
+        """The paths a file may not be written at in this repository, each with why: one that leaves the tree or
+        names its .git, or one that would take the place of a folder, a link or a submodule of the tree."""
+        return {path: why for path in paths if (why := unsafe_path(path) or self.checkout.clash(path))}
+
     def changed(self, files: FileSet) -> dict[str, str]:
         """The files that differ from the fetched tree (new files included)."""
         return {p: c for p, c in files.items() if self._text(p) != c}
@@ -149,9 +154,8 @@ class RepoWorkspace:
             changes = {p: c for p, c in self.changed(files).items() if self._committed.get(p) != c}
             if not changes:
                 return None
-            for path in changes:
-                if problem := unsafe_path(path):
-                    raise RepoError(f"{path}: {problem}; it was not committed.")
+            if refused := self.unwritable(changes):  # the team's writes are checked before; this is the last word
+                raise RepoError("; ".join(f"{path}: {why}" for path, why in refused.items()) + "; nothing was committed.")
             commit = await self._commit(changes, message)
             self._committed.update(changes)
             self.head = commit

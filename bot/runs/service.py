@@ -45,7 +45,7 @@ from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, de
 from bot.runs.thread_context import Gathered, ReadEarlier, thread_context
 from bot.runs.usage import RunUsage
 from bot.runs.worker import DurableQueue, FencedThread, Worker, WorkerSettings
-from bot.safety.redact import Redactor, mask_secrets
+from bot.safety.redact import Redactor, mask_secrets, mask_url_credentials
 from bot.safety.text import not_text
 from bot.sandbox.languages import registry
 from bot.store.errors import HandedBack, Silenced, StoreError
@@ -260,7 +260,7 @@ class Service:
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise UserInputError(f"Two attached files are both called {twice[0]}; rename one so neither is lost.")
-        self._repository(request)
+        self._repository(_masked(request, self._redact))  # its sentence may quote the --repo argument
         queue = self._config.limits
         if len(self._waiting) >= queue.max_queued_runs:
             raise UserInputError("The bot is busy with too many runs right now; try again in a few minutes.")
@@ -814,9 +814,13 @@ async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed
 
 def _masked(request: ChatRequest, known: Redactor) -> ChatRequest:
     """The request with secrets in its text, attached files and thread masked, said among its thread's notes: the
-    bot's own (``known``: a person may paste the bot's key or a webhook secret) and those of a common format. The
-    task, the files and the thread reach prompts, the store, a Gist and the log."""
-    text, found = mask_secrets(request.text, known)
+    bot's own (``known``: a person may paste the bot's key or a webhook secret), those of a common format, and
+    credentials written into a URL in the task or in ``--repo`` (the bot fetches with its own token). The task,
+    the files and the thread reach prompts, the store, a Gist and the log."""
+    text, in_urls = mask_url_credentials(request.text)
+    repo, in_repo = mask_url_credentials(request.repo)
+    text, found = mask_secrets(text, known)
+    found += in_urls + in_repo
     attachments = []
     for attachment in request.attachments:
         content, in_file = mask_secrets(attachment.content, known)
@@ -833,7 +837,7 @@ def _masked(request: ChatRequest, known: Redactor) -> ChatRequest:
     if in_thread:
         notes.append(f"{in_thread} more secret{'' if in_thread == 1 else 's'} (tokens or keys) in the thread "
                      f"{'was' if in_thread == 1 else 'were'} masked before anything was sent on.")
-    return dataclasses.replace(request, text=text, attachments=tuple(attachments),
+    return dataclasses.replace(request, text=text, repo=repo, attachments=tuple(attachments),
                                thread=dataclasses.replace(thread, notes=tuple(notes)))
 
 

@@ -114,6 +114,15 @@ def _mask_shapes(text: str) -> tuple[str, int]:
     return text, count
 
 
+_HTTP_USERINFO = re.compile(r"(?P<scheme>\bhttps?://)[^\s/?#@\[\]]+@", re.IGNORECASE)
+
+
+def mask_url_credentials(text: str) -> tuple[str, int]:
+    """``text`` with what stands before ``@`` in each http(s) URL masked (``https://user:TOKEN@host``, or a token as
+    the user name), and how many were: a person pasting a repository's URL from a git remote pastes its token."""
+    return _HTTP_USERINFO.subn(lambda m: f"{m['scheme']}{MASK}@", text)
+
+
 class Redactor:
     """``patterns=True`` also masks secrets by their shape (``mask_pasted_secrets``): for log lines, where
     a pasted secret could arrive in a message the bot logs."""

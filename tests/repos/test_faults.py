@@ -380,3 +380,18 @@ async def test_a_protected_branch_is_never_pushed_to(git_host, github, tmp_path)
     finally:
         await opened.close()
     assert git("branch", "--list", "codegen-chat/*", cwd=bare).strip() == ""
+
+
+async def test_credentials_in_a_repository_url_reach_no_prompt_and_the_run_uses_its_own_token(git_host, github,
+                                                                                             tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    host = git_host.url.split("://", 1)[1]
+    model = _team()
+    text = f"add retries to the client of http://me:s3cretpass@{host}/acme/billing"
+    finished = await _run(_config(git_host, github, tmp_path), model, _passing, tmp_path, text=text)
+    assert finished.status is RunStatus.PASSED and finished.checkin.kind == "pull_request"
+    assert "except ConnectionError" in branch_files(bare, finished.checkin.branch)["billing/client.py"]
+    prompts = "".join(model.user_prompt(role) for role in ("planner", "programmer", "tester"))
+    assert "s3cretpass" not in prompts and f"http://[redacted]@{host}/acme/billing" in prompts
+    assert "s3cretpass" not in github.opened[0].body

@@ -23,9 +23,20 @@ REPOS = ReposConfig(allowed={"acme/billing": RepoSettings(base="develop", defaul
     ("put the helper in src/utils.py", None),  # a path, not a repository
     ("move it in lib/core", None),
     ("https://gitlab.com/acme/billing", None),  # not the configured git host
+    ("fix it, repo:acme/billing@v2é.", RepoName("acme/billing", base="v2é")),  # whole, not cut at the é
+    ("(**repo:acme/billing@release/2**), then", RepoName("acme/billing", base="release/2")),
+    ("see https://me:s3cret@github.com/acme/billing/tree/dev", RepoName("acme/billing", base="dev")),
+    ("see https://[redacted]@github.com/acme/billing", RepoName("acme/billing")),  # as the service masks it
 ])
 def test_the_written_forms(text, expected):
     assert named_in(text, REPOS) == expected
+
+
+@pytest.mark.parametrize("text", ["repo:acme/billing@main;rm -rf", "repo:acme/billing@--upload-pack=touch",
+                                  "repo:acme/billing@release/.hidden", "repo:acme/billing@a\u202eb"])
+def test_a_base_branch_git_would_not_take_is_refused_not_cut_short(text):
+    with pytest.raises(UserInputError, match="is not a branch name git accepts"):
+        named_in(text, REPOS)
 
 
 def test_allow_list_users_and_defaults():
@@ -48,6 +59,12 @@ def test_the_command_line_takes_a_name_a_url_or_a_folder(tmp_path):
         from_argument(str(tmp_path / "missing"))
     with pytest.raises(UserInputError, match="not a branch name"):
         from_argument("acme/billing", "bad..name")
+    assert from_argument("https://me:tok@github.com/acme/billing", git_url="https://github.com").full_name == \
+        "acme/billing"
+    with pytest.raises(UserInputError, match="works on repositories of github.com .*, not of gitlab.com"):
+        from_argument("https://gitlab.com/acme/billing", git_url="https://github.com")
+    with pytest.raises(UserInputError, match="not of \\[redacted\\]"):  # a sentence, not a crash in urlsplit
+        from_argument("https://[redacted]/acme/billing", git_url="https://github.com")
 
 
 async def test_a_request_for_a_repository_not_allowed_is_refused_before_any_model_call(tmp_path):
@@ -62,6 +79,10 @@ async def test_a_request_for_a_repository_not_allowed_is_refused_before_any_mode
         with pytest.raises(UserInputError, match="other/tool is not one this bot may work on"):
             service.check(ChatRequest("slack", "t", "u", "add retries in the other/tool repo", places=("slack:C01",)))
         assert model.calls == []
+        with pytest.raises(UserInputError) as refused:
+            service.check(ChatRequest("terminal", "t", "u", "add retries", repo="https://me:s3cretpass@github.com/acme",
+                                      places=("terminal",)))
+        assert "s3cretpass" not in str(refused.value) and "/OWNER/NAME" in str(refused.value)
     finally:
         await store.close()
 

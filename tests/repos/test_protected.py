@@ -1,7 +1,9 @@
 """What the team may not write in a repository: its existing tests, the test configuration that reaches them
 (a conftest.py or pytest.ini could skip or rewrite them), and CI configuration."""
 
-from agents.repository import configures_tests, without_protected
+import pytest
+
+from agents.repository import configures_tests, is_ci, without_protected
 from agents.types import FileSet
 
 EXISTING = frozenset({"tests/test_money.py", "pkg/sub/test_deep.py"})
@@ -21,3 +23,14 @@ def test_without_protected_drops_tests_their_configuration_and_ci_and_keeps_the_
     kept, tests, ci = without_protected(written, EXISTING)
     assert sorted(kept) == ["billing/client.py", "tests/test_new.py"]
     assert tests == ["tests/conftest.py", "tests/test_money.py"] and ci == [".github/workflows/ci.yml"]
+
+
+@pytest.mark.parametrize("path", ["bitbucket-pipelines.yml", ".drone.yml", ".woodpecker/build.yml",
+                                  ".gitlab/ci/test.yml", ".gitea/workflows/ci.yml", "ci/Jenkinsfile",
+                                  "cloudbuild.yaml", "buildspec.yml", ".github/workflows/ci.yml"])
+def test_the_ci_configuration_of_other_services_is_protected_too(path):
+    assert is_ci(path)
+
+
+def test_files_that_only_look_like_ci_are_not():
+    assert not any(is_ci(p) for p in ("docs/ci.md", "src/pipelines.yml", ".github/CODEOWNERS", "gitlab/client.py"))

@@ -1,0 +1,98 @@
+"""A file the team writes never takes the place of something else of the repository's tree: git keeps one entry
+per path, so a file named like a folder would drop the folder and all it holds from the commit, a file below a
+file or a link would drop that file or link, and a file over a link or a submodule would replace it. Such a file
+is not saved (said, with why); the commit refuses it too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.events import Event, Notice
+from agents.types import FileSet, RepoTests, RunStatus, TestJob, TestReport, TestStatus
+from bot.checkin import FolderPublisher
+from bot.repos.checkout import Limits, fetch, fetch_rest
+from bot.repos.desk import RepoDesk
+from bot.repos.errors import RepoError
+from bot.repos.git import Git, GitAccess
+from bot.repos.workspace import RepoWorkspace
+from bot.runs.service import ChatRequest, Service
+from bot.store.sqlite import SQLiteStore
+from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
+from tests.repos.conftest import TOKEN
+from tests.repos.fixtures import PYTHON_PROJECT, branch_files, make_repo
+from tests.repos.test_faults import TASK, _config
+from tests.repos.test_pull_request_docker import CODE, PLAN, TESTS
+
+LIMITS = Limits(max_files=1000, max_bytes=50_000_000, max_file_bytes=100_000)
+LINKS = {"docs": "/etc", "billing/current": "money.py"}
+
+
+async def _workspace(git_host, tmp_path: Path) -> RepoWorkspace:
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT, links=LINKS, submodule="vendor/lib")
+    home = tmp_path / "home"
+    home.mkdir()
+    url = f"{git_host.url}/acme/billing.git"
+    git = Git(GitAccess(url, TOKEN), home, 60)
+    checkout = await fetch(git, url, "main", tmp_path / "work", LIMITS)
+    await fetch_rest(git, checkout, LIMITS)
+    return RepoWorkspace("acme/billing@main", git, checkout, RepoTests("python", "pytest", "pytest"), 2000, LIMITS,
+                         "codegen-chat/x-1")
+
+
+@pytest.mark.parametrize("path, why", [
+    ("billing", "it is a folder of the repository: a file there would remove everything in it"),
+    ("README.md/notes.md", "README.md is a file of the repository, not a folder"),
+    ("docs/passwd", "docs is a link of the repository, not a folder"),
+    ("billing/current", "it is a link in the repository"),
+    ("vendor/lib", "it is a submodule in the repository"),
+    ("vendor/lib/patch.py", "vendor/lib is a submodule of the repository, not a folder"),
+    ("Billing/retry.py", "the repository has billing, which differs from Billing only in case"),
+    ("readme.md", "the repository has README.md, which differs from readme.md only in case"),
+])
+async def test_a_file_that_would_take_the_place_of_part_of_the_tree_is_never_committed(git_host, tmp_path, path, why):
+    workspace = await _workspace(git_host, tmp_path)
+    assert why in workspace.unwritable([path, "billing/retry.py", "billing/money.py"])[path]
+    assert set(workspace.unwritable([path, "billing/retry.py", "billing/money.py"])) == {path}
+    with pytest.raises(RepoError, match="nothing was committed"):
+        await workspace.commit(FileSet({path: "x = 1\n", "billing/money.py": "changed = True\n"}), "Change")
+    assert workspace.commits == [] and workspace.head == workspace.checkout.head
+
+
+async def test_new_files_beside_the_tree_are_committed_and_the_tree_kept(git_host, tmp_path):
+    workspace = await _workspace(git_host, tmp_path)
+    await workspace.commit(FileSet({"billing/retry.py": "x = 1\n", "docs.md": "# docs\n"}), "Add")
+    done = await workspace.git.run(["ls-tree", "-r", "--name-only", workspace.head], workspace.checkout.git_dir)
+    assert set(done.stdout.decode().split()) == {*PYTHON_PROJECT, *LINKS, "vendor/lib", "billing/retry.py", "docs.md"}
+
+
+async def test_the_team_is_told_and_the_pull_request_keeps_the_folder_a_file_was_named_like(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    shadow = "```python path=tests\nimport pytest\n```\n"
+    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE + shadow], "tester": [TESTS],
+                           "optimizer": ["VERDICT: APPROVE"], "checkin": ["# retries\n"]})
+    config = _config(git_host, github, tmp_path)
+    notices: list[str] = []
+
+    async def sink(event: Event) -> None:
+        if isinstance(event, Notice):
+            notices.append(event.text)
+
+    def passing(job: TestJob) -> TestReport:
+        return TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed")
+
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        service = Service(config, store, model, ScriptedSandbox(passing), repos=RepoDesk(config, TOKEN))
+        handle = await service.submit(ChatRequest("terminal", "s", "alice", TASK, places=("terminal",)), sink,
+                                      FolderPublisher(tmp_path / "saved"))
+        finished = await handle.wait()
+    finally:
+        await store.close()
+    assert finished.status is RunStatus.PASSED and finished.checkin.kind == "pull_request"
+    assert any("Not saved: tests (it is a folder of the repository" in n for n in notices)
+    files = branch_files(bare, finished.checkin.branch)
+    assert files["tests/test_money.py"] == PYTHON_PROJECT["tests/test_money.py"]
+    assert "tests" not in files and "except ConnectionError" in files["billing/client.py"]
