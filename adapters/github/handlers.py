@@ -150,7 +150,8 @@ class GitHubBot:
         """A run on the pull request's branch when it is the bot's own, else from it on a branch of the bot's."""
         own = pull.head_ref.startswith(BRANCH_PREFIX)
         return ChatRequest(PLATFORM, comment.conversation, comment.login, task,
-                           repo=repository_argument(comment.repository), base=pull.base_ref if own else pull.head_ref,
+                           repo=repository_argument(comment.repository, self._config.repos.git_url),
+                           base=pull.base_ref if own else pull.head_ref,
                            branch=pull.head_ref if own else "", link=comment.link,
                            places=(f"{PLATFORM}:{comment.repository}", PLATFORM))
 

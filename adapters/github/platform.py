@@ -17,7 +17,8 @@ def platform(settings: GitHubConfig) -> ChatPlatform:
                         AccessRules.of(PLATFORM))
 
 
-def repository_argument(full_name: str) -> str:
-    """The repository a pull request's run works on, given as a URL: never taken for a folder of the bot's
-    machine (only its owner and name are read, against the ``[repos]`` allow-list)."""
-    return f"https://github.com/{full_name}"
+def repository_argument(full_name: str, git_url: str) -> str:
+    """The repository a pull request's run works on, given as a URL of the git host the bot works on (``[repos]
+    git_url``: github.com, or a GitHub Enterprise host): never taken for a folder of the bot's machine (only its
+    owner and name are read, against the ``[repos]`` allow-list)."""
+    return f"{git_url.rstrip('/')}/{full_name}"
