@@ -23,6 +23,10 @@ pytestmark = pytest.mark.docker
 WRONG_ADD = {"calc.py": "def add(a, b):\n    return a - b\n"}
 TEST_ADD = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 FAKE_SUMMARY = "import os\nprint('========== 5 passed in 0.01s ==========', flush=True)\nos._exit(0)\n"
+WRITES_REPORT = ("import glob, os\nfor where in glob.glob('/tmp/.ju' + 'dge/*'):\n    try:\n"
+                 "        with open(where, 'w') as report:\n            report.write('<testsuites><testsuite><testcase "
+                 "classname=\"test_calc\" name=\"test_add\"/></testsuite></testsuites>')\n"
+                 "    except OSError:\n        pass\nos._exit(0)\n")
 # Imported in place of pytest, it writes the report pytest would have written for a passing test_add.
 FAKE_PYTEST = ("import sys\n\ndef main(args):\n    where = [a for a in args if a.startswith('--jun')][0].split('=', 1)[1]\n"
                "    with open(where, 'w') as report:\n        report.write('<testsuites><testsuite><testcase "
@@ -59,6 +63,8 @@ PYTHON_FAKES = {
     "shadow-pytest": {"pytest.py": FAKE_SUMMARY, "test_calc.py": TEST_ADD},
     "shadow-pytest-writes-report": {"pytest.py": FAKE_PYTEST, "test_calc.py": TEST_ADD},
     "shadow-pytest-package-writes-report": {"pytest/__init__.py": FAKE_PYTEST, "test_calc.py": TEST_ADD},
+    # Whatever the sandbox's reports folder holds, written to by path: the report pytest was about to write.
+    "writes-into-the-report-channel": {"test_calc.py": WRITES_REPORT + TEST_ADD},
     "conftest-flips-reports": {"conftest.py": FLIP_REPORTS, "test_calc.py": TEST_ADD},
     "swallowed-assertion": {"test_calc.py": "from calc import add\n\ndef test_add():\n    try:\n"
                                             "        assert add(2, 3) == 5\n    except AssertionError:\n        pass\n"},
