@@ -9,9 +9,12 @@ from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
 
 _MARKER = re.compile(r"\bassert\s*\(|\"(?:not )?ok %d|printf\s*\(\s*\"(?:not )?ok\b|\b1\.\.%d")
 _HOW = "a test_{ext} file whose main() runs the checks, prints 'ok N - name' lines and returns non-zero on failure"
-_C_TEST = "cc -std=c11 -Wall -O0 -o /tmp/test_bin $(find . -name '*.c' ! -name main.c) -lm && /tmp/test_bin"
+# ``--wrap=main``: the C runtime starts the sandbox's ``main`` (a file it adds, bot.sandbox.authority.tap), which
+# calls the tests' own and says when it returned, so TAP lines printed by code that then exits do not count.
+_C_TEST = ("cc -std=c11 -Wall -O0 -Wl,--wrap=main -o /tmp/test_bin $(find . -name '*.c' ! -name main.c) -lm "
+           "&& /tmp/test_bin")
 _CPP_TEST = (
-    "c++ -std=c++17 -Wall -O0 -o /tmp/test_bin $(find . \\( -name '*.cpp' -o -name '*.cc' \\) "
+    "c++ -std=c++17 -Wall -O0 -Wl,--wrap=main -o /tmp/test_bin $(find . \\( -name '*.cpp' -o -name '*.cc' \\) "
     "! -name main.cpp ! -name main.cc) && /tmp/test_bin"
 )
 

@@ -24,13 +24,36 @@ _SETUP = (
 # from pytest.ini, pyproject.toml, setup.cfg or tox.ini), counted from a JUnit XML report outside the work
 # dir: a run that ends before pytest writes it (sys.exit or os._exit at import) has not passed. No plugin
 # the dependency setup installed is loaded by its entry point (it could rewrite the report).
+# ``python3 -I``: neither the work dir nor the dependencies are on ``sys.path`` while pytest starts, so a
+# ``pytest.py`` or ``_pytest/`` of the team's is not imported in place of pytest (it could write a report of
+# tests that never ran); both are put on the path for the tests only (``pythonpath``). ``-I`` ignores the
+# ``PYTHON*`` variables (``-B`` stands for PYTHONDONTWRITEBYTECODE); the processes the tests start still see them.
 # The report goes into a folder only the sandbox's own user may write, through a channel it seals as pytest
 # closes it (bot.sandbox.judge); pytest's own main runs, then the process ends (os._exit), so no atexit
 # handler or thread of the code runs after the report.
 REPORT = "/tmp/.judge/junit.xml"
-PYTEST_THEN_EXIT = ("import os, sys, pytest; code = pytest.main(sys.argv[1:]); sys.stdout.flush(); "
-                    "sys.stderr.flush(); os._exit(int(code))")
-_TEST = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -c {shlex.quote(PYTEST_THEN_EXIT)} -c /dev/null --rootdir=. "
+DEPS = "/tmp/deps"  # where the setup step installs requirements.txt
+# Before pytest or any file of the work dir is imported, the report's channel is opened (its name is then
+# removed by the sandbox: no test, conftest or code can open it by its path and write a report of tests that
+# never ran), and pytest writes its report through that open channel.
+PYTEST_THEN_EXIT = """import os, sys, time
+args = sys.argv[1:]
+where = next((a for a in args if a.startswith('--junitxml=')), '--junitxml=')[len('--junitxml='):]
+if where:
+    channel = os.open(where, os.O_WRONLY)
+    for _ in range(1000):
+        if not os.path.exists(where):
+            break
+        time.sleep(0.01)
+    args = ['--junitxml=/dev/fd/%d' % channel if a.startswith('--junitxml=') else a for a in args]
+import pytest
+code = pytest.main(args)
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(int(code))
+"""
+_TEST = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -I -B -c {shlex.quote(PYTEST_THEN_EXIT)} -c /dev/null --rootdir=. "
+         f"-o {shlex.quote(f'pythonpath=/work {DEPS}')} "
          f"-q -rfE --tb=short -p no:cacheprovider --color=no --junitxml={REPORT}")
 
 

@@ -7,9 +7,11 @@ team's code writes is read as the user's tests or as a test runner's report.
   remove nor rename them (``/work`` itself is mounted so, ``hardening``). A build script, a lifecycle
   script or the code at run time that rewrites a test file gets "permission denied".
 - A runner's structured report is written into a FIFO this user made in a folder only it may write
-  (``JUDGE_DIR``, made by the keeper at the container's start). This user reads it while the runner
-  writes and keeps the copy where the commands' user cannot reach it; once the runner has closed it
-  the copy is final, so a write after the runner's (``atexit``, a process left behind) is lost or blocks.
+  (``JUDGE_DIR``, made by the keeper at the container's start). The FIFO's name is removed as soon as a
+  writer opened it, so only that first writer (the runner, which opens it before any code of the team's
+  runs) can write the report. This user reads it while the runner writes and keeps the copy where the
+  commands' user cannot reach it; once the runner has closed it the copy is final, so a write after the
+  runner's (``atexit``, a process left behind) is lost.
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ def seal(path: str) -> str:
     """The reader, run as this user beside the test command: makes the FIFO the runner writes its report
     into and keeps what came through it, whole, at ``sealed(path)``."""
     fifo, part, final = (shlex.quote(p) for p in (path, path + ".part", sealed(path)))
+    # Its name goes as soon as the runner opened it: nothing else (the code under test, a build script, a
+    # process beside it) can open the channel by its path and write a report of its own into it.
     return (f"mkdir -p -m 755 {shlex.quote(posixpath.dirname(path))} && rm -f {fifo} {part} {final} && "
-            f"mkfifo -m 622 {fifo} && cat {fifo} > {part} && mv {part} {final}")
+            f"mkfifo -m 622 {fifo} && exec 3< {fifo} && rm -f {fifo} && cat <&3 > {part} && mv {part} {final}")
 
 
 def sealing(paths: Iterable[str]) -> str:

@@ -23,6 +23,14 @@ pytestmark = pytest.mark.docker
 WRONG_ADD = {"calc.py": "def add(a, b):\n    return a - b\n"}
 TEST_ADD = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
 FAKE_SUMMARY = "import os\nprint('========== 5 passed in 0.01s ==========', flush=True)\nos._exit(0)\n"
+WRITES_REPORT = ("import glob, os\nfor where in glob.glob('/tmp/.ju' + 'dge/*'):\n    try:\n"
+                 "        with open(where, 'w') as report:\n            report.write('<testsuites><testsuite><testcase "
+                 "classname=\"test_calc\" name=\"test_add\"/></testsuite></testsuites>')\n"
+                 "    except OSError:\n        pass\nos._exit(0)\n")
+# Imported in place of pytest, it writes the report pytest would have written for a passing test_add.
+FAKE_PYTEST = ("import sys\n\ndef main(args):\n    where = [a for a in args if a.startswith('--jun')][0].split('=', 1)[1]\n"
+               "    with open(where, 'w') as report:\n        report.write('<testsuites><testsuite><testcase "
+               "classname=\"test_calc\" name=\"test_add\"/></testsuite></testsuites>')\n    return 0\n")
 
 DISGUISED_FLIP = """import pytest
 
@@ -53,6 +61,10 @@ PYTHON_FAKES = {
     "tox-ignores": {"tox.ini": "[pytest]\naddopts = --ignore=test_calc.py\n",
                     "test_calc.py": TEST_ADD, "test_other.py": "def test_nothing():\n    pass\n"},
     "shadow-pytest": {"pytest.py": FAKE_SUMMARY, "test_calc.py": TEST_ADD},
+    "shadow-pytest-writes-report": {"pytest.py": FAKE_PYTEST, "test_calc.py": TEST_ADD},
+    "shadow-pytest-package-writes-report": {"pytest/__init__.py": FAKE_PYTEST, "test_calc.py": TEST_ADD},
+    # Whatever the sandbox's reports folder holds, written to by path: the report pytest was about to write.
+    "writes-into-the-report-channel": {"test_calc.py": WRITES_REPORT + TEST_ADD},
     "conftest-flips-reports": {"conftest.py": FLIP_REPORTS, "test_calc.py": TEST_ADD},
     "swallowed-assertion": {"test_calc.py": "from calc import add\n\ndef test_add():\n    try:\n"
                                             "        assert add(2, 3) == 5\n    except AssertionError:\n        pass\n"},
@@ -64,6 +76,8 @@ PYTHON_FAKES = {
 }
 GO_CODE = {"calc.go": "package calc\n\nfunc Add(a, b int) int { return a - b }\n"}
 GO_TEST = "\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n"
+TAP_THEN_EXIT = ("#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void report(void) {\n"
+                 "    printf(\"ok 1 - add\\nok 2 - sub\\n1..2\\n\");\n    fflush(stdout);\n    _exit(0);\n}\n")
 OTHER_FAKES = {
     "go-testmain-exits": ("go", {**GO_CODE, "calc_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n"
                                                             "func TestMain(m *testing.M) { os.Exit(0) }\n" + GO_TEST}),
@@ -80,6 +94,9 @@ OTHER_FAKES = {
                            "other.test.js": "const test = require('node:test');\ntest('fine', () => {});\n"}),
     "c-main-checks-nothing": ("c", {"calc.c": "int add(int a, int b) { return a - b; }\n",
                                     "test_calc.c": "int main(void) { return 0; }\n"}),
+    # The code prints the TAP lines of two passing tests from a constructor, then ends the process with 0.
+    "c-constructor-prints-tap-and-exits": ("c", {**PROGRAMS["c"].buggy(), "calc_ctor.c": TAP_THEN_EXIT}),
+    "cpp-constructor-prints-tap-and-exits": ("cpp", {**PROGRAMS["cpp"].buggy(), "calc_ctor.cpp": TAP_THEN_EXIT}),
 }
 
 
@@ -122,7 +139,7 @@ async def test_a_report_left_by_the_setup_is_not_read_as_the_tests(docker_client
 
 
 async def test_honest_team_tests_still_pass_with_their_count(sandbox):
-    for language in ("python", "javascript", "go", "c"):
+    for language in ("python", "javascript", "go", "c", "cpp"):
         report = await sandbox.run(TestJob(language, PROGRAMS[language].correct()))
         assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 3, 0), report.output(10_000)
         assert "generated xml file" not in report.stdout

@@ -49,6 +49,22 @@ async def test_rust_code_that_prints_results_and_exits_does_not_pass(sandbox):
     assert "test_sub never reported a result" in report.stderr
 
 
+async def test_rust_code_that_writes_the_harness_log_by_its_path_does_not_pass(sandbox):
+    """``sub`` writes the log lines the harness would write for two passes into whatever the sandbox's report
+    folder holds (the harness's open log among them), then ends the process with 0. (Before the harness's tests
+    start the sandbox has taken the log's name away: the wait keeps this case off that moment.)"""
+    lib = RUST_WRONG["src/lib.rs"].replace(
+        "pub fn sub(a: i64, b: i64) -> i64 { a + b }",
+        "pub fn sub(_a: i64, _b: i64) -> i64 { std::thread::sleep(std::time::Duration::from_millis(300)); "
+        "if let Ok(found) = std::fs::read_dir(\"/tmp/.judge\") { "
+        "for entry in found.flatten() { let _ = std::fs::write(entry.path(), \"ok test_add\\nok test_sub\\n\"); } } "
+        "std::process::exit(0) }")
+    assert lib != RUST_WRONG["src/lib.rs"]
+    report = await sandbox.run(rust_job(RUST_WRONG.merged({"src/lib.rs": lib})))
+    assert report.status is TestStatus.FAILED, report.output(20_000)
+    assert "test_sub never reported a result" in report.stderr
+
+
 async def test_the_right_rust_code_with_a_build_script_still_passes(sandbox):
     right = RUST.correct().merged({"tests/calc_test.rs": RUST_USER, "build.rs": "fn main() {}\n"})
     report = await sandbox.run(rust_job(right))

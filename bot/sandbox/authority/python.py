@@ -20,12 +20,10 @@ import shlex
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
 
-from agents.language.python import PYTEST_THEN_EXIT
+from agents.language.python import DEPS, PYTEST_THEN_EXIT
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, judge, quoted
 from bot.sandbox.judge import JUDGE_DIR
 from bot.sandbox.junit import outcome, stopped, testcases, without_note
-
-DEPS = "/tmp/deps"  # where the python setup step installs requirements.txt
 
 
 class Pytest(Authority):

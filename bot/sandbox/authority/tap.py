@@ -103,12 +103,43 @@ int main(int argc, char **argv) {{
 """
 
 
+# The team's pass: their test binary is linked with ``--wrap=main`` (the language's command), so the C runtime
+# starts this ``main`` of the sandbox's, which calls theirs and prints the line after it returned.
+TEAM_MAIN = "zz_codegen_sandbox_main"
+_WRAP_MAIN = f"""#include <stdio.h>
+#include <stdlib.h>
+{{extern_c}}int __real_main(int argc, char **argv);
+{{extern_c}}int __wrap_main(int argc, char **argv) {{{{
+    int code = __real_main(argc, argv);
+    const char *mark = getenv("{RAN_ENV}");
+    fflush(stdout);
+    printf("\\n@@codegen-ran %s %d\\n", mark ? mark : "", code);
+    return code;
+}}}}
+"""
+
+
 class NativeTap(TapFiles):
-    """C or C++: the user's file must hold ``main``; the binary is that file plus the code."""
+    """C or C++: the user's file must hold ``main``; the binary is that file plus the code. In the team's pass
+    the binary is linked so that the sandbox's ``main`` calls theirs (``TEAM_MAIN``): TAP lines count only
+    when their ``main`` returned."""
 
     def __init__(self, compiler: str, extensions: tuple[str, ...], mains: tuple[str, ...]) -> None:
         self._compiler, self._extensions, self._mains = compiler, extensions, mains
         self._cpp = extensions[0] != ".c"
+
+    def team_files(self, files: Mapping[str, str]) -> dict[str, str]:
+        del files
+        return {TEAM_MAIN + self._extensions[0]: _WRAP_MAIN.format(extern_c='extern "C" ' if self._cpp else "")}
+
+    def team_env(self, token: str) -> dict[str, str]:
+        return {RAN_ENV: token}
+
+    def team_problem(self, stdout: str, token: str) -> str:
+        if f"@@codegen-ran {token} " in stdout:
+            return ""
+        return ("the test binary ended before its main() returned (exit() or _exit() in the code or the tests, or "
+                "a crash): the TAP lines it printed do not count; let main() return its result")
 
     def prepare(self, user: Sequence[str], files: Mapping[str, str]) -> str:
         source = f"{REPORT_DIR}/sandbox_main.{'cpp' if self._cpp else 'c'}"
