@@ -36,7 +36,7 @@ DEPS = "/tmp/deps"  # where the setup step installs requirements.txt
 # Before pytest or any file of the work dir is imported, the report's channel is opened (its name is then
 # removed by the sandbox: no test, conftest or code can open it by its path and write a report of tests that
 # never ran), and pytest writes its report through that open channel.
-PYTEST_THEN_EXIT = """import os, sys, time
+_PYTEST_THEN_EXIT = """import os, sys, time
 args = sys.argv[1:]
 where = next((a for a in args if a.startswith('--junitxml=')), '--junitxml=')[len('--junitxml='):]
 if where:
@@ -47,11 +47,17 @@ if where:
         time.sleep(0.01)
     args = ['--junitxml=/dev/fd/%d' % channel if a.startswith('--junitxml=') else a for a in args]
 import pytest
-code = pytest.main(args)
+{on_path}code = pytest.main(args)
 sys.stdout.flush()
 sys.stderr.flush()
 os._exit(int(code))
 """
+PYTEST_THEN_EXIT = _PYTEST_THEN_EXIT.format(on_path="")
+# A repository's own tests see the import path ``python3 -m pytest`` gives them (the work dir first, then
+# PYTHONPATH, where the setup installs the dependencies), put there once pytest itself is imported: its
+# configuration (pythonpath, plugins named with -p) stays the repository's.
+REPOSITORY_PYTEST_THEN_EXIT = _PYTEST_THEN_EXIT.format(
+    on_path="sys.path[:0] = [os.getcwd(), *filter(None, os.environ.get('PYTHONPATH', '').split(os.pathsep))]\n")
 _TEST = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -I -B -c {shlex.quote(PYTEST_THEN_EXIT)} -c /dev/null --rootdir=. "
          f"-o {shlex.quote(f'pythonpath=/work {DEPS}')} "
          f"-q -rfE --tb=short -p no:cacheprovider --color=no --junitxml={REPORT}")

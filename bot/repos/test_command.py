@@ -4,16 +4,19 @@ Maven, Gradle)."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Collection
 
-from agents.language.python import REPORT
+from agents.language.python import REPORT, REPOSITORY_PYTEST_THEN_EXIT
 from agents.types import RepoTests
 
 # pytest as the repository configures it (its own pytest.ini/pyproject are authoritative), counted from its JUnit
 # report written where the built-in Python runner writes it (``REPORT``, which only the sandbox reads), never
 # from what it prints (the code under test can print a summary line); no plugin the setup installed loads.
-PYTEST = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -m pytest -q -rfE --tb=short -p no:cacheprovider --color=no "
-          f"--junitxml={REPORT}")
+# As the team's own tests are: pytest is the sandbox's (``-I``: a ``pytest.py`` in the tree is not imported in
+# its place), and the report's channel is open before any file of the tree runs (none can write into it).
+PYTEST = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -I -B -c {shlex.quote(REPOSITORY_PYTEST_THEN_EXIT)} "
+          f"-q -rfE --tb=short -p no:cacheprovider --color=no --junitxml={REPORT}")
 _BY_MARKER = (  # (a file at the top of the tree, language, command, report format)
     ("go.mod", "go", "go test -v ./...", "go"),
     ("Cargo.toml", "rust", "cargo test --offline", "cargo"),

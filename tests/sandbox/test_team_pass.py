@@ -12,6 +12,7 @@ import dataclasses
 import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
+from bot.repos.test_command import PYTEST
 from bot.sandbox import DockerSandbox
 from bot.sandbox.languages import DEFAULT_LANGUAGES
 from tests.sandbox.conftest import configured
@@ -190,3 +191,30 @@ async def test_beside_the_users_tests_the_teams_hollow_tests_are_refused_by_name
                                        authoritative=USER_TESTS["python"]))
     assert (report.status, report.passed) == (TestStatus.FAILED, 3), report.output(10_000)
     assert "[sandbox] the team's tests were not run: test_team.py: test_add catches" in report.stderr
+
+
+# A repository's own tests run by its own pytest command (bot.repos.test_command): the team's change is the
+# code, and what it adds must not stand in for pytest or write the report pytest was about to write.
+REPOSITORY_TEST = {"tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
+                   "pyproject.toml": "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\n"}
+REPOSITORY_FAKES = {
+    "shadow-pytest-writes-report": {**WRONG_ADD, "pytest.py": FAKE_PYTEST},
+    "shadow-pytest-package-writes-report": {**WRONG_ADD, "pytest/__init__.py": FAKE_PYTEST},
+    "code-writes-into-the-report-channel": {"calc.py": WRITES_REPORT + WRONG_ADD["calc.py"]},
+}
+
+
+@pytest.mark.parametrize("fake", sorted(REPOSITORY_FAKES))
+async def test_a_change_to_a_repository_cannot_pass_its_tests_by_writing_their_report(sandbox, fake):
+    team = REPOSITORY_FAKES[fake]
+    report = await sandbox.run(TestJob("python", FileSet({**REPOSITORY_TEST, **team}), command=PYTEST,
+                                       report_format="pytest", team_files=tuple(team)))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+
+
+@pytest.mark.parametrize(("code", "status", "passed"), [
+    ("def add(a, b):\n    return a + b\n", TestStatus.PASSED, 1), (WRONG_ADD["calc.py"], TestStatus.FAILED, 0)])
+async def test_a_repositorys_tests_import_its_code_from_the_top_of_its_tree(sandbox, code, status, passed):
+    report = await sandbox.run(TestJob("python", FileSet({**REPOSITORY_TEST, "calc.py": code}), command=PYTEST,
+                                       report_format="pytest", team_files=("calc.py",)))
+    assert (report.status, report.passed) == (status, passed), report.output(10_000)
