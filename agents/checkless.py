@@ -2,9 +2,15 @@
 
 A test that neither asserts nor calls anything (``return 42``, ``pass``, a ``print``) can never fail, and a
 set of tests none of which checks a result (an ``assert``, ``pytest.raises``, ``self.assertEqual``, a helper
-of the file that asserts) passes whatever the code returns. Such tests passing proves nothing, so the run
-does not count them as a pass: they go back to the Tester. A test that only calls the code (it must not
-raise) beside tests that check results is fine.
+of the file that asserts) passes whatever the code returns. Nor does a set of tests none of which reaches the
+code while it checks (``assert add(2, 3) == 5`` with ``add`` defined in the test file, ``assert True``, ``assert
+2 + 3 == 5``): the code could return anything. Such tests passing proves nothing, so the run does not count them
+as a pass: they go back to the Tester. A test that only calls the code (it must not raise) beside tests that
+check results is fine.
+
+A test reaches the code when it names something imported from one of the code's modules (or a name of the file
+made from one: a helper, a fixture, a module-level value), imports the code itself, takes a fixture it does not
+define (a ``conftest.py`` may give the code), or runs a program (``subprocess``, ``runpy``, ``importlib``).
 
 The other way round, a test that still holds an example's placeholders (``assert f(...) == ...``, as a small model
 copies the form it was shown) fails whatever the code does: changing the code cannot help, so it goes back to the
@@ -16,15 +22,18 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 from agents.language import Languages
 from agents.python_files import parsed
 
 
-def checkless_tests(files: Mapping[str, str], languages: Languages) -> str:
-    """Why the team's Python tests cannot fail for what the code does (naming the file and test), or ''."""
-    return _checkless(_test_trees(files, languages))
+def checkless_tests(files: Mapping[str, str], languages: Languages, code: Collection[str] = ()) -> str:
+    """Why the team's Python tests cannot fail for what the code does (naming the file and test), or ''.
+    ``code``: the paths of the code under test (the work's files, a repository's whole tree), for which some test
+    must reach a Python module of them while it checks a result."""
+    trees = _test_trees(files, languages)
+    return _checkless(trees) or _unreached(trees, _modules(p for p in code if p not in trees))
 
 
 def placeholder_tests(files: Mapping[str, str], languages: Languages) -> str:
@@ -107,3 +116,127 @@ def _checks(function: ast.AST, helpers: set[str]) -> bool:
 def _called(call: ast.Call) -> str:
     func = call.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+
+
+# Names a test may run the code through without importing it by name: a program, a module loaded by its path.
+_RUNNERS = frozenset({"subprocess", "runpy", "importlib", "__import__", "import_module", "importorskip", "exec",
+                      "eval", "system", "popen", "spawn", "check_output", "check_call", "run", "Popen"})
+# pytest's own fixtures: a test taking only these gets nothing of the code from them.
+_BUILT_IN_FIXTURES = frozenset({
+    "tmp_path", "tmp_path_factory", "tmpdir", "tmpdir_factory", "capsys", "capfd", "capsysbinary", "capfdbinary",
+    "caplog", "monkeypatch", "recwarn", "record_property", "record_testsuite_property", "record_xml_attribute",
+    "cache", "pytestconfig", "doctest_namespace", "subtests", "self", "cls"})
+
+
+def _modules(paths: Iterable[str]) -> frozenset[str]:
+    """The names an import of the code's Python files may start with or end in: each file's module name and its
+    top folder (``src/calc.py``: ``calc``, ``src``), a package's folder (``pkg/__init__.py``: ``pkg``)."""
+    names: set[str] = set()
+    for path in paths:
+        if not path.endswith(".py"):
+            continue
+        parts = path.removesuffix(".py").split("/")
+        names.add(parts[0])
+        names.add(parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1])
+    return frozenset(names)
+
+
+def _unreached(trees: Mapping[str, ast.Module], modules: frozenset[str]) -> str:
+    """Why no test both reaches the code and checks a result, or '' (also when there is no Python code to reach)."""
+    tests = {path: _test_functions(tree) for path, tree in trees.items()}
+    if not modules or not any(tests.values()):
+        return ""
+    reaching = {path: _reaching_names(tree, modules) for path, tree in trees.items()}
+    fixtures = {n.name for tree in trees.values() for n in tree.body
+                if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and not n.name.startswith("test")}
+    given = set().union(*(names for names in reaching.values() if names is not None)) & fixtures
+    for path, tree in trees.items():
+        names, helpers = reaching[path], _checking_helpers(tree)
+        for test in tests[path]:
+            if _checks(test, helpers) and (names is None or _reaches(_scope_of(tree, test), test, names, modules)
+                                           or _takes_the_code(test, fixtures, given)):
+                return ""
+    shown = ", ".join(sorted(modules)[:3])
+    return (f"{', '.join(sorted(p for p, found in tests.items() if found))}: no test calls the code while it "
+            f"checks a result (none uses {shown}), so they pass whatever the code does; import the code and "
+            "assert what it returns")
+
+
+def _imported_from_code(node: ast.Import | ast.ImportFrom, modules: frozenset[str]) -> list[str] | None:
+    """The names ``node`` binds to the code (None: a star import of it, which may bind any name)."""
+    if isinstance(node, ast.ImportFrom):
+        source = (node.module or "").split(".")
+        if not (node.level or source[0] in modules or source[-1] in modules):
+            return [a.asname or a.name for a in node.names if a.name in modules]  # from pkg import calc
+        if any(a.name == "*" for a in node.names):
+            return None
+        return [a.asname or a.name for a in node.names]
+    bound = []
+    for alias in node.names:
+        parts = alias.name.split(".")
+        if parts[0] in modules or parts[-1] in modules:
+            bound.append(alias.asname or parts[0])
+    return bound
+
+
+def _reaching_names(tree: ast.Module, modules: frozenset[str]) -> set[str] | None:
+    """The module's names that stand for the code: imported from it, or made from such names at the top level
+    (a value, a helper, a fixture, a class); None when a star import of the code may have bound any name."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            bound = _imported_from_code(node, modules)
+            if bound is None:
+                return None
+            names.update(bound)
+    for _ in range(3):  # a value made from a helper made from an import
+        for node in tree.body:
+            if _uses(node, names):
+                names.update(_bound_by(node))
+    return names
+
+
+def _bound_by(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+        node, ast.AnnAssign | ast.AugAssign) else []
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+def _uses(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+
+def _scope_of(tree: ast.Module, test: ast.AST) -> ast.AST:
+    """What a test runs with: its class (its setUp, fixtures and attributes) or itself."""
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and test in node.body:
+            return node
+    return test
+
+
+def _reaches(scope: ast.AST, test: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str],
+             modules: frozenset[str]) -> bool:
+    """Whether the test (with its class) names the code, imports it, or runs a program."""
+    if _uses(scope, names):
+        return True
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Import | ast.ImportFrom) and _imported_from_code(node, modules):
+            return True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute) and (
+                _called(node) in _RUNNERS or (isinstance(node.func, ast.Attribute)
+                                              and isinstance(node.func.value, ast.Name)
+                                              and node.func.value.id in _RUNNERS)):
+            return True
+    return False
+
+
+def _takes_the_code(test: ast.FunctionDef | ast.AsyncFunctionDef, fixtures: set[str], given: set[str]) -> bool:
+    """Whether the test takes a fixture that may give it the code: one of the team's files made from the code,
+    or one they do not define (a conftest.py of the user's may)."""
+    declared = {name.strip() for d in test.decorator_list for n in ast.walk(d)
+                if isinstance(n, ast.Constant) and isinstance(n.value, str) for name in n.value.split(",")}
+    arguments = [a.arg for a in (*test.args.posonlyargs, *test.args.args, *test.args.kwonlyargs)]
+    return any(a in given or a not in fixtures for a in arguments
+               if a not in _BUILT_IN_FIXTURES and a not in declared)

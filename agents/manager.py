@@ -324,7 +324,8 @@ class Manager:
                       else nothing_ran(report, run.language, self._languages) if run.standing.no_tests else "")
         # Passing tests that cannot fail prove nothing, and failing tests that cannot pass (an example's placeholders
         # kept) ask for no change of the code: both are the Tester's to fix, as tests that cannot run.
-        cannot_fail = checkless_tests(tests.as_dict(), self._languages) if report.ok and not unrunnable else ""
+        code = [*run.work.files, *(run.workspace.paths() if run.workspace else ())]
+        cannot_fail = checkless_tests(tests.as_dict(), self._languages, code) if report.ok and not unrunnable else ""
         cannot_pass = placeholder_tests(tests.as_dict(), self._languages) if not report.ok and not unrunnable else ""
         run.standing = run.standing.with_report(report, cannot_fail)
         if report.ok and not unrunnable and not cannot_fail:

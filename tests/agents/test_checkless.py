@@ -51,6 +51,55 @@ def test_tests_that_check_a_result_are_left_alone(files):
     assert checkless_tests(files, BUILT_IN) == ""
 
 
+# -- tests that never reach the code while they check ---------------------------------------------------------
+
+CODE = {"main.py": "def add(a, b):\n    return a - b\n"}
+
+
+@pytest.mark.parametrize("tests", [
+    {"test_main.py": "def test_add():\n    assert True\n"},
+    {"test_main.py": "def test_add():\n    assert 2 + 3 == 5\n"},
+    # the function under test written again in the test file, and checked there
+    {"test_main.py": "def add(a, b):\n    return a + b\n\ndef test_add():\n    assert add(2, 3) == 5\n"},
+    # one test calls the code without checking it, the other checks nothing of the code
+    {"test_main.py": "from main import add\n\ndef test_runs():\n    add(2, 3)\n\ndef test_sum():\n    assert 5 == 5\n"},
+    {"test_main.py": "import pytest\n\n@pytest.mark.parametrize('a, b', [(1, 2)])\ndef test_add(a, b, tmp_path):\n"
+                     "    assert a + b == 3\n"},  # parameters and pytest's own fixtures bring no code
+])
+def test_tests_that_never_reach_the_code_while_they_check_are_named(tests):
+    said = checkless_tests(tests, BUILT_IN, [*CODE, *tests])
+    assert "test_main.py: no test calls the code while it checks a result (none uses main)" in said
+
+
+@pytest.mark.parametrize(("code", "tests"), [
+    (CODE, {"test_main.py": GOOD}),
+    ({"src/calc.py": "def add(a, b): ..."}, {"tests/test_calc.py": "from src.calc import add\n\ndef test_add():\n"
+                                                                    "    assert add(2, 3) == 5\n"}),
+    ({"src/calc.py": "def add(a, b): ..."}, {"tests/test_calc.py": "from calc import add\n\ndef test_add():\n"
+                                                                    "    assert add(2, 3) == 5\n"}),
+    ({"src/calc.py": "def add(a, b): ..."}, {"test_calc.py": "from src import calc\n\ndef test_add():\n"
+                                                              "    assert calc.add(2, 3) == 5\n"}),
+    ({"calc/__init__.py": "", "calc/ops.py": "def add(a, b): ..."},
+     {"test_calc.py": "import calc.ops as ops\n\ndef test_add():\n    assert ops.add(2, 3) == 5\n"}),
+    (CODE, {"test_main.py": "from main import *\n\ndef test_add():\n    assert add(2, 3) == 5\n"}),
+    (CODE, {"test_main.py": "def test_add():\n    from main import add\n    assert add(2, 3) == 5\n"}),
+    (CODE, {"test_main.py": "import unittest\nimport main\n\nclass T(unittest.TestCase):\n    def setUp(self):\n"
+                            "        self.add = main.add\n\n    def test_add(self):\n"
+                            "        self.assertEqual(self.add(2, 3), 5)\n"}),
+    (CODE, {"test_main.py": "from main import add\n\nRESULT = add(2, 3)\n\ndef test_add():\n    assert RESULT == 5\n"}),
+    (CODE, {"conftest.py": "import pytest\n\n@pytest.fixture\ndef adder():\n    from main import add\n    return add\n",
+            "test_main.py": "def test_add(adder):\n    assert adder(2, 3) == 5\n"}),
+    (CODE, {"test_main.py": "def test_add(calculator):\n    assert calculator(2, 3) == 5\n"}),  # a fixture of the user's
+    ({"main.py": "print(2 + 3)\n"}, {"test_main.py": "import subprocess, sys\n\ndef test_prints():\n"
+                                                        "    out = subprocess.run([sys.executable, 'main.py'],\n"
+                                                        "                         capture_output=True)\n"
+                                                        "    assert out.stdout == b'5\\n'\n"}),
+    ({"main.js": "module.exports = 1;\n"}, {"test_main.py": "def test_add():\n    assert True\n"}),  # no Python code
+])
+def test_tests_that_reach_the_code_while_they_check_are_left_alone(code, tests):
+    assert checkless_tests(tests, BUILT_IN, [*code, *tests]) == ""
+
+
 def passing(job):  # type: ignore[no-untyped-def]
     """A runner for which every test passes, as a test that checks nothing does."""
     return TestReport(TestStatus.PASSED, 0, 0.1, 1, 0, "1 passed in 0.01s")
@@ -71,6 +120,23 @@ async def test_passing_tests_that_cannot_fail_go_back_to_the_tester_and_the_run_
     assert any("passed but cannot fail" in e.text and "no test checks a result" in e.text
                for e in events if isinstance(e, Notice))
     assert "assert" in final.tests["test_intf.py"]
+
+
+# The function under test written again in the test file: checked there, it passes whatever intf.py does.
+SELF_CONTAINED = ("```python path=test_intf.py\ndef find_intf(obj):\n    return [('intf', 1)]\n\n"
+                  "def test_nested():\n    assert find_intf({'intf': 1}) == [('intf', 1)]\n```\n")
+
+
+async def test_passing_tests_that_never_reach_the_code_go_back_to_the_tester():
+    script = {**s.happy_path(), "tester": [SELF_CONTAINED, s.TESTS], "optimizer": [s.APPROVE, s.APPROVE]}
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=passing), RecordingPublisher())
+    events = [e async for e in manager.run(RunRequest(task="find all intf keys", run_id="r1"))]
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED, final.reason
+    assert [e.agent for e in events if isinstance(e, TurnFinished)].count("tester") == 2
+    assert any("passed but cannot fail" in e.text and "no test calls the code" in e.text
+               for e in events if isinstance(e, Notice))
+    assert "from intf import find_intf" in final.tests["test_intf.py"]
 
 
 async def test_tests_that_never_could_fail_end_the_run_stopped_not_passed():
