@@ -53,7 +53,9 @@ PASTED_SECRETS = (
                r"(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}"),
     # The password in a URL (https://deploy:PASSWORD@host), the user kept; not a placeholder an example shows
     # (password, ***, $VAR, {var}, <var>, %(var)s).
-    re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]]*:)(?!(?:pass(?:word)?|secret|changeme|x+|\*+)@)"
+    # (a scheme is at most 32 characters: from every word of a long dotted or dashed run, an unbounded one would
+    # read the rest of the run each time).
+    re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/?#@\[\]]*:)(?!(?:pass(?:word)?|secret|changeme|x+|\*+)@)"
                r"(?![$<{%*])[^\s/?#\[\]]+(?=@[^\s@]*[\w\]])"),
     # An AWS secret access key is 40 characters of base64 with nothing to tell it by but its name nearby.
     # (a config line, an environment variable, the CLI's JSON: aws_secret_access_key = …, "SecretAccessKey": "…").
@@ -65,7 +67,9 @@ PASTED_SECRETS = (
 # Text a secret may hide in, encoded: a run of base64 (a docker config's "auth", a Kubernetes Secret's data) or of
 # percent-encoding (a token in a copied URL). Each is decoded and masked whole when a secret is inside.
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
-_PERCENT_RUN = re.compile(r"[A-Za-z0-9._~+%-]*%[0-9A-Fa-f]{2}[A-Za-z0-9._~+%-]*")
+# Each starts where a run of its characters starts: a search from every character of a long run without a
+# %XX in it would read the rest of the run each time (minutes on a file of hex or of zero bytes in base64).
+_PERCENT_RUN = re.compile(r"(?<![A-Za-z0-9._~+%-])[A-Za-z0-9._~+%-]*%[0-9A-Fa-f]{2}[A-Za-z0-9._~+%-]*")
 
 
 def mask_pasted_secrets(text: str) -> tuple[str, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import time
 
 import pytest
 
@@ -148,3 +149,15 @@ def test_with_no_thread_messages_allowed_nothing_is_read_not_even_the_replied_me
     replied = EarlierMessage("Ann", "the spec", replied_to=True)
     context = thread_context([replied, said(1)], "go", InputConfig(thread_messages=0))
     assert context.messages == ()
+
+
+@pytest.mark.parametrize("text", [
+    "progress 100%\n" + "A" * 100_000,  # base64 of a file of zero bytes, and a percent sign somewhere else
+    "progress 100%\n" + "0123456789abcdef" * 6_000,  # a hex dump on one line
+    "see https://example.com\n" + "a." * 50_000,  # a long dotted run (a scheme is looked for in every word)
+    "a-" * 50_000,
+])
+def test_a_long_run_of_ordinary_characters_is_read_in_linear_time(text):
+    started = time.perf_counter()
+    assert mask_pasted_secrets(text) == (text, 0)
+    assert time.perf_counter() - started < 1.5
