@@ -48,9 +48,10 @@ PASTED_SECRETS = (
     # A signed JSON Web Token: a bearer credential for as long as it lives.
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"),
     # What an Authorization header carries, whatever its shape (curl -H, a copied request, a .http file).
-    # (a value with a digit in it: ``authorization: Optional[str]`` in code is no header).
+    # (a value with a digit in it: ``authorization: Optional[str]`` in code is no header; nor is a call, as in
+    # ``authorization = base64.b64encode(...)``).
     re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot|digest)\s+)?)"
-               r"(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}"),
+               r"(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}+(?!\()"),
     # The password in a URL (https://deploy:PASSWORD@host), the user kept; not a placeholder an example shows
     # (password, ***, $VAR, {var}, <var>, %(var)s).
     # (a scheme is at most 32 characters: from every word of a long dotted or dashed run, an unbounded one would

@@ -125,6 +125,8 @@ def test_credentials_in_headers_and_urls_are_masked_the_rest_kept(text, shown):
 @pytest.mark.parametrize("text", [
     "postgres://user:password@localhost/db", "https://user:${PASSWORD}@host/x", "amqp://u:***@mq", "git@github.com:a/b.git",
     "authorization: Optional[str] = Header(None)", "headers = {'Authorization': f'Bearer {token}'}",
+    'authorization = base64.b64encode(f"{user}:{password}".encode()).decode()',
+    "Authorization: hashlib.sha256(body).hexdigest()",
     "value = 'dGhpcyBpcyBqdXN0IGEgbm9ybWFsIHNlbnRlbmNlIGluIGJhc2U2NA=='", "see a%20b%20c%20d%20e%20f%20g%20h",
 ])
 def test_placeholders_and_code_are_not_taken_for_credentials(text):
