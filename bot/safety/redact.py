@@ -119,13 +119,25 @@ def _mask_shapes(text: str) -> tuple[str, int]:
     return text, count
 
 
-_HTTP_USERINFO = re.compile(r"(?P<scheme>\bhttps?://)[^\s/?#@\[\]]+@", re.IGNORECASE)
+_HTTP_USERINFO = re.compile(r"(?P<scheme>\bhttps?://)(?P<userinfo>[^\s/?#@\[\]]+)@", re.IGNORECASE)
+# What code or a script writes where the credentials go: ${TOKEN}, $TOKEN, {token}, {{ token }}, <token>, %(token)s.
+_PLACEHOLDER = re.compile(r"\$\{[^{}]*\}|\$\w+|\{\{?[^{}]*\}?\}|<[^<>]*>|%\(\w+\)s")
 
 
 def mask_url_credentials(text: str) -> tuple[str, int]:
     """``text`` with what stands before ``@`` in each http(s) URL masked (``https://user:TOKEN@host``, or a token as
-    the user name), and how many were: a person pasting a repository's URL from a git remote pastes its token."""
-    return _HTTP_USERINFO.subn(lambda m: f"{m['scheme']}{MASK}@", text)
+    the user name), and how many were: a person pasting a repository's URL from a git remote pastes its token.
+    Placeholders are kept (``https://{user}:{token}@host`` in code, ``https://${TOKEN}@host`` in a script)."""
+    count = 0
+
+    def masked(match: re.Match[str]) -> str:
+        nonlocal count
+        if _PLACEHOLDER.fullmatch(match["userinfo"].rpartition(":")[2]):  # the password, or a token as the user
+            return match.group()
+        count += 1
+        return f"{match['scheme']}{MASK}@"
+
+    return _HTTP_USERINFO.sub(masked, text), count
 
 
 class Redactor:

@@ -127,3 +127,23 @@ def test_an_own_secret_percent_encoded_or_json_escaped_is_masked():
     for text in (quote(OWN, safe=""), quote_plus(OWN), json.dumps({"key": key}), "A" * 64):
         shown = redact(f"sent {text} on")
         assert text not in shown and MASK in shown and "A" * 20 not in shown and OWN[3:15] not in shown
+
+
+# -- credentials written into a URL of a request ---------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    'url = f"https://{user}:{token}@github.com/{repo}.git"', "git clone https://${GITHUB_TOKEN}@github.com/a/b.git",
+    "git clone https://x-access-token:$TOKEN@github.com/a/b.git", "https://{{ user }}:{{ token }}@host/x",
+    "https://<user>:<token>@host/x", "https://%(user)s:%(password)s@host/x",
+])
+def test_placeholders_in_a_requests_url_are_kept(text):
+    from bot.safety.redact import mask_url_credentials
+    assert mask_url_credentials(text) == (text, 0)
+
+
+@pytest.mark.parametrize("text", ["https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/a/b",
+                                  "https://deploy:${TOKEN}x@host/x", "https://ann:hunter22@host/x"])
+def test_credentials_in_a_requests_url_are_masked(text):
+    from bot.safety.redact import mask_url_credentials
+    shown, count = mask_url_credentials(text)
+    assert count == 1 and shown.startswith(f"https://{MASK}@")
