@@ -160,6 +160,8 @@ class Redactor:
 
 
 MIN_ENCODED_LENGTH = 12  # a shorter piece of an encoding could be part of any base64
+# A key's first and last lines are the same in every key of its kind (and in code that reads one): no secret.
+_ARMOR = re.compile(r"-----(?:BEGIN|END) [A-Z0-9 ]+-----")
 
 
 def encoded_forms(secret: str) -> set[str]:
@@ -168,7 +170,8 @@ def encoded_forms(secret: str) -> set[str]:
     or quoted in part), and in base64 (a Basic header, a docker config): the part of its encoding that is the
     same wherever it starts in the encoded bytes, standard and URL-safe."""
     forms = {secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret, ensure_ascii=False)[1:-1]}
-    forms.update(line.strip() for line in secret.splitlines() if len(line.strip()) >= 2 * MIN_ENCODED_LENGTH)
+    forms.update(line.strip() for line in secret.splitlines()
+                 if len(line.strip()) >= 2 * MIN_ENCODED_LENGTH and not _ARMOR.fullmatch(line.strip()))
     if len(secret) >= MIN_ENCODED_LENGTH:
         data = secret.encode("utf-8", "surrogateescape")
         for offset in range(3):

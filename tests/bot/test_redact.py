@@ -147,3 +147,14 @@ def test_credentials_in_a_requests_url_are_masked(text):
     from bot.safety.redact import mask_url_credentials
     shown, count = mask_url_credentials(text)
     assert count == 1 and shown.startswith(f"https://{MASK}@")
+
+
+def test_a_private_keys_first_and_last_lines_are_no_secret_of_their_own():
+    """The bot's key (a GitHub App's PEM) is masked whole and line by line; code the team writes that reads a key
+    keeps its ``-----BEGIN RSA PRIVATE KEY-----``."""
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 64 + "\n" + "B" * 64 + "\n-----END RSA PRIVATE KEY-----\n"
+    code = ('if line == "-----BEGIN RSA PRIVATE KEY-----":\n    inside = True\n'
+            'elif line == "-----END RSA PRIVATE KEY-----":\n    inside = False\n')
+    redact = Redactor([key])
+    assert redact(code) == code
+    assert redact(f"key: {key}") == f"key: {MASK}" and redact("A" * 64) == MASK
