@@ -26,7 +26,7 @@ _PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})"
 # A base branch is read up to the first space or character no branch name holds (``~^:?*[\``, quotes, ``#``), so
 # a name is never silently cut short (``@v2é`` is not ``@v2``); what follows it in a sentence (``.,;)``) is dropped,
 # and what remains must be a name git accepts, or the request is refused with a sentence.
-_BRANCH = r"[^\s~^:?*\[\\#<>|\"'`]{1,200}"
+_BRANCH = r"[^\s~^:?*\[\\#<>|\"'`\u2018-\u201f\u00ab\u00bb\u2039\u203a]{1,200}"  # typographic quotes too
 _EXPLICIT = re.compile(rf"(?<![\w/])repo:(?P<owner>{_PART})/(?P<name>{_PART})(?:@(?P<base>{_BRANCH}))?")
 _URL = re.compile(rf"https?://(?:[^\s/?#@]+@)?(?P<host>[A-Za-z0-9.:-]+)/(?P<owner>{_PART})/(?P<name>{_PART})"
                   rf"(?:/tree/(?P<base>{_BRANCH}))?")
@@ -34,7 +34,8 @@ _IN = re.compile(rf"\bin\s+(?:the\s+)?(?P<owner>{_PART})/(?P<name>{_PART})(?P<af
                  re.IGNORECASE)
 _REPO_BEFORE = re.compile(r"\b(?:repo|repository)\s*$", re.IGNORECASE)
 _SAFE_BRANCH = re.compile(r"(?!.*\.\.)(?!.*//)(?!/)(?!.*/$)(?!-)(?!.*/\.)[\w./-]{1,200}(?<!\.lock)(?<!\.)")
-_AFTER_BRANCH = ".,;:)]}!*"  # punctuation of the sentence around a name, never its last character
+# Punctuation of the sentence around a name, never its last character (a phone's "…", a CJK sentence's "。，）").
+_AFTER_BRANCH = ".,;:)]}!*\u2026\u3001\u3002\uff01\uff09\uff0c\uff1a\uff1b\uff1f"
 
 
 @dataclass(frozen=True)

@@ -260,7 +260,7 @@ class Service:
         twice = sorted({n for n in names if names.count(n) > 1})
         if twice:
             raise UserInputError(f"Two attached files are both called {twice[0]}; rename one so neither is lost.")
-        self._repository(_masked(request, self._redact))  # its sentence may quote the --repo argument
+        self._repository(_masked_naming(request, self._redact))  # its sentence may quote the --repo argument
         queue = self._config.limits
         if len(self._waiting) >= queue.max_queued_runs:
             raise UserInputError("The bot is busy with too many runs right now; try again in a few minutes.")
@@ -839,6 +839,13 @@ def _masked(request: ChatRequest, known: Redactor) -> ChatRequest:
                      f"{'was' if in_thread == 1 else 'were'} masked before anything was sent on.")
     return dataclasses.replace(request, text=text, repo=repo, attachments=tuple(attachments),
                                thread=dataclasses.replace(thread, notes=tuple(notes)))
+
+
+def _masked_naming(request: ChatRequest, known: Redactor) -> ChatRequest:
+    """The request with what names its repository masked (its text, ``--repo``), for a refusal that may quote
+    them: its files and thread, the most of what is masked, are masked once, as the run starts (``_masked``)."""
+    text = mask_secrets(mask_url_credentials(request.text)[0], known)[0]
+    return dataclasses.replace(request, text=text, repo=mask_url_credentials(request.repo)[0])
 
 
 def _masked_thread(thread: ThreadContext | None, known: Redactor) -> tuple[ThreadContext | None, int]:

@@ -48,12 +48,15 @@ PASTED_SECRETS = (
     # A signed JSON Web Token: a bearer credential for as long as it lives.
     re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"),
     # What an Authorization header carries, whatever its shape (curl -H, a copied request, a .http file).
-    # (a value with a digit in it: ``authorization: Optional[str]`` in code is no header).
+    # (a value with a digit in it: ``authorization: Optional[str]`` in code is no header; nor is a call, as in
+    # ``authorization = base64.b64encode(...)``).
     re.compile(r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|bot|digest)\s+)?)"
-               r"(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}"),
+               r"(?=[A-Za-z._~+/=-]*\d)[A-Za-z0-9._~+/=-]{12,}+(?!\()"),
     # The password in a URL (https://deploy:PASSWORD@host), the user kept; not a placeholder an example shows
     # (password, ***, $VAR, {var}, <var>, %(var)s).
-    re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\[\]]*:)(?!(?:pass(?:word)?|secret|changeme|x+|\*+)@)"
+    # (a scheme is at most 32 characters: from every word of a long dotted or dashed run, an unbounded one would
+    # read the rest of the run each time).
+    re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/?#@\[\]]*:)(?!(?:pass(?:word)?|secret|changeme|x+|\*+)@)"
                r"(?![$<{%*])[^\s/?#\[\]]+(?=@[^\s@]*[\w\]])"),
     # An AWS secret access key is 40 characters of base64 with nothing to tell it by but its name nearby.
     # (a config line, an environment variable, the CLI's JSON: aws_secret_access_key = …, "SecretAccessKey": "…").
@@ -65,7 +68,9 @@ PASTED_SECRETS = (
 # Text a secret may hide in, encoded: a run of base64 (a docker config's "auth", a Kubernetes Secret's data) or of
 # percent-encoding (a token in a copied URL). Each is decoded and masked whole when a secret is inside.
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
-_PERCENT_RUN = re.compile(r"[A-Za-z0-9._~+%-]*%[0-9A-Fa-f]{2}[A-Za-z0-9._~+%-]*")
+# Each starts where a run of its characters starts: a search from every character of a long run without a
+# %XX in it would read the rest of the run each time (minutes on a file of hex or of zero bytes in base64).
+_PERCENT_RUN = re.compile(r"(?<![A-Za-z0-9._~+%-])[A-Za-z0-9._~+%-]*%[0-9A-Fa-f]{2}[A-Za-z0-9._~+%-]*")
 
 
 def mask_pasted_secrets(text: str) -> tuple[str, int]:
@@ -114,13 +119,25 @@ def _mask_shapes(text: str) -> tuple[str, int]:
     return text, count
 
 
-_HTTP_USERINFO = re.compile(r"(?P<scheme>\bhttps?://)[^\s/?#@\[\]]+@", re.IGNORECASE)
+_HTTP_USERINFO = re.compile(r"(?P<scheme>\bhttps?://)(?P<userinfo>[^\s/?#@\[\]]+)@", re.IGNORECASE)
+# What code or a script writes where the credentials go: ${TOKEN}, $TOKEN, {token}, {{ token }}, <token>, %(token)s.
+_PLACEHOLDER = re.compile(r"\$\{[^{}]*\}|\$\w+|\{\{?[^{}]*\}?\}|<[^<>]*>|%\(\w+\)s")
 
 
 def mask_url_credentials(text: str) -> tuple[str, int]:
     """``text`` with what stands before ``@`` in each http(s) URL masked (``https://user:TOKEN@host``, or a token as
-    the user name), and how many were: a person pasting a repository's URL from a git remote pastes its token."""
-    return _HTTP_USERINFO.subn(lambda m: f"{m['scheme']}{MASK}@", text)
+    the user name), and how many were: a person pasting a repository's URL from a git remote pastes its token.
+    Placeholders are kept (``https://{user}:{token}@host`` in code, ``https://${TOKEN}@host`` in a script)."""
+    count = 0
+
+    def masked(match: re.Match[str]) -> str:
+        nonlocal count
+        if _PLACEHOLDER.fullmatch(match["userinfo"].rpartition(":")[2]):  # the password, or a token as the user
+            return match.group()
+        count += 1
+        return f"{match['scheme']}{MASK}@"
+
+    return _HTTP_USERINFO.sub(masked, text), count
 
 
 class Redactor:
@@ -143,6 +160,8 @@ class Redactor:
 
 
 MIN_ENCODED_LENGTH = 12  # a shorter piece of an encoding could be part of any base64
+# A key's first and last lines are the same in every key of its kind (and in code that reads one): no secret.
+_ARMOR = re.compile(r"-----(?:BEGIN|END) [A-Z0-9 ]+-----")
 
 
 def encoded_forms(secret: str) -> set[str]:
@@ -151,7 +170,8 @@ def encoded_forms(secret: str) -> set[str]:
     or quoted in part), and in base64 (a Basic header, a docker config): the part of its encoding that is the
     same wherever it starts in the encoded bytes, standard and URL-safe."""
     forms = {secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret, ensure_ascii=False)[1:-1]}
-    forms.update(line.strip() for line in secret.splitlines() if len(line.strip()) >= 2 * MIN_ENCODED_LENGTH)
+    forms.update(line.strip() for line in secret.splitlines()
+                 if len(line.strip()) >= 2 * MIN_ENCODED_LENGTH and not _ARMOR.fullmatch(line.strip()))
     if len(secret) >= MIN_ENCODED_LENGTH:
         data = secret.encode("utf-8", "surrogateescape")
         for offset in range(3):

@@ -127,3 +127,34 @@ def test_an_own_secret_percent_encoded_or_json_escaped_is_masked():
     for text in (quote(OWN, safe=""), quote_plus(OWN), json.dumps({"key": key}), "A" * 64):
         shown = redact(f"sent {text} on")
         assert text not in shown and MASK in shown and "A" * 20 not in shown and OWN[3:15] not in shown
+
+
+# -- credentials written into a URL of a request ---------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    'url = f"https://{user}:{token}@github.com/{repo}.git"', "git clone https://${GITHUB_TOKEN}@github.com/a/b.git",
+    "git clone https://x-access-token:$TOKEN@github.com/a/b.git", "https://{{ user }}:{{ token }}@host/x",
+    "https://<user>:<token>@host/x", "https://%(user)s:%(password)s@host/x",
+])
+def test_placeholders_in_a_requests_url_are_kept(text):
+    from bot.safety.redact import mask_url_credentials
+    assert mask_url_credentials(text) == (text, 0)
+
+
+@pytest.mark.parametrize("text", ["https://ghp_abcdefghijklmnopqrstuvwxyz0123456789@github.com/a/b",
+                                  "https://deploy:${TOKEN}x@host/x", "https://ann:hunter22@host/x"])
+def test_credentials_in_a_requests_url_are_masked(text):
+    from bot.safety.redact import mask_url_credentials
+    shown, count = mask_url_credentials(text)
+    assert count == 1 and shown.startswith(f"https://{MASK}@")
+
+
+def test_a_private_keys_first_and_last_lines_are_no_secret_of_their_own():
+    """The bot's key (a GitHub App's PEM) is masked whole and line by line; code the team writes that reads a key
+    keeps its ``-----BEGIN RSA PRIVATE KEY-----``."""
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 64 + "\n" + "B" * 64 + "\n-----END RSA PRIVATE KEY-----\n"
+    code = ('if line == "-----BEGIN RSA PRIVATE KEY-----":\n    inside = True\n'
+            'elif line == "-----END RSA PRIVATE KEY-----":\n    inside = False\n')
+    redact = Redactor([key])
+    assert redact(code) == code
+    assert redact(f"key: {key}") == f"key: {MASK}" and redact("A" * 64) == MASK

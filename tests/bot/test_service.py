@@ -496,3 +496,18 @@ async def test_the_bots_own_secrets_pasted_in_a_request_or_its_thread_reach_no_p
     assert own not in prompts and encoded not in prompts and MASK in prompts
     assert own not in repr(record) and encoded not in repr(record)
     assert any("masked before anything was sent on" in note for note in record.thread.notes)
+
+
+async def test_a_requests_files_are_masked_once(model_server, config, secrets, store, tmp_path, monkeypatch):
+    """Masking reads every byte of every file (a second or more for the largest requests, with nothing else
+    done meanwhile): the check before the run reads only what names the repository."""
+    import bot.runs.service as service_module
+
+    read: list[str] = []
+    mask = service_module.mask_secrets
+    monkeypatch.setattr(service_module, "mask_secrets", lambda text, known: (read.append(text), mask(text, known))[1])
+    script_team(model_server)
+    service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox())
+    asked = ChatRequest("terminal", "t1", "ann", "find all intf keys.", (Attachment("cfg.ini", "key=1\n"),))
+    await (await service.submit(asked, Sink(), FolderPublisher(tmp_path / "out"))).wait()
+    assert read.count("key=1\n") == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import time
 
 import pytest
 
@@ -124,6 +125,8 @@ def test_credentials_in_headers_and_urls_are_masked_the_rest_kept(text, shown):
 @pytest.mark.parametrize("text", [
     "postgres://user:password@localhost/db", "https://user:${PASSWORD}@host/x", "amqp://u:***@mq", "git@github.com:a/b.git",
     "authorization: Optional[str] = Header(None)", "headers = {'Authorization': f'Bearer {token}'}",
+    'authorization = base64.b64encode(f"{user}:{password}".encode()).decode()',
+    "Authorization: hashlib.sha256(body).hexdigest()",
     "value = 'dGhpcyBpcyBqdXN0IGEgbm9ybWFsIHNlbnRlbmNlIGluIGJhc2U2NA=='", "see a%20b%20c%20d%20e%20f%20g%20h",
 ])
 def test_placeholders_and_code_are_not_taken_for_credentials(text):
@@ -148,3 +151,15 @@ def test_with_no_thread_messages_allowed_nothing_is_read_not_even_the_replied_me
     replied = EarlierMessage("Ann", "the spec", replied_to=True)
     context = thread_context([replied, said(1)], "go", InputConfig(thread_messages=0))
     assert context.messages == ()
+
+
+@pytest.mark.parametrize("text", [
+    "progress 100%\n" + "A" * 100_000,  # base64 of a file of zero bytes, and a percent sign somewhere else
+    "progress 100%\n" + "0123456789abcdef" * 6_000,  # a hex dump on one line
+    "see https://example.com\n" + "a." * 50_000,  # a long dotted run (a scheme is looked for in every word)
+    "a-" * 50_000,
+])
+def test_a_long_run_of_ordinary_characters_is_read_in_linear_time(text):
+    started = time.perf_counter()
+    assert mask_pasted_secrets(text) == (text, 0)
+    assert time.perf_counter() - started < 1.5

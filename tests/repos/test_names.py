@@ -27,6 +27,10 @@ REPOS = ReposConfig(allowed={"acme/billing": RepoSettings(base="develop", defaul
     ("(**repo:acme/billing@release/2**), then", RepoName("acme/billing", base="release/2")),
     ("see https://me:s3cret@github.com/acme/billing/tree/dev", RepoName("acme/billing", base="dev")),
     ("see https://[redacted]@github.com/acme/billing", RepoName("acme/billing")),  # as the service masks it
+    # Typographic quotes and an ellipsis, as a phone or Slack writes them, end the name.
+    ("fix repo:acme/billing@main’s parser", RepoName("acme/billing", base="main")),
+    ("“repo:acme/billing@release/2”", RepoName("acme/billing", base="release/2")),
+    ("try repo:acme/billing@dev…", RepoName("acme/billing", base="dev")),
 ])
 def test_the_written_forms(text, expected):
     assert named_in(text, REPOS) == expected
