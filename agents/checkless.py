@@ -153,7 +153,7 @@ def _unreached(trees: Mapping[str, ast.Module], modules: frozenset[str]) -> str:
     for path, tree in trees.items():
         names, helpers = reaching[path], _checking_helpers(tree)
         for test in tests[path]:
-            if _checks(test, helpers) and (names is None or _reaches(_scope_of(tree, test), test, names, modules)
+            if _checks(test, helpers) and (names is None or _reaches(_scope_of(tree, test), names)
                                            or _takes_the_code(test, fixtures, given)):
                 return ""
     shown = ", ".join(sorted(modules)[:3])
@@ -216,20 +216,12 @@ def _scope_of(tree: ast.Module, test: ast.AST) -> ast.AST:
     return test
 
 
-def _reaches(scope: ast.AST, test: ast.FunctionDef | ast.AsyncFunctionDef, names: set[str],
-             modules: frozenset[str]) -> bool:
-    """Whether the test (with its class) names the code, imports it, or runs a program."""
-    if _uses(scope, names):
-        return True
-    for node in ast.walk(scope):
-        if isinstance(node, ast.Import | ast.ImportFrom) and _imported_from_code(node, modules):
-            return True
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute) and (
-                _called(node) in _RUNNERS or (isinstance(node.func, ast.Attribute)
-                                              and isinstance(node.func.value, ast.Name)
-                                              and node.func.value.id in _RUNNERS)):
-            return True
-    return False
+def _reaches(scope: ast.AST, names: set[str]) -> bool:
+    """Whether the test (with its class) names the code (an import inside it binds such a name too) or runs a
+    program."""
+    return _uses(scope, names) or any(
+        isinstance(n, ast.Call) and (_called(n) in _RUNNERS or (isinstance(n.func, ast.Attribute) and isinstance(
+            n.func.value, ast.Name) and n.func.value.id in _RUNNERS)) for n in ast.walk(scope))
 
 
 def _takes_the_code(test: ast.FunctionDef | ast.AsyncFunctionDef, fixtures: set[str], given: set[str]) -> bool:

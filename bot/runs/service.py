@@ -817,10 +817,7 @@ def _masked(request: ChatRequest, known: Redactor) -> ChatRequest:
     bot's own (``known``: a person may paste the bot's key or a webhook secret), those of a common format, and
     credentials written into a URL in the task or in ``--repo`` (the bot fetches with its own token). The task,
     the files and the thread reach prompts, the store, a Gist and the log."""
-    text, in_urls = mask_url_credentials(request.text)
-    repo, in_repo = mask_url_credentials(request.repo)
-    text, found = mask_secrets(text, known)
-    found += in_urls + in_repo
+    text, repo, found = _masked_words(request, known)
     attachments = []
     for attachment in request.attachments:
         content, in_file = mask_secrets(attachment.content, known)
@@ -844,8 +841,16 @@ def _masked(request: ChatRequest, known: Redactor) -> ChatRequest:
 def _masked_naming(request: ChatRequest, known: Redactor) -> ChatRequest:
     """The request with what names its repository masked (its text, ``--repo``), for a refusal that may quote
     them: its files and thread, the most of what is masked, are masked once, as the run starts (``_masked``)."""
-    text = mask_secrets(mask_url_credentials(request.text)[0], known)[0]
-    return dataclasses.replace(request, text=text, repo=mask_url_credentials(request.repo)[0])
+    text, repo, _ = _masked_words(request, known)
+    return dataclasses.replace(request, text=text, repo=repo)
+
+
+def _masked_words(request: ChatRequest, known: Redactor) -> tuple[str, str, int]:
+    """The request's text and ``--repo`` with secrets and URL credentials masked, and how many were."""
+    text, in_urls = mask_url_credentials(request.text)
+    repo, in_repo = mask_url_credentials(request.repo)
+    text, found = mask_secrets(text, known)
+    return text, repo, found + in_urls + in_repo
 
 
 def _masked_thread(thread: ThreadContext | None, known: Redactor) -> tuple[ThreadContext | None, int]:

@@ -108,35 +108,25 @@ def passing(job):  # type: ignore[no-untyped-def]
 HOLLOW = "```python path=test_intf.py\nfrom intf import find_intf\n\ndef test_nested():\n    find_intf({})\n```\n"
 
 
+# The function under test written again in the test file: checked there, it passes whatever intf.py does.
+SELF_CONTAINED = ("```python path=test_intf.py\ndef find_intf(obj):\n    return [('intf', 1)]\n\n"
+                  "def test_nested():\n    assert find_intf({'intf': 1}) == [('intf', 1)]\n```\n")
+
+
+@pytest.mark.parametrize(("first", "said", "kept"), [(HOLLOW, "no test checks a result", "assert"),
+                                                     (SELF_CONTAINED, "no test calls the code", "from intf import")])
 @pytest.mark.parametrize("order", list(Order))
-async def test_passing_tests_that_cannot_fail_go_back_to_the_tester_and_the_run_passes_on_real_ones(order):
-    script = {**s.happy_path(), "tester": [HOLLOW, s.TESTS], "optimizer": [s.APPROVE, s.APPROVE]}
+async def test_passing_tests_that_cannot_fail_go_back_to_the_tester_and_the_run_passes_on_real_ones(
+        order, first, said, kept):
+    script = {**s.happy_path(), "tester": [first, s.TESTS], "optimizer": [s.APPROVE, s.APPROVE]}
     manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=passing), RecordingPublisher(),
                       settings=TeamSettings(order=order))
     events = [e async for e in manager.run(RunRequest(task="find all intf keys", run_id="r1"))]
     final = events[-1]
     assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED, final.reason
     assert [e.agent for e in events if isinstance(e, TurnFinished)].count("tester") == 2
-    assert any("passed but cannot fail" in e.text and "no test checks a result" in e.text
-               for e in events if isinstance(e, Notice))
-    assert "assert" in final.tests["test_intf.py"]
-
-
-# The function under test written again in the test file: checked there, it passes whatever intf.py does.
-SELF_CONTAINED = ("```python path=test_intf.py\ndef find_intf(obj):\n    return [('intf', 1)]\n\n"
-                  "def test_nested():\n    assert find_intf({'intf': 1}) == [('intf', 1)]\n```\n")
-
-
-async def test_passing_tests_that_never_reach_the_code_go_back_to_the_tester():
-    script = {**s.happy_path(), "tester": [SELF_CONTAINED, s.TESTS], "optimizer": [s.APPROVE, s.APPROVE]}
-    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=passing), RecordingPublisher())
-    events = [e async for e in manager.run(RunRequest(task="find all intf keys", run_id="r1"))]
-    final = events[-1]
-    assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED, final.reason
-    assert [e.agent for e in events if isinstance(e, TurnFinished)].count("tester") == 2
-    assert any("passed but cannot fail" in e.text and "no test calls the code" in e.text
-               for e in events if isinstance(e, Notice))
-    assert "from intf import find_intf" in final.tests["test_intf.py"]
+    assert any("passed but cannot fail" in e.text and said in e.text for e in events if isinstance(e, Notice))
+    assert kept in final.tests["test_intf.py"]
 
 
 async def test_tests_that_never_could_fail_end_the_run_stopped_not_passed():

@@ -37,14 +37,18 @@ async def test_a_rust_build_script_cannot_rewrite_the_users_tests(sandbox, how):
     assert (report.passed, report.failed) == (1, 1), report.output(20_000)  # the user's own test_sub ran
 
 
+async def with_sub(sandbox, body: str):  # type: ignore[no-untyped-def]
+    """The wrong Rust crate with ``sub``'s body replaced by ``body``, run in the sandbox."""
+    lib = RUST_WRONG["src/lib.rs"].replace("pub fn sub(a: i64, b: i64) -> i64 { a + b }",
+                                           f"pub fn sub(_a: i64, _b: i64) -> i64 {{ {body} }}")
+    assert lib != RUST_WRONG["src/lib.rs"]
+    return await sandbox.run(rust_job(RUST_WRONG.merged({"src/lib.rs": lib})))
+
+
 async def test_rust_code_that_prints_results_and_exits_does_not_pass(sandbox):
     """``sub`` prints the line libtest would print for a pass, then ends the process with 0."""
-    lib = RUST_WRONG["src/lib.rs"].replace(
-        "pub fn sub(a: i64, b: i64) -> i64 { a + b }",
-        "pub fn sub(_a: i64, _b: i64) -> i64 { println!(\"test test_sub ... ok\\n\\ntest result: ok. 2 passed; "
-        "0 failed\"); std::process::exit(0) }")
-    assert lib != RUST_WRONG["src/lib.rs"]
-    report = await sandbox.run(rust_job(RUST_WRONG.merged({"src/lib.rs": lib})))
+    report = await with_sub(sandbox, "println!(\"test test_sub ... ok\\n\\ntest result: ok. 2 passed; "
+                                     "0 failed\"); std::process::exit(0)")
     assert report.status is TestStatus.FAILED, report.output(20_000)
     assert "test_sub never reported a result" in report.stderr
 
@@ -53,14 +57,10 @@ async def test_rust_code_that_writes_the_harness_log_by_its_path_does_not_pass(s
     """``sub`` writes the log lines the harness would write for two passes into whatever the sandbox's report
     folder holds (the harness's open log among them), then ends the process with 0. (Before the harness's tests
     start the sandbox has taken the log's name away: the wait keeps this case off that moment.)"""
-    lib = RUST_WRONG["src/lib.rs"].replace(
-        "pub fn sub(a: i64, b: i64) -> i64 { a + b }",
-        "pub fn sub(_a: i64, _b: i64) -> i64 { std::thread::sleep(std::time::Duration::from_millis(300)); "
-        "if let Ok(found) = std::fs::read_dir(\"/tmp/.judge\") { "
-        "for entry in found.flatten() { let _ = std::fs::write(entry.path(), \"ok test_add\\nok test_sub\\n\"); } } "
-        "std::process::exit(0) }")
-    assert lib != RUST_WRONG["src/lib.rs"]
-    report = await sandbox.run(rust_job(RUST_WRONG.merged({"src/lib.rs": lib})))
+    report = await with_sub(sandbox, "std::thread::sleep(std::time::Duration::from_millis(300)); "
+                                     "if let Ok(found) = std::fs::read_dir(\"/tmp/.judge\") { for entry in found.flatten() "
+                                     "{ let _ = std::fs::write(entry.path(), \"ok test_add\\nok test_sub\\n\"); } } "
+                                     "std::process::exit(0)")
     assert report.status is TestStatus.FAILED, report.output(20_000)
     assert "test_sub never reported a result" in report.stderr
 
