@@ -210,7 +210,8 @@ async def test_a_follow_up_in_another_repository_carries_no_file_of_the_first(gi
         git_url=git_host.url, allowed={"acme/billing": RepoSettings(), "acme/other": RepoSettings()}))
     model = ScriptedModel({"planner": [PLAN, "1. Change app.py.\nLANGUAGE: python"],
                            "programmer": [CODE, "```python path=app.py\ndef main():\n    return 1\n```\n"],
-                           "tester": [TESTS, TESTS.replace("test_client", "test_app")],
+                           "tester": [TESTS, "```python path=tests/test_app.py\nfrom app import main\n\n\n"
+                                             "def test_main():\n    assert main() == 1\n```\n"],
                            "optimizer": ["VERDICT: APPROVE"] * 2, "checkin": ["# x\n"] * 2})
     store = await SQLiteStore.open(config.db_path())
     try:
