@@ -271,13 +271,13 @@ class Service:
     async def submit(self, request: ChatRequest, sink: EventSink, fallback: Publisher, run_id: str = "") -> RunHandle:
         """Record the run and start it (or queue it). Raises ``UserInputError`` for bad requests."""
         self.check(request)
-        request = _masked(request, self._redact)
         run_id = run_id or new_run_id()
         # Queued before the first await, so the limits `check` reads count this run at once and the
         # queue keeps the order requests arrived in.
         waiter = _Waiter(run_id, request.user_id, conversation_key(request.platform, request.thread_key))
         self._waiting.append(waiter)
         try:
+            request = await _masked_off_the_loop(request, self._redact)
             conversation = await self._store.conversation(request.platform, request.thread_key)
             await self._store.create_run(run_id, conversation, request.text.strip(), request.user_id,
                                          [a.name for a in request.attachments], request.thread)
@@ -369,7 +369,7 @@ class Service:
         """Record the run as a job (one transaction), draw its status message, then let any worker claim it: the
         claimer edits that message (and a Stop pressed on it reaches the run wherever it runs)."""
         self.check(request)
-        request = _masked(request, self._redact)
+        request = await _masked_off_the_loop(request, self._redact)
         run_id = new_run_id()
         conversation = await self._store.conversation(request.platform, request.thread_key)
         queued = await queue.enqueue(run_id, conversation, request.text.strip(), request.user_id,
@@ -836,6 +836,20 @@ def _masked(request: ChatRequest, known: Redactor) -> ChatRequest:
                      f"{'was' if in_thread == 1 else 'were'} masked before anything was sent on.")
     return dataclasses.replace(request, text=text, repo=repo, attachments=tuple(attachments),
                                thread=dataclasses.replace(thread, notes=tuple(notes)))
+
+
+MASK_ON_THE_LOOP_CHARS = 64 * 1024  # a request this small is masked in well under a millisecond
+
+
+async def _masked_off_the_loop(request: ChatRequest, known: Redactor) -> ChatRequest:
+    """``_masked``, in a worker thread for a large request: masking takes time in proportion to the text (about a
+    second for ten files of 256 KB), which would hold every other run, chat event and health check meanwhile."""
+    size = len(request.text) + sum(len(a.content) for a in request.attachments)
+    if request.thread is not None:
+        size += sum(len(m.text) for m in request.thread.messages) + sum(len(f.content) for f in request.thread.files)
+    if size < MASK_ON_THE_LOOP_CHARS:
+        return _masked(request, known)
+    return await asyncio.to_thread(_masked, request, known)
 
 
 def _masked_naming(request: ChatRequest, known: Redactor) -> ChatRequest:

@@ -498,6 +498,37 @@ async def test_the_bots_own_secrets_pasted_in_a_request_or_its_thread_reach_no_p
     assert any("masked before anything was sent on" in note for note in record.thread.notes)
 
 
+@pytest.mark.parametrize("lines, off_the_loop", [(10, False), (20_000, True)])
+async def test_a_large_request_is_masked_in_a_worker_thread_and_masked_all_the_same(
+        model_server, config, secrets, store, tmp_path, monkeypatch, lines, off_the_loop):
+    # Masking takes time in proportion to the text: a request of megabytes must not hold every other run meanwhile.
+    import threading
+
+    from bot.runs import service as service_module
+    from bot.safety.redact import Redactor
+
+    own = "whsec-internal-gateway-0000111122223333"
+    on_the_loop: list[bool] = []
+    real = service_module.mask_secrets
+
+    def recording(text, known):
+        on_the_loop.append(threading.current_thread() is threading.main_thread())
+        return real(text, known)
+
+    monkeypatch.setattr(service_module, "mask_secrets", recording)
+    script_team(model_server)
+    service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox(), redact=Redactor([own]))
+    attached = Attachment("data.py", "x = 1\n" * lines + f"KEY = {own!r}\n")
+    handle = await service.submit(ChatRequest("terminal", "t1", "ann", "find all intf keys", (attached,)),
+                                  Sink(), FolderPublisher(tmp_path / "out"))
+    await handle.wait()
+
+    record = await store.run(handle.run_id)
+    assert own not in repr(record) and own not in "".join(str(call.body) for call in model_server.requests)
+    assert any("masked before anything was sent on" in note for note in record.thread.notes)
+    assert (False in on_the_loop) is off_the_loop  # the files were masked off the event loop's thread, or on it
+
+
 async def test_a_requests_files_are_masked_once(model_server, config, secrets, store, tmp_path, monkeypatch):
     """Masking reads every byte of every file (a second or more for the largest requests, with nothing else
     done meanwhile): the check before the run reads only what names the repository."""
