@@ -66,9 +66,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+MIN_TOKEN_CHARS = 24  # shorter, a token can be guessed by whoever reaches the page: `openssl rand -hex 32` gives 64
+
+
 def check_binding(settings: WebConfig, token: str) -> None:
-    """Refuse to serve beyond this machine with no way to tell who is asking."""
-    if is_loopback(settings.host) or token or settings.user_header:
+    """Refuse to serve beyond this machine with no way to tell who is asking, or with a token easily guessed."""
+    if is_loopback(settings.host):
+        return
+    if token and len(token) < MIN_TOKEN_CHARS:
+        raise ConfigError(
+            f"web.host is {settings.host!r}, which other machines can reach, and CODEGEN_WEB_TOKEN has only "
+            f"{len(token)} characters (at least {MIN_TOKEN_CHARS}): make a long random one with `openssl rand -hex 32`"
+        )
+    if token or settings.user_header:
         return
     raise ConfigError(
         f"web.host is {settings.host!r}, which other machines can reach, but no one would have to sign in: "

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
-from adapters.web.access import Gate, check_binding, is_loopback
+from adapters.web.access import MIN_TOKEN_CHARS, Gate, check_binding, is_loopback
 from adapters.web.hub import Hub
 from adapters.web.platform import PLATFORM, platform
 from adapters.web.routes import STATIC, WebChat, build_app
@@ -26,7 +26,6 @@ from bot.safety.redact import Redactor
 log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 10.0  # how long a stopping bot waits for its pages to say their runs stopped
-SHORT_TOKEN = 24
 VENDORED = ("vendor/marked.umd.js", "vendor/purify.min.js", "vendor/highlight.min.js")
 
 
@@ -116,7 +115,7 @@ async def doctor_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
                                    f"only requests naming {address(settings)} or a loopback name are served",
                                    "list the names people open the chat at, e.g. allowed_hosts = "
                                    "[\"chat.example.com\"]", required=False))
-    if token and len(token) < SHORT_TOKEN:
+    if token and len(token) < MIN_TOKEN_CHARS:
         results.append(CheckResult("web chat token", False, f"CODEGEN_WEB_TOKEN has {len(token)} characters",
                                    "use a long random one: `openssl rand -hex 32`", required=False))
     missing = [name for name in ("index.html", "app.js", "app.css", *VENDORED) if not (STATIC / name).is_file()]
