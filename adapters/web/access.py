@@ -248,8 +248,11 @@ def _same_origin(headers: dict[str, str], scope: Scope) -> bool:
     origin = headers.get("origin")
     if origin is None:  # not a browser's cross-site request (they always send Origin on a POST)
         return True
-    scheme = headers.get("x-forwarded-proto") or scope.get("scheme", "http")
-    return origin in (f"{scheme}://{headers.get('host', '')}", f"{scope.get('scheme', 'http')}://{headers.get('host', '')}")
+    # Each proxy on the way may add its own X-Forwarded-Proto (a list, or the header again): the page's scheme is
+    # one of them. Whoever sends them, only this host, as the browser says it loaded the page, is the same origin.
+    forwarded = re.split(r"[,\n]", headers.get("x-forwarded-proto", ""))
+    schemes = {scheme.strip().lower() for scheme in forwarded if scheme.strip()} | {scope.get("scheme", "http")}
+    return origin in {f"{scheme}://{headers.get('host', '')}" for scheme in schemes}
 
 
 def _with_headers(send: Send) -> Send:

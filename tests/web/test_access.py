@@ -133,6 +133,19 @@ async def test_changes_are_taken_from_the_page_s_own_origin_only(start_web, web_
     assert listed == {"conversations": []} and not model_server.requests
 
 
+@pytest.mark.parametrize("proxies_say", [["https, http"], ["https", "http"]])
+async def test_the_page_s_own_origin_behind_proxies_that_each_add_their_scheme(start_web, web_config, model_server,
+                                                                             proxies_say):
+    from multidict import CIMultiDict
+
+    bot = await start_web(web_config)
+    here = f"127.0.0.1:{web_config.web.port}"
+    for origin, allowed in ((f"https://{here}", True), ("https://evil.example", False)):
+        headers = CIMultiDict([("Origin", origin), *(("X-Forwarded-Proto", said) for said in proxies_say)])
+        status, body, _ = await bot.post("/api/conversations", {"task": "write a parser"}, headers=headers)
+        assert (status != 403) is allowed, (origin, status, body)
+
+
 async def test_every_answer_carries_a_policy_that_forbids_inline_script(start_web, web_config):
     bot = await start_web(web_config)
     for path in ("/", "/c/whatever", "/api/session", "/static/app.js", "/api/conversations/nope"):
