@@ -169,6 +169,11 @@ class GitHubBot:
         run_id = self._service.active_run(PLATFORM, comment.conversation)
         if run_id is None:
             return
+        # A comment stops once: the same comment delivered again (a replayed delivery under a new id) must not stop
+        # the runs that came after it.
+        if not await self._service.first_sighting(f"github:stop:{comment.key}"):
+            log.info("github: %s asked for a stop already; not taken again", comment.key)
+            return
         why_not = await self._service.stop(run_id, Place(comment.login, comment.repository), self._platform)
         if why_not:
             await thread.post(self._platform.markup.text(why_not))

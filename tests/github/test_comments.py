@@ -8,7 +8,7 @@ from adapters.github.events import MARKER
 from tests.conftest import with_changes
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.openai_server import Reply
-from tests.github.conftest import AUTHOR, PR, REPO, eventually, finals, script_team
+from tests.github.conftest import AUTHOR, PR, README, REPO, eventually, finals, script_team
 from tests.repos.fixtures import branch_files
 from tests.repos.test_pull_request_docker import CODE, CODE_LOGGED, PLAN, TESTS
 
@@ -158,6 +158,29 @@ async def test_stop_in_a_comment_stops_the_run_on_that_pull_request(github_confi
     await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat stop"))
     (final,) = await eventually(lambda: finals(github.conversation(REPO, PR)))
     assert final.body.startswith("⏹️ Stopped:")
+
+
+async def test_a_stop_comment_delivered_again_does_not_stop_the_next_run(github_config, start_bot, github: FakeGitHub,
+                                                                         pull_request, model_server):
+    # The signature covers the body only: a captured delivery can be sent again under a new X-GitHub-Delivery.
+    model_server.script("planner", Reply(PLAN, pause_after=5), Reply(PLAN, pause_after=5))
+    for role, reply in {"programmer": CODE, "tester": TESTS, "optimizer": "VERDICT: APPROVE", "checkin": README}.items():
+        model_server.script(role, reply)
+    bot = await start_bot(github_config)
+    await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, ASK))
+    await eventually(lambda: planner_calls(model_server) == 1)
+    stop = github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat stop")
+    await bot.comment(stop)
+    await eventually(lambda: finals(github.conversation(REPO, PR)))
+    await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, ASK))
+    await eventually(lambda: planner_calls(model_server) == 2)
+    status, _ = await bot.comment(stop)  # the same comment, again
+    assert status == 202
+    await asyncio.sleep(1.0)  # the stop it carried would be taken by now
+    model_server.resume.set()
+    first, second = await eventually(lambda: finals(github.conversation(REPO, PR))[:2]
+                                     if len(finals(github.conversation(REPO, PR))) == 2 else [], within=40)
+    assert first.body.startswith("⏹️ Stopped:") and second.body.startswith("✅ Passed:"), second.body
 
 
 async def test_a_second_request_waits_for_the_first_and_continues_its_branch(
