@@ -21,7 +21,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.earlier import read_earlier
 from adapters.slack.files import read_shared_files
 from adapters.slack.markup import escape
-from adapters.slack.messages import Incoming, arrival_of, incoming
+from adapters.slack.messages import OUTSIDER, Incoming, arrival_of, incoming, outsider
 from adapters.slack.platform import PLATFORM, platform
 from adapters.slack.requests import event_problem, misshapen
 from adapters.slack.thread import STOP_ACTION, SlackFeatures, SlackThread
@@ -102,6 +102,12 @@ class SlackBot:
         features = self._features.setdefault(team, SlackFeatures())
         thread = SlackThread(self._client, message.channel, message.thread_ts, features, message.user, team,
                              self._config.slack.update_interval_s)
+        if outsider(message, team, self._config.slack.allowed_users):
+            if event.get("type") == "app_mention" or message.direct:  # a mention's message event says nothing more
+                with contextlib.suppress(Exception):  # said to them alone; Slack may refuse that too
+                    await thread.ephemeral(message.user, OUTSIDER)
+            log.info("slack: message %s from %s of another workspace ignored", message.ts, message.user)
+            return
         try:
             await self._take(message, thread, bot_user, event.get("type") == "app_mention", replayed)
         except UserInputError as error:

@@ -27,6 +27,7 @@ class Incoming:
     text: str
     files: tuple[dict[str, Any], ...]
     direct: bool  # a DM with the bot
+    team: str = ""  # the sender's workspace, where Slack says it (a shared channel: maybe another organization's)
 
     @property
     def thread_key(self) -> str:
@@ -42,7 +43,19 @@ def incoming(event: dict[str, Any]) -> Incoming | None:
         return None
     direct = event.get("channel_type") == "im" or (channel.startswith("D") and "channel_type" not in event)
     return Incoming(channel=channel, user=str(event["user"]), ts=ts, thread_ts=str(event.get("thread_ts") or ts),
-                    text=str(event.get("text") or ""), files=tuple(event.get("files") or ()), direct=direct)
+                    text=str(event.get("text") or ""), files=tuple(event.get("files") or ()), direct=direct,
+                    team=str(event.get("user_team") or event.get("source_team") or ""))
+
+
+OUTSIDER = ("This bot takes requests from people of the workspace it is installed in; ask one of its admins to add "
+            "you to its list of users ([slack] allowed_users).")
+
+
+def outsider(message: Incoming, team: str, allowed_users: tuple[str, ...]) -> bool:
+    """Whether the sender belongs to another workspace than the bot's (``team``), through a channel shared with
+    another organization (Slack Connect), and is not listed by name: they would run code and spend the budget of
+    a team they are not part of."""
+    return bool(message.team and team) and message.team != team and message.user not in allowed_users
 
 
 def arrival_of(message: Incoming, bot_user: str, mention_event: bool) -> Arrival:

@@ -336,7 +336,7 @@ class SlackConfig(Checked, section="slack"):
     http_port: Annotated[int, Range(1, 65_535)] = 3000
     http_path: Annotated[str, StartsWith(("/",), "/slack/events")] = "/slack/events"  # the Request URL's path
     allowed_channels: tuple[str, ...] = ()  # channel ids (C…/G…); empty: every channel the bot is in
-    allowed_users: tuple[str, ...] = ()  # user ids (U…/W…); empty: everyone in the workspace
+    allowed_users: tuple[str, ...] = ()  # user ids (U…/W…); empty: everyone in the workspace (another's: if listed)
     direct_messages: bool = True  # DMs to the bot; allowed_channels does not apply to them, allowed_users does
     update_interval_s: Seconds = 1.0  # least time between two edits of one message (Slack allows about one a second)
     # longer text is split into several messages (Slack advises 4,000 at most, truncates past 40,000)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import with_changes
-from tests.fakes.slack_api import events_envelope, message_event
+from tests.fakes.slack_api import BOT_USER, TEAM, events_envelope, message_event
 from tests.slack.conftest import finished, mention, script_team
 
 
@@ -38,3 +38,25 @@ async def test_direct_messages_can_be_turned_off(slack, model_server, slack_conf
     await slack.deliver(events_envelope(message_event(dm, kind="message", channel_type="im"), "Ev-dm"))
     refusal = await slack.wait_for(lambda: slack.ephemeral)
     assert "direct messages" in refusal[0]["text"] and model_server.requests == []
+
+
+@pytest.mark.parametrize("user_team, listed, refused", [
+    ("T_PARTNER", (), True),  # a channel shared with another organization (Slack Connect)
+    ("T_PARTNER", ("UOUT",), False),  # named in allowed_users: let in on purpose
+    (TEAM, (), False),  # the bot's own workspace, said as Slack Connect events say it
+], ids=["other-workspace", "other-workspace-listed", "own-workspace"])
+async def test_someone_of_another_workspace_is_refused_unless_listed_by_name(
+        slack, model_server, slack_config, start_bot, user_team, listed, refused):
+    await start_bot(with_changes(slack_config, slack={"allowed_users": listed}) if listed else slack_config)
+    if not refused:
+        script_team(model_server)
+    message = slack.say("C1", "UOUT", f"<@{BOT_USER}> find all intf keys")
+    event = message_event(message, user_team=user_team, source_team=user_team)
+    await slack.deliver(events_envelope(event, f"Ev{message.ts}"))
+    if refused:
+        refusal = await slack.wait_for(lambda: slack.ephemeral)
+        assert refusal[0]["user"] == "UOUT" and "workspace it is installed in" in refusal[0]["text"]
+        assert model_server.requests == [] and slack.called("chat.postMessage") == []
+    else:
+        await finished(slack, "C1", message.ts)
+        assert slack.ephemeral == []
