@@ -66,12 +66,19 @@ def await_fifo(path: str) -> str:
             f"{{ echo '[sandbox] the report channel was not ready' >&2; break; }}; sleep 0.02; done; ")
 
 
-def read_sealed(path: str) -> str:
-    """Shell printing the sealed report ('' when the runner never wrote one). Run once nothing of the
-    commands' user is left: opening the FIFO for a moment ends a reader still waiting for a writer that
-    never came (it reads nothing), and never blocks."""
+def read_sealed(path: str, end: str) -> str:
+    """Shell printing the sealed report ('' when the runner never wrote one), then a line ``end`` (a word made for
+    this read): a read the engine cut short (an exec that failed to start, a stream that broke) lacks it, and is
+    not taken for a runner that wrote no report. Run once nothing of the commands' user is left: opening the FIFO
+    for a moment ends a reader still waiting for a writer that never came (it reads nothing), and never blocks."""
     tries = int(SEAL_WAIT_S / 0.05)
     fifo, final = shlex.quote(path), shlex.quote(sealed(path))
     return (f"[ -p {fifo} ] && {{ exec 4<> {fifo}; exec 4>&-; }}; "
-            f"i=0; until [ -f {final} ]; do i=$((i+1)); [ $i -le {tries} ] || exit 0; sleep 0.05; done; "
-            f"cat {final}")
+            f"i=0; until [ -f {final} ] || [ $i -gt {tries} ]; do i=$((i+1)); sleep 0.05; done; "
+            f"[ -f {final} ] && cat {final}; printf '\\n%s\\n' {shlex.quote(end)}")
+
+
+def report_read(output: str, end: str) -> str | None:
+    """The report a ``read_sealed`` printed, or None when its ``end`` line is missing (the read was cut short)."""
+    found = output.find(f"\n{end}\n")
+    return None if found < 0 else output[:found]

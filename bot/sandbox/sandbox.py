@@ -46,6 +46,7 @@ DRAIN_GRACE_S = 5.0  # after a kill, how long the output reader may take to noti
 POLL_S = 1.0  # how often a long command is checked for having exited while its output stays open
 LINGER_S = 1.0  # output still read after the command exited
 REPORT_LIMIT = 4_000_000  # bytes of a runner's structured report read back
+REPORT_READS = 2  # a report read the engine cut short is tried again this many times in all
 # Run as the command user: stops whatever the team's code left running (the keeper is another user).
 STOP_LEFTOVERS = "kill -9 -1 2>/dev/null; "
 T = TypeVar("T")
@@ -376,10 +377,21 @@ class DockerSandbox:
         """The report the runner wrote at ``path``, as sealed when it closed it; read after stopping anything
         the tests left running (one could hold the channel open)."""
         await self._stop_leftovers(container)
-        script = set_deadline(BETWEEN_STEPS_S) + judge.read_sealed(path)  # the step is over: a short deadline
-        _, text = await self._quiet(container, ["sh", "-c", script], self._judge_user, "/", 2 * REPORT_LIMIT,
-                                    exit_code=False)
-        return text
+        for _ in range(REPORT_READS):
+            end = secrets.token_hex(8)
+            script = set_deadline(BETWEEN_STEPS_S) + judge.read_sealed(path, end)  # the step is over: a short deadline
+            _, text = await self._quiet(container, ["sh", "-c", script], self._judge_user, "/", 2 * REPORT_LIMIT,
+                                        exit_code=False)
+            if DEADLINE_UNSET in text:
+                raise self._keeper_gone()
+            report = judge.report_read(text, end)
+            if report is not None:
+                return report
+            # The sealed copy stays where it is: a read the engine cut short is read again, never taken for no
+            # report (that would fail tests that passed).
+            log.warning("reading a test report back from the sandbox was cut short: %s", text[-300:])
+        raise SandboxError(f"the test report could not be read back from the sandbox ({REPORT_READS} tries were "
+                           "cut short): the container engine is failing; try again")
 
     async def _read_reports(self, container: Box, paths: list[str]) -> str:
         """The user pass's sealed reports: one as it is, several each after a ``REPORT_SEPARATOR`` line."""

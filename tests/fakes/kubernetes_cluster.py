@@ -62,6 +62,9 @@ class LoopbackCluster:
         self.execs: list[tuple[str, str, list[str]]] = []  # (pod, container, command) of every exec
         # Called as an exec arrives (its Pod's name, its query): what a test has the cluster do at that moment.
         self.on_exec: Callable[[str, Mapping[str, str]], Awaitable[None]] | None = None
+        # Whether to cut an exec's stream before its command runs (given the command): what a broken connection or
+        # a runtime that failed to start the command looks like on the wire, a websocket closed with no status.
+        self.cut: Callable[[list[str]], bool] | None = None
         self._folder = Path(tempfile.mkdtemp(prefix="k8s-fake-"))
         self._server: kmock.Server | None = None
         self._runner: web.AppRunner | None = None
@@ -189,6 +192,9 @@ class LoopbackCluster:
         await socket.prepare(request)
         assert socket.ws_protocol == CHANNEL, "the client must ask for the channel protocol"
         self.execs.append((name, container, command))
+        if self.cut is not None and self.cut(command):
+            await socket.close()
+            return socket
         wants_stdin = request.query.get("stdin", "false").lower() == "true"
         process = await asyncio.create_subprocess_exec(
             "docker", "exec", *(["-i"] if wants_stdin else []), pod.containers[container], *command,

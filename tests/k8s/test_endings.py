@@ -59,7 +59,8 @@ async def test_a_full_quota_is_waited_out_like_the_concurrency_cap(docker_client
             reports = await asyncio.gather(sandbox.run(TestJob("python", FileSet({"test_slow.py": slow}))),
                                            sandbox.run(TestJob("python", FileSet({"test_slow.py": slow}))))
         assert cluster.refused, "the second Pod was refused at first"
-    assert [report.status for report in reports] == [TestStatus.PASSED, TestStatus.PASSED]
+    assert [report.status for report in reports] == [TestStatus.PASSED, TestStatus.PASSED], \
+        [(report.stdout[-800:], report.stderr[-800:]) for report in reports]
 
 
 async def _first_pod(cluster: LoopbackCluster) -> str:

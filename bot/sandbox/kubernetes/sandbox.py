@@ -235,6 +235,14 @@ class KubernetesSandbox(DockerSandbox):
         out, err = output.texts()
         return code, out + err
 
+    async def _read_sealed(self, container: Pod, path: str) -> str:
+        try:
+            return await super()._read_sealed(container, path)
+        except SandboxError:
+            if container.ended:  # Kubernetes ended the Pod before its report could be read: that is the report
+                raise _PodEnded(container) from None
+            raise
+
     async def _arm(self, container: Pod, seconds: float, seal: Sequence[str] = ()) -> None:
         if not container.ended:
             await super()._arm(container, seconds, seal)
