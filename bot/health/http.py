@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+from collections.abc import Mapping
 
 from aiohttp import web
 
@@ -24,8 +25,8 @@ def health_routes(health: Health) -> list[web.RouteDef]:
 
     async def ready(request: web.Request) -> web.Response:
         readiness = await health.readiness()
-        return web.json_response(readiness.as_json(detailed=from_this_machine(request.remote)),
-                                 status=200 if readiness.ready else 503)
+        detailed = from_this_machine(request.remote) and not forwarded(request.headers)
+        return web.json_response(readiness.as_json(detailed=detailed), status=200 if readiness.ready else 503)
 
     return [web.get("/healthz", alive), web.get("/readyz", ready)]
 
@@ -39,6 +40,15 @@ def from_this_machine(peer: str | None) -> bool:
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
     return address.is_loopback
+
+
+FORWARDING_HEADERS = ("forwarded", "x-forwarded-for", "x-real-ip", "x-forwarded-host")
+
+
+def forwarded(headers: Mapping[str, str]) -> bool:
+    """Whether a proxy passed the request on (what proxies add): a proxy on this machine makes every probe from
+    elsewhere arrive from loopback, so such a request is not taken for one from this machine."""
+    return any(name in headers for name in FORWARDING_HEADERS)
 
 
 async def start_health_server(health: Health, host: str, port: int) -> web.AppRunner:
