@@ -68,7 +68,7 @@ def named_in(text: str, config: ReposConfig) -> RepoName | None:
     if match := _EXPLICIT.search(text):
         return _name(match["owner"], match["name"], match["base"])
     for match in _URL.finditer(text):
-        if match["host"].lower() == _host(config.git_url):
+        if _same_host(match["host"]) == _host(config.git_url):
             return _name(match["owner"], match["name"], match["base"])
     for match in _IN.finditer(text):
         full = f"{match['owner']}/{_without_git(match['name'])}"
@@ -86,7 +86,7 @@ def from_argument(value: str, base: str = "", git_url: str = "") -> RepoName:
             return _name(match["owner"], match["name"], base or None)
     if value.startswith(("http://", "https://")):
         host, _, after_host = value.split("://", 1)[1].partition("/")  # by hand: urlsplit refuses "[...]" in a host
-        host = host.rpartition("@")[2].lower()
+        host = _same_host(host.rpartition("@")[2])
         if git_url and host != _host(git_url):
             raise UserInputError(f"--repo {value}: this bot works on repositories of {_host(git_url)} ([repos] "
                                  f"git_url), not of {host}.")
@@ -158,5 +158,14 @@ def _branch(base: str) -> str:
 
 
 def _host(url: str) -> str:
-    host = (urlsplit(url).netloc or "").lower()
+    host = _same_host((urlsplit(url).netloc or "").rpartition("@")[2])
     return "github.com" if host == "api.github.com" else host
+
+
+def _same_host(host: str) -> str:
+    """A host as any way of writing it gives it: any case, a final dot, the scheme's default port, ``www.``
+    (GitHub answers at www.github.com too)."""
+    host = host.lower().rstrip(".")
+    for default_port in (":443", ":80"):
+        host = host.removesuffix(default_port)
+    return host.rstrip(".").removeprefix("www.")

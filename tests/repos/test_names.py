@@ -71,6 +71,16 @@ def test_the_command_line_takes_a_name_a_url_or_a_folder(tmp_path):
         from_argument("https://[redacted]/acme/billing", git_url="https://github.com")
 
 
+
+@pytest.mark.parametrize("url", ["https://www.github.com/acme/billing", "https://GitHub.com:443/acme/billing",
+                                 "https://github.com./acme/billing", "http://github.com:80/acme/billing"])
+def test_the_git_host_however_a_url_writes_it_is_the_git_host(url):
+    assert from_argument(url, git_url="https://github.com").full_name == "acme/billing"
+    assert named_in(f"fix the parser in {url}", REPOS) == RepoName("acme/billing")
+    with pytest.raises(UserInputError, match="not of github.com:8443"):
+        from_argument("https://github.com:8443/acme/billing", git_url="https://github.com")
+
+
 async def test_a_request_for_a_repository_not_allowed_is_refused_before_any_model_call(tmp_path):
     from bot.repos.desk import RepoDesk
     from bot.store.sqlite import SQLiteStore
