@@ -18,6 +18,7 @@ import discord
 from agents.errors import CheckInError
 from agents.fences import segments
 from bot.chat.progress import Progress
+from bot.safety.inert import in_written_order
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +159,7 @@ class DiscordMarkup:
     message allows them to ping anyone but the person answered)."""
 
     def text(self, markdown: str) -> str:
-        return without_mentions(markdown)
+        return without_mentions(in_written_order(markdown))
 
     def mention(self, user_id: str) -> str:
         return f"<@{user_id}>"

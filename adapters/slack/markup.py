@@ -9,6 +9,7 @@ from urllib.parse import quote
 
 from agents.fences import inert, segments
 from bot.chat.links import Link, deceptive, definitions_in, links
+from bot.safety.inert import in_written_order
 
 _BOLD = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
@@ -89,7 +90,7 @@ def _inline(line: str) -> str:
 
 class SlackMarkup:
     def text(self, markdown: str) -> str:
-        return to_mrkdwn(markdown)
+        return to_mrkdwn(in_written_order(markdown))
 
     def mention(self, user_id: str) -> str:
         return f"<@{user_id}>"

@@ -3,7 +3,8 @@ the test results of each round, the status, tokens and cost, and where the resul
 files as a zip). The store has it all before the thread shows it (it is the first of a run's event sinks),
 so a page that opens later, or after a restart, sees the same panel.
 
-Everything in it came from models and people: it is masked here, and the page shows it as text.
+Everything in it came from models and people: it is masked here, with every character that would reorder how it
+reads shown escaped, and the page shows it as text.
 """
 
 from __future__ import annotations
@@ -15,14 +16,19 @@ from agents.excerpts import failure_excerpt
 from agents.types import FileSet, TestReport, TestStatus
 from bot.chat.renderer import Redact
 from bot.chat.words import FAILING_OUTPUT_CHARS
+from bot.safety.inert import in_written_order
 from bot.store.records import RunRecord
 
 Panel = dict[str, Any]
 
 
-def build_panel(key: str, records: list[RunRecord], redact: Redact) -> Panel:
+def build_panel(key: str, records: list[RunRecord], masked: Redact) -> Panel:
     if not records:
         return {}
+
+    def redact(text: str) -> str:  # what the page shows: secrets masked, nothing that reorders how it reads
+        return in_written_order(masked(text))
+
     latest = records[-1]
     with_files = [r for r in records if r.files or r.tests]
     work = with_files[-1] if with_files else None

@@ -6,6 +6,7 @@ import re
 
 from bot.chat.thread import ChatPlatform, thread_style
 from bot.config.sections import WebConfig
+from bot.safety.inert import in_written_order
 
 PLATFORM = "web"
 
@@ -17,7 +18,7 @@ class WebMarkup:
     renderer's Markdown goes to it unchanged."""
 
     def text(self, markdown: str) -> str:
-        return markdown
+        return in_written_order(markdown)
 
     def mention(self, user_id: str) -> str:
         escaped = _MARKDOWN_SPECIAL.sub(r"\\\1", user_id)

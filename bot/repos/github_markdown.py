@@ -6,7 +6,8 @@ go to another, and an HTML comment hides text from the reader. The body quotes t
 (model text) and the repository's test names, so ``quiet`` applies one rule to all of it, outside code:
 mentions are broken with an invisible character (as Renovate and Dependabot do), ``<`` is written as an
 entity (no tag, no comment), and a deceptive link shows its target (``bot.chat.links``). Code blocks and code
-spans are left as written: GitHub acts on nothing inside them.
+spans are left as written: GitHub acts on nothing inside them. Anywhere, a character that reorders the text
+(a bidi override or isolate) is shown escaped, so nothing reads otherwise than it is.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 
 from agents.fences import segments
 from bot.chat.links import unmasked
+from bot.safety.inert import in_written_order
 
 # GitHub's mention: '@' after a start, a space or punctuation, then a login (or org/team).
 _MENTION = re.compile(r"(?<![\w`@./-])@(?=[A-Za-z0-9])")
@@ -24,7 +26,7 @@ ZERO_WIDTH_SPACE = "&#8203;"
 
 def quiet(markdown: str) -> str:
     """``markdown`` as a pull request may show it: no mention, no HTML, no link that hides where it goes."""
-    parts = segments(unmasked(markdown))
+    parts = segments(unmasked(in_written_order(markdown)))  # the bidi overrides in code too: a reader is misled there
     return "".join(_quiet_prose(part) if isinstance(part, str) else part.source for part in parts)
 
 

@@ -28,3 +28,15 @@ def _shown(match: re.Match[str]) -> str:
     if code < 0x20 or code == 0x7F:
         return "^" + chr(code ^ 0x40)  # caret notation, as `cat -v` shows them: ^[, ^M, ^H, ^?
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+# The characters that reorder what follows them (embeddings, overrides, isolates): with them a line reads otherwise
+# than it is ("Trojan Source"; a file name that shows ``.py`` where it ends in ``yp.``). The marks U+200E and
+# U+200F, which right-to-left writing uses, only set a direction: they stay.
+_REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def in_written_order(text: str) -> str:
+    """``text`` with every character that would reorder how it reads shown escaped (``\\u202e``): for a chat
+    message, whose file names, code and output come from a repository, a model or the tests."""
+    return _REORDERING.sub(_shown, text)
