@@ -73,7 +73,7 @@ def check_binding(settings: WebConfig, token: str) -> None:
     """Refuse to serve beyond this machine with no way to tell who is asking, or with a token easily guessed."""
     if is_loopback(settings.host):
         return
-    if token and len(token) < MIN_TOKEN_CHARS:
+    if token and len(token) < MIN_TOKEN_CHARS and not settings.user_header:  # with the proxy, both are asked for
         raise ConfigError(
             f"web.host is {settings.host!r}, which other machines can reach, and CODEGEN_WEB_TOKEN has only "
             f"{len(token)} characters (at least {MIN_TOKEN_CHARS}): make a long random one with `openssl rand -hex 32`"
