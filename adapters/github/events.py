@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 ISSUE_COMMENT, REVIEW_COMMENT, REVIEW = "issue_comment", "pull_request_review_comment", "pull_request_review"
@@ -29,6 +30,7 @@ class Comment:
     body: str
     thread_root: int = 0  # a review comment's thread: the id of its first comment, which replies go under
     link: str = ""  # the comment's page
+    written_at: float = 0.0  # when it was written (Unix time), 0.0 where the payload does not say
 
     @property
     def key(self) -> str:
@@ -66,7 +68,16 @@ def _comment(event: str, repository: str, number: Any, comment: dict[str, Any], 
         return None
     user = _object(comment, "user")
     return Comment(event, repository, number, comment["id"], _text(user.get("login")), user.get("type") == "Bot",
-                   _text(comment.get("body")), root if _number(root) else 0, _text(comment.get("html_url")))
+                   _text(comment.get("body")), root if _number(root) else 0, _text(comment.get("html_url")),
+                   _time(comment.get("created_at") or comment.get("submitted_at")))
+
+
+def _time(stamp: Any) -> float:
+    """GitHub's ``2026-12-03T08:00:00Z`` as Unix time; 0.0 for anything else."""
+    try:
+        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() if stamp else 0.0
+    except ValueError:
+        return 0.0
 
 
 def commit_of(event: str, payload: dict[str, Any]) -> tuple[str, str] | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import time
 from functools import partial
 
 from adapters.github.api import PullFacts, PullRequestApi, ReviewThread, Said
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 
 ADDRESS_REVIEW = re.compile(r"\baddress\b.{0,20}\b(?:review|comments|feedback)\b", re.IGNORECASE)
 STOP = re.compile(r"^\s*stop\W*$", re.IGNORECASE)
+MAX_COMMENT_AGE_S = 12 * 3600.0  # well inside the day the store remembers a delivery for
 NO_REVIEWS = "No review thread on this pull request is waiting for an answer, so there is nothing to address."
 FORK = ("This pull request comes from a fork. The bot works only on branches of this repository (its token "
         "cannot push to a fork, and a fork's code is not run with this repository's access), so it does not "
@@ -67,6 +69,11 @@ class GitHubBot:
         login = self._settings.bot_login
         task = request_in(comment.body, login)
         if task is None or comment.by_bot or comment.login.lower() in (login.lower(), f"{login.lower()}[bot]"):
+            return
+        if comment.written_at and time.time() - comment.written_at > MAX_COMMENT_AGE_S:
+            # GitHub delivers within seconds; an old comment is a delivery sent again, maybe by someone who kept it,
+            # after the store forgot it was seen (a day): it starts or stops nothing.
+            log.info("github: %s was written %.0f h ago; not taken", comment.key, (time.time() - comment.written_at) / 3600)
             return
         try:
             await self._take(comment, task)
@@ -166,13 +173,13 @@ class GitHubBot:
                 log.warning("github: could not answer review thread %d: %s", review.root_id, error)
 
     async def _stop(self, comment: Comment, thread: GitHubThread) -> None:
-        run_id = self._service.active_run(PLATFORM, comment.conversation)
-        if run_id is None:
-            return
-        # A comment stops once: the same comment delivered again (a replayed delivery under a new id) must not stop
-        # the runs that came after it.
+        # A comment stops once, whether a run was under way then or not: the same comment delivered again (a
+        # replayed delivery under a new id) must not stop the runs that came after it.
         if not await self._service.first_sighting(f"github:stop:{comment.key}"):
             log.info("github: %s asked for a stop already; not taken again", comment.key)
+            return
+        run_id = self._service.active_run(PLATFORM, comment.conversation)
+        if run_id is None:
             return
         why_not = await self._service.stop(run_id, Place(comment.login, comment.repository), self._platform)
         if why_not:

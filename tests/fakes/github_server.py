@@ -138,6 +138,7 @@ class Comment:
     reactions: list[str] = field(default_factory=list)
     at: float = field(default_factory=time.monotonic)  # when it was made (a benchmark's clock)
     reacted_at: float = 0.0
+    written: float = field(default_factory=time.time)  # when GitHub says it was written (created_at)
 
     def user(self, fake: FakeGitHub) -> dict[str, Any]:
         return {**fake._owner(), "login": self.login, "type": self.kind}
@@ -145,7 +146,8 @@ class Comment:
     def json(self, fake: FakeGitHub) -> dict[str, Any]:
         where = "pulls" if self.path else "issues"
         shape: dict[str, Any] = {
-            "id": self.id, "body": self.body, "user": self.user(fake), "created_at": _now(), "updated_at": _now(),
+            "id": self.id, "body": self.body, "user": self.user(fake), "created_at": _stamp(self.written),
+            "updated_at": _stamp(self.written),
             "url": f"{fake.url}/repos/{self.repo}/{where}/comments/{self.id}",
             "html_url": f"http://127.0.0.1:{fake._port}/{self.repo}/pull/{self.number}#discussion_r{self.id}"}
         if self.path:
@@ -789,4 +791,8 @@ def _right_lines(patch: str) -> set[int]:
 
 
 def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return _stamp(time.time())
+
+
+def _stamp(when: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(when))

@@ -183,6 +183,30 @@ async def test_a_stop_comment_delivered_again_does_not_stop_the_next_run(github_
     assert first.body.startswith("⏹️ Stopped:") and second.body.startswith("✅ Passed:"), second.body
 
 
+async def test_a_comment_written_long_ago_starts_and_stops_nothing(github_config, start_bot, github: FakeGitHub,
+                                                                   pull_request, model_server):
+    # After a day the store forgets which deliveries it saw: an old comment sent again must not count then either.
+    import time
+
+    from adapters.github.handlers import MAX_COMMENT_AGE_S
+
+    model_server.script("planner", Reply(PLAN, pause_after=5))
+    bot = await start_bot(github_config)
+    old_ask = github.add_issue_comment(REPO, PR, AUTHOR, ASK)
+    old_ask.written = time.time() - MAX_COMMENT_AGE_S - 60
+    assert (await bot.comment(old_ask))[0] == 202
+    await asyncio.sleep(1.0)  # the run it asked for would be under way by now
+    assert planner_calls(model_server) == 0 and not github.conversation(REPO, PR)[1:]
+    await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, ASK))  # a new one is taken
+    await eventually(lambda: planner_calls(model_server) == 1)
+    old_stop = github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat stop")
+    old_stop.written = time.time() - MAX_COMMENT_AGE_S - 60
+    await bot.comment(old_stop)
+    await asyncio.sleep(1.0)  # the stop it carried would be taken by now
+    assert planner_calls(model_server) == 1 and not finals(github.conversation(REPO, PR))
+    model_server.resume.set()
+
+
 async def test_a_second_request_waits_for_the_first_and_continues_its_branch(
         github_config, start_bot, github: FakeGitHub, pull_request, model_server, git_host):
     model_server.script("planner", Reply(PLAN, pause_after=5), PLAN)  # the first is at work when the second comes
