@@ -65,7 +65,8 @@ class SlackBot:
         Slack is not told, and sends it again."""
         event_id = body.get("event_id") if body.get("type") == "event_callback" else None
         if isinstance(event_id, str) and event_id:
-            kept = {"event": body.get("event"), "bot_user_id": context.bot_user_id, "team_id": context.team_id}
+            kept = {"event": body.get("event"), "bot_user_id": context.bot_user_id, "team_id": context.team_id,
+                    "enterprise_id": context.enterprise_id}
             try:
                 await self._service.received(PLATFORM, event_id, json.dumps(kept))
             except StoreError as error:
@@ -76,7 +77,7 @@ class SlackBot:
 
     async def on_event(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
         try:
-            await self._on_event(event, context.bot_user_id or "", context.team_id or "")
+            await self._on_event(event, context.bot_user_id or "", context.team_id or "", context.enterprise_id or "")
         finally:
             if context.get(EVENT_ID):
                 await self._service.handled(PLATFORM, str(context[EVENT_ID]))
@@ -87,11 +88,13 @@ class SlackBot:
             kept = json.loads(payload)
             log.warning("slack: handling event %s, which a replica kept and did not finish handling", key)
             try:
-                await self._on_event(kept["event"], kept["bot_user_id"] or "", kept["team_id"] or "", replayed=True)
+                await self._on_event(kept["event"], kept["bot_user_id"] or "", kept["team_id"] or "",
+                                     kept.get("enterprise_id") or "", replayed=True)
             finally:
                 await self._service.handled(PLATFORM, key)
 
-    async def _on_event(self, event: dict[str, Any], bot_user: str, team: str, replayed: bool = False) -> None:
+    async def _on_event(self, event: dict[str, Any], bot_user: str, team: str, enterprise: str = "",
+                        replayed: bool = False) -> None:
         wrong = event_problem(event)
         if wrong:
             log.warning("slack: an event that is not shaped as Slack sends one was ignored: %s", wrong)
@@ -102,11 +105,15 @@ class SlackBot:
         features = self._features.setdefault(team, SlackFeatures())
         thread = SlackThread(self._client, message.channel, message.thread_ts, features, message.user, team,
                              self._config.slack.update_interval_s)
-        if outsider(message, team, self._config.slack.allowed_users):
-            if event.get("type") == "app_mention" or message.direct:  # a mention's message event says nothing more
-                with contextlib.suppress(Exception):  # said to them alone; Slack may refuse that too
+        if outsider(message, team, self._config.slack.allowed_users) and not await self._in_organization(
+                message.user, enterprise):
+            # Said once per message, to them alone (a mention's message event, Slack's retries and a replay say
+            # nothing more); Slack may refuse that too.
+            if (event.get("type") == "app_mention" or message.direct) and await self._service.first_sighting(
+                    f"{PLATFORM}:outsider:{message.channel}:{message.ts}"):
+                with contextlib.suppress(Exception):
                     await thread.ephemeral(message.user, OUTSIDER)
-            log.info("slack: message %s from %s of another workspace ignored", message.ts, message.user)
+            log.info("slack: message %s from %s of another organization ignored", message.ts, message.user)
             return
         try:
             await self._take(message, thread, bot_user, event.get("type") == "app_mention", replayed)
@@ -133,6 +140,20 @@ class SlackBot:
         taken = await self._service.take(arrival, self._platform, prepare, replayed)
         if taken.refusal:
             await thread.ephemeral(message.user, taken.refusal)
+
+    async def _in_organization(self, user: str, enterprise: str) -> bool:
+        """Whether a person of another workspace belongs to the bot's Enterprise Grid organization (its workspaces
+        share channels without Slack Connect): ``users.info`` says which organization they are in."""
+        if not enterprise:
+            return False
+        try:
+            answer = await self._client.users_info(user=user)
+        except SlackApiError as error:
+            log.info("slack: users.info %s: %s", user, error.response.get("error"))
+            return False
+        found = answer.get("user")
+        member = found.get("enterprise_user") if isinstance(found, dict) else None
+        return isinstance(member, dict) and member.get("enterprise_id") == enterprise
 
     async def _permalink(self, message: Incoming) -> str:
         """A link back to the message that asked (for a pull request's description), or "" when Slack gives none."""

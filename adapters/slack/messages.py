@@ -47,14 +47,14 @@ def incoming(event: dict[str, Any]) -> Incoming | None:
                     team=str(event.get("user_team") or event.get("source_team") or ""))
 
 
-OUTSIDER = ("This bot takes requests from people of the workspace it is installed in; ask one of its admins to add "
-            "you to its list of users ([slack] allowed_users).")
+OUTSIDER = ("This bot takes requests from people of the workspace (or the organization) it is installed in; ask one of "
+            "its admins to add you to its list of users ([slack] allowed_users).")
 
 
 def outsider(message: Incoming, team: str, allowed_users: tuple[str, ...]) -> bool:
-    """Whether the sender belongs to another workspace than the bot's (``team``), through a channel shared with
-    another organization (Slack Connect), and is not listed by name: they would run code and spend the budget of
-    a team they are not part of."""
+    """Whether the sender belongs to another workspace than the bot's (``team``), through a shared channel, and is
+    not listed by name: of another organization (Slack Connect), they would run code and spend the budget of a team
+    they are not part of (a workspace of the bot's own Enterprise Grid organization is asked about apart)."""
     return bool(message.team and team) and message.team != team and message.user not in allowed_users
 
 

@@ -89,6 +89,7 @@ class FakeSlack:
         self.sent: dict[str, float] = {}  # envelope id -> when it was sent
         self.connections = 0
         self.names: dict[str, str] = {}  # user id -> display name
+        self.enterprises: dict[str, str] = {}  # user id -> the Enterprise Grid organization users.info names
         self._pending: dict[str, dict[str, Any]] = {}  # upload file id -> filename, bytes
         self._contents: dict[str, bytes] = {}  # shared file id -> bytes
         self._faults: dict[str, deque[Fault]] = defaultdict(deque)
@@ -341,8 +342,10 @@ class FakeSlack:
             return {"ok": False, "error": "missing_scope", "needed": "users:read"}, {}
         user = str(args.get("user", ""))
         name = self.names.get(user, "")
-        return {"ok": True, "user": {"id": user, "name": user.lower(),
-                                     "profile": {"display_name": name, "real_name": name}}}, {}
+        found: dict[str, Any] = {"id": user, "name": user.lower(), "profile": {"display_name": name, "real_name": name}}
+        if user in self.enterprises:  # a member of an Enterprise Grid organization
+            found["enterprise_user"] = {"id": user, "enterprise_id": self.enterprises[user], "enterprise_name": "Org"}
+        return {"ok": True, "user": found}, {}
 
     def _history_refused(self, channel: str) -> dict[str, Any] | None:
         needed = {"C": "channels:history", "G": "groups:history", "D": "im:history"}.get(channel[:1], "channels:history")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tests.conftest import with_changes
@@ -55,8 +57,42 @@ async def test_someone_of_another_workspace_is_refused_unless_listed_by_name(
     await slack.deliver(events_envelope(event, f"Ev{message.ts}"))
     if refused:
         refusal = await slack.wait_for(lambda: slack.ephemeral)
-        assert refusal[0]["user"] == "UOUT" and "workspace it is installed in" in refusal[0]["text"]
+        assert refusal[0]["user"] == "UOUT" and "(or the organization) it is installed in" in refusal[0]["text"]
         assert model_server.requests == [] and slack.called("chat.postMessage") == []
     else:
         await finished(slack, "C1", message.ts)
         assert slack.ephemeral == []
+
+
+@pytest.mark.parametrize("their_organization, refused", [("E_OURS", False), ("E_THEIRS", True)],
+                         ids=["same-organization", "another-organization"])
+async def test_a_workspace_of_the_bot_s_own_enterprise_grid_organization_is_served(
+        slack, model_server, slack_config, start_bot, their_organization, refused):
+    await start_bot(slack_config)
+    if not refused:
+        script_team(model_server)
+    slack.enterprises["UOUT"] = their_organization
+    message = slack.say("C1", "UOUT", f"<@{BOT_USER}> find all intf keys")
+    envelope = events_envelope(message_event(message, user_team="T_SIBLING"), f"Ev{message.ts}")
+    envelope["payload"]["enterprise_id"] = "E_OURS"
+    envelope["payload"]["authorizations"][0]["enterprise_id"] = "E_OURS"
+    await slack.deliver(envelope)
+    if refused:
+        refusal = await slack.wait_for(lambda: slack.ephemeral)
+        assert refusal[0]["user"] == "UOUT" and model_server.requests == []
+    else:
+        await finished(slack, "C1", message.ts)
+        assert slack.ephemeral == []
+
+
+async def test_another_organization_s_person_is_told_once_whatever_slack_sends_again(
+        slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    message = slack.say("C1", "UOUT", f"<@{BOT_USER}> find all intf keys")
+    event = message_event(message, user_team="T_PARTNER")
+    await slack.deliver(events_envelope(event, f"Ev{message.ts}"))
+    await slack.wait_for(lambda: slack.ephemeral)
+    await slack.wait_ack(await slack.deliver(events_envelope(event, f"Ev{message.ts}", retry_attempt=1)))
+    await slack.deliver(events_envelope(message_event(message, kind="message", user_team="T_PARTNER"), "Ev-msg"))
+    await asyncio.sleep(0.5)  # a second sentence would be on its way by now
+    assert len(slack.ephemeral) == 1 and model_server.requests == []
