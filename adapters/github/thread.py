@@ -13,6 +13,7 @@ from adapters.github.events import MARKER
 from agents.errors import CheckInError
 from bot.chat.progress import Progress
 from bot.config.sections import GITHUB_COMMENT_LIMIT
+from bot.safety.inert import in_written_order
 
 REVIEW_REPLY = "r"  # a message id naming a reply in a review thread; a plain number is a conversation comment
 
@@ -40,7 +41,9 @@ class GitHubThread:
 
     async def upload(self, files: Mapping[str, str], comment: str) -> str:
         shown = {**self._files, **files}
-        sections = [f"<details><summary><code>{_escaped(name)}</code></summary>\n\n{_fenced(content)}\n</details>"
+        # Shown in a comment only (the branch holds them exact): nothing in them may read otherwise than it is.
+        sections = [f"<details><summary><code>{_escaped(name)}</code></summary>\n\n{_fenced(in_written_order(content))}"
+                    "\n</details>"
                     for name, content in shown.items()]
         text = "\n\n".join([comment, *sections])
         if len(self._body(text, "")) > GITHUB_COMMENT_LIMIT:

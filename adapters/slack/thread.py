@@ -26,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.markup import escape, neutral
 from agents.errors import CheckInError
 from bot.chat.progress import ACTIVE, DONE, Progress, Step
+from bot.safety.inert import in_written_order
 
 log = logging.getLogger(__name__)
 
@@ -201,4 +202,4 @@ def _stop(run_id: str) -> list[dict[str, Any]]:
 def _plain(markdown: str) -> str:
     """A plan's title, a task's title and details, a thread status: the renderer's Markdown without its
     emphasis, and escaped like every other text (the details quote the models)."""
-    return escape(_MARKUP.sub("", markdown))
+    return escape(_MARKUP.sub("", in_written_order(markdown)))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.chat.progress import Progress
+from bot.safety.inert import in_written_order
 
 Op = dict[str, Any]
 MAX_PENDING_OPS = 2000  # a page this far behind is dropped; it reconnects and starts again from a snapshot
@@ -103,7 +104,8 @@ class Conversation:
     async def upload(self, files: Mapping[str, str], comment: str) -> str:
         """The files are shown in the thread under ``comment``; every file of the run is in the side panel
         and its zip too, so there is no separate link."""
-        self.add("bot", comment, files=dict(files))
+        # Shown on the page only (the zip gives them exact): nothing in them may read otherwise than it is.
+        self.add("bot", comment, files={name: in_written_order(content) for name, content in files.items()})
         return ""
 
     async def working(self, text: str) -> None:

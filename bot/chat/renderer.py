@@ -78,6 +78,7 @@ from bot.chat.words import (
     where_text,
     working_text,
 )
+from bot.safety.inert import in_written_order
 
 log = logging.getLogger(__name__)
 
@@ -408,7 +409,8 @@ class RunRenderer:
             await self._thread.post(piece)
 
     async def _upload(self, files: Mapping[str, str], comment: str) -> str:
-        cleaned = {self._redact(name): self._redact(content) for name, content in files.items()}
+        # A name is shown, so nothing in it may reorder how it reads; the content is the file itself, kept exact.
+        cleaned = {in_written_order(self._redact(name)): self._redact(content) for name, content in files.items()}
         return await self._thread.upload(cleaned, self._show(comment))
 
     def _show(self, markdown: str) -> str:

@@ -41,3 +41,28 @@ def test_the_web_chat_s_panel_shows_a_file_s_name_and_code_escaped_and_its_secre
     (shown,) = panel["files"]
     assert shown["name"] == "invoice\\u202eyp.exe" and panel["runs"][0]["task"] == "fix invoice\\u202eyp.exe"
     assert "\\u2067" in shown["content"] and "\u2067" not in shown["content"] and "[masked]" in shown["content"]
+
+
+async def test_files_attached_to_a_thread_keep_their_content_exact_and_show_their_names_escaped():
+    # The names are read in the thread; the files are what the person downloads, byte for byte.
+    from bot.chat.renderer import RunRenderer
+    from bot.safety.redact import Redactor
+    from tests.checkin.support import publication
+    from tests.fakes.chat_thread import RecordingThread, platform
+
+    thread = RecordingThread()
+    renderer = RunRenderer(thread, platform(), Redactor(()))
+    await renderer.open("run-1")
+    result = await renderer.publish(publication({NAME: CODE + "\n", "test_it.py": "def test_it():\n    pass\n"}))
+    assert result.kind == "attachments"
+    files = {name: content for message in thread.messages for name, content in message.files.items()}
+    assert "invoice\\u202eyp.exe" in files and NAME not in files
+    assert files["invoice\\u202eyp.exe"] == CODE + "\n"
+    comments = " ".join(message.text for message in thread.messages)
+    assert "\u202e" not in comments
+
+
+def test_slack_s_streamed_plan_and_thread_status_show_them_escaped():
+    from adapters.slack.thread import _plain
+
+    assert _plain(f"Testing `{NAME}`") == "Testing invoice\\u202eyp.exe"
