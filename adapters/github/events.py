@@ -75,7 +75,7 @@ def _comment(event: str, repository: str, number: Any, comment: dict[str, Any], 
 def _time(stamp: Any) -> float:
     """GitHub's ``2026-12-03T08:00:00Z`` as Unix time; 0.0 for anything else."""
     try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp() if stamp else 0.0
+        return datetime.fromisoformat(str(stamp)).timestamp() if stamp else 0.0  # "Z" read as UTC (3.11)
     except ValueError:
         return 0.0
 

@@ -70,10 +70,11 @@ class GitHubBot:
         task = request_in(comment.body, login)
         if task is None or comment.by_bot or comment.login.lower() in (login.lower(), f"{login.lower()}[bot]"):
             return
-        if comment.written_at and time.time() - comment.written_at > MAX_COMMENT_AGE_S:
+        age = time.time() - comment.written_at
+        if comment.written_at and age > MAX_COMMENT_AGE_S:
             # GitHub delivers within seconds; an old comment is a delivery sent again, maybe by someone who kept it,
             # after the store forgot it was seen (a day): it starts or stops nothing.
-            log.info("github: %s was written %.0f h ago; not taken", comment.key, (time.time() - comment.written_at) / 3600)
+            log.info("github: %s was written %.0f h ago; not taken", comment.key, age / 3600)
             return
         try:
             await self._take(comment, task)

@@ -165,7 +165,7 @@ def _host(url: str) -> str:
 def _same_host(host: str) -> str:
     """A host as any way of writing it gives it: any case, a final dot, the scheme's default port, ``www.``
     (GitHub answers at www.github.com too)."""
-    host = host.lower().rstrip(".")
+    host = host.lower()
     for default_port in (":443", ":80"):
         host = host.removesuffix(default_port)
     return host.rstrip(".").removeprefix("www.")
