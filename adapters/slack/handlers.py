@@ -145,7 +145,7 @@ class SlackBot:
         """Whether a person of another workspace belongs to the bot's Enterprise Grid organization (its workspaces
         share channels without Slack Connect): ``users.info`` says which organization they are in."""
         if not enterprise:
-            return False
+            return False  # a single workspace's install: another workspace is another organization
         try:
             answer = await self._client.users_info(user=user)
         except SlackApiError as error:

@@ -52,10 +52,12 @@ OUTSIDER = ("This bot takes requests from people of the workspace (or the organi
 
 
 def outsider(message: Incoming, team: str, allowed_users: tuple[str, ...]) -> bool:
-    """Whether the sender belongs to another workspace than the bot's (``team``), through a shared channel, and is
+    """Whether the sender may belong to another workspace than the bot's (``team``), through a shared channel, and is
     not listed by name: of another organization (Slack Connect), they would run code and spend the budget of a team
-    they are not part of (a workspace of the bot's own Enterprise Grid organization is asked about apart)."""
-    return bool(message.team and team) and message.team != team and message.user not in allowed_users
+    they are not part of (a workspace of the bot's own Enterprise Grid organization is asked about apart). An
+    organization-wide install has no workspace of its own (``team`` is empty): everyone the event names a workspace
+    for is asked about by organization then."""
+    return bool(message.team) and message.team != team and message.user not in allowed_users
 
 
 def arrival_of(message: Incoming, bot_user: str, mention_event: bool) -> Arrival:
