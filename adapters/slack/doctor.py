@@ -54,7 +54,10 @@ async def _bot_token(settings: SlackConfig, client: AsyncWebClient) -> list[Chec
         "all granted" if not missing else f"missing: {', '.join(missing)}",
         f"add them under OAuth & Permissions (or create the app from {MANIFEST}) and reinstall the app",
     )
-    return [CheckResult("slack bot token", True, who), scopes, _thread_reading(granted), _agent_features(granted)]
+    checks = [CheckResult("slack bot token", True, who), scopes, _thread_reading(granted), _agent_features(granted)]
+    if response.get("is_enterprise_install"):
+        checks.append(_organization_wide(granted))
+    return checks
 
 
 def _thread_reading(granted: set[str]) -> CheckResult:
@@ -67,6 +70,17 @@ def _thread_reading(granted: set[str]) -> CheckResult:
         else f"missing: {', '.join(missing)}; a mention in a thread runs on the request alone",
         f"add {', '.join(THREAD_SCOPES)} under OAuth & Permissions (or create the app from {MANIFEST}) and reinstall",
     )
+
+
+def _organization_wide(granted: set[str]) -> CheckResult:
+    """An install for a whole Enterprise Grid organization has no workspace of its own: it tells its organization's
+    people from another organization's (Slack Connect) by ``users.info``, and refuses whom it cannot ask about."""
+    ok = "users:read" in granted
+    return CheckResult(
+        "slack organization-wide install", ok,
+        "people are told from another organization's by users.info" if ok
+        else "missing: users:read; every message that names its sender's workspace is refused",
+        f"add users:read under OAuth & Permissions (or create the app from {MANIFEST}) and reinstall")
 
 
 def _agent_features(granted: set[str]) -> CheckResult:

@@ -149,7 +149,8 @@ class SlackBot:
         try:
             answer = await self._client.users_info(user=user)
         except SlackApiError as error:
-            log.info("slack: users.info %s: %s", user, error.response.get("error"))
+            log.warning("slack: users.info %s: %s (the person is refused as of another organization)", user,
+                        error.response.get("error"))
             return False
         found = answer.get("user")
         member = found.get("enterprise_user") if isinstance(found, dict) else None

@@ -90,6 +90,7 @@ class FakeSlack:
         self.connections = 0
         self.names: dict[str, str] = {}  # user id -> display name
         self.enterprises: dict[str, str] = {}  # user id -> the Enterprise Grid organization users.info names
+        self.organization_wide = ""  # an Enterprise Grid organization the app is installed for as a whole
         self._pending: dict[str, dict[str, Any]] = {}  # upload file id -> filename, bytes
         self._contents: dict[str, bytes] = {}  # shared file id -> bytes
         self._faults: dict[str, deque[Fault]] = defaultdict(deque)
@@ -243,8 +244,9 @@ class FakeSlack:
             await self._notify()
 
     def _auth_test(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        whole = {"enterprise_id": self.organization_wide, "is_enterprise_install": True} if self.organization_wide else {}
         return ({"ok": True, "url": "https://fake.slack.test/", "team": "Fake Team", "user": "codegen",
-                 "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False},
+                 "team_id": TEAM, "user_id": BOT_USER, "bot_id": BOT_ID, "is_enterprise_install": False, **whole},
                 {"x-oauth-scopes": ",".join(self.scopes)})
 
     def _apps_connections_open(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:

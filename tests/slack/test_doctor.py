@@ -44,6 +44,17 @@ async def test_doctor_names_what_reading_threads_needs(slack_config, slack_secre
     assert "channels:history, groups:history" in reading.fix
 
 
+@pytest.mark.parametrize("scopes, ok", [((*BOT_SCOPES, "users:read"), True), (BOT_SCOPES, False)],
+                         ids=["with-users-read", "without"])
+async def test_an_organization_wide_install_needs_users_read_to_know_its_people(slack_config, slack_secrets, scopes, ok):
+    async with FakeSlack(scopes=scopes) as grid:
+        grid.organization_wide = "E_OURS"
+        config = with_changes(slack_config, slack={"api_url": grid.api_url})
+        check = by_name(await doctor_checks(config, slack_secrets))["slack organization-wide install"]
+    assert check.ok is ok
+    assert ok or ("users:read" in check.detail and "refused" in check.detail and "users:read" in check.fix)
+
+
 async def test_a_wrong_bot_token_fails_and_is_not_shown(slack_config, slack_secrets):
     secrets = dataclasses.replace(slack_secrets, slack_bot_token="xoxb-wrong-token-123456")
     results = await doctor_checks(slack_config, secrets)
