@@ -91,9 +91,15 @@ def from_argument(value: str, base: str = "", git_url: str = "") -> RepoName:
             raise UserInputError(f"--repo {value}: this bot works on repositories of {_host(git_url)} ([repos] "
                                  f"git_url), not of {host}.")
         parts = [p for p in re.split(r"[?#]", after_host, maxsplit=1)[0].split("/") if p]
-        if len(parts) >= 2:
+        if len(parts) == 2:
             return _name(parts[0], parts[1], base or None)
-        raise UserInputError(f"--repo {value}: a repository URL ends in /OWNER/NAME.")
+        if len(parts) > 3 and parts[2] == "tree":  # a branch's page: the base, unless --base says another
+            branch = _branch("/".join(parts[3:]))
+            if base and _branch(base) != branch:
+                raise UserInputError(f"--repo {value} names the branch {branch}, and --base names {base}: "
+                                     "give one of them.")
+            return _name(parts[0], parts[1], branch)
+        raise UserInputError(f"--repo {value}: a repository URL ends in /OWNER/NAME (or /OWNER/NAME/tree/BRANCH).")
     path = Path(value).expanduser()
     if not path.is_dir():
         raise UserInputError(f"--repo {value}: no such folder, and not OWNER/NAME or a repository URL.")

@@ -72,6 +72,19 @@ def test_the_command_line_takes_a_name_a_url_or_a_folder(tmp_path):
 
 
 
+def test_a_url_of_a_branch_s_page_gives_the_base_and_anything_else_after_the_name_is_refused():
+    assert from_argument("https://github.com/acme/billing/tree/release/2", git_url="https://github.com") == \
+        RepoName("acme/billing", base="release/2")
+    assert from_argument("https://github.com/acme/billing/tree/dev", "dev") == RepoName("acme/billing", base="dev")
+    with pytest.raises(UserInputError, match="names the branch dev, and --base names main"):
+        from_argument("https://github.com/acme/billing/tree/dev", "main")
+    with pytest.raises(UserInputError, match="not a branch name"):
+        from_argument("https://github.com/acme/billing/tree/main;rm")
+    for elsewhere in ("https://github.com/acme/billing/pull/3", "https://github.com/acme/billing/blob/main/a.py",
+                      "https://github.com/acme/billing/tree"):
+        with pytest.raises(UserInputError, match="ends in /OWNER/NAME"):
+            from_argument(elsewhere)
+
 @pytest.mark.parametrize("url", ["https://www.github.com/acme/billing", "https://GitHub.com:443/acme/billing",
                                  "https://github.com./acme/billing", "http://github.com:80/acme/billing"])
 def test_the_git_host_however_a_url_writes_it_is_the_git_host(url):
