@@ -20,6 +20,8 @@ from typing import TypeVar
 
 from github import Auth, Github, GithubIntegration
 from github.GithubException import GithubException, UnknownObjectException
+from github.PullRequest import PullRequest as GithubPullRequest
+from github.Repository import Repository
 
 from bot.checkin.gist import USER_AGENT
 from bot.checkin.retry import RetryPolicy, Sleep, call_github
@@ -109,8 +111,7 @@ class GitHubRepos:
         """The branch's open pull request with this body, or a new one; labels added either way."""
         def work() -> PullRequest:
             repo = self._client.get_repo(full_name)
-            owner = full_name.split("/", 1)[0]
-            existing = list(repo.get_pulls(state="open", head=f"{owner}:{head}", base=base))
+            existing = _open_pulls(repo, full_name, head, base)
             if existing:
                 pull = existing[0]
                 pull.edit(body=body)
@@ -127,6 +128,16 @@ class GitHubRepos:
             if labels:
                 pull.add_to_labels(*labels)
             return PullRequest(pull.number, pull.html_url, created)
+        return await self._call(work)
+
+    async def update_open_pull(self, full_name: str, head: str, base: str, body: str) -> PullRequest | None:
+        """The branch's open pull request given this body, or None when the branch has none (none is opened)."""
+        def work() -> PullRequest | None:
+            existing = _open_pulls(self._client.get_repo(full_name), full_name, head, base)
+            if not existing:
+                return None
+            existing[0].edit(body=body)
+            return PullRequest(existing[0].number, existing[0].html_url, False)
         return await self._call(work)
 
     async def set_status(self, full_name: str, sha: str, state: str, description: str, context: str,
@@ -176,3 +187,9 @@ class GitHubRepos:
             with self._lock:
                 return call()
         return await call_github(alone, policy or self._policy, self._redact, self._sleep)
+
+
+def _open_pulls(repo: Repository, full_name: str, head: str, base: str) -> list[GithubPullRequest]:
+    """The open pull requests from the branch ``head`` of the repository itself into ``base``."""
+    owner = full_name.split("/", 1)[0]
+    return list(repo.get_pulls(state="open", head=f"{owner}:{head}", base=base))

@@ -52,6 +52,13 @@ class PullRequestPublisher:
                                  if not target.name.path else "pushed as a branch of the local repository")
         await mark_tested(self._repo.github, target.name.full_name, head, publication, self._link)
         if publication.status is not RunStatus.PASSED and not self._config.open_failing_prs:
+            # A follow-up's commits reach the branch's open pull request anyway: its description must not go on
+            # saying the tests passed.
+            body = pr_body(publication, self._repo, self._link)
+            opened = await self._repo.github.update_open_pull(target.name.full_name, branch, self._repo.base, body)
+            if opened is not None:
+                return CheckInResult(location=opened.url, kind="pull_request", **common,
+                                     note=f"pull request #{opened.number} updated with this follow-up, whose tests fail")
             url = f"{self._config.git_url.rstrip('/')}/{target.name.full_name}/tree/{branch}"
             return CheckInResult(location=url, kind="branch", **common,
                                  note="the tests fail, so no pull request was opened ([repos] open_failing_prs)")

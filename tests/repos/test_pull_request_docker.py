@@ -147,6 +147,35 @@ async def test_a_change_lands_as_a_pull_request_and_a_follow_up_adds_a_commit(gi
 
 
 @pytest.mark.docker
+async def test_a_follow_up_whose_tests_fail_says_so_in_the_open_pull_request_it_pushed_to(git_host, github, tmp_path,
+                                                                                          docker_client):
+    make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    config = _config(git_host, github, tmp_path)
+    broken = CODE.replace("return send(request)", "return None")
+    model = ScriptedModel({"planner": [PLAN, PLAN], "programmer": [CODE], "tester": [TESTS, TESTS],
+                           "optimizer": ["Fine.\nVERDICT: APPROVE"], "checkin": ["# retries\n"] * 2},
+                          fallback={"programmer": broken, "optimizer": "Fine.\nVERDICT: APPROVE",
+                                    "manager": "The code returns nothing.\nDECISION: fix_code"})
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        async with DockerSandbox(config.sandbox, client=docker_client) as sandbox:
+            service = Service(config, store, model, sandbox, repos=RepoDesk(config, TOKEN))
+            first, _ = await _run(service, "add retries to the client in acme/billing and test it", tmp_path)
+            assert first.status is RunStatus.PASSED, first.reason
+            assert "Status: **passed**" in github.opened[0].body
+            second, _ = await _run(service, "return what send returns, twice", tmp_path)
+            assert second.status is RunStatus.FAILED, second.reason
+            (pull,) = github.opened  # the branch's pull request, which now holds the failing commits
+            assert second.checkin.kind == "pull_request" and second.checkin.location == first.checkin.location
+            assert "pull request #1 updated" in second.checkin.note and "tests fail" in second.checkin.note
+            assert "Status: **failed**" in pull.body and "Status: **passed**" not in pull.body
+            assert "return what send returns, twice" in pull.body
+    finally:
+        await store.close()
+
+
+@pytest.mark.docker
 async def test_a_repository_whose_tests_never_end_runs_only_in_the_sandbox_and_ends(git_host, github, tmp_path,
                                                                                   docker_client):
     marker = tmp_path / "RAN-ON-THE-HOST"
