@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from agents.protocols import Publisher
 from bot.checkin.fallback import FallbackPublisher
 from bot.config.sections import Config, ConfigError, Secrets
+from bot.repos import people
 from bot.repos.names import RepoName, RepoTarget, from_argument, named_in, resolve
 from bot.repos.opening import OpenedRepo, open_repo
 from bot.repos.pull_request import PullRequestPublisher
@@ -47,21 +48,21 @@ class RepoDesk:
         self._app = app  # a GitHub App's: each run mints its own installation token (then used instead)
 
     def target(self, text: str, argument: str, base: str, places: Sequence[str], user: str,
-               previous: str = "") -> RepoTarget | None:
+               previous: str = "", platform: str = "terminal") -> RepoTarget | None:
         """The repository the request is for: ``argument`` (``--repo``), else one its text names, else the
         conversation's (``previous``), else the place's default. ``UserInputError`` when it is not allowed."""
         repos = self._config.repos
         named: RepoName | None = from_argument(argument, base, repos.git_url) if argument else named_in(text, repos)
         if named is None and previous:
             named = RepoName(path=previous) if previous.startswith("/") else RepoName(full_name=previous)
-        return resolve(named, repos, places, user, terminal="terminal" in places)
+        return resolve(named, repos, places, user, terminal="terminal" in places, platform=platform)
 
     async def open(self, target: RepoTarget, run_id: str, task: str, continue_branch: str = "",
-                   user: str = "", mask: Callable[[str], str] = str) -> OpenedRepo:
+                   user: str = "", mask: Callable[[str], str] = str, platform: str = "terminal") -> OpenedRepo:
         token, github = self._token, None
         if not target.name.path:
             token, github = await self._credentials()
-        co_author = target.settings.co_authors.get(user, "")
+        co_author = people.co_author(target.settings.co_authors, platform, user)
         return await open_repo(target, self._config.repos, token, github, run_id, task, continue_branch, co_author,
                                mask)
 

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from agents.errors import UserInputError
 from bot.config.sections import ReposConfig, RepoSettings
+from bot.repos.people import listed
 
 _PART = r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,99})"
 # A base branch is read up to the first space or character no branch name holds (``~^:?*[\``, quotes, ``#``), so
@@ -107,7 +108,7 @@ def from_argument(value: str, base: str = "", git_url: str = "") -> RepoName:
 
 
 def resolve(named: RepoName | None, config: ReposConfig, places: Sequence[str], user: str,
-            terminal: bool = False) -> RepoTarget | None:
+            terminal: bool = False, platform: str = "terminal") -> RepoTarget | None:
     """The repository the run works on (the one named, else the place's default), checked against the
     allow-list; ``UserInputError`` with one sentence when it may not be used. None: no repository."""
     if named is None:
@@ -123,10 +124,22 @@ def resolve(named: RepoName | None, config: ReposConfig, places: Sequence[str], 
     if settings is None:
         raise UserInputError(f"The repository {named.full_name} is not one this bot may work on; an admin adds it "
                              f'to config.toml as a [repos."{named.full_name}"] table.')
-    if settings.users and user not in settings.users:
+    if not may_ask(settings, platform, user):
         raise UserInputError(f"You are not on the list of people who may ask for work on {named.full_name} "
                              f'([repos."{named.full_name}"] users).')
     return RepoTarget(named, settings)
+
+
+def may_ask(settings: RepoSettings, platform: str, user: str) -> bool:
+    """Whether the person may ask for work on (or have the bot read) a repository of these settings."""
+    return not settings.users or listed(settings.users, platform, user)
+
+
+def may_read(full_name: str, config: ReposConfig, platform: str, user: str) -> bool:
+    """Whether the bot may read ``owner/name`` for the person: a repository whose table lists its users is theirs
+    alone (one with no table is left to the other rules, such as ``[input] link_repositories``)."""
+    settings = _settings(full_name, config)
+    return settings is None or may_ask(settings, platform, user)
 
 
 def default_for(places: Sequence[str], config: ReposConfig) -> RepoName | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Protocol
@@ -101,13 +101,19 @@ class LinkReader:
         self._allowed = allowed or RepositoryPatterns(limits.link_repositories)
         self._host = _html_host(api_url)
 
-    async def read(self, texts: Sequence[str]) -> Linked:
+    async def read(self, texts: Sequence[str], may_read: Callable[[str], bool] = lambda repository: True) -> Linked:
+        """What the allowed links say; ``may_read``: whether the person who asked may have ``owner/name`` read
+        for them (a repository kept for some people is read for them alone)."""
         links = [link for link in github_links(texts, self._host) if self._allowed.allows(link.repository)]
+        theirs = sorted({link.repository for link in links if not may_read(link.repository)})
+        links = [link for link in links if link.repository not in theirs]
+        refused = [f"Links to {name} were not read: you are not on the list of people who may use it "
+                   f'([repos."{name}"] users).' for name in theirs]
         if not links:
-            return Linked()
+            return Linked(notes=tuple(refused))
         if not self._token:
             return Linked(notes=("GitHub links in the thread were not read: GITHUB_TOKEN is not set.",))
-        notes = [f"Only the first {MAX_LINKS} GitHub links were read."] if len(links) > MAX_LINKS else []
+        notes = [*refused, *([f"Only the first {MAX_LINKS} GitHub links were read."] if len(links) > MAX_LINKS else [])]
         chosen = links[:MAX_LINKS]
         results = await asyncio.gather(*(asyncio.to_thread(self._read_one, link) for link in chosen),
                                        return_exceptions=True)  # at once: each may take up to TIMEOUT_S

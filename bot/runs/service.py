@@ -37,7 +37,7 @@ from bot.config.sections import Config
 from bot.health.checks import Connected, Health
 from bot.process.logs import tag_logs
 from bot.repos.desk import RepoDesk
-from bot.repos.names import RepoTarget
+from bot.repos.names import RepoTarget, may_read
 from bot.repos.opening import OpenedRepo
 from bot.runs.fanout import Fanout
 from bot.runs.github_links import LinkReader
@@ -224,15 +224,18 @@ class Service:
         sentence to say once): adapters keep such facts here, never in the store themselves."""
         return await self._store.first_sighting(key)
 
-    async def _read_earlier(self, read: ReadEarlier, request: str) -> ThreadContext:
+    async def _read_earlier(self, read: ReadEarlier, request: ChatRequest) -> ThreadContext:
         """The context the messages before a request give it (``bot.runs.thread_context``), with the GitHub
-        links in them read; when the platform withholds them, a line saying so and no context."""
+        links in them read (those the person may have read); when the platform withholds them, a line saying so
+        and no context."""
         earlier = await read()
         if earlier.withheld:  # the status message says so for good, the notice says why
             return ThreadContext(summary=NOT_READ, notes=(earlier.withheld,))
-        linked = await self._links.read([request, *(m.text for m in earlier.messages if not m.by_bot)])
+        linked = await self._links.read([request.text, *(m.text for m in earlier.messages if not m.by_bot)],
+                                        lambda name: may_read(name, self._config.repos, request.platform,
+                                                              request.user_id))
         gathered = Gathered(linked.messages, linked.files, (*earlier.notes, *linked.notes))
-        return thread_context(earlier.messages, request, self._config.input, gathered, earlier.more_before,
+        return thread_context(earlier.messages, request.text, self._config.input, gathered, earlier.more_before,
                               self._languages)
 
     def check(self, request: ChatRequest) -> None:
@@ -309,7 +312,7 @@ class Service:
         request = prepared.request
         wanted = self._config.input.thread_messages > 0 and not admission.known_thread  # its own threads: follow-ups
         if prepared.earlier is not None and wanted:
-            request = dataclasses.replace(request, thread=await self._read_earlier(prepared.earlier, request.text))
+            request = dataclasses.replace(request, thread=await self._read_earlier(prepared.earlier, request))
         try:
             return Taken(run=await self._start(request, prepared.thread, platform, f"{platform.name}:{arrival.key}"))
         except UserInputError as error:  # the queue filled up while the adapter prepared
@@ -678,7 +681,7 @@ class Service:
                 raise UserInputError("Repository work is not set up in this bot.")
             return None
         return self._repos.target(request.text, request.repo, request.base, request.places or (request.platform,),
-                                  request.user_id, previous)
+                                  request.user_id, previous, request.platform)
 
     async def _open_repository(self, request: ChatRequest, run_id: str, prior: PriorWork | None,
                                publisher: Publisher) -> tuple[OpenedRepo | None, Publisher, PriorWork | None]:
@@ -691,7 +694,7 @@ class Service:
         same = prior is not None and prior.repository == target.name.shown
         branch = prior.branch if same and prior else request.branch
         opened = await self._repos.open(target, run_id, request.text.strip(), branch, request.user_id,
-                                        mask=self._redact)
+                                        mask=self._redact, platform=request.platform)
         await self._store.set_repository(run_id, target.name.shown, opened.workspace.branch)
         if prior is not None and not same:
             prior = PriorWork(tasks=prior.tasks)

@@ -14,7 +14,7 @@ import pytest
 
 from adapters.terminal import print_run
 from agents.types import TestReport, TestStatus
-from bot.config.sections import CheckinConfig
+from bot.config.sections import CheckinConfig, RepoSettings
 from bot.safety.redact import RedactingFilter, Redactor
 from bot.sandbox import DockerSandbox
 from tests.conftest import with_changes
@@ -177,6 +177,26 @@ async def test_a_pull_request_link_in_an_allowed_repository_is_read_from_github(
     assert "carol on main.py: handle should return 404 for unknown ids" in quoted
     assert "secret plans" not in quoted and not any("other/repo" in path for _, path in github.calls())
     assert "1 link" in thread[0].text
+
+
+async def test_a_link_to_a_repository_kept_for_other_people_is_not_read_for_someone_else(
+        slack, model_server, slack_config, slack_secrets, start_bot):
+    async with FakeGitHub(token=GITHUB_TOKEN, prefix="/api/v3") as github:
+        github.contents[("acme/payroll", "main", "salaries.py")] = "CEO = 900_000\n"
+        host = github.url.removesuffix("/api/v3")
+        config = dataclasses.replace(
+            with_changes(slack_config, input={"link_repositories": ["acme/*"]},
+                         repos={"allowed": {"acme/payroll": RepoSettings(users=("UADA",))}}),
+            checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0))
+        await start_bot(config, secrets=dataclasses.replace(slack_secrets, github_token=GITHUB_TOKEN))
+        script_team(model_server)
+        parent = slack.say("C1", "UANN", f"what does <{host}/acme/payroll/blob/main/salaries.py> hold?")
+        message, _ = await mention(slack, "explain that file", thread_ts=parent.ts)
+        await finished(slack, "C1", parent.ts)
+
+    assert "900_000" not in planner_prompt(model_server)
+    assert not any("payroll" in path for _, path in github.calls())
+    assert any("Links to acme/payroll were not read: you are not on the list" in m.text for m in slack.messages)
 
 
 async def test_a_message_trying_prompt_injection_stays_quoted_material(slack, model_server, slack_config, start_bot):
