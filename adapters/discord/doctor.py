@@ -9,6 +9,7 @@ import discord
 from discord.http import HTTPClient
 
 from adapters.discord.endpoints import PORTAL, endpoints
+from adapters.discord.platform import served
 from bot.config.doctor_types import CheckResult
 from bot.config.sections import Config, DiscordConfig, Secrets
 
@@ -61,4 +62,19 @@ async def _token_checks(http: HTTPClient, config: DiscordConfig, token: str) -> 
             "Discord thread reading", False, "off: without the message content intent a mention runs on the request alone",
             fix=f"enable Message Content Intent at {PORTAL} (Bot) and set [discord] message_content_intent = true",
             required=False))
+    results.append(_servers(config, bool(application.get("bot_public"))))
     return results
+
+
+def _servers(config: DiscordConfig, public: bool) -> CheckResult:
+    """Which servers the bot serves: none until they are listed (anyone may add a public bot to their own)."""
+    listed = served(config)
+    if listed:
+        return CheckResult("Discord servers", True, f"serves {len(listed)} listed server(s)")
+    if config.any_server:
+        return CheckResult("Discord servers", not public,
+                           "any_server = true: every server the bot is in" + (
+                               ", and it is public: anyone may add it to their own" if public else ""),
+                           fix=f"list your servers in [discord] allowed_guilds, or turn Public Bot off at {PORTAL} (Bot)")
+    return CheckResult("Discord servers", False, "no server listed: the bot serves none",
+                       fix="put your servers' ids in [discord] allowed_guilds (or sync_guilds)")

@@ -14,9 +14,16 @@ PLATFORM = "discord"
 
 
 def platform(config: DiscordConfig) -> ChatPlatform:
-    access = AccessRules.of("discord", servers=config.allowed_guilds, channels=config.allowed_channels,
-                            roles=config.allowed_roles, direct_messages=False)  # the bot works in servers only
+    access = AccessRules.of("discord", servers=served(config), channels=config.allowed_channels,
+                            roles=config.allowed_roles, direct_messages=False,  # the bot works in servers only
+                            every_server=config.any_server)
     return ChatPlatform(PLATFORM, DiscordMarkup(), thread_style(config, config.inline_code_max_chars), access)
+
+
+def served(config: DiscordConfig) -> tuple[int, ...]:
+    """The servers the bot serves: a public bot can be added to anyone's server, where its people would run code
+    and spend the budget of a team they are not part of, so an unlisted server is never served by default."""
+    return config.allowed_guilds or config.sync_guilds
 
 
 def interaction_place(interaction: discord.Interaction) -> Place:

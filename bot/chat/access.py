@@ -25,8 +25,8 @@ class Place:
 
 @dataclass(frozen=True)
 class AccessRules:
-    """A platform's allowlists; an empty one allows everyone. ``section`` names the config section an
-    admin edits, for the refusal that only an admin can lift."""
+    """A platform's allowlists; an empty one allows everyone (servers: unless ``every_server`` is off).
+    ``section`` names the config section an admin edits, for the refusal that only an admin can lift."""
 
     section: str = ""
     servers: frozenset[str] = frozenset()
@@ -34,22 +34,24 @@ class AccessRules:
     users: frozenset[str] = frozenset()
     roles: frozenset[str] = frozenset()
     direct_messages: bool = True
+    every_server: bool = True  # with no ``servers`` listed; False: then no server is served (Discord's default)
 
     @classmethod
     def of(cls, section: str, *, servers: Iterable[object] = (), channels: Iterable[object] = (),
-           users: Iterable[object] = (), roles: Iterable[object] = (), direct_messages: bool = True) -> AccessRules:
+           users: Iterable[object] = (), roles: Iterable[object] = (), direct_messages: bool = True,
+           every_server: bool = True) -> AccessRules:
         """Rules from a config section's lists, whatever type its ids have."""
         def ids(values: Iterable[object]) -> frozenset[str]:
             return frozenset(map(str, values))
 
-        return cls(section, ids(servers), ids(channels), ids(users), ids(roles), direct_messages)
+        return cls(section, ids(servers), ids(channels), ids(users), ids(roles), direct_messages, every_server)
 
 
 def refusal(rules: AccessRules, place: Place) -> str | None:
     """Why this person may not use the bot here, in a sentence for them; None when they may."""
     if place.direct and not rules.direct_messages:
         return NO_DIRECT_MESSAGES
-    if rules.servers and place.server not in rules.servers:
+    if (rules.servers or not rules.every_server) and place.server not in rules.servers:
         return WRONG_SERVER
     if not place.direct and rules.channels and place.channel not in rules.channels:
         return WRONG_CHANNEL

@@ -355,7 +355,9 @@ DiscordUrl = Annotated[str, StartsWith(("https://", "http://", "wss://", "ws://"
 
 @dataclass(frozen=True)
 class DiscordConfig(Checked, section="discord"):
-    """The Discord bot (``DISCORD_TOKEN``). Empty allowlists allow everyone; ids are Discord's numeric ids."""
+    """The Discord bot (``DISCORD_TOKEN``); ids are Discord's numeric ids. It serves the servers ``allowed_guilds``
+    lists, else those ``sync_guilds`` lists, else none unless ``any_server``: anyone may add a public bot to their
+    own server. Empty channel and role lists allow every channel and member of a served server."""
 
     enabled: bool = False
     # empty: Discord itself; else a Discord-compatible REST base such as http://HOST/api/v10
@@ -363,7 +365,8 @@ class DiscordConfig(Checked, section="discord"):
     gateway_url: Annotated[DiscordUrl, SetWith("api_url")] = ""  # empty: Discord's gateway; else e.g. wss://HOST/
     message_content_intent: bool = False  # privileged: follow-ups in a thread without mentioning the bot
     sync_guilds: tuple[DiscordId, ...] = ()  # sync /code to these guilds at once; empty: globally (can take a while)
-    allowed_guilds: tuple[DiscordId, ...] = ()
+    allowed_guilds: tuple[DiscordId, ...] = ()  # the servers served; empty: sync_guilds'
+    any_server: bool = False  # serve every server the bot is in, with both lists empty
     allowed_channels: tuple[DiscordId, ...] = ()  # a thread counts as its parent channel
     allowed_roles: tuple[DiscordId, ...] = ()  # a user needs one of these roles
     update_interval_s: Wait = 1.0  # at most one edit per message this often, a turn's last edit included

@@ -34,6 +34,7 @@ async def discord_api():
 def discord_config(config, discord_api):
     return with_changes(config, discord={"enabled": True, "api_url": discord_api.api_url,
                                          "gateway_url": discord_api.gateway_url, "update_interval_s": 0.0,
+                                         "allowed_guilds": (GUILD_ID,),
                                          "channel_writes_per_5s": 1000})  # the pace has tests of its own
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from adapters.discord import doctor_checks
 from tests.conftest import with_changes
 from tests.fakes.discord_api import FakeDiscord
 
 
 async def test_a_good_token_logs_in_and_the_invite_url_is_shown(discord_config, discord_secrets, discord_api):
-    result, invite, reading = await doctor_checks(discord_config, discord_secrets)
+    result, invite, reading, _ = await doctor_checks(discord_config, discord_secrets)
     assert not reading.ok and not reading.required and "Message Content Intent" in reading.fix  # intent off here
     assert result.ok and result.detail == "logged in as codegen (900000000000000001)"
     assert invite.detail == ("https://discord.com/oauth2/authorize?client_id=900000000000000002"
@@ -33,8 +35,22 @@ async def test_a_missing_token(discord_config, discord_secrets):
 async def test_the_message_content_intent_must_be_on_when_configured(discord_config, discord_secrets, discord_api):
     discord_api.application_flags = 0
     config = with_changes(discord_config, discord={"message_content_intent": True})
-    token, _, intent = await doctor_checks(config, discord_secrets)
+    token, _, intent, _ = await doctor_checks(config, discord_secrets)
     assert token.ok and not intent.ok and "Message Content Intent" in intent.fix
+
+
+@pytest.mark.parametrize("servers, public, ok, words", [
+    ({"allowed_guilds": (5,)}, True, True, "serves 1 listed server"),
+    ({"allowed_guilds": (), "sync_guilds": (5, 6)}, True, True, "serves 2 listed server"),
+    ({"allowed_guilds": ()}, False, False, "no server listed"),
+    ({"allowed_guilds": (), "any_server": True}, True, False, "anyone may add it"),
+    ({"allowed_guilds": (), "any_server": True}, False, True, "every server the bot is in"),
+], ids=["allowed", "synced", "none", "any-public", "any-private"])
+async def test_the_servers_served_are_named_and_a_public_bot_serving_any_fails(
+        discord_config, discord_secrets, discord_api, servers, public, ok, words):
+    discord_api.public = public
+    *_, served = await doctor_checks(with_changes(discord_config, discord=servers), discord_secrets)
+    assert served.name == "Discord servers" and served.ok is ok and words in served.detail
 
 
 async def test_an_unreachable_api(discord_config, discord_secrets):

@@ -31,13 +31,18 @@ def place(server: int | None, channel: int, roles: tuple[int, ...] = ()) -> Plac
 
 
 @pytest.mark.parametrize("config, where, expected", [
-    (DiscordConfig(), place(None, 1), NO_DIRECT_MESSAGES),
-    (DiscordConfig(), place(5, 1), None),
+    (DiscordConfig(allowed_guilds=(5,)), place(None, 1), NO_DIRECT_MESSAGES),
+    (DiscordConfig(allowed_guilds=(5,)), place(5, 1), None),
     (DiscordConfig(allowed_guilds=(6,)), place(5, 1), WRONG_SERVER),
-    (DiscordConfig(allowed_channels=(2,)), place(5, 1), WRONG_CHANNEL),
-    (DiscordConfig(allowed_channels=(2,)), place(5, 2), None),
-    (DiscordConfig(allowed_roles=(8,)), place(5, 1, (7,)), WRONG_ROLE),
-    (DiscordConfig(allowed_roles=(8,)), place(5, 1, (7, 8)), None),
+    (DiscordConfig(), place(5, 1), WRONG_SERVER),  # a public bot added to anyone's server serves no one there
+    (DiscordConfig(sync_guilds=(5,)), place(5, 1), None),  # the servers /code is synced to, when none is allowed
+    (DiscordConfig(sync_guilds=(5,)), place(6, 1), WRONG_SERVER),
+    (DiscordConfig(allowed_guilds=(6,), sync_guilds=(5,)), place(5, 1), WRONG_SERVER),
+    (DiscordConfig(any_server=True), place(5, 1), None),
+    (DiscordConfig(allowed_guilds=(5,), allowed_channels=(2,)), place(5, 1), WRONG_CHANNEL),
+    (DiscordConfig(allowed_guilds=(5,), allowed_channels=(2,)), place(5, 2), None),
+    (DiscordConfig(allowed_guilds=(5,), allowed_roles=(8,)), place(5, 1, (7,)), WRONG_ROLE),
+    (DiscordConfig(allowed_guilds=(5,), allowed_roles=(8,)), place(5, 1, (7, 8)), None),
 ])
 def test_the_allowlists_of_the_discord_section_are_the_cores_rules(config, where, expected):
     assert refusal(platform(config).access, where) == expected

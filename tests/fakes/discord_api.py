@@ -97,6 +97,7 @@ class FakeDiscord:
         self.identified = asyncio.Event()
         self.intents: int | None = None
         self.application_flags = 1 << 19  # GATEWAY_MESSAGE_CONTENT_LIMITED: the intent is switched on
+        self.public = False  # the application's Public Bot switch (anyone may add it to their server)
         self.accepts_files = True  # False: uploads are refused (413), as when they exceed the size limit
         self.may_create_threads = True  # False: 403 Missing Permissions, as for a bot without the permission
         self.privileged_allowed = True  # False: refuse the message content intent as Discord does (4014)
@@ -281,7 +282,7 @@ class FakeDiscord:
 
     async def _application(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
         return _json({"id": str(APP_ID), "name": "codegen", "icon": None, "description": "",
-                                  "bot_public": False, "bot_require_code_grant": False, "verify_key": "0" * 64,
+                                  "bot_public": self.public, "bot_require_code_grant": False, "verify_key": "0" * 64,
                                   "owner": user(1, "owner"), "flags": self.application_flags, "summary": ""})
 
     async def _gateway_bot(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:

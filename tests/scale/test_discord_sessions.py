@@ -25,7 +25,7 @@ async def test_two_sessions_of_one_shard_start_one_run_for_a_mention(config, sec
     async with FakeDiscord() as discord_api, contextlib.AsyncExitStack() as stack:
         settings = with_changes(config, discord={"enabled": True, "api_url": discord_api.api_url,
                                                  "gateway_url": discord_api.gateway_url, "update_interval_s": 0.0,
-                                                 "channel_writes_per_5s": 1000},
+                                                 "channel_writes_per_5s": 1000, "allowed_guilds": (GUILD_ID,)},
                                 storage={"url": db_url, "heartbeat_s": 0.3})
         for number in range(2):
             store = await PostgresStore.open(db_url, masked_url(db_url))
