@@ -530,7 +530,7 @@ class Secrets:
     # A GitHub App instead of (or beside) a token, for repository work: its id, its private key (PEM) and the
     # installation on the team's organization; each run mints an installation token from them.
     github_app_id: str = field(default="", metadata={"public": True})
-    github_app_private_key: str = ""
+    github_app_private_key: str = field(default="", metadata={"lines": True})  # a PEM: its line breaks are its own
     github_app_installation_id: str = field(default="", metadata={"public": True})
     github_webhook_secret: str = ""  # verifies each webhook delivery ([github]): the secret set on the webhook
     slack_bot_token: str = ""
@@ -549,8 +549,11 @@ class Secrets:
         env = os.environ if env is None else env
         names = [f.name for f in dataclasses.fields(cls) if not f.metadata.get("internal")]
         values: dict[str, Any] = {name: env.get(name.upper(), "").strip() for name in names}
+        for name in _MULTI_LINE:
+            values[name] = _pem_lines(values[name]).strip()
         for name, value in values.items():
-            problem = not_text(value, from_bytes=True) or _control_character(value)
+            problem = not_text(value, from_bytes=True) or _control_character(
+                value.replace("\r\n", "").replace("\n", "") if name in _MULTI_LINE else value)
             if problem:  # the value is a secret: say where it goes wrong, never what it holds
                 raise ConfigError(f"{name.upper()} in the environment is not usable: {problem}; export it again "
                                   "as plain text")
@@ -567,6 +570,9 @@ class Secrets:
         tokens = [getattr(self, f.name) for f in dataclasses.fields(self)
                   if not f.metadata.get("internal") and not f.metadata.get("public")
                   and f.name != "openai_base_url" and getattr(self, f.name)]
+        # A key's lines are masked one by one too: a log or an error may quote one line of it.
+        tokens += [line.strip() for name in _MULTI_LINE for line in getattr(self, name).splitlines()
+                   if len(line.strip()) >= 16 and not line.startswith("-----")]
         return (tokens + [s for url in (self.openai_base_url, *self.config_endpoints) for s in url_secrets(url)]
                 + database_url_secrets(self.database_url))
 
@@ -574,6 +580,17 @@ class Secrets:
         for name in names:
             if not getattr(self, name):
                 raise ConfigError(f"{name.upper()} is not set: export it in the environment before starting")
+
+
+_MULTI_LINE = tuple(f.name for f in dataclasses.fields(Secrets) if f.metadata.get("lines"))
+
+
+def _pem_lines(value: str) -> str:
+    """A PEM as exported: with its line breaks, or on one line with them written ``\\n`` (as .env files and
+    secret stores keep it)."""
+    if "\n" not in value and "\\n" in value and value.startswith("-----BEGIN"):
+        return value.replace("\\r\\n", "\n").replace("\\n", "\n")
+    return value
 
 
 def _control_character(value: str) -> str:

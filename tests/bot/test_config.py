@@ -352,3 +352,34 @@ def test_a_token_written_into_a_github_url_is_refused_at_start_without_showing_i
         load(tmp_path, text)
     said = str(caught.value)
     assert f"{key}: holds credentials" in said and "GITHUB_TOKEN" in said and "ghp_" not in said
+
+
+def _private_key() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+@pytest.mark.parametrize("written", ["as-is", "crlf", "escaped"])
+def test_a_github_app_private_key_keeps_its_line_breaks_and_each_line_is_masked(written):
+    pem = _private_key()
+    value = {"as-is": pem, "crlf": pem.replace("\n", "\r\n"), "escaped": pem.replace("\n", "\\n")}[written]
+    secrets = Secrets.from_env({"GITHUB_APP_PRIVATE_KEY": value, "GITHUB_APP_ID": "12"})
+    assert secrets.github_app_private_key.replace("\r\n", "\n") == pem.strip()
+    one_line = pem.splitlines()[5]
+    assert one_line in secrets.values()  # a log quoting one line of the key is masked too
+    with pytest.raises(ConfigError, match="character .* is a control character \\(U\\+001B\\)"):
+        Secrets.from_env({"GITHUB_APP_PRIVATE_KEY": pem.replace("\n", "\x1b", 1)})
+
+
+def test_every_command_starts_with_a_github_app_private_key_in_the_environment(tmp_path):
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "GITHUB_APP_PRIVATE_KEY": _private_key(),
+           "CODEGEN_CONFIG": str(tmp_path / "config.toml")}
+    (tmp_path / "config.toml").write_text(f'[storage]\npath = "{tmp_path}/store.sqlite3"\n')
+    done = subprocess.run([sys.executable, "-m", "codegen_chat", "history"], env=env, capture_output=True, text=True,
+                          timeout=60, cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "GITHUB_APP_PRIVATE_KEY" not in done.stderr
