@@ -821,11 +821,12 @@ def _masked(request: ChatRequest, known: Redactor) -> ChatRequest:
     credentials written into a URL in the task or in ``--repo`` (the bot fetches with its own token). The task,
     the files and the thread reach prompts, the store, a Gist and the log."""
     text, repo, found = _masked_words(request, known)
-    attachments = []
+    attachments: list[Attachment] = []
     for attachment in request.attachments:
+        name, in_name = mask_secrets(attachment.name, known)  # a file may be named after the key it holds
         content, in_file = mask_secrets(attachment.content, known)
-        attachments.append(Attachment(attachment.name, content))
-        found += in_file
+        attachments.append(Attachment(_unclaimed(name, {a.name for a in attachments}) if in_name else name, content))
+        found += in_name + in_file
     thread, in_thread = _masked_thread(request.thread, known)
     if not (found or in_thread):
         return request
@@ -839,6 +840,15 @@ def _masked(request: ChatRequest, known: Redactor) -> ChatRequest:
                      f"{'was' if in_thread == 1 else 'were'} masked before anything was sent on.")
     return dataclasses.replace(request, text=text, repo=repo, attachments=tuple(attachments),
                                thread=dataclasses.replace(thread, notes=tuple(notes)))
+
+
+def _unclaimed(name: str, taken: set[str]) -> str:
+    """``name``, or ``name-2.ext`` and on when another file has it: two names masked alike stay two files."""
+    stem, dot, extension = name.rpartition(".") if "." in name.rpartition("/")[2] else (name, "", "")
+    number = 2
+    while name in taken:
+        name, number = f"{stem}-{number}{dot}{extension}", number + 1
+    return name
 
 
 MASK_ON_THE_LOOP_CHARS = 64 * 1024  # a request this small is masked in well under a millisecond

@@ -27,26 +27,33 @@ _URL_SECRET_PARAM = re.compile(rf"(?i)(?P<name>[?&]{_SECRET_PARAMS}=)[^&\s#\"'<>
 
 # Secrets of the common formats, as people paste them into a thread: found by their shape, since the bot
 # was never given them. Each pattern matches the secret itself, so the words around it stay readable.
+_START = r"(?<![A-Za-z0-9])"  # not \b: a token glued to "_" (key_ghp_....py, MY_KEY_sk-...) is still one
+_END = r"(?![A-Za-z0-9])"
 PASTED_SECRETS = (
     re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY"
                r"(?: BLOCK)?-----|\Z)"),  # a key block cut short is masked to the end
-    re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"),  # GitHub tokens
-    re.compile(r"\bxox[abcdeoprs]-[A-Za-z0-9%-]{10,}|\bxapp-[A-Za-z0-9-]{10,}"),  # Slack bot, user, app, session tokens
-    re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),  # OpenAI keys
+    re.compile(rf"{_START}(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[A-Za-z0-9_]{{40,}})"),  # GitHub tokens
+    # Slack bot, user, app and session tokens.
+    re.compile(rf"{_START}xox[abcdeoprs]-[A-Za-z0-9%-]{{10,}}|{_START}xapp-[A-Za-z0-9-]{{10,}}"),
+    re.compile(rf"{_START}sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{{20,}}"),  # OpenAI keys
     # An AWS secret access key right after its key id (the console's credentials.csv, "ID SECRET" pairs).
-    re.compile(r"(\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}[\s,;:|\"']{1,5})[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"),
-    re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"),  # AWS access key ids
+    re.compile(rf"({_START}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}[\s,;:|\"']{{1,5}})[A-Za-z0-9/+]{{40}}(?![A-Za-z0-9/+])"),
+    re.compile(rf"{_START}(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{{16}}{_END}"),  # AWS access key ids
     # Webhook URLs post as the app to anyone who has them: Slack's and Discord's.
     re.compile(r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}"),
     re.compile(r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/\d+/[A-Za-z0-9_-]{20,}"),
     # Discord bot tokens: the bot's id in base64 (each 4 characters of digits start with M, N or O), then two parts.
-    re.compile(r"\b(?:[MNO][A-Za-z0-9]{3}){4,7}[A-Za-z0-9]{0,3}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}\b"),
-    re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}|\b[sr]k_live_[A-Za-z0-9]{24,}|\bAIza[A-Za-z0-9_-]{35}\b"),  # GitLab, Stripe, Google
+    re.compile(rf"{_START}(?:[MNO][A-Za-z0-9]{{3}}){{4,7}}[A-Za-z0-9]{{0,3}}\.[A-Za-z0-9_-]{{6}}"
+               rf"\.[A-Za-z0-9_-]{{27,40}}{_END}"),
+    # GitLab, Stripe and Google keys.
+    re.compile(rf"{_START}glpat-[A-Za-z0-9_-]{{20,}}|{_START}[sr]k_live_[A-Za-z0-9]{{24,}}"
+               rf"|{_START}AIza[A-Za-z0-9_-]{{35}}{_END}"),
     # npm, Hugging Face, PyPI and SendGrid tokens.
-    re.compile(r"\bnpm_[A-Za-z0-9]{36}\b|\bhf_[A-Za-z0-9]{30,}\b|\bpypi-AgE[A-Za-z0-9_-]{50,}"
-               r"|\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b"),
+    re.compile(rf"{_START}npm_[A-Za-z0-9]{{36}}{_END}|{_START}hf_[A-Za-z0-9]{{30,}}{_END}"
+               rf"|{_START}pypi-AgE[A-Za-z0-9_-]{{50,}}"
+               rf"|{_START}SG\.[A-Za-z0-9_-]{{22}}\.[A-Za-z0-9_-]{{43}}{_END}"),
     # A signed JSON Web Token: a bearer credential for as long as it lives.
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"),
+    re.compile(rf"{_START}eyJ[A-Za-z0-9_-]{{8,}}\.eyJ[A-Za-z0-9_-]{{8,}}\.[A-Za-z0-9_-]{{16,}}"),
     # What an Authorization header carries, whatever its shape (curl -H, a copied request, a .http file).
     # (a value with a digit in it: ``authorization: Optional[str]`` in code is no header; nor is a call, as in
     # ``authorization = base64.b64encode(...)``).

@@ -158,3 +158,20 @@ def test_a_private_keys_first_and_last_lines_are_no_secret_of_their_own():
     redact = Redactor([key])
     assert redact(code) == code
     assert redact(f"key: {key}") == f"key: {MASK}" and redact("A" * 64) == MASK
+
+
+@pytest.mark.parametrize("text", ["key_ghp_AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHHIIII.py", "MY_KEY_sk-proj-0123456789abcdefghijklmn",
+                                  "backup_AKIAIOSFODNN7EXAMPLE_old", "tok_xoxb-1234567890-abcdefghij"])
+def test_a_token_glued_to_an_underscore_is_still_masked(text):
+    from bot.safety.redact import mask_secrets
+
+    masked, found = mask_secrets(text, Redactor([]))
+    assert found == 1 and "[redacted]" in masked
+
+
+@pytest.mark.parametrize("text", ["the task-abcdefghijklmnopqrstuvwxyz runner", "ask-for-more-help-with-the-reviews-today",
+                                  "thehf_abcdefghijklmnopqrstuvwxyz0123"])
+def test_words_ending_in_a_token_s_prefix_are_left_alone(text):
+    from bot.safety.redact import mask_secrets
+
+    assert mask_secrets(text, Redactor([])) == (text, 0)

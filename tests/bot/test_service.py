@@ -542,3 +542,27 @@ async def test_a_requests_files_are_masked_once(model_server, config, secrets, s
     asked = ChatRequest("terminal", "t1", "ann", "find all intf keys.", (Attachment("cfg.ini", "key=1\n"),))
     await (await service.submit(asked, Sink(), FolderPublisher(tmp_path / "out"))).wait()
     assert read.count("key=1\n") == 1
+
+
+async def test_a_file_named_after_a_secret_is_attached_under_a_masked_name(model_server, config, secrets, store,
+                                                                           tmp_path):
+    from bot.safety.redact import Redactor
+
+    own = "sk-own-key-0123456789abcdef0123"
+    github = "ghp_AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHHIIII"
+    script_team(model_server)
+    service = Service(config, store, OpenAIChatModel(config, secrets), ScriptedSandbox(), redact=Redactor([own]))
+    files = (Attachment(f"key_{github}.py", "A = 1\n"), Attachment(f"key_{own}.py", "B = 2\n"),
+             Attachment(f"{own}.txt", "C\n"))
+    handle = await service.submit(ChatRequest("terminal", "t1", "ann", "write tests for these", files),
+                                  Sink(), FolderPublisher(tmp_path / "out"))
+    await handle.wait()
+
+    record = await store.run(handle.run_id)
+    sent = "".join(str(call.body) for call in model_server.requests)
+    for secret in (own, github):
+        assert secret not in repr(record) and secret not in sent
+    named = record.summary.attachments
+    assert len(set(named)) == 3 and named[0].startswith("key_") and named[0].endswith(".py")  # two files stay two
+    contents = [str(call.body) for call in model_server.requests if call.agent == "tester"]
+    assert all(f"{name}" in contents[0] for name in named) and "B = 2" in contents[0]  # contents kept
