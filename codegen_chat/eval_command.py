@@ -23,7 +23,7 @@ from adapters.terminal import check_out_dir
 from agents.errors import SandboxError
 from agents.prompts import PromptBook
 from agents.protocols import ChatModel
-from agents.types import Role
+from agents.types import FileSet, Role
 from bot.config.sections import Config, Secrets
 from bot.config.settings import Range, number_argument
 from bot.eval.attempts import EvalHalted, Parts
@@ -38,7 +38,7 @@ from bot.eval.suites import load_suite
 from bot.eval.table import report_text
 from bot.runs.service import team_settings
 from bot.safety.inert import inert
-from bot.safety.redact import Redactor
+from bot.safety.redact import Redactor, mask_secrets
 from bot.sandbox.languages import registry
 from codegen_chat.build import team_model
 
@@ -89,7 +89,8 @@ async def _eval_with(plan: _Plan, config: Config, secrets: Secrets, model: ChatM
         async with (await sandbox_type(config.sandbox))(config.sandbox) as sandbox:
             await asyncio.to_thread(plan.folder.write_meta, meta)
             parts = Parts(model, sandbox, PromptBook(languages=registry(config.sandbox)), team_settings(config), config.prices)
-            return await _run(plan, meta, parts, concurrency, Redactor(secrets.values(), urls=True))
+            redact = Redactor(secrets.values(), urls=True)
+            return await _run(await _masked(plan, redact), meta, parts, concurrency, redact)
     except SandboxError as error:
         raise EvalHalted(f"the sandbox cannot be used: {error}") from None
 
@@ -121,6 +122,28 @@ async def _plan(args: argparse.Namespace, config: Config) -> _Plan:
     meta = earlier or EvalMeta(suite.name, tuple(m.name for m in modes), ids, limit,
                                started=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
     return _Plan(folder, meta, suite.problems, modes, earlier is not None)
+
+
+async def _masked(plan: _Plan, known: Redactor) -> _Plan:
+    """The plan with secrets in its tasks and starter files masked, as a chat request's are: they reach the
+    model's prompts (the hidden tests only score the result, in the sandbox, and stay as written)."""
+    def mask() -> tuple[tuple[Problem, ...], int]:
+        found, problems = 0, []
+        for problem in plan.problems:
+            task, in_task = mask_secrets(problem.task, known)
+            starter = {}
+            for path, text in problem.starter.items():
+                starter[path], in_file = mask_secrets(text, known)
+                found += in_file
+            found += in_task
+            problems.append(dataclasses.replace(problem, task=task, starter=FileSet(starter)))
+        return tuple(problems), found
+
+    problems, found = await asyncio.to_thread(mask)
+    if found:
+        print(f"{found} secret{'' if found == 1 else 's'} (tokens or keys) in the suite's tasks and starter files "
+              f"{'was' if found == 1 else 'were'} masked before anything was sent on.", file=sys.stderr)
+    return dataclasses.replace(plan, problems=problems)
 
 
 def _same(earlier: str | None, given: str | None, flag: str) -> str | None:
