@@ -10,8 +10,11 @@ In three steps, so the team can start from the map while most of the files are s
 The files are written out by this module, not by ``git checkout``: no ``.gitattributes`` filter, smudge
 driver, LFS or hook can take part, a link is never made (it is left out and named), a submodule is never
 fetched, and a path that would leave the folder (git's fsck refuses those already) is refused again here.
-Larger files than the limit are never fetched by ``fetch_rest``. The bytes are watched while git fetches:
-past ``max_bytes`` the fetch is stopped, with a sentence.
+Larger files than the limit are never fetched by ``fetch_rest``; a fetch by blob id brings a blob whatever its
+size (git's size filter spares what is asked for by name), so ``fetch_files`` reads each blob's size before its
+contents, and one over the limit is left unread. The packed bytes are watched while git fetches: past
+``max_bytes`` the fetch is stopped, with a sentence; the files written out hold at most ``max_bytes`` too, and
+are read from git a few megabytes at a time.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import os
 import posixpath
 import re
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +34,7 @@ from bot.safety.text import not_text
 
 REGULAR, EXECUTABLE, LINK, SUBMODULE = "100644", "100755", "120000", "160000"
 _KINDS = {LINK: "a link", SUBMODULE: "a submodule"}
+READ_BYTES = 8_000_000  # file contents read from git in one call (or one file, if larger): what the bot holds at once
 
 
 @dataclass(frozen=True)
@@ -127,7 +132,8 @@ async def fetch_files(git: Git, checkout: Checkout, paths: list[str], limits: Li
         except GitFailed as error:
             raise RepoError(f"The repository's files could not be fetched: {error}") from None
     sizes = await _local_blobs(git, checkout.git_dir)
-    await _write_out(git, checkout.git_dir, checkout.tree, [w for w in wanted if w[1] in sizes], checkout)
+    wanted = [w for w in wanted if w[1] in sizes and w[2] not in checkout.files]  # the rest's fetch may have them
+    await _write_out(git, checkout, _within_limits(checkout, wanted, sizes, limits), sizes)
 
 
 async def fetch_rest(git: Git, checkout: Checkout, limits: Limits) -> None:
@@ -139,19 +145,36 @@ async def fetch_rest(git: Git, checkout: Checkout, limits: Limits) -> None:
     except GitFailed as error:
         raise RepoError(f"The repository's files could not be fetched: {error}") from None
     sizes = await _local_blobs(git, checkout.git_dir)
-    wanted, total = [], 0
+    wanted = []
     for path, (mode, oid) in checkout.blobs.items():
         if oid not in sizes:
-            checkout.left_out[path] = f"larger than {limits.max_file_bytes:,} bytes ([repos] max_file_bytes)"
-            continue
-        total += sizes[oid]
-        if path not in checkout.files:
+            checkout.left_out[path] = _too_large(limits)
+        elif path not in checkout.files:
             wanted.append((mode, oid, path))
-    if total > limits.max_bytes:
-        raise TooLarge(f"The repository's files hold {total:,} bytes; this bot works on at most "
-                       f"{limits.max_bytes:,} ([repos] max_bytes).")
-    await _write_out(git, checkout.git_dir, checkout.tree, wanted, checkout)
+    await _write_out(git, checkout, _within_limits(checkout, wanted, sizes, limits), sizes)
     checkout.complete = True
+
+
+def _within_limits(checkout: Checkout, wanted: list[tuple[str, str, str]], sizes: dict[str, int],
+                   limits: Limits) -> list[tuple[str, str, str]]:
+    """The files of ``wanted`` to write: one over ``max_file_bytes`` is left out and named (a fetch by blob id
+    brought it; it is never read), and all the files written, these with those before, hold at most
+    ``max_bytes`` (past it: ``TooLarge``, nothing more written)."""
+    kept, total = [], sum(sizes.get(oid, 0) for oid in checkout.files.values())
+    for mode, oid, path in wanted:
+        if sizes[oid] > limits.max_file_bytes:
+            checkout.left_out[path] = _too_large(limits)
+        else:
+            kept.append((mode, oid, path))
+            total += sizes[oid]
+    if total > limits.max_bytes:
+        raise TooLarge(f"The repository's files hold over {limits.max_bytes:,} bytes, the most this bot works on "
+                       "([repos] max_bytes).")
+    return kept
+
+
+def _too_large(limits: Limits) -> str:
+    return f"larger than {limits.max_file_bytes:,} bytes ([repos] max_file_bytes)"
 
 
 async def default_branch(git: Git, url: str, where: Path) -> str:
@@ -262,13 +285,25 @@ def unsafe_path(path: str) -> str:
     return ""
 
 
-async def _write_out(git: Git, git_dir: Path, tree: Path, wanted: list[tuple[str, str, str]],
-                     checkout: Checkout) -> None:
-    if not wanted:
-        return
-    request = "".join(f"{oid}\n" for _, oid, _ in wanted).encode()
-    out = (await git.run(["cat-file", "--batch"], git_dir, stdin=request)).stdout
-    await asyncio.to_thread(_write_files, out, tree, wanted, checkout)
+async def _write_out(git: Git, checkout: Checkout, wanted: list[tuple[str, str, str]], sizes: dict[str, int]) -> None:
+    """Write these files, their contents read from git ``READ_BYTES`` at a time (their sizes are known already)."""
+    for batch in _batches(wanted, sizes):
+        request = "".join(f"{oid}\n" for _, oid, _ in batch).encode()
+        out = (await git.run(["cat-file", "--batch"], checkout.git_dir, stdin=request)).stdout
+        await asyncio.to_thread(_write_files, out, checkout.tree, batch, checkout)
+
+
+def _batches(wanted: list[tuple[str, str, str]], sizes: dict[str, int]) -> Iterator[list[tuple[str, str, str]]]:
+    batch: list[tuple[str, str, str]] = []
+    held = 0
+    for entry in wanted:
+        if batch and held + sizes[entry[1]] > READ_BYTES:
+            yield batch
+            batch, held = [], 0
+        batch.append(entry)
+        held += sizes[entry[1]]
+    if batch:
+        yield batch
 
 
 def _write_files(out: bytes, tree: Path, wanted: list[tuple[str, str, str]], checkout: Checkout) -> None:

@@ -6,22 +6,35 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from bot.repos import checkout as checkout_module
 from bot.repos.checkout import Checkout, Limits, fetch, fetch_files, fetch_rest
 from bot.repos.errors import RepoError, TooLarge
-from bot.repos.git import Git, GitAccess
+from bot.repos.git import Completed, Git, GitAccess
 from tests.repos.conftest import TOKEN
 from tests.repos.fixtures import PYTHON_PROJECT, git, make_repo
 
 LIMITS = Limits(max_files=1000, max_bytes=50_000_000, max_file_bytes=100_000)
 
 
-def _git(host, tmp_path: Path, token: str = TOKEN, timeout_s: float = 60) -> Git:
+class _Measured(Git):
+    """The bot's git, noting the most bytes one call handed the bot (what it held in memory at once)."""
+
+    largest = 0
+
+    async def run(self, *args: Any, **kwargs: Any) -> Completed:
+        done = await super().run(*args, **kwargs)
+        self.largest = max(self.largest, len(done.stdout))
+        return done
+
+
+def _git(host, tmp_path: Path, token: str = TOKEN, timeout_s: float = 60) -> _Measured:
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    return Git(GitAccess(f"{host.url}/acme/billing.git", token), home, timeout_s)
+    return _Measured(GitAccess(f"{host.url}/acme/billing.git", token), home, timeout_s)
 
 
 async def _fetch_all(git: Git, url: str, base: str, where: Path, limits: Limits = LIMITS) -> Checkout:
@@ -102,6 +115,40 @@ async def test_a_fetch_growing_past_the_byte_cap_is_stopped(git_host, tmp_path):
     with pytest.raises(TooLarge, match="max_bytes"):
         await _fetch_all(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "main", tmp_path / "w",
                          Limits(1000, 1_000_000, 1_000_000))
+
+
+async def test_a_file_over_the_size_cap_is_never_read_however_small_it_packs(git_host, tmp_path):
+    """5 MB of one repeated byte packs into a few kilobytes, and a fetch by blob id brings it whatever its size:
+    its size is read first, and the bot neither holds nor writes it."""
+    make_repo(git_host.root, "acme/billing", {**PYTHON_PROJECT, "billing/generated.py": "#" * 5_000_000})
+    git = _git(git_host, tmp_path)
+    checkout = await fetch(git, f"{git_host.url}/acme/billing.git", "main", tmp_path / "w", LIMITS)
+    await fetch_files(git, checkout, ["billing/generated.py", "billing/client.py"], LIMITS)
+    assert checkout.left_out["billing/generated.py"] == "larger than 100,000 bytes ([repos] max_file_bytes)"
+    assert list(checkout.files) == ["billing/client.py"]
+    await fetch_rest(git, checkout, LIMITS)
+    assert set(checkout.files) == set(PYTHON_PROJECT) and not (checkout.tree / "billing/generated.py").exists()
+    assert git.largest < 100_000  # no git output handed the bot the file
+
+
+async def test_named_files_that_pack_small_are_capped_at_max_bytes_unpacked(git_host, tmp_path):
+    files = {f"data/{i}.txt": f"{i}\n" * 40_000 for i in range(30)}  # 3 MB that packs into a few kilobytes
+    make_repo(git_host.root, "acme/billing", files)
+    git, limits = _git(git_host, tmp_path), Limits(1000, 1_000_000, 200_000)
+    checkout = await fetch(git, f"{git_host.url}/acme/billing.git", "main", tmp_path / "w", limits)
+    with pytest.raises(TooLarge, match="over 1,000,000 bytes"):
+        await fetch_files(git, checkout, list(files), limits)
+    assert len(_everything_under(checkout.tree)) <= 1_000_000
+
+
+async def test_files_are_read_from_git_a_few_at_a_time_and_each_written_whole(git_host, tmp_path, monkeypatch):
+    monkeypatch.setattr(checkout_module, "READ_BYTES", 30_000)
+    files = {f"data/{i}.txt": os.urandom(5_000).hex() for i in range(20)}  # 200 KB
+    make_repo(git_host.root, "acme/billing", files)
+    git = _git(git_host, tmp_path)
+    await _fetch_all(git, f"{git_host.url}/acme/billing.git", "main", tmp_path / "w")
+    assert {p: (tmp_path / "w/tree" / p).read_text() for p in files} == files
+    assert git.largest < 40_000  # three files and their headers at most, never the 200 KB at once
 
 
 async def test_the_first_fetch_brings_the_tree_and_only_the_files_asked_for(git_host, tmp_path):
