@@ -138,9 +138,9 @@ async def fetch_files(git: Git, checkout: Checkout, paths: list[str], limits: Li
 
 async def fetch_rest(git: Git, checkout: Checkout, limits: Limits) -> None:
     """Fetch every file up to ``max_file_bytes`` and write out those not written yet."""
-    try:
+    try:  # git's limit leaves out blobs of exactly that size too: one byte more keeps those of max_file_bytes
         await git.run(["fetch", "--quiet", "--refetch", "--depth", "1", "--no-tags", "--no-write-fetch-head",
-                       "--recurse-submodules=no", f"--filter=blob:limit={limits.max_file_bytes}", "origin",
+                       "--recurse-submodules=no", f"--filter=blob:limit={limits.max_file_bytes + 1}", "origin",
                        checkout.head], checkout.git_dir, watch=checkout.git_dir, max_bytes=limits.max_bytes)
     except GitFailed as error:
         raise RepoError(f"The repository's files could not be fetched: {error}") from None

@@ -131,6 +131,16 @@ async def test_a_file_over_the_size_cap_is_never_read_however_small_it_packs(git
     assert git.largest < 100_000  # no git output handed the bot the file
 
 
+async def test_a_file_of_exactly_max_file_bytes_is_written_by_either_fetch(git_host, tmp_path):
+    files = {**PYTHON_PROJECT, "named.txt": "n" * 100_000, "other.txt": "o" * 100_000, "over.txt": "v" * 100_001}
+    make_repo(git_host.root, "acme/billing", files)
+    git = _git(git_host, tmp_path)
+    checkout = await fetch(git, f"{git_host.url}/acme/billing.git", "main", tmp_path / "w", LIMITS)
+    await fetch_files(git, checkout, ["named.txt"], LIMITS)
+    await fetch_rest(git, checkout, LIMITS)
+    assert set(checkout.files) == set(files) - {"over.txt"} and list(checkout.left_out) == ["over.txt"]
+
+
 async def test_named_files_that_pack_small_are_capped_at_max_bytes_unpacked(git_host, tmp_path):
     files = {f"data/{i}.txt": f"{i}\n" * 40_000 for i in range(30)}  # 3 MB that packs into a few kilobytes
     make_repo(git_host.root, "acme/billing", files)
