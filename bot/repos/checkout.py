@@ -106,6 +106,8 @@ async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> C
     except GitFailed as error:
         raise RepoError(_clone_problem(error, url, base)) from None
     head = await _head(git, git_dir, url)
+    if base:
+        await _refuse_a_tag(git, git_dir, base)
     branch = base or await _branch_of_head(git, git_dir)
     checkout = Checkout(git_dir, tree, branch, head)
     entries = await _entries(git, git_dir)
@@ -216,6 +218,15 @@ async def _head(git: Git, git_dir: Path, url: str) -> str:
         raise RepoError("The repository's default branch (its HEAD) is a branch that does not exist: name the branch "
                         "to start from (--base BRANCH, or repo:OWNER/NAME@BRANCH).")
     raise RepoError("The repository is empty: it has no commit to start from.")
+
+
+async def _refuse_a_tag(git: Git, git_dir: Path, base: str) -> None:
+    """``clone --branch`` takes a tag too, and leaves the clone's HEAD detached at it rather than on the branch:
+    the run's branch and its pull request need a branch to start from and go into."""
+    done = await git.run(["symbolic-ref", "--quiet", "HEAD"], git_dir, check=False)
+    if done.stdout.decode("utf-8", "replace").strip() != f"refs/heads/{base}":
+        raise RepoError(f"The repository has no branch {base!r} to start from: {base!r} is a tag, and a pull "
+                        "request goes into a branch.")
 
 
 async def _branch_of_head(git: Git, git_dir: Path) -> str:

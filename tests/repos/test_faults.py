@@ -81,6 +81,17 @@ async def test_a_repository_the_bot_cannot_use_ends_the_run_with_a_sentence_and_
     assert model.calls == []
 
 
+async def test_a_tag_named_as_the_base_ends_the_run_with_a_sentence_and_no_model_call(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    git("tag", "v1.0", "main", cwd=bare)
+    github.add_repo("acme/billing")
+    model = _team()
+    finished = await _run(_config(git_host, github, tmp_path), model, _passing, tmp_path,
+                          "add retries to the client in repo:acme/billing@v1.0")
+    assert finished.status is RunStatus.ERROR and "no branch 'v1.0' to start from" in finished.reason
+    assert model.calls == [] and github.opened == []
+
+
 async def test_github_failing_at_the_pull_request_keeps_the_work_in_the_fallback(git_host, github, tmp_path):
     bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
     github.add_repo("acme/billing")

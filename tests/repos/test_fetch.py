@@ -73,6 +73,14 @@ async def test_a_wrong_token_a_missing_branch_and_an_empty_repository_each_get_a
         await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/empty.git", "", tmp_path / "c", LIMITS)
 
 
+async def test_a_tag_is_refused_as_the_branch_to_start_from(git_host, tmp_path):
+    """git's clone takes a tag for --branch; a pull request cannot go into one."""
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    git("tag", "v1.0", "main", cwd=bare)
+    with pytest.raises(RepoError, match=r"^The repository has no branch 'v1.0' to start from: 'v1.0' is a tag"):
+        await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/billing.git", "v1.0", tmp_path / "w", LIMITS)
+
+
 async def test_hostile_contents_run_nothing_on_the_host(git_host, tmp_path, monkeypatch):
     marker = tmp_path / "RAN"
     # A smudge driver, a hook folder and an LFS filter configured where an ordinary git would read them:
