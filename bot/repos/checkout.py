@@ -34,6 +34,7 @@ from bot.safety.text import not_text
 
 REGULAR, EXECUTABLE, LINK, SUBMODULE = "100644", "100755", "120000", "160000"
 _KINDS = {LINK: "a link", SUBMODULE: "a submodule"}
+_EMPTY = "The repository is empty: it has no commit to start from."
 READ_BYTES = 8_000_000  # file contents read from git in one call (or one file, if larger): what the bot holds at once
 
 
@@ -104,6 +105,9 @@ async def fetch(git: Git, url: str, base: str, where: Path, limits: Limits) -> C
     try:
         await git.run([*args, "--", url, str(git_dir)], where, watch=where, max_bytes=limits.max_bytes)
     except GitFailed as error:
+        # GitHub names a default branch for an empty repository too: the clone then misses the branch, not a commit.
+        if _no_such_branch(error) and await _no_branch_at_all(git, url, where):
+            raise RepoError(_EMPTY) from None
         raise RepoError(_clone_problem(error, url, base)) from None
     head = await _head(git, git_dir, url)
     if base:
@@ -191,9 +195,20 @@ async def default_branch(git: Git, url: str, where: Path) -> str:
     return ""
 
 
+def _no_such_branch(error: GitFailed) -> bool:
+    said = error.stderr.lower()
+    return "remote branch" in said and "not found" in said
+
+
+async def _no_branch_at_all(git: Git, url: str, where: Path) -> bool:
+    """The repository has no branch at all (``ls-remote --heads`` lists none): it is empty."""
+    heads = await git.run(["ls-remote", "--heads", "--", url], where, check=False)
+    return heads.code == 0 and not heads.stdout.strip()
+
+
 def _clone_problem(error: GitFailed, url: str, base: str) -> str:
     said = error.stderr.lower()
-    if "remote branch" in said and "not found" in said:
+    if _no_such_branch(error):
         return f"The repository has no branch {base!r} to start from."
     if any(s in said for s in ("not found", "authentication failed", "could not read username", "403", "401")):
         return ("The repository could not be fetched: it does not exist, or the bot's token cannot read it "
@@ -217,7 +232,7 @@ async def _head(git: Git, git_dir: Path, url: str) -> str:
     if heads.code == 0 and heads.stdout.strip():  # branches, but HEAD names none of them
         raise RepoError("The repository's default branch (its HEAD) is a branch that does not exist: name the branch "
                         "to start from (--base BRANCH, or repo:OWNER/NAME@BRANCH).")
-    raise RepoError("The repository is empty: it has no commit to start from.")
+    raise RepoError(_EMPTY)
 
 
 async def _refuse_a_tag(git: Git, git_dir: Path, base: str) -> None:

@@ -92,6 +92,18 @@ async def test_a_tag_named_as_the_base_ends_the_run_with_a_sentence_and_no_model
     assert model.calls == [] and github.opened == []
 
 
+async def test_an_empty_repository_is_said_to_be_empty_and_no_model_is_called(git_host, github, tmp_path):
+    """GitHub names a default branch even for an empty repository; the fetch finds no branch at all."""
+    empty = git_host.root / "acme/billing.git"
+    empty.mkdir(parents=True)
+    git("init", "-q", "--bare", cwd=empty)
+    github.add_repo("acme/billing")
+    model = _team()
+    finished = await _run(_config(git_host, github, tmp_path), model, _passing, tmp_path)
+    assert finished.status is RunStatus.ERROR and "The repository is empty" in finished.reason
+    assert model.calls == []
+
+
 async def test_github_failing_at_the_pull_request_keeps_the_work_in_the_fallback(git_host, github, tmp_path):
     bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
     github.add_repo("acme/billing")

@@ -71,6 +71,8 @@ async def test_a_wrong_token_a_missing_branch_and_an_empty_repository_each_get_a
     git("init", "-q", "--bare", cwd=empty)
     with pytest.raises(RepoError, match="empty"):
         await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/empty.git", "", tmp_path / "c", LIMITS)
+    with pytest.raises(RepoError, match="^The repository is empty"):  # the branch GitHub names as its default
+        await fetch(_git(git_host, tmp_path), f"{git_host.url}/acme/empty.git", "main", tmp_path / "d", LIMITS)
 
 
 async def test_a_tag_is_refused_as_the_branch_to_start_from(git_host, tmp_path):
