@@ -2,7 +2,8 @@
 
 A generated test that cannot run says nothing about the code: nothing was collected (pytest's exit 5,
 "no tests ran", a Go package with no test files, ``# tests 0``, ``running 0 tests``), or a test file
-does not compile or import (a syntax error in it, a module or a name it imports that does not exist). Such a
+does not compile or import (a syntax error in it, a module or a name it imports that does not exist), or some of
+its tests were skipped, marked xfail or todo (the sandbox names them). Such a
 report goes straight back to the Tester with the error; no model is asked to triage it.
 
 An error in the code under test is not the tests' fault: only errors whose every location is one of the
@@ -21,6 +22,8 @@ from agents.types import TestReport, TestStatus
 # The sandbox's sentence when a run exited 0 without a test seen to pass (skipped, exited early...).
 _SANDBOX_VERDICT = re.compile(r"^\[sandbox\] not a pass: .*$", re.M)
 _RUST_ZERO = re.compile(r"^running (\d+) tests?$", re.M)
+# The sandbox's sentence when tests the team wrote were skipped, xfailed or left todo (``bot.sandbox.skips``).
+_NOT_RUN = re.compile(r"^\[sandbox\] not a pass: ((?:one|\d+) of the team's tests did not run: .*)$", re.M)
 
 
 def unrunnable_tests(report: TestReport, language: str, team_tests: Iterable[str], languages: Languages) -> str:
@@ -31,6 +34,9 @@ def unrunnable_tests(report: TestReport, language: str, team_tests: Iterable[str
     if not tests or report.status is TestStatus.TIMEOUT:
         return ""
     output = report.stdout + "\n" + report.stderr
+    # Tests that did not run are the Tester's to fix, unless others failed: then the code may be wrong too.
+    if not report.failed and (skipped := _NOT_RUN.search(report.stderr)):
+        return skipped.group(1)
     if why := nothing_ran(report, language, languages):
         return why
     if report.ok:

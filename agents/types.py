@@ -128,6 +128,7 @@ class TestReport:
     truncated: bool = False
     already_failing: tuple[str, ...] = ()  # a repository's tests that failed before the team changed anything
     ran: tuple[str, ...] = ()  # every test the runner's own report lists, where it keeps one (JUnit): not stored
+    skipped: int | None = None  # tests the runner reported as not run (skipped, xfail, todo), where it says
 
     @property
     def ok(self) -> bool:
@@ -141,7 +142,8 @@ class TestReport:
 
     def _summary(self) -> str:
         if self.passed is not None or self.failed is not None:
-            counts = f"{self.passed or 0} passed, {self.failed or 0} failed"
+            counts = f"{self.passed or 0} passed, {self.failed or 0} failed" + (
+                f", {self.skipped} skipped" if self.skipped else "")
             return counts if self.status in (TestStatus.PASSED, TestStatus.FAILED) else f"{self.status}: {counts}"
         return {
             TestStatus.PASSED: "tests passed",

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from agents.types import TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
-from bot.sandbox import junit
+from bot.sandbox import junit, skips
 from bot.sandbox.authority import Authority, Verdict
 from bot.sandbox.junit import without_note
 from bot.sandbox.results import Counts, parse, status_of
@@ -40,9 +40,23 @@ def single(step: StepResult, language: LanguageConfig, config: SandboxConfig,
         status, counts = TestStatus.FAILED, Counts(0, counts.failed or 0)
         stderr += f"\n[sandbox] not a pass: {unproven or NOTHING_PASSED}"
     stdout = without_note(step.stdout) if language.report_file else step.stdout
+    skipped = len(skips.not_run(language.report_format, step.stdout, written))
     return TestReport(status=status, exit_code=step.exit_code, duration_s=round(step.duration_s, 3),
-                      passed=counts.passed, failed=counts.failed, stdout=stdout,
-                      stderr=stderr, truncated=step.truncated, ran=_ran(written))
+                      passed=counts.passed, failed=counts.failed, stdout=stdout, stderr=stderr,
+                      truncated=step.truncated, ran=_ran(written), skipped=skipped or None)
+
+
+def all_ran(report: TestReport, language: LanguageConfig, stdout: str, written: str | None) -> TestReport:
+    """A run of the team's own tests, no pass while a test they wrote did not run (skipped, xfail, todo): such a
+    test checked nothing, and "1 passed, 0 failed" would hide it. Each one is named, with what to write instead.
+    The counts stay the runner's; the sentence says why the run failed."""
+    if report.status not in (TestStatus.PASSED, TestStatus.FAILED):
+        return report
+    missed = skips.not_run(language.report_format, stdout, written)
+    if not missed:
+        return report
+    return dataclasses.replace(report, status=TestStatus.FAILED,
+                               stderr=report.stderr + f"\n[sandbox] not a pass: {skips.sentence(missed)}")
 
 
 def _ran(written: str | None) -> tuple[str, ...]:
@@ -110,16 +124,17 @@ def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict
         status = TestStatus.FAILED
     else:
         status = TestStatus.PASSED
-    passed, failed = verdict.passed, verdict.failed
+    passed, failed, skipped = verdict.passed, verdict.failed, None
     duration, truncated, exit_code = step.duration_s, step.truncated, step.exit_code
     if team is not None:
         stdout += f"\n== the team's tests ==\n{team.stdout}"
         stderr += ("\n" if stderr else "") + team.stderr
         passed, failed = passed + (team.passed or 0), failed + (team.failed or 0)
+        skipped = team.skipped
         duration, truncated = duration + team.duration_s, truncated or team.truncated
         exit_code = exit_code if exit_code else team.exit_code
     return TestReport(status=status, exit_code=exit_code, duration_s=round(duration, 3), passed=passed,
-                      failed=failed, stdout=stdout, stderr=stderr.lstrip("\n"), truncated=truncated)
+                      failed=failed, stdout=stdout, stderr=stderr.lstrip("\n"), truncated=truncated, skipped=skipped)
 
 
 def memory_killed(config: SandboxConfig) -> str:

@@ -69,7 +69,7 @@ def node_files_alone(text: str) -> int:
 def parse_go(text: str) -> Counts:
     """``go test -json``'s events for top-level tests (the built-in command); a configured ``go test -v``'s
     unindented "--- PASS: TestX" / "--- FAIL: TestX" lines when there are no events."""
-    events = _json_lines(text)
+    events = json_lines(text)
     actions = [event.get("Action") for event in events
                if event.get("Test") and "/" not in str(event["Test"]) and event.get("Action") in ("pass", "fail")]
     if events:
@@ -80,7 +80,8 @@ def parse_go(text: str) -> Counts:
     return Counts(results.count("PASS"), results.count("FAIL"))
 
 
-def _json_lines(text: str) -> list[dict[str, object]]:
+def json_lines(text: str) -> list[dict[str, object]]:
+    """Every line of ``text`` that is a JSON object (go test -json's events), in order."""
     events = []
     for line in text.splitlines():
         if line.startswith("{"):

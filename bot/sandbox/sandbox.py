@@ -296,7 +296,10 @@ class DockerSandbox:
         test = unpack_then_first if not setup else ["sh", "-c", _test_command(language)]
         step = await self._step(container, test, language.workdir, limit_s, guard.team_env(token) if guard else None,
                                 seal=_reports(language))
-        report = reports.single(step, language, self._config, await self._written(container, language, step))
+        written = await self._written(container, language, step)
+        report = reports.single(step, language, self._config, written)
+        if guard is not None and not job.command:  # a repository's tests may skip as they always did
+            report = reports.all_ran(report, language, step.stdout, written)
         return reports.guarded(report, guard, step.stdout, token)
 
     async def _run_user_first(self, container: Box, job: TestJob, language: LanguageConfig, setup: bool,
@@ -336,9 +339,10 @@ class DockerSandbox:
             argv = await self._stage(container, team_files, language, _test_command(language))
             team_step = await self._step(container, argv, language.workdir, max(limit_s - step.duration_s, 1.0),
                                          authority.team_env(token), output_limit=budget, seal=_reports(language))
-            team = reports.guarded(reports.single(team_step, language, self._config,
-                                                  await self._written(container, language, team_step)),
-                                   authority, team_step.stdout, token)
+            team_written = await self._written(container, language, team_step)
+            team = reports.all_ran(reports.single(team_step, language, self._config, team_written), language,
+                                   team_step.stdout, team_written)
+            team = reports.guarded(team, authority, team_step.stdout, token)
         return reports.combined(user, shown, step, verdict, team, self._config)
 
     async def _stage_user_files(self, container: Box, job: TestJob, language: LanguageConfig,

@@ -78,3 +78,15 @@ def test_a_run_that_exited_0_without_a_test_seen_passing_goes_back_to_the_tester
     report = TestReport(TestStatus.FAILED, 0, 0.1, 0, 0, "ok  \tsandbox\t0.01s\n", f"\n[sandbox] not a pass: {why}")
     said = unrunnable_tests(report, "go", ["calc_test.go"], BUILT_IN)
     assert said.startswith("no test ran (go test runs func TestXxx") and why in said
+
+
+NOT_RUN = ("[sandbox] not a pass: one of the team's tests did not run: test_calc::test_sub (a skipped test proves "
+           "nothing: remove the skip, or the test)")
+
+
+@pytest.mark.parametrize(("failed", "sent_back"), [(0, True), (1, False)])
+def test_team_tests_that_did_not_run_go_back_to_the_tester_unless_others_failed(failed, sent_back):
+    """A failing test beside them may be the code's fault: then the failure is triaged as usual."""
+    report = TestReport(TestStatus.FAILED, 0 if not failed else 1, 0.1, 1, failed, ".s\n", "\n" + NOT_RUN)
+    why = unrunnable_tests(report, "python", ["test_calc.py"], BUILT_IN)
+    assert (why == NOT_RUN.removeprefix("[sandbox] not a pass: ")) is sent_back, why
