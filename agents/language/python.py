@@ -8,6 +8,7 @@ import re
 import shlex
 from collections.abc import Sequence
 
+from agents.language import python_guard
 from agents.language.description import Language, TestRun
 from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
 from agents.python_files import parsed
@@ -47,17 +48,20 @@ if where:
         time.sleep(0.01)
     args = ['--junitxml=/dev/fd/%d' % channel if a.startswith('--junitxml=') else a for a in args]
 import pytest
-{on_path}code = pytest.main(args)
+{guard}{on_path}code = pytest.main(args{plugins})
 sys.stdout.flush()
 sys.stderr.flush()
 os._exit(int(code))
 """
-PYTEST_THEN_EXIT = _PYTEST_THEN_EXIT.format(on_path="")
+# The team's tests run with the sandbox's own plugin (``python_guard``): no hook of a conftest.py of theirs, however
+# its name is spelled, changes how pytest collects, runs or reports them. A repository's conftest.py is its own.
+PYTEST_THEN_EXIT = _PYTEST_THEN_EXIT.format(on_path="", guard=python_guard.SOURCE, plugins=", plugins=[SandboxGuard()]")
 # A repository's own tests see the import path ``python3 -m pytest`` gives them (the work dir first, then
 # PYTHONPATH, where the setup installs the dependencies), put there once pytest itself is imported: its
 # configuration (pythonpath, plugins named with -p) stays the repository's.
 REPOSITORY_PYTEST_THEN_EXIT = _PYTEST_THEN_EXIT.format(
-    on_path="sys.path[:0] = [os.getcwd(), *filter(None, os.environ.get('PYTHONPATH', '').split(os.pathsep))]\n")
+    on_path="sys.path[:0] = [os.getcwd(), *filter(None, os.environ.get('PYTHONPATH', '').split(os.pathsep))]\n",
+    guard="", plugins="")
 _TEST = (f"PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 python3 -I -B -c {shlex.quote(PYTEST_THEN_EXIT)} -c /dev/null --rootdir=. "
          f"-o {shlex.quote(f'pythonpath=/work {DEPS}')} "
          f"-q -rfE --tb=short -p no:cacheprovider --color=no --junitxml={REPORT}")

@@ -16,7 +16,9 @@ and no test file or ``conftest.py`` of the team's may:
 - swallow its own failures: a test whose ``assert`` sits in a ``try`` that catches ``AssertionError``
   (or ``Exception``, ``BaseException``, everything) without raising again.
 
-The user's own test files are never checked: they are the user's to write.
+The user's own test files are never checked: they are the user's to write. This reads text, so a name built at
+run time passes it: the sandbox's pytest plugin (``agents.language.python_guard``) judges the hooks pytest really
+registered while the team's tests run.
 """
 
 from __future__ import annotations
