@@ -23,7 +23,9 @@ from agents.types import TestReport, TestStatus
 _SANDBOX_VERDICT = re.compile(r"^\[sandbox\] not a pass: .*$", re.M)
 _RUST_ZERO = re.compile(r"^running (\d+) tests?$", re.M)
 # The sandbox's sentence when tests the team wrote were skipped, xfailed or left todo (``bot.sandbox.skips``).
-_NOT_RUN = re.compile(r"^\[sandbox\] not a pass: ((?:one|\d+) of the team's tests did not run: .*)$", re.M)
+# and when pytest never ran a test file of theirs (``bot.sandbox.junit.unreported``).
+_NOT_RUN = re.compile(r"^\[sandbox\] not a pass: ((?:one|\d+) of the team's tests did not run: .*"
+                      r"|pytest never ran the tests in .*)$", re.M)
 
 
 def unrunnable_tests(report: TestReport, language: str, team_tests: Iterable[str], languages: Languages) -> str:

@@ -1,4 +1,4 @@
-"""Java: JUnit 4 when the image has it, else each *Test class's main() run with assertions on."""
+"""Java: JUnit 4 when the image has it, else each *Test or *Tests class's main() run with assertions on."""
 
 from __future__ import annotations
 
@@ -9,13 +9,15 @@ from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
 
 _PUBLIC_TYPE = re.compile(r"^\s*public\s+(?:final\s+|abstract\s+)*(?:class|interface|enum|record)\s+(\w+)", re.M)
 _CLASS = re.compile(r"^\s*(?:public\s+)?(?:final\s+)?class\s+(\w+)", re.M)
-# JUnit's jars come before the compiled classes, so no class of the team's stands in for JUnit's.
+# JUnit's jars come before the compiled classes, so no class of the team's stands in for JUnit's. Every class
+# named as the language names test files (``test_files``: *Test, *Tests) runs.
 _TEST = r"""mkdir -p /tmp/classes && CP=
 for j in /usr/share/java/junit4.jar /usr/share/java/hamcrest-core.jar lib/*.jar; do
   [ -f "$j" ] && CP="$CP$j:"; done; CP="$CP/tmp/classes"
 javac -d /tmp/classes -cp "$CP" $(find . -name '*.java') || exit 2
-TESTS=$(cd /tmp/classes && find . -name '*Test.class' ! -name '*$*' | sed 's|^\./||;s|\.class$||;s|/|.|g' | sort)
-[ -n "$TESTS" ] || { echo 'no test classes (names ending in Test) found' >&2; exit 5; }
+TESTS=$(cd /tmp/classes && find . \( -name '*Test.class' -o -name '*Tests.class' \) ! -name '*$*' |
+  sed 's|^\./||;s|\.class$||;s|/|.|g' | sort)
+[ -n "$TESTS" ] || { echo 'no test classes (names ending in Test or Tests) found' >&2; exit 5; }
 if [ -f /usr/share/java/junit4.jar ]; then exec java -cp "$CP" org.junit.runner.JUnitCore $TESTS; fi
 n=0; bad=0
 for t in $TESTS; do n=$((n+1))
@@ -38,7 +40,7 @@ def _name_test(code: str, folder: str, stem: str) -> str:
 JAVA = Language(
     name="java", title="Java", extensions=(".java",), test_files=("*Test.java", "*Tests.java"),
     usual_file="Main.java", aliases=("jvm",), named_by=r"\bjava\b",
-    how_tests_are_found="classes whose names end in Test, with @Test methods (JUnit 4) or a main() that asserts",
+    how_tests_are_found="classes whose names end in Test or Tests, with @Test methods (JUnit 4) or a main() that asserts",
     test_marker=re.compile(r"@Test\b|\bassert\w*\s*\(|junit", re.M), name_code=_name_code, name_test=_name_test,
     error_at=(re.compile(r"^(?:\./)?(?P<path>[\w./-]+\.(?:java|kt)):\d+(?::\d+)?: (?!warning|note)", re.M),),
     run=TestRun(

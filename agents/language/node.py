@@ -10,8 +10,22 @@ from agents.language.description import Language, TestRun
 from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
 
 _MARKER = re.compile(r"\b(?:describe|it|test)\s*\(\s*['\"`]|node:test|require\(['\"](?:assert|node:assert)", re.M)
-_TEST_FILES = "$(find . -path ./node_modules -prune -o \\( -name '*.test.{ext}' -o -name '*_test.{ext}' " \
-    "-o -name 'test_*.{ext}' -o -name '*.spec.{ext}' \\) -print | sort)"
+_PATTERNS = ("*.test.{ext}", "*_test.{ext}", "test_*.{ext}", "*.spec.{ext}", "*_spec.{ext}")
+# JavaScript's module extensions: a test file may be any of them (``sub.test.mjs``), as the language says.
+_JS = ("js", "mjs", "cjs")
+
+
+def _test_files(*extensions: str) -> tuple[str, ...]:
+    """The test-file patterns for these extensions: what the language declares and what its command finds."""
+    return tuple(pattern.format(ext=ext) for ext in extensions for pattern in _PATTERNS)
+
+
+def _found(*extensions: str) -> str:
+    """The shell finding every test file ``_test_files`` names, outside node_modules."""
+    names = " -o ".join(f"-name '{pattern}'" for pattern in _test_files(*extensions))
+    return f"$(find . -path ./node_modules -prune -o \\( {names} \\) -print | sort)"
+
+
 # No lifecycle script runs (the package's own or a dependency's): the setup installs, it runs nothing.
 _SETUP = "if command -v npm >/dev/null; then npm install --no-audit --no-fund --ignore-scripts; " \
     "else echo 'npm is not in this image: dependencies not installed' >&2; fi"
@@ -23,8 +37,8 @@ _TS_TEST = (
     "tsc --outDir /tmp/ts-out --rootDir . --module commonjs --target es2020 --skipLibCheck "
     "$(find . -path ./node_modules -prune -o -name '*.ts' -print) | grep -v \"Cannot find module 'node:\" >&2; "
     "cd /tmp/ts-out && exec node --test --test-reporter=tap "
-    f"{_TEST_FILES.format(ext='js')}; fi; "
-    f"exec node --experimental-strip-types --test --test-reporter=tap {_TEST_FILES.format(ext='ts')}"
+    f"{_found(*_JS)}; fi; "
+    f"exec node --experimental-strip-types --test --test-reporter=tap {_found('ts')}"
 )
 _LOADING = (
     # "# /work/calc.test.js:2" above a SyntaxError, or the module that required a missing one.
@@ -51,16 +65,12 @@ def _run(test_command: str, env: dict[str, str]) -> TestRun:
                    setup_command=_SETUP, test_command=test_command, report_format="tap")
 
 
-def _test_files(ext: str) -> tuple[str, ...]:
-    return (f"*.test.{ext}", f"*_test.{ext}", f"test_*.{ext}", f"*.spec.{ext}")
-
-
 JAVASCRIPT = Language(
-    name="javascript", title="JavaScript", extensions=(".js", ".mjs", ".cjs"), test_files=_test_files("js"),
+    name="javascript", title="JavaScript", extensions=(".js", ".mjs", ".cjs"), test_files=_test_files(*_JS),
     usual_file="index.js", aliases=("js", "node", "nodejs"), named_by=r"javascript|node\.?js|\bjs\b",
     how_tests_are_found="node --test runs files named *.test.js (or test_*.js) that call test() from node:test",
     tests_beside_code=True, test_marker=_MARKER, is_test_code=_is_test_code, skeleton=_skeleton, error_at=_LOADING,
-    run=_run(f"node --test --test-reporter=tap {_TEST_FILES.format(ext='js')}", dict(BASE_ENV)),
+    run=_run(f"node --test --test-reporter=tap {_found(*_JS)}", dict(BASE_ENV)),
 )
 
 TYPESCRIPT = Language(

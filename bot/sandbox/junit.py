@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import posixpath
 import re
 import xml.etree.ElementTree as ElementTree
+from collections.abc import Mapping
 
 from bot.sandbox.results import Counts
 
@@ -44,6 +46,28 @@ def counts(report: str) -> Counts:
 def names(report: str) -> tuple[str, ...]:
     """Every test case the report lists, as ``classname::name``; ``ValueError`` as ``testcases``."""
     return tuple(f"{case.get('classname', '')}::{case.get('name')}" for case in testcases(report) if case.get("name"))
+
+
+# A test function or class at the top of a module: what pytest would collect from a file it was given.
+_TOP_LEVEL_TEST = re.compile(r"^(?:async\s+)?def test\w*\s*\(|^class Test\w*", re.M)
+
+
+def unreported(files: Mapping[str, str], report: str) -> list[str]:
+    """The Python files among ``files`` holding test functions that no test case of the report comes from: pytest
+    never collected them (``calc_spec.py``, ``tests/calc.py``: pytest only collects test_*.py and *_test.py). A
+    case's classname is its module's dotted path ("tests.test_calc", then ".TestCalc" for a class)."""
+    try:
+        modules = {case.get("classname", "") for case in testcases(report)}
+    except ValueError:
+        return []  # no readable report is no pass already
+    missing = []
+    for path, text in sorted(files.items()):
+        if not path.endswith(".py") or posixpath.basename(path) == "conftest.py" or not _TOP_LEVEL_TEST.search(text):
+            continue
+        module = path[:-3].replace("/", ".")
+        if not any(name == module or name.startswith(module + ".") for name in modules):
+            missing.append(path)
+    return missing
 
 
 def stopped(case: ElementTree.Element) -> bool:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from agents.types import TestReport, TestStatus
@@ -57,6 +57,20 @@ def all_ran(report: TestReport, language: LanguageConfig, stdout: str, written: 
         return report
     return dataclasses.replace(report, status=TestStatus.FAILED,
                                stderr=report.stderr + f"\n[sandbox] not a pass: {skips.sentence(missed)}")
+
+
+def all_collected(report: TestReport, tests: Mapping[str, str], language: LanguageConfig,
+                  written: str | None) -> TestReport:
+    """A pass of the team's own Python tests, no pass while a test file of theirs (``tests``: the files named like
+    tests) holds tests pytest never ran: the runner finds only some of the names the team may give a test file."""
+    if report.status is not TestStatus.PASSED or language.report_format != "pytest" or not written:
+        return report
+    missing = junit.unreported(tests, written)
+    if not missing:
+        return report
+    why = (f"pytest never ran the tests in {', '.join(missing)}: it collects test_* functions from files named "
+           "test_*.py or *_test.py; rename the file")
+    return dataclasses.replace(report, status=TestStatus.FAILED, stderr=report.stderr + f"\n[sandbox] not a pass: {why}")
 
 
 def _ran(written: str | None) -> tuple[str, ...]:

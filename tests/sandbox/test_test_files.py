@@ -1,0 +1,61 @@
+"""Every file the team names as a test runs, or the run is no pass, on real Docker: a test file the runner never ran
+tested nothing. Each case is code that is wrong for sub, with the test of sub in a file named like a test that the
+runner used to leave out."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.language import BUILT_IN
+from agents.test_health import unrunnable_tests
+from agents.types import FileSet, TestJob, TestStatus
+
+pytestmark = pytest.mark.docker
+
+PY_CODE = {"calc.py": "def add(a, b):\n    return a + b\n\ndef sub(a, b):\n    return a + b\n"}
+PY_ADD = "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+PY_SUB = "from calc import sub\n\ndef test_sub():\n    assert sub(5, 3) == 2\n"
+JS_CODE = {"calc.js": "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a + b;\n",
+           "calc.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                           "const { add } = require('./calc');\ntest('add', () => assert.strictEqual(add(2, 3), 5));\n"}
+JS_SUB_ESM = ("import test from 'node:test';\nimport assert from 'node:assert';\nimport calc from './calc.js';\n"
+              "test('sub', () => assert.strictEqual(calc.sub(5, 3), 2));\n")
+JS_SUB = ("const test = require('node:test');\nconst assert = require('node:assert');\nconst { sub } = require('./calc');\n"
+          "test('sub', () => assert.strictEqual(sub(5, 3), 2));\n")
+JAVA_TEST = ("import org.junit.Test;\nimport static org.junit.Assert.assertEquals;\n\npublic class {name} {{\n"
+             "    @Test public void test{what}() {{ assertEquals({expected}, Calc.{call}); }}\n}}\n")
+JAVA_CODE = {"Calc.java": "public class Calc {\n    static int add(int a, int b) { return a + b; }\n"
+                          "    static int sub(int a, int b) { return a + b; }\n}\n",
+             "CalcTest.java": JAVA_TEST.format(name="CalcTest", what="Add", expected=5, call="add(2, 3)")}
+
+
+async def test_a_python_test_file_pytest_does_not_collect_fails_the_run_by_name(sandbox):
+    report = await sandbox.run(TestJob("python", FileSet({**PY_CODE, "test_calc.py": PY_ADD, "calc_spec.py": PY_SUB})))
+    assert (report.status, report.passed) == (TestStatus.FAILED, 1), report.output(10_000)
+    assert "[sandbox] not a pass: pytest never ran the tests in calc_spec.py" in report.stderr, report.output(10_000)
+    # The Tester renames it: the code is not blamed.
+    said = unrunnable_tests(report, "python", ["test_calc.py", "calc_spec.py"], BUILT_IN)
+    assert said.startswith("pytest never ran the tests in calc_spec.py"), said
+
+
+async def test_python_helpers_beside_the_tests_are_not_test_files_pytest_missed(sandbox):
+    """A tests/ package's __init__.py, conftest.py and helpers hold no test functions: nothing is missing."""
+    files = {**PY_CODE, "tests/__init__.py": "", "tests/conftest.py": "import pytest\n\n@pytest.fixture\ndef two():\n"
+             "    return 2\n", "tests/helpers.py": "def numbers():\n    return (2, 3)\n",
+             "tests/test_calc.py": "from calc import add\nfrom tests.helpers import numbers\n\nclass TestAdd:\n"
+                                   "    def test_add(self, two):\n        assert add(*numbers()) == 5 and two == 2\n"}
+    report = await sandbox.run(TestJob("python", FileSet(files)))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output(10_000)
+
+
+@pytest.mark.parametrize(("language", "files"), [
+    ("javascript", {**JS_CODE, "sub.test.mjs": JS_SUB_ESM}),
+    ("javascript", {**JS_CODE, "sub.test.cjs": JS_SUB}),
+    ("javascript", {**JS_CODE, "calc_spec.js": JS_SUB}),
+    ("java", {**JAVA_CODE, "CalcSubTests.java": JAVA_TEST.format(name="CalcSubTests", what="Sub", expected=2,
+                                                                  call="sub(5, 3)")}),
+])
+async def test_every_test_file_the_language_names_is_run(sandbox, language, files):
+    assert all(BUILT_IN.looks_like_test(path) for path in files if "test" in path.lower() or "spec" in path)
+    report = await sandbox.run(TestJob(language, FileSet(files)))
+    assert (report.status, report.passed, report.failed) == (TestStatus.FAILED, 1, 1), report.output(10_000)
