@@ -1,4 +1,4 @@
-"""Bash: each test_*.sh / *_test.sh file is one test; it passes when it exits 0."""
+"""Bash: each test_*.sh / *_test.sh file is one test; it passes when it reaches its end (or its own exit) with 0."""
 
 from __future__ import annotations
 
@@ -7,9 +7,29 @@ import re
 from agents.language.description import Language, TestRun
 from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
 
-_TEST = r"""n=0; bad=0
+# One test script, run as ``bash -c RUN_ONE TEST END``: sourced by a shell that writes "END CODE" to fd 3 once the
+# script ends by itself, its last line or its own ``exit CODE``. A file it sources (``. ./calc.sh``) that calls
+# ``exit`` (a script's main run at the bottom) would otherwise end the test with that file's code, 0, before a
+# single check ran: ``exit`` is a function here, and an exit called from another file says so and writes nothing, so
+# the test has not passed. An exit in a subshell (``$(main add 2 3)``) ends only that subshell, as always.
+RUN_ONE = r"""__codegen_test=$0 __codegen_end=$1; shift
+exit() {
+  local code=${1-$?}
+  if [ "$BASH_SUBSHELL" = 0 ] && [ "${BASH_SOURCE[1]}" != "$__codegen_test" ]; then
+    echo "[sandbox] ${BASH_SOURCE[1]:-a sourced file} called exit $code while $__codegen_test ran: the test ends there, \
+before its checks (run the script's main only when it is not sourced)" >&2
+  elif [ "$BASH_SUBSHELL" = 0 ]; then echo "$__codegen_end $code" >&3; fi
+  builtin exit "$code"
+}
+. "$__codegen_test"; __codegen_code=$?; echo "$__codegen_end $__codegen_code" >&3; builtin exit $__codegen_code"""
+# A test passes when it reached its end (the line RUN_ONE writes, with a word made for the run) with code 0.
+_TEST = r"""n=0; bad=0; end=$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n'); run=$(cat <<'RUN_ONE'
+""" + RUN_ONE + r"""
+RUN_ONE
+)
 for t in $(find . \( -name 'test_*.sh' -o -name '*_test.sh' \) | sort); do n=$((n+1))
-  if bash "$t"; then echo "ok $n - $t"; else echo "not ok $n - $t"; bad=1; fi; done
+  bash -c "$run" "$t" "$end" 3>/tmp/.codegen-ran; ended=$(cat /tmp/.codegen-ran)
+  if [ "$ended" = "$end 0" ]; then echo "ok $n - $t"; else echo "not ok $n - $t"; bad=1; fi; done
 echo "1..$n"; [ "$n" -gt 0 ] || { echo 'no test_*.sh or *_test.sh files found' >&2; exit 5; }; exit $bad"""
 
 BASH = Language(

@@ -6,7 +6,8 @@ read from its own framed section of the output.
   team's prints the ``ok`` lines in its place. That ``main`` is renamed and called by a ``main`` of the
   sandbox's, which prints a line after it returned: TAP lines printed by the code before it ends the
   process (from a constructor, ``exit`` or ``_exit`` in the code) count for nothing.
-- Bash: each user file runs as its own ``bash`` process, named explicitly (no ``find``).
+- Bash: each user file runs as its own ``bash`` process, named explicitly (no ``find``), and passes only when it
+  reached its own end (``agents.language.bash.RUN_ONE``): an ``exit 0`` in a file it sources does not pass it.
 - JavaScript and TypeScript: ``node --test`` on each user file alone (each in its own process), with no
   test file of the team's present; TypeScript is compiled with the files named on the command line, so
   no ``tsconfig.json`` applies.
@@ -19,6 +20,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
+from agents.language.bash import RUN_ONE
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, framed, judge, sections
 from bot.sandbox.results import node_files_alone
 
@@ -173,10 +175,14 @@ class NativeTap(TapFiles):
 
 
 class BashTap(TapFiles):
+    """Each user file through ``RUN_ONE``: it passes when it reached its own end (or its own ``exit``) with 0, so a
+    file it sources that calls ``exit 0`` does not pass it."""
+
     def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str], token: str) -> str:
-        shown = shlex.quote(path)
-        return (f"{{ bash -- {shlex.quote('./' + path)} && echo \"ok {index + 1} - \"{shown} || "
-                f"{{ echo \"not ok {index + 1} - \"{shown}; false; }}; }}")
+        shown, ran = shlex.quote(path), f"{REPORT_DIR}/ran{index}"
+        return (f"{{ bash -c {shlex.quote(RUN_ONE)} {shlex.quote('./' + path)} {token} 3>{ran}; "
+                f"if [ \"$(cat {ran})\" = \"{token} 0\" ]; then echo \"ok {index + 1} - \"{shown}; "
+                f"else echo \"not ok {index + 1} - \"{shown}; false; fi; }}")
 
 
 class NodeTap(TapFiles):
