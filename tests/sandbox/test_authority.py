@@ -194,12 +194,18 @@ RUST_USER = {
     ({"Cargo.toml": RUST_USER["Cargo.toml"] + "\n[[test]]\nname = \"calc_test\"\nharness = false\n"},
      "harness = false under [[test]] calc_test"),
     ({".cargo/config.toml": "[target.x86_64-unknown-linux-gnu]\nrunner = \"true\"\n"}, ".cargo/config.toml"),
-], ids=["autotests", "lib-test", "test-harness", "cargo-runner"])
+    # The user's target name, built from a file of the team's whose empty tests carry the user's tests' names.
+    ({"Cargo.toml": RUST_USER["Cargo.toml"] + "\n[[test]]\nname = \"calc_test\"\npath = \"bench/checks.rs\"\n",
+      "bench/checks.rs": "#[test]\nfn test_sub() {}\n"}, "gives [[test]] calc_test the source bench/checks.rs"),
+    ({"Cargo.toml": RUST_USER["Cargo.toml"] + "\n[features]\nnever = []\n\n[[test]]\nname = \"calc_test\"\n"
+                                              "required-features = [\"never\"]\n"},
+     "required-features under [[test]] calc_test"),
+], ids=["autotests", "lib-test", "test-harness", "cargo-runner", "test-path", "test-required-features"])
 async def test_rust_team_manifests_that_switch_tests_off_are_refused(sandbox, changes, said):
     report = await sandbox.run(TestJob("rust", FileSet({**RUST_USER, **changes}),
                                        authoritative=("tests/calc_test.rs",)))
     assert report.status is TestStatus.FAILED
-    assert said in report.stderr
+    assert said in report.stderr and "[sandbox] the user's tests were not run" in report.stderr, report.output(10_000)
 
 
 async def test_rust_user_integration_test_is_judged_by_name(sandbox):

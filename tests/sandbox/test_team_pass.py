@@ -155,18 +155,44 @@ async def test_a_failing_team_test_is_counted_from_the_report(sandbox):
 RUST_CODE = {"src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 { a - b }\n",
              "tests/add.rs": "#[test]\nfn adds() { assert_eq!(calc::add(2, 3), 5); }\n"}
 MANIFEST = '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n'
+LIB_UNIT_TEST = "\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn builds() {}\n}\n"
 
 
 @pytest.mark.parametrize(("extra", "said"), [
     ({".cargo/config.toml": '[target.x86_64-unknown-linux-gnu]\nrunner = "true"\n'}, ".cargo/config.toml"),
     ({"Cargo.toml": MANIFEST + "\n[lib]\nharness = false\n"}, "harness = false"),
     ({"Cargo.toml": MANIFEST + '\n[[test]]\nname = "add"\npath = "tests/add.rs"\ntest = false\n'}, "test = false"),
-])
+    ({"Cargo.toml": MANIFEST + '\n[features]\nnever = []\n\n[[test]]\nname = "add"\nrequired-features = ["never"]\n'},
+     "required-features under [[test]] add"),
+    ({"Cargo.toml": MANIFEST.replace("edition", "autotests = false\nedition")}, "autotests = false"),
+], ids=["cargo-runner", "lib-harness", "test-off", "test-required-features", "autotests"])
 async def test_rust_team_switches_that_fake_or_skip_the_tests_are_refused(sandbox, extra, said):
-    files = FileSet({"Cargo.toml": MANIFEST, **RUST_CODE, **extra})
+    """Each leaves tests/add.rs unbuilt (or its results unread), so the library's passing unit test alone would
+    have passed the run."""
+    files = FileSet({"Cargo.toml": MANIFEST, **RUST_CODE, "src/lib.rs": RUST_CODE["src/lib.rs"] + LIB_UNIT_TEST,
+                     **extra})
     report = await sandbox.run(TestJob("rust", files))
     assert report.status is TestStatus.FAILED and said in report.stderr, report.output(10_000)
     assert "[sandbox] the tests were not run" in report.stderr
+
+
+async def test_a_change_to_a_rust_repository_cannot_switch_its_tests_off(sandbox):
+    manifest = MANIFEST + '\n[features]\noff = []\n\n[[test]]\nname = "add"\nrequired-features = ["off"]\n'
+    files = FileSet({**RUST_CODE, "src/lib.rs": RUST_CODE["src/lib.rs"] + LIB_UNIT_TEST, "Cargo.toml": manifest})
+    report = await sandbox.run(TestJob("rust", files, command="cargo test --offline", report_format="cargo",
+                                       team_files=("Cargo.toml", "src/lib.rs")))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert "[sandbox] the repository's tests were not run: Cargo.toml sets required-features" in report.stderr
+
+
+async def test_a_rust_manifest_naming_its_targets_where_cargo_looks_still_runs_them(sandbox):
+    manifest = MANIFEST + ('\n[lib]\nname = "calc"\npath = "src/lib.rs"\n\n[[bin]]\nname = "app"\npath = "src/main.rs"\n'
+                           '\n[[test]]\nname = "add"\npath = "tests/add.rs"\n\n[[bench]]\nname = "speed"\nharness = false\n')
+    files = FileSet({"Cargo.toml": manifest, "src/lib.rs": "pub fn add(a: i32, b: i32) -> i32 { a + b }\n",
+                     "src/main.rs": "fn main() { println!(\"{}\", calc::add(1, 2)); }\n",
+                     "tests/add.rs": RUST_CODE["tests/add.rs"], "benches/speed.rs": "fn main() {}\n"})
+    report = await sandbox.run(TestJob("rust", files))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output(10_000)
 
 
 @pytest.mark.parametrize(("language", "good", "bad"), [

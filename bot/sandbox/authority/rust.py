@@ -1,10 +1,12 @@
 """Rust: ``cargo test`` over the user's test files with no test file of the team's, and no manifest switch
 or cargo config of the team's that could turn them off or run them through something else.
 
-Refused before anything runs: a team-written ``Cargo.toml`` that sets ``test = false`` or
-``harness = false`` (on the library or a ``[[test]]`` target) or ``autotests = false``, and any
-team-written file under ``.cargo/`` (its ``runner`` setting would run the test binaries through a
-program of the team's).
+Refused before anything runs: a team-written ``Cargo.toml`` that can switch a test target off or build
+another file in its place (``test = false``, ``harness = false`` or ``required-features`` on the library,
+a binary or a ``[[test]]``; ``autotests = false`` or ``autobins = false``; a target table whose ``path`` is
+not where cargo looks for a target of that name, so ``[[test]] name = "calc_test" path = "bench/checks.rs"``
+cannot compile the team's file as the user's ``tests/calc_test.rs``), and any team-written file under
+``.cargo/`` (its ``runner`` setting would run the test binaries through a program of the team's).
 
 Each user file's target runs in a cargo invocation of its own (``--test NAME`` for a file in
 ``tests/``, ``--lib`` for the library's modules), and its results are read from the log the test
@@ -38,7 +40,7 @@ class CargoTest(Authority):
             return (f"{configs[0]}: cargo configuration written by the team (it can run the tests through "
                     "another program) is not allowed; remove the .cargo folder")
         if "Cargo.toml" in files and "Cargo.toml" not in mine:
-            return _manifest_switch(files["Cargo.toml"], any(p.startswith("tests/") for p in user))
+            return _manifest_switch(files["Cargo.toml"])
         return ""
 
     def report_paths(self, user: Sequence[str]) -> list[str]:
@@ -117,18 +119,65 @@ def _judge_log(result: FileResult, log: str, path: str, declared: set[str], file
     return seen
 
 
-def _manifest_switch(text: str, user_in_tests: bool) -> str:
+# Where cargo finds each kind of target by its name: a team's table naming another file could build that file
+# in place of a test, or take a test file away from the tests (cargo builds a file once, for the table naming it).
+_HOMES = {"lib": ("src/lib.rs",), "bin": ("src/main.rs", "src/bin/{name}.rs", "src/bin/{name}/main.rs"),
+          "test": ("tests/{name}.rs", "tests/{name}/main.rs"),
+          "example": ("examples/{name}.rs", "examples/{name}/main.rs"),
+          "bench": ("benches/{name}.rs", "benches/{name}/main.rs")}
+_TESTED = ("lib", "bin", "test")  # the kinds plain ``cargo test`` runs tests of (examples and benches it does not)
+
+
+def _manifest_switch(text: str) -> str:
+    """Why a team-written manifest could leave a test target unbuilt or build another file as it, or ''."""
     try:
         manifest = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return ""  # cargo itself will say what is wrong with it
     package: dict[str, Any] = manifest.get("package") or {}
-    if package.get("autotests") is False and user_in_tests:
-        return "Cargo.toml sets autotests = false, so the user's tests in tests/ would not be built; remove it"
-    targets = [("[lib]", manifest.get("lib") or {})]
-    targets += [(f"[[test]] {t.get('name', '?')}", t) for t in manifest.get("test") or [] if isinstance(t, dict)]
-    for name, table in targets:
-        for key in ("test", "harness"):
-            if isinstance(table, dict) and table.get(key) is False:
-                return f"Cargo.toml sets {key} = false under {name}, which turns tests off; remove it"
+    for key, what in (("autotests", "tests/"), ("autobins", "src/main.rs and src/bin/")):
+        if package.get(key) is False:
+            return f"Cargo.toml sets {key} = false, so the tests in {what} would not be built; remove it"
+    for kind, label, table in _target_tables(manifest):
+        if kind in _TESTED:
+            for key in ("test", "harness"):
+                if table.get(key) is False:
+                    return f"Cargo.toml sets {key} = false under {label}, which turns tests off; remove it"
+            if "required-features" in table:
+                return (f"Cargo.toml sets required-features under {label}, so plain cargo test would not build it; "
+                        "remove it")
+        if (why := _moved(kind, label, table)):
+            return why
     return ""
+
+
+def _target_tables(manifest: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """Each target table of the manifest as (kind, how a person names it, the table)."""
+    found = [("lib", "[lib]", manifest["lib"])] if isinstance(manifest.get("lib"), dict) else []
+    for kind in ("bin", "test", "example", "bench"):
+        tables = manifest.get(kind)
+        for table in tables if isinstance(tables, list) else []:
+            if isinstance(table, dict):
+                found.append((kind, f"[[{kind}]] {_name(table)}", table))
+    return found
+
+
+def _name(table: dict[str, Any]) -> str:
+    """A target's name: its own, else (as cargo does) its file's."""
+    if isinstance(table.get("name"), str):
+        return str(table["name"])
+    folder, file = posixpath.split(str(table.get("path", "?")))
+    return posixpath.basename(folder) if file == "main.rs" else posixpath.splitext(file)[0]
+
+
+def _moved(kind: str, label: str, table: dict[str, Any]) -> str:
+    """Why a target's ``path`` is refused: another file than the one cargo would take for that name."""
+    if "path" not in table:
+        return ""
+    path = posixpath.normpath(str(table["path"]).replace("\\", "/"))
+    homes = [home.format(name=_name(table)) for home in _HOMES[kind]]
+    if path in homes:
+        return ""
+    return (f"Cargo.toml gives {label} the source {path}, where cargo looks for {' or '.join(homes)}: a target "
+            "table may not build another file in a test's place or take a test file away; remove the path or "
+            "move the file")
