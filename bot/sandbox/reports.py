@@ -103,13 +103,14 @@ def _counts(step: StepResult, language: LanguageConfig, written: str | None) -> 
             "switched the report off")
 
 
-def guarded(report: TestReport, guard: Authority | None, stdout: str, token: str) -> TestReport:
-    """A pass of the configured test command, as its language's guard reads it (``Authority.team_problem``):
-    its output as a person reads it, and no pass when the guard finds it unproven."""
+def guarded(report: TestReport, guard: Authority | None, step: StepResult, token: str,
+            files: Mapping[str, str]) -> TestReport:
+    """A pass of the configured test command over ``files``, as its language's guard reads it
+    (``Authority.team_problem``): its output as a person reads it, and no pass when the guard finds it unproven."""
     if guard is None:
         return report
     report = dataclasses.replace(report, stdout=guard.display(report.stdout))
-    problem = guard.team_problem(stdout, token)
+    problem = guard.team_problem(step.stdout, step.stderr, token, files)
     if not problem or report.status is not TestStatus.PASSED:
         return report
     return dataclasses.replace(report, status=TestStatus.FAILED, passed=0, failed=max(report.failed or 0, 1),

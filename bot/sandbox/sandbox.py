@@ -303,7 +303,7 @@ class DockerSandbox:
             report = reports.all_ran(report, language, step.stdout, written)
             tests = {path: text for path, text in job.files.items() if BUILT_IN.looks_like_test(path)}
             report = reports.all_collected(report, tests, language, written)
-        return reports.guarded(report, guard, step.stdout, token)
+        return reports.guarded(report, guard, step, token, files)
 
     async def _run_user_first(self, container: Box, job: TestJob, language: LanguageConfig, setup: bool,
                               held: _Held, limit_s: float, authority: Authority, user: list[str]) -> TestReport:
@@ -346,7 +346,7 @@ class DockerSandbox:
             team = reports.all_ran(reports.single(team_step, language, self._config, team_written), language,
                                    team_step.stdout, team_written)
             team = reports.all_collected(team, team_tests, language, team_written)
-            team = reports.guarded(team, authority, team_step.stdout, token)
+            team = reports.guarded(team, authority, team_step, token, {**theirs_all, **team_files})
         return reports.combined(user, shown, step, verdict, team, self._config)
 
     async def _stage_user_files(self, container: Box, job: TestJob, language: LanguageConfig,

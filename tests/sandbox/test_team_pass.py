@@ -185,6 +185,53 @@ async def test_a_change_to_a_rust_repository_cannot_switch_its_tests_off(sandbox
     assert "[sandbox] the repository's tests were not run: Cargo.toml sets required-features" in report.stderr
 
 
+# sub exits the test binary with 0 when called with 99: cargo moves on to the next binary (the doc test, which passes).
+EXITING_LIB = ("/// ```\n/// assert_eq!(calc::add(2, 3), 5);\n/// ```\npub fn add(a: i64, b: i64) -> i64 { a + b }\n"
+               "pub fn sub(a: i64, b: i64) -> i64 { if a == 99 { std::process::exit(0) } a + b }\n")
+EXITING_TESTS = {"tests/calc.rs": "#[test]\nfn exits() { calc::sub(99, 1); }\n"
+                                  "#[test]\nfn sub_wrong() { assert_eq!(calc::sub(5, 3), 2); }\n"}
+
+
+@pytest.mark.parametrize("repository", [False, True], ids=["team-pass", "repository"])
+async def test_a_rust_test_binary_that_exits_0_part_way_does_not_pass(sandbox, repository):
+    files = FileSet({"Cargo.toml": MANIFEST, "src/lib.rs": EXITING_LIB, **EXITING_TESTS})
+    job = TestJob("rust", files, command="cargo test --offline", report_format="cargo", team_files=("src/lib.rs",)) \
+        if repository else TestJob("rust", files)
+    report = await sandbox.run(job)
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert "not a pass: 1 test binary ended before reporting every test it started" in report.stderr
+
+
+# Manifests the refusal lets through that still leave tests/add.rs out of plain `cargo test`.
+UNBUILDING_MANIFESTS = {
+    # The workspace's default member is another crate: the package at the top is not tested at all.
+    "default-members": {"Cargo.toml": MANIFEST + '\n[workspace]\nmembers = ["inner"]\ndefault-members = ["inner"]\n',
+                        "inner/Cargo.toml": MANIFEST.replace("calc", "inner"), "inner/src/lib.rs": LIB_UNIT_TEST},
+    # Edition 2015 (no edition): a declared [[test]] turns the finding of the others off.
+    "edition-2015": {"Cargo.toml": '[package]\nname = "calc"\nversion = "0.1.0"\n\n[[test]]\nname = "other"\n',
+                     "tests/other.rs": "#[test]\nfn other() {}\n"},
+}
+
+
+@pytest.mark.parametrize("how", sorted(UNBUILDING_MANIFESTS))
+async def test_a_rust_test_file_that_cargo_never_built_fails_the_run(sandbox, how):
+    files = FileSet({**RUST_CODE, "src/lib.rs": RUST_CODE["src/lib.rs"] + LIB_UNIT_TEST, **UNBUILDING_MANIFESTS[how]})
+    report = await sandbox.run(TestJob("rust", files))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert "not a pass: tests/add.rs was never built and run by cargo test" in report.stderr
+
+
+async def test_rust_unit_integration_and_doc_tests_that_all_report_still_pass(sandbox):
+    """Three unit tests, two integration tests and a doc test: each binary sums up what it started."""
+    doc = "/// ```\n/// assert_eq!(calc::add(2, 3), 5);\n/// ```\n"
+    files = PROGRAMS["rust"].correct().merged({
+        "src/lib.rs": doc + PROGRAMS["rust"].correct()["src/lib.rs"],
+        "tests/calc.rs": "#[test]\nfn adds() { assert_eq!(calc::add(1, 1), 2); }\n"
+                         "#[test]\nfn subtracts() { assert_eq!(calc::sub(5, 3), 2); }\n"})
+    report = await sandbox.run(TestJob("rust", files))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 6), report.output(10_000)
+
+
 async def test_a_rust_manifest_naming_its_targets_where_cargo_looks_still_runs_them(sandbox):
     manifest = MANIFEST + ('\n[lib]\nname = "calc"\npath = "src/lib.rs"\n\n[[bin]]\nname = "app"\npath = "src/main.rs"\n'
                            '\n[[test]]\nname = "add"\npath = "tests/add.rs"\n\n[[bench]]\nname = "speed"\nharness = false\n')

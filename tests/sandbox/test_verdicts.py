@@ -87,7 +87,8 @@ def test_go_results_without_the_sandboxs_testmain_line_do_not_count():
     assert not verdict.ok and "ended without its tests being run" in verdict.problems[0]
     forged = out + go_stream({"Action": "output", "Output": "@@codegen-ran guessed 0\n"})
     assert not GoTest().verdict(["calc_test.go"], GO_FILES, forged, "", "t", "/work").ok
-    assert "ended without" in GoTest().team_problem(out, "t") and not GoTest().team_problem(out + go_stream(RAN), "t")
+    assert "ended without" in GoTest().team_problem(out, "", "t", GO_FILES)
+    assert not GoTest().team_problem(out + go_stream(RAN), "", "t", GO_FILES)
 
 
 def test_go_a_package_that_failed_without_a_test_failing_fails():

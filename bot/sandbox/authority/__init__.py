@@ -94,7 +94,8 @@ class Authority:
         raise NotImplementedError
 
     # The team's pass (the configured test command) may be guarded too: files the sandbox adds to it, the
-    # environment it runs with, and why its output, read with ``token``, proves no pass ('' when it does).
+    # environment it runs with, and why its output, read with ``token``, proves no pass ('' when it does) for the
+    # files it ran over.
     def team_refusal(self, files: Mapping[str, str]) -> str:
         """Why the team's pass cannot run with these test files (the user's are not among them), or ''."""
         del files
@@ -108,8 +109,8 @@ class Authority:
         del token
         return {}
 
-    def team_problem(self, stdout: str, token: str) -> str:
-        del stdout, token
+    def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
+        del stdout, stderr, token, files
         return ""
 
     def verdict(self, user: Sequence[str], files: Mapping[str, str], stdout: str, report: str,

@@ -63,7 +63,8 @@ class GoTest(Authority):
     def team_env(self, token: str) -> dict[str, str]:
         return {MARK_ENV: token}
 
-    def team_problem(self, stdout: str, token: str) -> str:
+    def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
+        del stderr, files
         return unfinished(stdout, token)
 
     def command(self, user: Sequence[str], files: Mapping[str, str], workdir: str, token: str) -> str:

@@ -13,6 +13,10 @@ Each user file's target runs in a cargo invocation of its own (``--test NAME`` f
 harness itself writes (``--logfile``), sealed by the sandbox: what the code prints is never read as a
 result. Every test function the file declares must be in that log: a binary that exits part way
 (``process::exit`` in the code) leaves the rest unreported, which is no pass.
+
+The team's pass (and a repository's) runs plain ``cargo test``, read from what it prints: it is no pass when a
+test binary started tests it never summed up (``unfinished``), or a ``tests/`` file the manifest builds was never
+run (``unbuilt``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ from bot.sandbox.judge import JUDGE_DIR
 _TEST_FUNC = re.compile(r"#\[test\]\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+(\w+)")
 _LOG_LINE = re.compile(r"^(ok|failed|ignored) (\S+)$", re.M)
 LIB, BINS = "--lib", "--bins"
+_RUNNING = re.compile(r"^running (\d+) tests?$")
+_SUMMARY = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured;")
+_RAN = re.compile(r"^\s*Running (?:unittests )?(.+?) \([^()]*\)$", re.M)
 
 
 class CargoTest(Authority):
@@ -42,6 +49,10 @@ class CargoTest(Authority):
         if "Cargo.toml" in files and "Cargo.toml" not in mine:
             return _manifest_switch(files["Cargo.toml"])
         return ""
+
+    def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
+        del token
+        return unfinished(stdout) or unbuilt(stderr, files)
 
     def report_paths(self, user: Sequence[str]) -> list[str]:
         return [f"{JUDGE_DIR}/cargo-{index}.log" for index, _ in enumerate(_targets(user))]
@@ -69,6 +80,64 @@ class CargoTest(Authority):
                     extra.append(f"{path}: {', '.join(missing[:3])} never reported a result (the test binary "
                                  "ended before it, or the target was not built)")
         return judge(results, extra)
+
+
+def unfinished(stdout: str) -> str:
+    """Why ``cargo test``'s output shows a test binary that ended before it summed up every test it started: each
+    "running N tests" must be followed by a "test result:" line counting N. A binary that exits with 0 part way
+    (``std::process::exit(0)`` in code a test calls) leaves no summary, and cargo goes on to the next binary."""
+    short, expected = 0, None  # binaries cut short; how many tests the current one started
+    for line in [*stdout.splitlines(), "running 0 tests"]:  # (the last line closes the last binary)
+        if started := _RUNNING.match(line):
+            if expected is not None:  # the binary before this one never summed up
+                short += 1
+            expected = int(started.group(1))
+        elif (summary := _SUMMARY.match(line)) and expected is not None:
+            if sum(int(count) for count in summary.groups()) != expected:
+                short += 1
+            expected = None
+    if not short:
+        return ""
+    return (f"{short} test binar{'y' if short == 1 else 'ies'} ended before reporting every test it started "
+            "(std::process::exit in the code or a test, or an abort that exited 0), so the tests after that point "
+            "never ran; let the tests return")
+
+
+def unbuilt(stderr: str, files: Mapping[str, str]) -> str:
+    """Why the run left out a test file of ``tests/``: cargo names each test binary it runs ("Running
+    tests/calc.rs (...)"), and every integration test file the package's manifest builds must be among them (a
+    workspace, a feature or a table that leaves one out; a team's switch is refused before the run). A run whose
+    cargo named none (``--quiet``, in a repository's own command) cannot be checked so."""
+    ran = set(_RAN.findall(stderr))
+    missing = sorted(_integration_tests(files) - ran) if ran else []
+    if not missing:
+        return ""
+    return (f"{', '.join(missing[:3])} {'was' if len(missing) == 1 else 'were'} never built and run by cargo test "
+            "(the manifest or the workspace leaves it out), so its tests did not run")
+
+
+def _integration_tests(files: Mapping[str, str]) -> set[str]:
+    """The files of ``tests/`` plain ``cargo test`` builds as test targets of the package at the top: by cargo's
+    own rules, less what that manifest itself switches off (the repository's to decide)."""
+    try:
+        manifest = tomllib.loads(files.get("Cargo.toml", ""))
+    except tomllib.TOMLDecodeError:
+        return set()
+    package = manifest.get("package")
+    if not isinstance(package, dict):
+        return set()  # a workspace's manifest alone: the members' tests are theirs
+    found = {p for p in files if re.fullmatch(r"tests/[^/]+\.rs|tests/[^/]+/main\.rs", p)}
+    declared, off = set(), set()
+    for kind, _, table in _target_tables(manifest):
+        homes = [home.format(name=_name(table)) for home in _HOMES[kind]]
+        path = posixpath.normpath(str(table["path"])) if "path" in table else next(
+            (home for home in homes if home in files), homes[0])
+        if kind != "test" or table.get("test") is False or "required-features" in table:
+            off.add(path)  # another kind of target claims it, or it is no test target by default
+        else:
+            declared.add(path)
+    automatic = found if package.get("autotests", True) is not False else set()
+    return ((automatic | declared) & found) - off
 
 
 def _targets(user: Sequence[str]) -> list[tuple[str, list[str]]]:

@@ -137,7 +137,8 @@ class NativeTap(TapFiles):
     def team_env(self, token: str) -> dict[str, str]:
         return {RAN_ENV: token}
 
-    def team_problem(self, stdout: str, token: str) -> str:
+    def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
+        del stderr, files
         if f"@@codegen-ran {token} " in stdout:
             return ""
         return ("the test binary ended before its main() returned (exit() or _exit() in the code or the tests, or "
