@@ -95,6 +95,37 @@ async def test_go_code_that_prints_passes_from_init_and_exits_fails(sandbox, use
     assert "ended without its tests being run" in report.stderr
 
 
+# A second package whose code ends its test binary with 0 before any test runs: go test says "ok" for it, with no
+# test result at all.
+GO_EXIT_IN_INIT = {
+    "go.mod": "module sandbox\n\ngo 1.19\n",
+    "calc/calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+    "calc/calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n"
+                         "\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
+    "sub/sub.go": "package sub\n\nimport \"os\"\n\nfunc init() {\n\tos.Exit(0)\n}\n\nfunc Sub(a, b int) int { return a + b }\n",
+    "sub/sub_test.go": "package sub\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tif Sub(5, 3) != 2 {\n"
+                       "\t\tt.Fatal(\"wrong\")\n\t}\n}\n",
+}
+GO_REPOSITORY = {"command": "go test -v ./...", "report_format": "go", "team_files": ("sub/sub.go",)}
+
+
+@pytest.mark.parametrize("repository", [False, True], ids=["team-pass", "repository"])
+async def test_a_go_package_whose_test_binary_exits_0_before_its_tests_fails(sandbox, repository):
+    report = await sandbox.run(TestJob("go", FileSet(GO_EXIT_IN_INIT), **(GO_REPOSITORY if repository else {})))
+    assert report.status is TestStatus.FAILED, report.output(20_000)
+    assert "not a pass: the test binary of sandbox/sub ended without its tests being run" in report.stderr
+
+
+async def test_a_go_repositorys_own_testmain_and_honest_packages_still_pass(sandbox):
+    own_main = ("package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n"
+                "func TestMain(m *testing.M) {\n\tos.Exit(m.Run())\n}\n")
+    files = {**GO_EXIT_IN_INIT, "sub/sub.go": "package sub\n\nfunc Sub(a, b int) int { return a - b }\n",
+             "calc/main_test.go": own_main}
+    report = await sandbox.run(TestJob("go", FileSet(files), **GO_REPOSITORY))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 2), report.output(20_000)
+    assert "@@codegen" not in report.stdout
+
+
 async def test_go_passes_that_were_earned_still_count(sandbox):
     report = await sandbox.run(TestJob("go", PROGRAMS["go"].correct()))
     assert (report.status, report.passed) == (TestStatus.PASSED, 3), report.output(20_000)

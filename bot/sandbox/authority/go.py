@@ -7,7 +7,8 @@ the runner's events; a skip counts only when the user's file is where it was cal
 
 In every pass (the team's too) each package with tests gets the sandbox's own ``TestMain``
 (``MAIN_FILE``): a second one, written by the team, does not compile, and the events count only for a
-package whose test binary said, through that ``TestMain``, that ``m.Run()`` ran and returned. Go 1.19's
+package whose test binary said, through that ``TestMain``, that ``m.Run()`` ran and returned; a package go test
+calls "ok" without that line (its binary exited 0 in an ``init``) is no pass. Go 1.19's
 ``test2json`` reads "--- PASS" lines printed by anything as results; a binary that printed them and exited
 (from a ``TestMain`` or an ``init``) never reaches the sandbox's line.
 """
@@ -17,7 +18,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from bot.sandbox.authority import Authority, FileResult, Verdict, judge, quoted
@@ -43,6 +44,8 @@ _PACKAGE = re.compile(r"^package\s+(\w+)", re.M)
 _TEST_MAIN = re.compile(r"^func\s+TestMain\s*\(", re.M)
 _TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.M)
 _LOCATION = re.compile(r"^\s+([\w./-]+\.go):\d+:", re.M)
+_PACKAGE_END = re.compile(r"^(ok|FAIL|\?) {0,3}\t(\S+)")
+_MODULE = re.compile(r"^module\s+(\S+)", re.M)
 
 
 class GoTest(Authority):
@@ -64,8 +67,8 @@ class GoTest(Authority):
         return {MARK_ENV: token}
 
     def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
-        del stderr, files
-        return unfinished(stdout, token)
+        del stderr
+        return unfinished(stdout, token, _own_main_packages(files))
 
     def command(self, user: Sequence[str], files: Mapping[str, str], workdir: str, token: str) -> str:
         packages = sorted({"./" + (posixpath.dirname(path) or ".") for path in user})
@@ -104,7 +107,8 @@ class GoTest(Authority):
         for line in stdout.splitlines(keepends=True):
             event = _event(line)
             if event is None:
-                lines.append(line)
+                if not line.startswith("@@codegen-ran "):  # (go test -v's text: the sandbox's line is not theirs)
+                    lines.append(line)
             elif event.get("Action") == "output" and not str(event.get("Output", "")).startswith("@@codegen-ran "):
                 lines.append(str(event.get("Output", "")))
         return "".join(lines)
@@ -124,23 +128,57 @@ def main_files(files: Mapping[str, str]) -> dict[str, str]:
     return found
 
 
-def unfinished(stdout: str, token: str) -> str:
-    """Why a package's results do not count: a package that reported a test's result, but whose test
-    binary never said (``MAIN_FILE``) that ``m.Run()`` ran the tests and returned."""
+def unfinished(stdout: str, token: str, own_main: Collection[str] = ()) -> str:
+    """Why a package's results do not count: a package go test reported as tested (a test's result, or the
+    package's own "ok"), but whose test binary never said (``MAIN_FILE``) that ``m.Run()`` ran the tests and
+    returned. A binary that exits with 0 in an ``init`` runs no test and reports nothing but "ok". Read from
+    ``go test -json``'s events, else from ``go test -v``'s text (a repository's command), where each package's
+    output ends with its "ok" line. ``own_main`` names the packages with a ``TestMain`` of their own (a
+    repository's), which report as they see fit."""
+    line = f"@@codegen-ran {token} "
+    events = _events(stdout)
     reported: set[str] = set()
     finished: set[str] = set()
-    line = f"@@codegen-ran {token} "
-    for event in _events(stdout):
-        package = str(event.get("Package", "?"))
-        if event.get("Test") and event.get("Action") in ("pass", "fail", "skip"):
+    for event in events:
+        package, action = str(event.get("Package", "?")), event.get("Action")
+        if action == "pass" or (action in ("fail", "skip") and event.get("Test")):
             reported.add(package)
-        elif event.get("Action") == "output" and str(event.get("Output", "")).startswith(line):
+        elif action == "output" and str(event.get("Output", "")).startswith(line):
             finished.add(package)
-    missing = sorted(reported - finished)
+    if not events:
+        reported, finished = _text_packages(stdout, line)
+    missing = sorted(reported - finished - set(own_main))
     if not missing:
         return ""
     return (f"the test binary of {', '.join(missing)} ended without its tests being run by the testing package "
             "(a TestMain or init that exits, or prints results of its own): its results do not count")
+
+
+def _text_packages(stdout: str, line: str) -> tuple[set[str], set[str]]:
+    """``go test -v``'s packages that passed ("ok  \tPKG"), and those of them whose output held ``line``: go test
+    prints each package's output whole, ending with that package's "ok", "FAIL" or "?" line."""
+    passed: set[str] = set()
+    finished: set[str] = set()
+    ran = False
+    for text in stdout.splitlines():
+        if text.startswith(line):
+            ran = True
+        elif ended := _PACKAGE_END.match(text):
+            if ended.group(1) == "ok":
+                passed.add(ended.group(2))
+                if ran:
+                    finished.add(ended.group(2))
+            ran = False
+    return passed, finished
+
+
+def _own_main_packages(files: Mapping[str, str]) -> set[str]:
+    """The import paths of the folders whose test files hold a ``TestMain`` of their own (so no ``MAIN_FILE``)."""
+    module = _MODULE.search(files.get("go.mod", ""))
+    root = module.group(1).strip('"') if module else "sandbox"  # (the module the sandbox's go mod init makes)
+    folders = {posixpath.dirname(p) for p, text in files.items()
+               if p.endswith("_test.go") and posixpath.basename(p) != MAIN_FILE and _TEST_MAIN.search(text)}
+    return {posixpath.join(root, folder) if folder else root for folder in folders}
 
 
 def _count(result: FileResult, action: str, filename: str, output: str) -> None:
