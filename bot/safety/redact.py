@@ -21,8 +21,19 @@ MASK = "[redacted]"
 MIN_SECRET_LENGTH = 6  # shorter values would mask ordinary words
 
 _URL_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@\[\]]+@")
-_SECRET_PARAMS = r"(?:api[-_]?key|key|access[-_]?token|token|secret|client[-_]?secret|password|passwd|pwd|sig|signature|auth)"
-_URL_SECRET_PARAM = re.compile(rf"(?i)(?P<name>[?&]{_SECRET_PARAMS}=)[^&\s#\"'<>]+")
+# A query parameter is secret when its name holds one of these words, whatever else it holds (api_key, sslpassword,
+# X-Amz-Signature, refresh_token, client_secret), or is ``sig`` (an Azure SAS signature): a list of exact names
+# always misses the next library's spelling.
+_SECRET_WORDS = ("password", "passwd", "pwd", "secret", "token", "key", "auth", "credential", "signature")
+_SECRET_PARAM_NAME = rf"(?:sig|[\w.~-]*(?:{'|'.join(_SECRET_WORDS)})[\w.~-]*)"
+# (a value already masked is left as it is, with what follows it)
+_URL_SECRET_PARAM = re.compile(rf"(?i)(?P<name>[?&]{_SECRET_PARAM_NAME}=)(?!{re.escape(MASK)})[^&\s#\"'<>]+")
+
+
+def is_secret_parameter(name: str) -> bool:
+    """Whether a URL's query parameter called ``name`` carries a credential (see ``_SECRET_WORDS``)."""
+    lowered = name.lower()
+    return lowered == "sig" or any(word in lowered for word in _SECRET_WORDS)
 
 
 # Secrets of the common formats, as people paste them into a thread: found by their shape, since the bot
@@ -217,7 +228,7 @@ def url_secrets(url: str) -> list[str]:
                   base64.b64encode(plain.encode()).decode()]
     elif user:  # a token given as the user name (https://TOKEN@host)
         found += [user, unquote(user)]
-    found += [value for name, value in query if re.fullmatch(_SECRET_PARAMS, name, re.IGNORECASE)]
+    found += [value for name, value in query if is_secret_parameter(name)]
     return found
 
 

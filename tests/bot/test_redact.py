@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from bot.config.sections import Config, LLMConfig, Secrets
+from bot.config.sections import Config, LLMConfig, Secrets, StorageConfig
 from bot.safety.redact import MASK, Redactor, install_log_redaction, url_secrets
 
 SECRET = "sk-live-0123456789abcdef"
@@ -50,6 +50,12 @@ def test_log_lines_and_tracebacks_are_masked():
     ("GET https://h.example/v1/models?api-key=abc123456&x=1", "GET https://h.example/v1/models?api-key=[redacted]&x=1"),
     ("https://h/blob?sv=2020&sig=Zm9vYmFyYmF6&se=1", "https://h/blob?sv=2020&sig=[redacted]&se=1"),
     ("redis://:onlypassword@cache:6379/0", "redis://[redacted]@cache:6379/0"),
+    # Any parameter whose name holds a secret's word, as each library spells it.
+    ("postgresql://db/x?sslmode=require&sslpassword=SSLSECRETXYZ", "postgresql://db/x?sslmode=require&sslpassword=[redacted]"),
+    ("https://b.s3/o?X-Amz-Credential=AKIDX%2F2024&X-Amz-Signature=abcdef012345",
+     "https://b.s3/o?X-Amz-Credential=[redacted]&X-Amz-Signature=[redacted]"),
+    ("https://h/cb?refresh_token=r3fr3sh&Subscription-Key=k3yk3y&PWD=p4ss", "https://h/cb?refresh_token=[redacted]"
+     "&Subscription-Key=[redacted]&PWD=[redacted]"),
 ])
 def test_credentials_in_any_url_are_masked_in_what_the_bot_says(text, shown):
     assert Redactor((), urls=True)(text) == shown
@@ -73,6 +79,16 @@ def test_an_endpoint_urls_credentials_are_masked_in_every_form_they_travel_in():
         assert "ss-w0rd" not in masked(leaked) and "qwerty" not in masked(leaked) and basic not in masked(leaked)
     assert "gateway.internal" in masked(url)  # where it goes is not a secret
     assert url_secrets("http://host:8080/v1") == [] and url_secrets("not a url") == []
+
+
+def test_a_secret_already_masked_keeps_what_follows_it():
+    assert Redactor(["SSLSECRETXYZ"], urls=True)("at h/db?password=SSLSECRETXYZ: refused") == (
+        "at h/db?password=[redacted]: refused")
+
+
+def test_a_database_urls_secret_parameters_are_secrets_of_every_form():
+    secrets = Secrets().for_config(Config(storage=StorageConfig(url="postgresql://bob@db/x?sslpassword=SSLSECRETXYZ")))
+    assert "SSLSECRETXYZ" in secrets.values() and "bob" not in secrets.values()
 
 
 def test_the_configs_endpoint_is_masked_too():
