@@ -3,8 +3,8 @@
 Each finished turn, notice, test report and check-in is one object as it happens (``"type"`` says which);
 the last line is the result (``"type": "result"``: status, exit code, where the work went, test counts,
 tokens and cost). Streamed text is not written: a turn's whole text comes with its end. Every string is
-masked of secrets. The objects' shapes are documented in ``docs/run-events.schema.json``; fields are only
-ever added."""
+masked of secrets, and what the bot says itself (reasons, notes, notices) of credentials in any URL. The
+objects' shapes are documented in ``docs/run-events.schema.json``; fields are only ever added."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ class JsonLines:
 
     def __init__(self, out: TextIO, redact: Redactor | None = None) -> None:
         self._out, self._redact = out, redact or Redactor(())
+        self._said = self._redact.with_urls()  # for all but the model's text, which keeps its example URLs
         self.finished: RunFinished | None = None
 
     async def __call__(self, event: Event) -> None:
@@ -35,7 +36,8 @@ class JsonLines:
             self.write(line)
 
     def write(self, line: dict[str, Any]) -> None:
-        self._out.write(json.dumps(self._masked(line), ensure_ascii=False) + "\n")
+        redact = self._redact if line.get("type") == "turn" else self._said
+        self._out.write(json.dumps(self._masked(line, redact), ensure_ascii=False) + "\n")
         self._out.flush()
 
     def result(self, finished: RunFinished, exit_code: int, out_dir: Path, saved_note: str = "") -> None:
@@ -47,13 +49,13 @@ class JsonLines:
             "usage": _usage(finished.usage), "note": saved_note,
         })
 
-    def _masked(self, value: Any) -> Any:
+    def _masked(self, value: Any, redact: Redactor) -> Any:
         if isinstance(value, str):
-            return self._redact(value)
+            return redact(value)
         if isinstance(value, dict):
-            return {key: self._masked(item) for key, item in value.items()}
+            return {key: self._masked(item, redact) for key, item in value.items()}
         if isinstance(value, list):
-            return [self._masked(item) for item in value]
+            return [self._masked(item, redact) for item in value]
         return value
 
 

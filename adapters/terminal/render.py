@@ -43,11 +43,14 @@ class Renderer:
     """Writes a run's events as a person reads them: a header per turn, the text as it streams.
     Text goes out a whole line at a time, so a secret split across two deltas is still masked.
     Everything from outside passes ``_safe`` (secrets masked, control sequences made inert); only
-    the colours added here reach the terminal as escape sequences."""
+    the colours added here reach the terminal as escape sequences. What the bot says itself (the summary, notes,
+    notices) has credentials in any URL masked too; the model's text and the tests' output keep their example
+    URLs, which are code."""
 
     def __init__(self, out: TextIO, color: bool, redact: Redactor | None = None) -> None:
         self._out, self._color = out, color
         self._redact = redact or Redactor(())
+        self._said = self._redact.with_urls()
         self._pending: list[str] = []  # streamed text not yet ended by a newline, as it came
         self.finished: RunFinished | None = None
 
@@ -62,10 +65,10 @@ class Renderer:
                 self._pending.append(event.text)
                 return
             lines, self._pending = "".join([*self._pending, ended]), [rest] if rest else []
-            self._out.write(self._safe(lines + "\n"))
+            self._out.write(self._safe(lines + "\n", said=False))
         elif isinstance(event, TurnFinished):
             if self._pending:
-                self._out.write(self._safe("".join(self._pending)) + "\n")
+                self._out.write(self._safe("".join(self._pending), said=False) + "\n")
                 self._pending = []
             self._turn_footer(event)
         elif isinstance(event, TestReported):
@@ -92,14 +95,16 @@ class Renderer:
         color = "32" if report.ok else "31"
         self._line("\n", Styled(color, f"Tests ({event.language}): {report.summary()}"), f" in {report.duration_s:.1f}s")
         if not report.ok:
-            self._line(Styled("2", _indent(failure_excerpt(report, FAILING_OUTPUT_CHARS))))
+            self._out.write(self._safe(_indent(failure_excerpt(report, FAILING_OUTPUT_CHARS)), said=False, code="2")
+                            + "\n")
 
     def summary(self, event: RunFinished, out_dir: Path | None, saved: str = "") -> str:
         """The last lines of a run; ``saved`` says what saving the files to ``out_dir`` could not do."""
         color = {RunStatus.PASSED: "32", RunStatus.FAILED: "31", RunStatus.ERROR: "31"}.get(event.status, "33")
         lines = [self._text("\n", Styled(color, f"Run {event.run_id}: {event.status.upper()}"), f" — {event.reason}")]
         if event.report and not event.report.ok and event.status is not RunStatus.PASSED:
-            lines.append(self._text("Failing output:\n" + _indent(failure_excerpt(event.report, FAILING_OUTPUT_CHARS))))
+            lines.append("Failing output:\n" + self._safe(_indent(failure_excerpt(event.report, FAILING_OUTPUT_CHARS)),
+                                                         said=False))
         cost = f" (about ${event.usage.cost_usd:.4f})" if event.usage.cost_usd else ""
         lines.append(self._text(f"Tokens: {event.usage.tokens_text()}{cost}"))
         if event.checkin:
@@ -118,11 +123,12 @@ class Renderer:
         return "".join(self._styled(p) if isinstance(p, Styled) else self._safe(p) for p in parts)
 
     def _styled(self, part: Styled) -> str:
-        text = self._safe(part.text)
-        return f"\x1b[{part.code}m{text}\x1b[0m" if self._color else text
+        return self._safe(part.text, code=part.code)
 
-    def _safe(self, text: str) -> str:
-        return inert(self._redact(text))
+    def _safe(self, text: str, said: bool = True, code: str = "") -> str:
+        """``text`` masked and inert; ``said``: the bot's own words, not the model's or a program's output."""
+        text = inert((self._said if said else self._redact)(text))
+        return f"\x1b[{code}m{text}\x1b[0m" if code and self._color else text
 
 
 def _indent(text: str) -> str:

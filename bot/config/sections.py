@@ -539,8 +539,8 @@ class Secrets:
     discord_token: str = ""
     codegen_web_token: str = ""  # the web chat's access token
     pgpassword: str = ""  # libpq reads it for storage.url's password when the URL has none
-    # Endpoint URLs from the config that may carry credentials (llm.base_url): not read from the
-    # environment, but masked like the rest (see ``for_config``).
+    # Every URL written in the config (llm.base_url, checkin.github_api_url, ...), whose credentials are masked
+    # like the rest: not read from the environment (see ``for_config``).
     config_endpoints: tuple[str, ...] = field(default=(), metadata={"internal": True})
     database_url: str = field(default="", metadata={"internal": True})  # storage.url, whose password is masked
 
@@ -560,9 +560,11 @@ class Secrets:
         return cls(**values)
 
     def for_config(self, config: Config) -> Secrets:
-        """The same secrets, also masking credentials written into the config's endpoint URLs."""
-        return dataclasses.replace(self, config_endpoints=tuple(u for u in (config.llm.base_url,) if u),
-                                   database_url=config.storage.url)
+        """The same secrets, also masking credentials written into any URL of the config: a user name or password,
+        and secret query values (``?access_token=``). storage.url is a database's, whose user name is no secret."""
+        storage = dataclasses.replace(config.storage, url="")
+        return dataclasses.replace(self, config_endpoints=tuple(dict.fromkeys(_urls_in(dataclasses.replace(
+            config, storage=storage)))), database_url=config.storage.url)
 
     def values(self) -> list[str]:
         """Every secret that is set, for scrubbing text before it leaves the process: the tokens, and what
@@ -591,6 +593,22 @@ def _pem_lines(value: str) -> str:
     if "\n" not in value and "\\n" in value and value.startswith("-----BEGIN"):
         return value.replace("\\r\\n", "\n").replace("\\n", "\n")
     return value
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S+")
+
+
+def _urls_in(value: object) -> list[str]:
+    """Every URL among ``value``'s settings, in sections, tables and lists alike."""
+    if isinstance(value, str):
+        return [value] if _URL.fullmatch(value) else []
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [url for f in dataclasses.fields(value) for url in _urls_in(getattr(value, f.name))]
+    if isinstance(value, Mapping):
+        return [url for item in value.values() for url in _urls_in(item)]
+    if isinstance(value, list | tuple | set | frozenset):
+        return [url for item in value for url in _urls_in(item)]
+    return []
 
 
 def _control_character(value: str) -> str:

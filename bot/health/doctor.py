@@ -8,6 +8,7 @@ from bot.model.client import OpenAIChatModel
 from bot.model.embedded.doctor import embedded_checks
 from bot.model.embedded.endpoint import HOW_TO_CONFIGURE, endpoint_configured, uses_embedded
 from bot.model.http import EndpointError, StatusError
+from bot.safety.redact import Redactor
 
 SHOWN_MODELS = 12  # of a long model listing, how many a failed check names
 PROMPT_ROOM = 512  # tokens a prompt needs at the least, beside the reply, in a model's context
@@ -80,14 +81,16 @@ def _roles() -> list[str]:
 
 
 async def run_doctor(config: Config, secrets: Secrets, checks: list[DoctorCheck]) -> int:
-    """Print each check's results and the fix for what failed; 1 when a required check failed."""
+    """Print each check's results and the fix for what failed; 1 when a required check failed. Every line is
+    masked of the secrets and of credentials in any URL (a check names the endpoint it reached)."""
+    redact = Redactor(secrets.values(), urls=True)
     failed = 0
     for check in checks:
         for result in await check(config, secrets):
             mark = "ok " if result.ok else ("FAIL" if result.required else "warn")
-            print(f"[{mark:<4}] {result.name}: {result.detail}")
+            print(redact(f"[{mark:<4}] {result.name}: {result.detail}"))
             if not result.ok and result.fix:
-                print(f"       fix: {result.fix}")
+                print(redact(f"       fix: {result.fix}"))
             failed += (not result.ok) and result.required
     print("All required checks passed." if not failed else f"{failed} required check(s) failed.")
     return 1 if failed else 0

@@ -52,6 +52,7 @@ MAX_CHARS_PER_TOKEN = 32  # a reply longer than max_tokens * this has ignored ma
 MAX_REPLY_CHARS = 1_000_000  # no reply is longer, whatever max_tokens says
 MIN_REPLY_TOKENS = 64  # a prompt that leaves less room than this in the context does not fit
 DISCOVERY_TIMEOUT_S = 5.0
+SHOWN_URL = Redactor((), urls=True)  # what a message may show of a URL
 OPENAI_API = "https://api.openai.com/v1"  # where requests go when no base URL is configured
 
 
@@ -424,11 +425,12 @@ def _of_context(context: int | None, template: str = "; the model's context hold
 
 
 def _without_credentials(url: str) -> str:
-    """The URL as a person may see it: a ``user:password@`` part (some gateways take one) removed."""
+    """The URL as a person may see it: a ``user:password@`` part (some gateways take one) removed, and secret
+    query values (``?api_key=``) masked."""
     parts = urllib.parse.urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    if "@" in parts.netloc:
+        url = urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    return SHOWN_URL(url)
 
 
 def _server_message(error: StatusError) -> str:

@@ -168,6 +168,12 @@ class Redactor:
         self._secrets = sorted(forms, key=len, reverse=True)
         self._urls, self._patterns = urls, patterns
 
+    def with_urls(self) -> Redactor:
+        """The same secrets, and credentials written into any URL masked too: for what the bot says itself."""
+        wider = Redactor(())
+        wider._secrets, wider._urls, wider._patterns = self._secrets, True, self._patterns
+        return wider
+
     def __call__(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
