@@ -99,7 +99,8 @@ class Renderer:
                             + "\n")
 
     def summary(self, event: RunFinished, out_dir: Path | None, saved: str = "") -> str:
-        """The last lines of a run; ``saved`` says what saving the files to ``out_dir`` could not do."""
+        """The last lines of a run; ``out_dir``: where its files were just saved (None: nowhere), and ``saved`` what
+        saving them there could not do."""
         color = {RunStatus.PASSED: "32", RunStatus.FAILED: "31", RunStatus.ERROR: "31"}.get(event.status, "33")
         lines = [self._text("\n", Styled(color, f"Run {event.run_id}: {event.status.upper()}"), f" — {event.reason}")]
         if event.report and not event.report.ok and event.status is not RunStatus.PASSED:
@@ -110,7 +111,7 @@ class Renderer:
         if event.checkin:
             note = f" ({event.checkin.note})" if event.checkin.note else ""
             lines.append(self._text(f"Checked in: {event.checkin.location}{note}"))
-        if out_dir and (event.files or event.tests) and not (event.checkin and event.checkin.kind == "folder"):
+        if out_dir:
             lines.append(self._text(f"Files: {out_dir}" + (f" ({saved})" if saved else "")))
         if ended_by_the_bot(event):
             lines.append(self._text(f'Continue it from where it stopped: codegen-chat run --continue {event.run_id} "carry on"'))

@@ -85,14 +85,20 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
         handle.cancel()
         finished = sink.finished or await _settle(handle)
     saved = ""
-    if finished.files and not (finished.checkin and finished.checkin.kind == "folder"):
+    if saved_here(finished):
         saved = await _save(MaskingPublisher(fallback, redact or Redactor(())), finished, request.task)
     status = exit_status(finished, interrupted)
     if isinstance(sink, JsonLines):
         sink.result(finished, status, out_dir, saved)
     else:
-        out.write(sink.summary(finished, out_dir, saved) + "\n")
+        out.write(sink.summary(finished, out_dir if saved_here(finished) else None, saved) + "\n")
     return status
+
+
+def saved_here(finished: RunFinished) -> bool:
+    """Whether the run's files go to the output folder now: whatever it wrote, code or only tests, unless its
+    check-in already wrote them there."""
+    return bool(finished.files or finished.tests) and not (finished.checkin and finished.checkin.kind == "folder")
 
 
 def exit_status(finished: RunFinished, interrupted: bool) -> int:

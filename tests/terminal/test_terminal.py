@@ -17,6 +17,7 @@ from bot.model.client import OpenAIChatModel
 from bot.runs.service import Service
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
+from tests.fakes.openai_server import Reply
 from tests.fakes.team_script import ScriptedSandbox
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,7 +178,6 @@ def _default_sigint() -> None:
 
 
 async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_path):
-    from tests.fakes.openai_server import Reply
 
     config = write_config(tmp_path, model_server.base_url)
     model_server.script("planner", Reply("Thinking very hard about this...", chunk=4, stall_after=8))
@@ -199,7 +199,6 @@ async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_pat
 
 
 async def test_a_killed_run_is_marked_interrupted_at_the_next_start(model_server, tmp_path):
-    from tests.fakes.openai_server import Reply
 
     config = write_config(tmp_path, model_server.base_url)
     model_server.script("planner", s.PLAN)
@@ -321,3 +320,23 @@ async def test_run_json_refusing_a_command_line_that_is_not_utf8_still_prints_it
     assert code == 2 and err.startswith("codegen-chat: argument 2 (caf\\xe9) is not UTF-8 text")
     result = json.loads(out.splitlines()[-1])
     assert "argument 2" in json.dumps(result) and model_server.requests == []
+
+
+@pytest.mark.parametrize("json_lines", [False, True])
+async def test_a_run_that_ends_with_only_tests_written_saves_them_where_the_summary_says(model_server, tmp_path,
+                                                                                          json_lines):
+    # The Programmer's reply stops mid-way and the run ends in error after the Tester finished its tests.
+    config = write_config(tmp_path, model_server.base_url).read_text().replace("request_timeout_s = 5.0",
+                                                                                 "request_timeout_s = 1.0")
+    (tmp_path / "config.toml").write_text(config.replace("max_retries = 1", "max_retries = 0"))
+    script_team(model_server, programmer=[Reply(s.CODE, stall_after=30)])
+    code, out, err = await cli(tmp_path, "run", "find all intf keys", "--out", "result",
+                               *(["--json"] if json_lines else []), config=tmp_path / "config.toml")
+    assert code == 3, err
+    if json_lines:
+        result = json.loads(out.splitlines()[-1])
+        assert result["out_dir"] == "result" and result["test_files"] == ["test_intf.py"] and result["files"] == []
+    else:
+        assert "ERROR — The model stopped mid-reply for the programmer" in out and "\nFiles: result\n" in out
+    assert (tmp_path / "result" / "test_intf.py").read_text().startswith("from intf import find_intf")
+    assert not (tmp_path / "result" / "intf.py").exists()
