@@ -55,6 +55,8 @@ class Renderer:
         self.finished: RunFinished | None = None
 
     async def __call__(self, event: Event) -> None:
+        if not isinstance(event, TextDelta | Waiting):
+            self._end_pending()  # a turn that never finished (cut off, given up) keeps its text under its own header
         if isinstance(event, TurnStarted):
             self._line("\n", Styled("1", f"── {agent_title(event.agent)}"), " ", Styled("2", f"(round {event.round})"))
         elif isinstance(event, TextDelta):
@@ -67,9 +69,6 @@ class Renderer:
             lines, self._pending = "".join([*self._pending, ended]), [rest] if rest else []
             self._out.write(self._safe(lines + "\n", said=False))
         elif isinstance(event, TurnFinished):
-            if self._pending:
-                self._out.write(self._safe("".join(self._pending), said=False) + "\n")
-                self._pending = []
             self._turn_footer(event)
         elif isinstance(event, TestReported):
             self._report(event)
@@ -83,6 +82,12 @@ class Renderer:
         elif isinstance(event, RunFinished):
             self.finished = event
         self._out.flush()
+
+    def _end_pending(self) -> None:
+        """Write the streamed text still waiting for its line's end, ended."""
+        if self._pending:
+            self._out.write(self._safe("".join(self._pending), said=False) + "\n")
+            self._pending = []
 
     def _turn_footer(self, event: TurnFinished) -> None:
         if event.files:

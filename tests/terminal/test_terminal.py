@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from adapters.terminal import TerminalRun, run_in_terminal
+from agents.events import RunFinished
+from agents.types import RunStatus
 from bot.checkin import FolderPublisher
 from bot.model.client import OpenAIChatModel
 from bot.runs.service import Service
@@ -253,6 +255,26 @@ async def test_text_streamed_a_character_at_a_time_comes_out_in_whole_lines_mask
     assert all(w.endswith("\n") for w in written)  # never half a line
 
 
+async def test_an_unfinished_turns_last_partial_line_stays_under_its_own_header():
+    from adapters.terminal import Renderer
+    from agents.events import TextDelta, TurnFinished, TurnStarted
+
+    out = io.StringIO()
+    renderer = Renderer(out, color=False)
+    await renderer(TurnStarted("r1", agent="programmer", round=1))
+    await renderer(TextDelta("r1", agent="programmer", text="Here it is.\n```python path=intf"))  # then cut off
+    await renderer(TurnStarted("r1", agent="tester", round=1))
+    await renderer(TextDelta("r1", agent="tester", text="```python path=test_intf.py\nfrom intf import"))
+    await renderer(TurnFinished("r1", agent="tester", round=1, text=""))
+    await renderer(TurnStarted("r1", agent="programmer", round=2))
+    await renderer(TextDelta("r1", agent="programmer", text="still writing"))  # the run ends mid-line
+    await renderer(RunFinished("r1", RunStatus.ERROR, "the model stopped"))
+    assert out.getvalue().startswith(
+        "\n── Programmer (round 1)\nHere it is.\n```python path=intf\n\n── Tester (round 1)\n"
+        "```python path=test_intf.py\nfrom intf import\n")
+    assert out.getvalue().endswith("── Programmer (round 2)\nstill writing\n")
+
+
 async def test_a_huge_attachment_is_refused_without_reading_it_all(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url, "[input]\nmax_attachment_bytes = 1000\n")
     (tmp_path / "big.py").write_text("x" * 1001)
@@ -338,5 +360,6 @@ async def test_a_run_that_ends_with_only_tests_written_saves_them_where_the_summ
         assert result["out_dir"] == "result" and result["test_files"] == ["test_intf.py"] and result["files"] == []
     else:
         assert "ERROR — The model stopped mid-reply for the programmer" in out and "\nFiles: result\n" in out
+        assert "── Tester (round 1)\n```python path=test_intf.py\n" in out  # nothing of the Programmer's cut reply
     assert (tmp_path / "result" / "test_intf.py").read_text().startswith("from intf import find_intf")
     assert not (tmp_path / "result" / "intf.py").exists()
