@@ -26,7 +26,7 @@ from adapters.terminal.json_lines import refusal_object
 from agents.errors import CodegenError, UserInputError
 from bot.checkin import FolderPublisher
 from bot.config.sections import Config, ConfigError, Secrets, find_config_path, load_config
-from bot.config.settings import Range, number_argument
+from bot.config.settings import Range, SettingsError, number_argument
 from bot.health.doctor import model_checks, run_doctor
 from bot.process.lifecycle import SHUTDOWN_REASON, signals_handled, until_shutdown
 from bot.process.logs import configure_logging
@@ -76,12 +76,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         install_log_redaction(secrets.values())
         _settle_heap()
         return asyncio.run(args.handler(args, config, secrets))
-    except CodegenError as error:
+    except (CodegenError, SettingsError) as error:  # SettingsError: a command-line value a config section refused
         message = redact(str(error))
         print(f"codegen-chat: {inert(message)}", file=sys.stderr)
         # `run` has its own documented codes (adapters/terminal/exit_codes.py); other commands fail with 1.
         broke = exit_codes.BROKE if args.handler is _run else 1
-        code = exit_codes.BAD_INPUT if isinstance(error, UserInputError | ConfigError) else broke
+        code = exit_codes.BAD_INPUT if isinstance(error, UserInputError | ConfigError | SettingsError) else broke
         if getattr(args, "json_lines", False):  # a pipeline reads its result line even when nothing ran
             print(json.dumps(refusal_object(code, message), ensure_ascii=False))
         return code

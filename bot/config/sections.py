@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from agents.errors import CodegenError, UserInputError
 from agents.language.reports import REPORT_FORMATS
@@ -640,6 +640,19 @@ def _repositories_apart(data: dict[str, Any]) -> dict[str, Any]:
 def _as_written(message: str) -> str:
     """A repository's table named as config.toml writes it: ``repos."acme/billing".key``."""
     return re.sub(r"repos\.allowed\.([^.\s:]+)", r'repos."\1"', message)
+
+
+SectionT = TypeVar("SectionT")
+
+
+def with_flags(section: SectionT, **flags: tuple[str, Any]) -> SectionT:
+    """``section`` with the values given on the command line (``--flag=(field, value)``); a value the section
+    refuses is the person's mistake, refused naming their flag (``UserInputError``), not the config file's."""
+    try:
+        return dataclasses.replace(section, **dict(flags.values()))  # type: ignore[type-var]
+    except SettingsError as error:
+        flag = next((f for f, (name, _) in flags.items() if error.key.rpartition(".")[2] == name), "an argument")
+        raise UserInputError(f"{flag}: {error.problem}") from None
 
 
 MAX_CONFIG_BYTES = 1_000_000  # a config.toml is a few kilobytes; this stops /dev/zero, not a long file

@@ -366,11 +366,23 @@ def number_argument(kind: type[int] | type[float], limits: Range) -> Callable[[s
     return parse
 
 
-def argument_for(section: type, name: str) -> Callable[[str], int | float]:
-    """An argparse ``type`` for a flag that overrides config field ``name`` of ``section``: same range."""
+def argument_for(section: type, name: str) -> Callable[[str], Any]:
+    """An argparse ``type`` for a flag that overrides config field ``name`` of ``section``: a number in the same
+    range, or text held to the same rules (``Matches``, ``StartsWith``, ``OneOf``)."""
     base, constraints = _unwrap(_hints(section)[name])
-    limits = next(c for c in constraints if isinstance(c, Range))
-    return number_argument(base, limits)
+    if base is not str:
+        limits = next(c for c in constraints if isinstance(c, Range))
+        return number_argument(base, limits)
+
+    def parse(text: str) -> str:
+        for constraint in constraints:
+            problem = constraint.problem(text, None) if isinstance(constraint, Matches | StartsWith | OneOf) else None
+            if problem:
+                raise argparse.ArgumentTypeError(problem)
+        return text
+
+    parse.__name__ = _NAMES[str]
+    return parse
 
 
 # -- words ------------------------------------------------------------------------------------------

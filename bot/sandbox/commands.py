@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from agents.errors import SandboxError
 from agents.types import FileSet, TestJob, TestReport
-from bot.config.sections import Config, LanguageConfig, SandboxConfig, Secrets
+from bot.config.sections import Config, LanguageConfig, SandboxConfig, Secrets, with_flags
 from bot.config.settings import argument_for
 from bot.safety.inert import inert
 from bot.sandbox.folder import read_folder, shown
@@ -53,7 +52,7 @@ async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets
     del secrets  # never handed to the sandbox
     sandbox_config = _chosen(config.sandbox, args.offline)
     if args.timeout:  # --timeout replaces the configured limit, longer or shorter
-        sandbox_config = dataclasses.replace(sandbox_config, timeout_s=args.timeout)
+        sandbox_config = with_flags(sandbox_config, **{"--timeout": ("timeout_s", args.timeout)})
     try:
         files = await asyncio.to_thread(read_dir, Path(args.dir), sandbox_config.max_upload_bytes)
         async with (await sandbox_type(sandbox_config))(sandbox_config) as sandbox:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.errors import UserInputError
 from agents.manager import FixReplies
 from bot.config.sections import BudgetConfig, Config, ConfigError, SandboxConfig, Secrets, find_config_path, load_config
 from bot.config.settings import Checked, Range, SettingsError, argument_for, number_argument
@@ -246,12 +247,28 @@ def test_other_toml_mistakes_keep_tomllibs_words(tmp_path):
     (["sandbox", "run", "--language", "python", ".", "--timeout", "0"], "--timeout: must be greater than 0"),
     (["sandbox", "run", "--language", "python", ".", "--timeout", "1e30"], "at most 86,400, got 1e+30"),
     (["sandbox", "run", "--language", "python", ".", "--timeout", "soon"], "--timeout: expected a number, got 'soon'"),
+    (["web", "--port", "99999"], "argument --port: must be between 1 and 65,535, got 99,999"),
+    (["web", "--port", "-5"], "argument --port: must be between 1 and 65,535, got -5"),
+    (["web", "--port", "0"], "argument --port: must be between 1 and 65,535, got 0"),
+    (["web", "--port", "http"], "argument --port: expected a whole number, got 'http'"),
+    (["web", "--host", "exa mple"], "argument --host: must be an address, e.g. 127.0.0.1 (this machine only), got 'exa"),
+    (["web", "--host", ""], "argument --host: must be an address, e.g. 127.0.0.1 (this machine only), got ''"),
 ])
-def test_command_line_numbers_are_checked_like_config_numbers(tmp_path, args, words):
+def test_command_line_values_are_checked_like_config_values(tmp_path, args, words):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "codegen_chat.cli", *args], cwd=tmp_path, env=env, capture_output=True,
-                          text=True)
+                          text=True, timeout=60)
     assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_value_from_the_command_line_a_section_refuses_is_refused_naming_the_flag():
+    from codegen_chat.web import only_web
+
+    with pytest.raises(UserInputError, match=r"^--port: must be between 1 and 65,535, got 70,000$"):
+        only_web(Config(), port=70_000)
+    with pytest.raises(UserInputError, match=r"^--host: must be an address"):
+        only_web(Config(), host="two words")
+    assert (only_web(Config(), host="::1", port=9000).web.host, only_web(Config(), port=9000).web.port) == ("::1", 9000)
 
 
 def test_a_flag_for_a_config_value_takes_that_values_range():
