@@ -23,6 +23,7 @@ from agents.types import Role
 from bot.config.settings import (
     Checked,
     HostNames,
+    HttpUrl,
     IpAddresses,
     Matches,
     NoCredentials,
@@ -32,6 +33,7 @@ from bot.config.settings import (
     SetWith,
     StartsWith,
     build,
+    http_url_problem,
     parse_toml,
 )
 from bot.safety.local_files import Use, read_regular_file
@@ -61,7 +63,8 @@ Url = Annotated[str, StartsWith(("https://", "http://"), "https://HOST/api/v3"),
 
 @dataclass(frozen=True)
 class LLMConfig(Checked, section="llm"):
-    base_url: str = ""  # empty: OPENAI_BASE_URL from the environment, else OpenAI itself
+    # empty: OPENAI_BASE_URL from the environment, else OpenAI itself
+    base_url: Annotated[str, HttpUrl("http://127.0.0.1:8080/v1")] = ""
     request_timeout_s: Seconds = 120.0
     max_retries: Retries = 4
     backoff_s: Wait = 1.0
@@ -557,6 +560,10 @@ class Secrets:
             if problem:  # the value is a secret: say where it goes wrong, never what it holds
                 raise ConfigError(f"{name.upper()} in the environment is not usable: {problem}; export it again "
                                   "as plain text")
+        endpoint = values["openai_base_url"]
+        if endpoint and http_url_problem(endpoint):
+            raise ConfigError(f"OPENAI_BASE_URL in the environment {http_url_problem(endpoint)}, e.g. "
+                              "http://127.0.0.1:8080/v1; export it again, or unset it to use OpenAI")
         return cls(**values)
 
     def for_config(self, config: Config) -> Secrets:

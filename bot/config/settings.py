@@ -107,6 +107,31 @@ class StartsWith:
 
 
 @dataclass(frozen=True)
+class HttpUrl:
+    """An http(s) URL naming a host (``example`` shows one), or empty: anything else (``ftp://``, a word, a URL
+    with no host) could never be reached, and is better refused at start than retried as if a server were down.
+    The message never repeats the value, which may carry credentials."""
+
+    example: str
+
+    def problem(self, value: Any, section: object) -> str | None:
+        problem = http_url_problem(value)
+        return f"{problem}, e.g. {self.example} (or be empty)" if value and problem else None
+
+
+def http_url_problem(url: str) -> str:
+    """Why ``url`` is no http(s) URL with a host; empty when it is one."""
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018  (reading it checks the port is a number in range)
+    except ValueError:
+        return "must be an http:// or https:// URL with a host and, if any, a port from 0 to 65535"
+    if parts.scheme.lower() not in ("http", "https"):
+        return "must be an http:// or https:// URL"
+    return "" if parts.hostname else "must name a host after http:// or https://"
+
+
+@dataclass(frozen=True)
 class NoCredentials:
     """A URL with no user name or password in it: a token there would be sent where git or PyGithub send the
     URL (a clone's config on disk, an error line); the token is given in the environment instead."""

@@ -160,6 +160,21 @@ async def test_a_bad_config_fails_at_start_naming_the_key(model_server, tmp_path
     assert code == 2 and "budgets: unknown key" in err
 
 
+@pytest.mark.parametrize("url, problem", [
+    ("ftp://foo", "must be an http:// or https:// URL"), ("not a url", "must be an http:// or https:// URL"),
+    ("http:///v1", "must name a host"),
+    ("http://h:99999/v1", "must be an http:// or https:// URL with a host and, if any, a port"),
+])
+async def test_an_endpoint_url_that_could_never_answer_is_refused_before_the_run(model_server, tmp_path, url, problem):
+    code, out, err = await cli(tmp_path, "run", "task", config=write_config(tmp_path, url))
+    assert code == 2 and f"llm.base_url: {problem}" in err and len(err.splitlines()) == 1, err
+    code, _, err = await cli(tmp_path, "run", "task", config=write_config(tmp_path, ""), env_extra={"OPENAI_BASE_URL": url})
+    assert code == 2 and f"OPENAI_BASE_URL in the environment {problem}" in err and len(err.splitlines()) == 1, err
+    code, listing, _ = await cli(tmp_path, "history", config=write_config(tmp_path, model_server.base_url))
+    assert code == 0 and "task" not in listing  # no run was recorded
+    assert model_server.requests == []
+
+
 async def test_a_missing_api_key_is_named_when_the_endpoint_is_asked_for(tmp_path):
     config = tmp_path / "config.toml"
     config.write_text(f'[llm]\nprovider = "openai"\n[storage]\npath = "{tmp_path / "db.sqlite3"}"\n')
