@@ -163,6 +163,7 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             if where[0] != PLATFORM:
                 raise UserInputError(f"Run {args.continue_run} lives in {where[0]}; continue it there.")
             thread_key = where[1]
+        await _check_repository(args, config)
         request = TerminalRun(args.task, args.file, args.out, args.continue_run, args.json_lines, args.repo, args.base)
 
         with signals_handled(config.runtime.shutdown_grace_s) as shutdown:
@@ -180,6 +181,22 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             return exit_codes.CTRL_C if status is None else status
     finally:
         await store.close()
+
+
+async def _check_repository(args: argparse.Namespace, config: Config) -> None:
+    """``--base`` goes with ``--repo``; a local folder given there is a git repository with that branch. Refused
+    before the run starts, and nothing is recorded, in one sentence."""
+    if args.base and not args.repo:
+        raise UserInputError(f"--base {args.base} names the branch of the repository in --repo, and there is none: "
+                             "add --repo OWNER/NAME|URL|PATH, or write repo:OWNER/NAME@BRANCH in the task.")
+    if not args.repo:
+        return
+    from bot.repos.desk import check_folder  # the repository modules, only for a run that names one
+    from bot.repos.names import from_argument
+
+    named = from_argument(args.repo, args.base, config.repos.git_url)
+    if named.path and config.repos.local_paths:
+        await check_folder(named, config.repos)
 
 
 async def _store_migrate(args: argparse.Namespace, config: Config, secrets: Secrets) -> int:

@@ -6,20 +6,53 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
+from agents.errors import UserInputError
 from agents.protocols import Publisher
 from bot.checkin.fallback import FallbackPublisher
-from bot.config.sections import Config, ConfigError, Secrets
+from bot.config.sections import Config, ConfigError, ReposConfig, Secrets
 from bot.repos import people
+from bot.repos.git import Git, GitAccess, GitFailed
 from bot.repos.names import RepoName, RepoTarget, from_argument, named_in, resolve
 from bot.repos.opening import OpenedRepo, open_repo
 from bot.repos.pull_request import PullRequestPublisher
 
 if TYPE_CHECKING:
     from bot.repos.github import GitHubApp, GitHubRepos
+
+
+async def check_folder(name: RepoName, config: ReposConfig) -> None:
+    """A local folder (``--repo PATH``) is the top of a git work tree and has the base branch, else a
+    ``UserInputError`` before the run starts. Asked as the run's fetch asks, through ``git upload-pack`` in a
+    home of its own: nothing of the folder's own config runs."""
+    access = GitAccess(f"file://{quote(name.path)}", local=True)
+    wanted = ["HEAD", f"refs/heads/{name.base}"] if name.base else ["HEAD"]
+    with tempfile.TemporaryDirectory(prefix="codegen-repo-check-") as home:
+        git = Git(access, Path(home), config.clone_timeout_s)
+        try:
+            done = await git.run(["ls-remote", "--symref", "--", access.url, *wanted], Path(home))
+        except GitFailed as error:
+            raise UserInputError(f"--repo {name.path}: {_folder_problem(error)}") from None
+    refs = {line.partition("\t")[2] for line in done.stdout.decode("utf-8", "replace").splitlines()}
+    if name.base and f"refs/heads/{name.base}" not in refs:
+        raise UserInputError(f"--repo {name.path} has no branch {name.base!r} to start from (--base).")
+
+
+def _folder_problem(error: GitFailed) -> str:
+    said = error.stderr.lower()
+    if "does not appear to be a git repository" in said or "not a git repository" in said:
+        return ("the folder is not the top of a git repository; --repo takes the folder holding .git (or the top "
+                "of a worktree).")
+    if "dubious ownership" in said:
+        return ("the folder belongs to another user, and git refuses to read it (its safe.directory rule); run the "
+                "bot as the folder's owner.")
+    return f"the folder could not be read as a git repository: {str(error).partition(': ')[2] or error}"
 
 
 @dataclass(frozen=True)
