@@ -70,12 +70,19 @@ def _judged(report: TestReport, already_failing: tuple[str, ...]) -> TestReport:
     return dataclasses.replace(report, already_failing=still)
 
 
-# CI configuration runs with the repository's secrets once pushed: the team never writes it.
+# CI configuration runs with the repository's secrets once pushed: the team never writes it. Each entry is where
+# a CI service (or a host building deploy previews) reads its configuration, from the top of the tree.
 CI_PATHS = (".github/workflows/", ".github/actions/", ".gitlab-ci.yml", ".gitlab/", ".circleci/", ".buildkite/",
-            "azure-pipelines.yml", "azure-pipelines.yaml", ".azure-pipelines/", ".travis.yml",
-            "bitbucket-pipelines.yml", ".drone.yml", ".woodpecker.yml", ".woodpecker/", ".gitea/workflows/",
+            "buildkite.yml", "buildkite.yaml", "buildkite.json", "azure-pipelines.yml", "azure-pipelines.yaml",
+            ".azure-pipelines/", ".travis.yml", "bitbucket-pipelines.yml", ".drone.yml", ".drone.yaml",
+            ".drone.jsonnet", ".drone.star", ".woodpecker.yml", ".woodpecker.yaml", ".woodpecker/", ".gitea/workflows/",
             ".forgejo/workflows/", "appveyor.yml", ".appveyor.yml", ".semaphore/", ".tekton/", "buildspec.yml",
-            "cloudbuild.yaml", "cloudbuild.yml", "codemagic.yaml")
+            "buildspec.yaml", "cloudbuild.yaml", "cloudbuild.yml", "cloudbuild.json", "codemagic.yaml", ".cirrus.yml",
+            ".cirrus.yaml", ".cirrus.star", "bitrise.yml", "bitrise.yaml", "codeship-steps.yml", "codeship-steps.json",
+            "codeship-services.yml", ".teamcity/", "bamboo-specs/", ".harness/",
+            ".builds/", ".build.yml",  # SourceHut
+            ".zuul.yaml", ".zuul.yml", "zuul.yaml", "zuul.yml", ".zuul.d/", "zuul.d/",
+            "netlify.toml", "vercel.json")
 CI_NAMES = ("Jenkinsfile",)  # wherever it lies: a Jenkins job may name any path
 
 

@@ -32,5 +32,15 @@ def test_the_ci_configuration_of_other_services_is_protected_too(path):
     assert is_ci(path)
 
 
+@pytest.mark.parametrize("path", [".woodpecker.yaml", ".cirrus.yml", ".cirrus.star", "bitrise.yml",
+                                  ".teamcity/settings.kts", "bamboo-specs/bamboo.yml", ".builds/alpine.yml",
+                                  ".build.yml", ".zuul.yaml", "zuul.d/jobs.yaml", "netlify.toml", "vercel.json",
+                                  ".drone.jsonnet", "buildkite.yml", "codeship-steps.yml", ".harness/pipeline.yaml"])
+def test_the_configuration_of_each_well_known_ci_service_is_protected(path):
+    kept, tests, ci = without_protected(FileSet({path: "steps: [leak]", "billing/client.py": "x"}), EXISTING)
+    assert ci == [path] and list(kept) == ["billing/client.py"] and tests == []
+
+
 def test_files_that_only_look_like_ci_are_not():
-    assert not any(is_ci(p) for p in ("docs/ci.md", "src/pipelines.yml", ".github/CODEOWNERS", "gitlab/client.py"))
+    assert not any(is_ci(p) for p in ("docs/ci.md", "src/pipelines.yml", ".github/CODEOWNERS", "gitlab/client.py",
+                                      "docs/netlify.toml", "src/builds/app.py", "site/zuul.d/x.yaml"))
