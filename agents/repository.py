@@ -108,6 +108,18 @@ def configures_tests(path: str, tests: Collection[str]) -> bool:
     return any(not folder or test.startswith(f"{folder}/") for test in tests)
 
 
+# Files beside the tests that hold what they check against (Jest's snapshots and manual mocks, Go's testdata, golden
+# files): rewritten, they would let a change pass by changing what the repository's tests expect.
+TEST_DATA_FOLDERS = ("__snapshots__/", "__fixtures__/", "__mocks__/", "testdata/", "test_data/", "test-data/")
+TEST_DATA_SUFFIXES = (".snap", ".golden")
+
+
+def is_test_data(path: str) -> bool:
+    lowered = path.lower()
+    return (lowered.startswith(TEST_DATA_FOLDERS) or any(f"/{folder}" in lowered for folder in TEST_DATA_FOLDERS)
+            or lowered.endswith(TEST_DATA_SUFFIXES))
+
+
 def without_protected(written: FileSet, protected: Collection[str]) -> tuple[FileSet, list[str], list[str]]:
     """The files written, less the repository's existing tests, the test configuration that reaches them and
     any CI configuration; and the ones dropped (tests and their configuration, CI)."""

@@ -13,11 +13,13 @@ from collections.abc import Iterable, Iterator
 
 from agents.language.description import Language
 
-# Test-file conventions common to many runners, whatever the language: test_x.py, x_test.go, x.test.js,
-# x.spec.ts, anything under a tests/ folder. Each language adds its own patterns (FooTest.java).
+# Test-file conventions common to many runners, whatever the language: test_x.py, x_test.go, x_tests.py, x.test.js,
+# x.spec.ts, Django's tests.py, anything under a tests/, Jest's __tests__/ or RSpec's spec/ folder. Each language adds
+# its own patterns (FooTest.java).
 TEST_PREFIXES = ("test_",)
-TEST_SUFFIXES = ("_test", ".test", ".spec", "_spec")  # of the name before its extension
-TEST_FOLDERS = ("tests/", "test/")
+TEST_SUFFIXES = ("_test", "_tests", "-test", ".test", ".spec", "_spec", "-spec")  # of the name before its extension
+TEST_STEMS = ("tests",)  # the whole name before its extension: Django's tests.py, Rust's tests.rs
+TEST_FOLDERS = ("tests/", "test/", "__tests__/", "spec/", "specs/")
 OTHER_TEST_CLASSES = (".kt",)  # Kotlin is no language of the team's, but its FooTest.kt is still a test
 
 
@@ -81,14 +83,15 @@ class Languages:
 
     def looks_like_test(self, path: str) -> bool:
         """Whether a file follows a test-file convention: a common one (test_x.py, x_test.go, x.test.js,
-        x.spec.ts, anything under a tests/ folder) or one of a language's own (FooTest.java). ``contest.py`` or
-        ``latest_prices.py`` are not tests."""
+        x.spec.ts, tests.py, anything under a tests/, __tests__/ or spec/ folder) or one of a language's own
+        (FooTest.java). ``contest.py`` or ``latest_prices.py`` are not tests."""
         lowered = path.lower()
         if lowered.startswith(TEST_FOLDERS) or any(f"/{folder}" in lowered for folder in TEST_FOLDERS):
             return True
         name = path.rsplit("/", 1)[-1]
         stem = name[: name.rfind(".")] if "." in name else name
-        if stem.lower().startswith(TEST_PREFIXES) or stem.lower().endswith(TEST_SUFFIXES):
+        lowered_stem = stem.lower()
+        if lowered_stem.startswith(TEST_PREFIXES) or lowered_stem.endswith(TEST_SUFFIXES) or lowered_stem in TEST_STEMS:
             return True
         if name.endswith(OTHER_TEST_CLASSES) and stem.endswith(("Test", "Tests")):
             return True

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agents.errors import WorkspaceError
 from agents.language import BUILT_IN
+from agents.repository import is_test_data
 from agents.types import FileSet, RepoTests
 from bot.repos.checkout import EXECUTABLE, REGULAR, Checkout, Limits, fetch_files, fetch_rest, unsafe_path
 from bot.repos.errors import RepoError
@@ -80,7 +81,8 @@ class RepoWorkspace:
         return frozenset(self.checkout.blobs)
 
     def existing_tests(self) -> frozenset[str]:
-        return frozenset(p for p in self.checkout.blobs if BUILT_IN.looks_like_test(p))
+        """The tree's files named as tests are, and the data beside them that the tests check against."""
+        return frozenset(p for p in self.checkout.blobs if BUILT_IN.looks_like_test(p) or is_test_data(p))
 
     def tests(self) -> RepoTests:
         return self._tests

@@ -169,8 +169,10 @@ def test_the_last_decision_line_decides():
 @pytest.mark.parametrize("path, is_test", [
     ("test_a.py", True), ("a_test.go", True), ("a.test.js", True), ("a.spec.ts", True), ("FooTest.java", True),
     ("tests/helpers.py", True), ("src/test/java/A.java", True),
+    ("billing/tests.py", True), ("billing/money_tests.py", True), ("src/tests.rs", True), ("lib/money-test.js", True),
+    ("src/__tests__/money.js", True), ("spec/models/user_spec.rb", True), ("spec/support/helpers.rb", True),
     ("latest_prices.py", False), ("contest_solver.py", False), ("Contest.java", False), ("attest.py", False),
-    ("main.py", False),
+    ("main.py", False), ("billing/contests.py", False), ("inspect.py", False), ("src/respecify.js", False),
 ])
 def test_test_files_are_told_by_convention_not_by_substring(path, is_test):
     from agents.language import BUILT_IN

@@ -1,9 +1,10 @@
-"""What the team may not write in a repository: its existing tests, the test configuration that reaches them
-(a conftest.py or pytest.ini could skip or rewrite them), and CI configuration."""
+"""What the team may not write in a repository: its existing tests (by name), the data they check against, the
+test configuration that reaches them (a conftest.py or pytest.ini could skip or rewrite them), and CI
+configuration."""
 
 import pytest
 
-from agents.repository import configures_tests, is_ci, without_protected
+from agents.repository import configures_tests, is_ci, is_test_data, without_protected
 from agents.types import FileSet
 
 EXISTING = frozenset({"tests/test_money.py", "pkg/sub/test_deep.py"})
@@ -44,3 +45,15 @@ def test_the_configuration_of_each_well_known_ci_service_is_protected(path):
 def test_files_that_only_look_like_ci_are_not():
     assert not any(is_ci(p) for p in ("docs/ci.md", "src/pipelines.yml", ".github/CODEOWNERS", "gitlab/client.py",
                                       "docs/netlify.toml", "src/builds/app.py", "site/zuul.d/x.yaml"))
+
+
+@pytest.mark.parametrize("path", ["src/__snapshots__/money.test.js.snap", "pkg/testdata/golden.json",
+                                  "testdata/input.txt", "web/__mocks__/api.js", "src/snapshots/money__cents.snap",
+                                  "calc/expected.golden", "app/__fixtures__/user.json"])
+def test_the_data_beside_the_tests_is_test_data(path):
+    assert is_test_data(path)
+
+
+def test_data_that_the_tests_do_not_check_against_is_not_test_data():
+    assert not any(is_test_data(p) for p in ("data/prices.json", "src/snapshot.py", "docs/testing.md",
+                                             "mytestdata/x.txt"))
