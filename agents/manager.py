@@ -96,7 +96,7 @@ from agents.replies import (
     parse_triage,
     without_language_line,
 )
-from agents.repository import baseline_failures, baseline_ran, judged, named_files, without_protected
+from agents.repository import baseline_failures, baseline_ran, files_holding_tests, judged, named_files, without_protected
 from agents.run_request import RunRequest
 from agents.run_state import Due, Spent, Standing, Work
 from agents.task_examples import example_tests
@@ -184,6 +184,7 @@ class _Run:
     workspace: Workspace | None = None  # the repository the run works in, if any
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
     ran_before: tuple[str, ...] = ()  # its tests that ran before any change: each must run after it too
+    tested_before: frozenset[str] = frozenset()  # the files those tests lie in, by the runner's report: never written
     kept: Candidate | None = None  # of the tested work the user's tests passed, the best (agents.candidates)
     closest: Candidate | None = None  # of the tested work the user's tests failed, what came closest to passing
     given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
@@ -408,7 +409,7 @@ class Manager:
         is rewritten unread: such a write is dropped, and said (an unread file is read for the next round)."""
         if run.workspace is None:
             return written
-        kept, tests, ci = without_protected(written, run.workspace.existing_tests())
+        kept, tests, ci = without_protected(written, _existing_tests(run))
         if tests:
             await run.emit(Notice(run.request.run_id, f"Not saved: {', '.join(tests)} (the repository's own tests "
                                                       "are authoritative, and so is what configures how they run; the "
@@ -476,6 +477,7 @@ class Manager:
         report = await self._sandbox.run(await self._repo_job(run, FileSet(), FileSet()))
         run.already_failing = baseline_failures(report)
         run.ran_before = baseline_ran(report)
+        run.tested_before = files_holding_tests(report.ran, run.workspace.paths()) if run.workspace else frozenset()
         failing = ", ".join(run.already_failing[:10]) or "none"
         if not report.ok and not run.already_failing:
             failing = "none that can be named (the tests do not pass as the repository stands)"
@@ -972,6 +974,12 @@ class Manager:
             user_tests=run.work.user_tests, report=run.standing.report, usage=run.spent.usage, checkin=run.checkin,
             language=run.language, plan=run.plan,
         )
+
+
+def _existing_tests(run: _Run) -> frozenset[str]:
+    """A repository's tests: the files named as tests, and those its tests ran from before any change."""
+    assert run.workspace is not None
+    return run.workspace.existing_tests() | run.tested_before
 
 
 def _stubs_given(files: FileSet) -> bool:

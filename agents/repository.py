@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 
 from agents.failures import failing_tests
 from agents.types import FileSet, TestReport, TestStatus
@@ -38,6 +38,28 @@ def baseline_failures(report: TestReport) -> tuple[str, ...]:
 def baseline_ran(report: TestReport) -> tuple[str, ...]:
     """The tests the unchanged repository ran to the end, by the runner's own report (empty without one)."""
     return report.ran if report.status in (TestStatus.PASSED, TestStatus.FAILED) else ()
+
+
+def files_holding_tests(ran: Iterable[str], paths: Collection[str]) -> frozenset[str]:
+    """The files of ``paths`` that hold the tests a runner's report names, whatever their names: each test is
+    ``classname::name``, pytest's classname being the test's file as a dotted path (``.py`` dropped) with its
+    class after it (``billing.tests.TestCents``), so the file is the longest such path that is one of ``paths``.
+    A doctest is named after what it documents (``billing.money.cents``) and lives in the code: it names no file."""
+    by_dotted = {path.removesuffix(".py").replace("/", "."): path for path in paths}
+    found = set()
+    for test in ran:
+        classname, _, name = test.partition("::")
+        if "." not in name.partition("[")[0] and (path := _file_of(classname, by_dotted)):
+            found.add(path)
+    return frozenset(found)
+
+
+def _file_of(classname: str, by_dotted: dict[str, str]) -> str:
+    parts = classname.split(".")
+    for end in range(len(parts), 0, -1):
+        if path := by_dotted.get(".".join(parts[:end])):
+            return path
+    return ""
 
 
 def judged(report: TestReport, already_failing: tuple[str, ...], ran_before: tuple[str, ...] = ()) -> TestReport:

@@ -103,7 +103,10 @@ def pr_body(publication: Publication, repo: OpenedRepo, link: str) -> str:
     lines += ["", f"Status: **{publication.status}** · run `{publication.run_id}`"]
     if link:
         lines.append(f"Asked for in {link}")
-    lines += ["", "_Opened by codegen-chat. The repository's own tests are authoritative; no existing test was edited._"]
+    # What ``agents.repository.without_protected`` holds the team to, and no more (a test inside a code file is not
+    # covered), so the sentence stays true.
+    lines += ["", "_Opened by codegen-chat. The repository's own tests are authoritative: the team edited none of its "
+                  "test files (those named as tests, and those its tests ran from before the change)._"]
     return quiet("\n".join(lines))
 
 

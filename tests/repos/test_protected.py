@@ -1,10 +1,10 @@
-"""What the team may not write in a repository: its existing tests (by name), the data they check against, the
-test configuration that reaches them (a conftest.py or pytest.ini could skip or rewrite them), and CI
-configuration."""
+"""What the team may not write in a repository: its existing tests (by name, and the files its tests ran from before
+the change), the data they check against, the test configuration that reaches them (a conftest.py or pytest.ini
+could skip or rewrite them), and CI configuration."""
 
 import pytest
 
-from agents.repository import configures_tests, is_ci, is_test_data, without_protected
+from agents.repository import configures_tests, files_holding_tests, is_ci, is_test_data, without_protected
 from agents.types import FileSet
 
 EXISTING = frozenset({"tests/test_money.py", "pkg/sub/test_deep.py"})
@@ -45,6 +45,21 @@ def test_the_configuration_of_each_well_known_ci_service_is_protected(path):
 def test_files_that_only_look_like_ci_are_not():
     assert not any(is_ci(p) for p in ("docs/ci.md", "src/pipelines.yml", ".github/CODEOWNERS", "gitlab/client.py",
                                       "docs/netlify.toml", "src/builds/app.py", "site/zuul.d/x.yaml"))
+
+
+TREE = ("billing/__init__.py", "billing/money.py", "billing/checks.py", "billing/checks/__init__.py",
+        "billing/api/checks.py", "billing.py", "docs/usage.rst")
+
+
+def test_the_files_a_test_run_ran_tests_from_are_found_by_the_reports_dotted_names_whatever_they_are_named():
+    ran = ("billing.checks::test_cents", "billing.checks.TestCents::test_round[1.25]",
+           "billing.api.checks.TestApi.TestNested::test_get")
+    assert files_holding_tests(ran, TREE) == {"billing/checks.py", "billing/api/checks.py"}  # the longest path that exists
+
+
+def test_a_doctest_or_a_name_no_file_has_names_no_test_file():
+    ran = ("billing.money::billing.money.cents", "docs.usage.rst::usage.rst", "gone.module::test_x", "::test_y")
+    assert files_holding_tests(ran, TREE) == frozenset()  # billing/money.py is code: its doctests do not make it a test
 
 
 @pytest.mark.parametrize("path", ["src/__snapshots__/money.test.js.snap", "pkg/testdata/golden.json",

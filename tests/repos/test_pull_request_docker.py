@@ -202,3 +202,54 @@ async def test_a_repository_whose_tests_never_end_runs_only_in_the_sandbox_and_e
     assert finished.status is RunStatus.FAILED and "timed out" in finished.reason, finished.reason
     assert not marker.exists()  # the repository's conftest.py ran in the container, never here
     assert finished.checkin.kind == "branch" and github.opened == []  # pushed, no PR for a failing run
+
+
+CHECKED_PROJECT = {  # its tests are wherever pytest.ini says, under a name no convention guesses
+    "pytest.ini": "[pytest]\npython_files = checks.py *_checks.py\n",
+    "billing/__init__.py": "",
+    "billing/money.py": "def cents(amount):\n    return round(amount * 100)\n",
+    "billing/checks.py": "from billing.money import cents\n\n\ndef test_cents():\n    assert cents(1.25) == 125\n",
+}
+TRUNCATING = '''```python path=billing/money.py
+def cents(amount):
+    return int(amount * 100) + 1
+```
+
+```python path=billing/checks.py
+from billing.money import cents
+
+
+def test_cents():
+    assert cents(1.25) >= 0
+```
+'''
+
+TYPE_CHECKS = ("```python path=billing/type_checks.py\nfrom billing.money import cents\n\n\n"
+               "def test_whole_cents():\n    assert isinstance(cents(1.25), int)\n```\n")
+
+
+@pytest.mark.docker
+async def test_the_files_the_repository_ran_its_tests_from_are_never_rewritten_whatever_their_name(
+        git_host, github, tmp_path, docker_client):
+    bare = make_repo(git_host.root, "acme/billing", CHECKED_PROJECT)
+    github.add_repo("acme/billing")
+    config = dataclasses.replace(_config(git_host, github, tmp_path),
+                                 budget=dataclasses.replace(Config().budget, max_rounds=1))
+    model = ScriptedModel({"planner": ["1. Make cents in billing/money.py truncate.\nLANGUAGE: python"],
+                           "programmer": [TRUNCATING], "tester": [TYPE_CHECKS], "optimizer": ["VERDICT: APPROVE"],
+                           "checkin": ["# truncate\n"]})
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        async with DockerSandbox(config.sandbox, client=docker_client) as sandbox:
+            service = Service(config, store, model, sandbox, repos=RepoDesk(config, TOKEN))
+            finished, events = await _run(service, "make cents truncate in acme/billing; see billing/checks.py",
+                                          tmp_path)
+    finally:
+        await store.close()
+    notices = [e.text for e in events if isinstance(e, Notice)]
+    assert any("Not saved: billing/checks.py (the repository's own tests are authoritative" in n for n in notices), (
+        finished.reason, notices)
+    assert finished.status is RunStatus.FAILED, finished.reason  # its own test judges the change: 126 != 125
+    pushed = branch_files(bare, finished.checkin.branch)
+    assert pushed["billing/checks.py"] == CHECKED_PROJECT["billing/checks.py"]
+    assert "int(amount * 100) + 1" in pushed["billing/money.py"]
