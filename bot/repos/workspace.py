@@ -20,6 +20,7 @@ from agents.repository import is_test_data
 from agents.types import FileSet, RepoTests
 from bot.repos.checkout import EXECUTABLE, REGULAR, Checkout, Limits, fetch_files, fetch_rest, unsafe_path
 from bot.repos.errors import RepoError
+from bot.repos.file_style import in_style_of
 from bot.repos.git import Git
 from bot.repos.map import map_candidates, repository_map
 
@@ -144,8 +145,14 @@ class RepoWorkspace:
         return {path: why for path in paths if (why := unsafe_path(path) or self.checkout.clash(path))}
 
     def changed(self, files: FileSet) -> dict[str, str]:
-        """The files that differ from the fetched tree (new files included)."""
-        return {p: c for p, c in files.items() if self._text(p) != c}
+        """The files that differ from the fetched tree (new files included), each existing one in the shape the
+        tree stores it in (``bot.repos.file_style``): a rewrite that changes only its line endings changes nothing."""
+        styled = {p: self._styled(p, c) for p, c in files.items()}
+        return {p: c for p, c in styled.items() if self._text(p) != c}
+
+    def _styled(self, path: str, content: str) -> str:
+        original = self._text(path)
+        return content if original is None else in_style_of(original, content)
 
     async def commit(self, files: FileSet, message: str) -> str | None:
         """One commit on the run's branch holding every file that differs from what this run last committed
