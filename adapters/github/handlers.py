@@ -4,7 +4,8 @@
     the pull request is closed or carries the opt-out label       ignored, logged
     the author has no write access (asked of the API)             ignored, logged
     the pull request comes from a fork                            said once on the pull request, then ignored
-    "@BOT stop"                                                   the run under way there stopped (its starter's)
+    "@BOT stop"                                                   the run under way (or waiting) there stopped, on
+                                                                  whichever replica runs it (its starter's); else said
     "address the review" with no review thread waiting            said, no run
     the day's runs for this pull request are spent                said once a day, then ignored
     then ``Service.take``: the pull request is the conversation, so a second request waits for the first.
@@ -179,10 +180,8 @@ class GitHubBot:
         if not await self._service.first_sighting(f"github:stop:{comment.key}"):
             log.info("github: %s asked for a stop already; not taken again", comment.key)
             return
-        run_id = self._service.active_run(PLATFORM, comment.conversation)
-        if run_id is None:
-            return
-        why_not = await self._service.stop(run_id, Place(comment.login, comment.repository), self._platform)
+        why_not = await self._service.stop_in(comment.conversation, Place(comment.login, comment.repository),
+                                              self._platform)
         if why_not:
             await thread.post(self._platform.markup.text(why_not))
 

@@ -657,6 +657,18 @@ class Service:
         log.info("run %s stopped by %s", run_id, place.user)
         return None
 
+    async def stop_in(self, thread_key: str, place: Place, platform: ChatPlatform) -> str | None:
+        """Stop the run under way (or waiting) in a conversation, wherever it runs: this process's own, else the
+        one the store has running there (a durable job on another replica, or still queued), through ``stop``.
+        None once it is stopping, else a sentence for the person (``NOTHING_TO_STOP`` when there is no run)."""
+        run_id = self.active_run(platform.name, thread_key)
+        if run_id is None:
+            runs = await self._store.conversation_runs(platform.name, thread_key)
+            run_id = next((run.id for run in runs if run.status == RunStatus.RUNNING), None)
+        if run_id is None:
+            return NOTHING_TO_STOP
+        return await self.stop(run_id, place, platform)
+
     @property
     def history(self) -> History:
         """The stored conversations, read only, for a platform that shows earlier ones (the web chat)."""
@@ -780,6 +792,7 @@ class Service:
             other.ready.set()
 
 
+NOTHING_TO_STOP = "No run is under way here, so there is nothing to stop."
 NOT_READ = "earlier messages not read"  # the platform withheld them: the status message's line
 RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved files.)"
 ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -23,7 +23,7 @@ from bot.runs.service import Service
 from bot.safety.redact import Redactor
 from bot.store.protocol import Store
 from bot.store.sqlite import SQLiteStore
-from codegen_chat.build import publisher_factory
+from codegen_chat.build import publisher_factory, taking_jobs
 from tests.conftest import with_changes
 from tests.fakes.git_server import FakeGitHost
 from tests.fakes.github_server import Comment, FakeGitHub
@@ -58,6 +58,14 @@ class RunningBot:
     url: str  # the webhook's URL
     task: asyncio.Task[None]
     fake: FakeGitHub
+    closing: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack, repr=False)
+
+    async def stop(self) -> None:
+        """Stop serving (its runs stopped as at a shutdown), then what it holds: its job worker, its model client."""
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+        await self.closing.aclose()
 
     async def deliver(self, event: str, payload: dict[str, Any], **kw: Any) -> tuple[int, str]:
         return await self.fake.send_webhook(self.url, event, payload, SECRET, **kw)
@@ -94,34 +102,40 @@ def pull_request(github: FakeGitHub, git_host: FakeGitHost) -> None:  # noqa: F8
 @pytest.fixture
 async def start_bot(store: SQLiteStore, github: FakeGitHub,  # noqa: F811
                     github_secrets: Secrets) -> AsyncIterator[Callable[..., Any]]:
-    """``await start_bot(config, secrets=None, own_store=None, follow_ci=False)``: ``adapters.github.serve``
-    listening on its port (a replica of its own when given a store of its own; following its pull requests' CI)."""
-    running: list[tuple[RunningBot, OpenAIChatModel]] = []
+    """``await start_bot(config, secrets=None, own_store=None, follow_ci=False, durable=False)``:
+    ``adapters.github.serve`` listening on its port (a replica of its own when given a store of its own; following
+    its pull requests' CI; its runs durable jobs on that store's queue, as ``serve`` makes them on PostgreSQL)."""
+    running: list[RunningBot] = []
 
     async def start(config: Config, secrets: Secrets | None = None, own_store: Store | None = None,
-                    follow_ci: bool = False) -> RunningBot:
+                    follow_ci: bool = False, durable: bool = False) -> RunningBot:
         secrets = secrets or github_secrets
+        closing = contextlib.AsyncExitStack()
         model = OpenAIChatModel(config, secrets)
+        closing.push_async_callback(model.close)
         desk = RepoDesk(config, secrets.github_token, app=AppCredentials.from_secrets(secrets))
         ci = CiRounds(desk.github, config.ci, max_tokens=config.budget.max_tokens) if follow_ci else None
         service = Service(config, own_store or store, model, ScriptedSandbox(verdict=passing),
                           publisher_factory(config, secrets, store), redact=Redactor(secrets.values()),
                           repos=desk, ci=ci)
+        if durable:
+            await closing.enter_async_context(taking_jobs(service, own_store or store, config))
         task = asyncio.create_task(adapters.github.serve(service, config, secrets))
         settings = config.github
-        await listening(settings.port, task)
-        if task.done():
-            task.result()  # serve failed to start: show why
-        bot = RunningBot(service, f"http://127.0.0.1:{settings.port}{settings.path}", task, github)
-        running.append((bot, model))
+        try:
+            await listening(settings.port, task)
+            if task.done():
+                task.result()  # serve failed to start: show why
+        except BaseException:
+            await closing.aclose()
+            raise
+        bot = RunningBot(service, f"http://127.0.0.1:{settings.port}{settings.path}", task, github, closing)
+        running.append(bot)
         return bot
 
     yield start
-    for bot, model in running:
-        bot.task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await bot.task
-        await model.close()
+    for bot in running:
+        await bot.stop()
 
 
 def finals(comments: list[Comment]) -> list[Comment]:

@@ -160,6 +160,18 @@ async def test_stop_in_a_comment_stops_the_run_on_that_pull_request(github_confi
     assert final.body.startswith("⏹️ Stopped:")
 
 
+async def test_a_stop_with_no_run_under_way_is_answered_once(github_config, start_bot, github: FakeGitHub,
+                                                             pull_request, model_server):
+    bot = await start_bot(github_config)
+    stop = github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat stop")
+    await bot.comment(stop)
+    (said,) = await eventually(lambda: [c for c in github.conversation(REPO, PR) if MARKER in c.body])
+    assert said.body.startswith("No run is under way here, so there is nothing to stop."), said.body
+    assert (await bot.comment(stop, delivery="sent-again"))[0] == 202  # the same comment under a new delivery
+    await asyncio.sleep(1.0)  # its answer would be written by now
+    assert len([c for c in github.conversation(REPO, PR) if MARKER in c.body]) == 1
+
+
 async def test_a_stop_comment_delivered_again_does_not_stop_the_next_run(github_config, start_bot, github: FakeGitHub,
                                                                          pull_request, model_server):
     # The signature covers the body only: a captured delivery can be sent again under a new X-GitHub-Delivery.

@@ -1,5 +1,6 @@
 """Replicas sharing one PostgreSQL store: GitHub's redelivery of a comment to another replica starts no second
-run, and a pull request's runs for the day are counted across them."""
+run, a pull request's runs for the day are counted across them, and "@codegen-chat stop" stops the pull request's
+run whichever replica runs it (or while it waits)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ import dataclasses
 
 import pytest
 
+from adapters.github.events import MARKER
 from bot.safety.redact import masked_url
 from bot.store.postgres import PostgresStore
 from tests.conftest import with_changes
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.loopback import free_port
-from tests.github.conftest import AUTHOR, PR, REPO, eventually, finals, script_team
+from tests.fakes.openai_server import Reply
+from tests.github.conftest import AUTHOR, PR, README, REPO, RunningBot, eventually, finals, script_team
 from tests.postgres_support import fresh_database
+from tests.repos.test_pull_request_docker import CODE, PLAN, TESTS
 
 ASK = "@codegen-chat add retries to billing/client.py"
 
@@ -25,11 +29,20 @@ async def replicas(postgres_cluster, github_config, start_bot):
     stores = [await PostgresStore.open(url, masked_url(url)) for _ in range(2)]
     config = dataclasses.replace(github_config, storage=dataclasses.replace(github_config.storage, url=url))
 
-    async def start(**github: object):
-        return [await start_bot(with_changes(config, github={"port": free_port(), **github}), own_store=store)
-                for store in stores]
+    bots: list[RunningBot] = []
+
+    async def start(durable: bool = False, limits: dict[str, object] | None = None,
+                    **github: object) -> list[RunningBot]:
+        """Two replicas; ``durable``: their runs are jobs on the shared queue, as ``serve`` makes them."""
+        bots.extend([await start_bot(with_changes(config, github={"port": free_port(), **github},
+                                                  storage={"heartbeat_s": 0.3}, limits=limits or {}),
+                                     own_store=store, durable=durable)
+                     for store in stores])
+        return bots
 
     yield start
+    for bot in bots:
+        await bot.stop()  # before their stores close under them
     for store in stores:
         await store.close()
 
@@ -57,3 +70,48 @@ async def test_the_runs_of_the_day_are_counted_across_replicas(replicas, github:
     await second.comment(github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat also log each retry"))
     await eventually(lambda: [c for c in github.conversation(REPO, PR) if "runs for today" in c.body])
     assert len([r for r in model_server.requests if r.agent == "planner"]) == 1
+
+
+def planner_calls(model_server) -> int:
+    return len([r for r in model_server.requests if r.agent == "planner"])
+
+
+def script_paused_team(model_server) -> None:
+    """A team whose planner is still thinking (until ``resume``) when the stop comes."""
+    model_server.script("planner", Reply(PLAN, pause_after=5), PLAN)
+    for role, reply in {"programmer": CODE, "tester": TESTS, "optimizer": "VERDICT: APPROVE", "checkin": README}.items():
+        model_server.script(role, reply, reply)
+
+
+async def test_a_stop_delivered_to_the_replica_not_running_the_job_stops_it(replicas, github: FakeGitHub,
+                                                                           pull_request, model_server):
+    script_paused_team(model_server)
+    bots = await replicas(durable=True)
+    await bots[0].comment(github.add_issue_comment(REPO, PR, AUTHOR, ASK))
+    await eventually(lambda: planner_calls(model_server) == 1)
+    (owner,) = [bot for bot in bots if bot.service.active_run("github", f"{REPO}#{PR}")]  # it runs the job
+    (other,) = [bot for bot in bots if bot is not owner]
+    await other.comment(github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat stop"))
+    (final,) = await eventually(lambda: finals(github.conversation(REPO, PR)), within=30)
+    model_server.resume.set()
+    assert final.body.startswith("⏹️ Stopped:"), final.body
+
+
+async def test_a_stop_reaches_a_job_still_waiting_in_the_queue(replicas, github: FakeGitHub, pull_request,
+                                                              model_server):
+    script_paused_team(model_server)
+    github.add_pull_request(REPO, PR + 1, "feature")
+    # one run at a time across the replicas: the second pull request's waits for the first's
+    bots = await replicas(durable=True, limits={"max_concurrent_runs": 1})
+    await bots[0].comment(github.add_issue_comment(REPO, PR, AUTHOR, ASK))
+    await eventually(lambda: planner_calls(model_server) == 1)
+    await bots[1].comment(github.add_issue_comment(REPO, PR + 1, AUTHOR, ASK))
+    await eventually(lambda: [c for c in github.conversation(REPO, PR + 1) if MARKER in c.body])  # its status
+    await bots[1].comment(github.add_issue_comment(REPO, PR + 1, AUTHOR, "@codegen-chat stop"))
+    (final,) = await eventually(lambda: finals(github.conversation(REPO, PR + 1)), within=30)
+    assert final.body.startswith("⏹️ Stopped:"), final.body
+    assert planner_calls(model_server) == 1  # it never started
+    assert not finals(github.conversation(REPO, PR))  # the first goes on
+    model_server.resume.set()
+    (first,) = await eventually(lambda: finals(github.conversation(REPO, PR)), within=30)
+    assert first.body.startswith("✅ Passed:"), first.body
