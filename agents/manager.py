@@ -646,7 +646,7 @@ class Manager:
             return
         try:
             await run.workspace.commit(run.work.everything(),
-                                       f"Round {run.round}: {run.request.task.splitlines()[0][:60]} ({report.summary()})")
+                                       f"Round {run.round}: {run.request.as_asked.splitlines()[0][:60]} ({report.summary()})")
         except CheckInError as error:
             await run.emit(Notice(run.request.run_id, f"Round {run.round} could not be committed: {error}"))
 
@@ -714,7 +714,7 @@ class Manager:
             await run.emit(Notice(run.request.run_id, f"The Check-In agent failed ({error}); publishing with a plain README."))
         publication = Publication(
             run_id=run.request.run_id, conversation_key=run.request.conversation_key,
-            task=run.request.task, status=status, files=run.work.everything(),
+            task=run.request.as_asked, status=status, files=run.work.everything(),
             readme=readme, report=run.standing.report, earlier_tasks=run.request.prior.tasks if run.request.prior else (),
             plan=run.plan, review=run.standing.review.notes if run.standing.review else "",
         )

@@ -21,6 +21,13 @@ class RunRequest:
     conversation_key: str = ""  # which conversation the run belongs to (a Gist is revised per conversation)
     workspace: Workspace | None = None  # the repository the run works in, if the request names one
     thread: ThreadContext | None = None  # the thread the request was made in, when the bot read it
+    # the task as the person asked it, when ``task`` tells the team more (a resumed run's first line): what the
+    # run's commits and pull request are named after
+    asked: str = ""
+
+    @property
+    def as_asked(self) -> str:
+        return self.asked or self.task
 
     @property
     def context(self) -> ThreadContext | None:

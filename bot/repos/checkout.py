@@ -195,6 +195,15 @@ async def default_branch(git: Git, url: str, where: Path) -> str:
     return ""
 
 
+async def has_branch(git: Git, url: str, branch: str, where: Path) -> bool:
+    """Whether the repository has ``branch`` (``git ls-remote --heads``)."""
+    try:
+        out = await git.run(["ls-remote", "--heads", "--", url, f"refs/heads/{branch}"], where)
+    except GitFailed as error:
+        raise RepoError(_clone_problem(error, url, "")) from None
+    return bool(out.stdout.strip())
+
+
 def _no_such_branch(error: GitFailed) -> bool:
     said = error.stderr.lower()
     return "remote branch" in said and "not found" in said

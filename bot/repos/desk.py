@@ -91,13 +91,14 @@ class RepoDesk:
         return resolve(named, repos, places, user, terminal="terminal" in places, platform=platform)
 
     async def open(self, target: RepoTarget, run_id: str, task: str, continue_branch: str = "",
-                   user: str = "", mask: Callable[[str], str] = str, platform: str = "terminal") -> OpenedRepo:
+                   user: str = "", mask: Callable[[str], str] = str, platform: str = "terminal",
+                   own_branch: str = "") -> OpenedRepo:
         token, github = self._token, None
         if not target.name.path:
             token, github = await self._credentials()
         co_author = people.co_author(target.settings.co_authors, platform, user)
         return await open_repo(target, self._config.repos, token, github, run_id, task, continue_branch, co_author,
-                               mask)
+                               mask, own_branch)
 
     async def _credentials(self) -> tuple[str, GitHubRepos | None]:
         """The token git and GitHub get for one run: a GitHub App's fresh installation token, else the token."""

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from agents.repository import named_files
 from agents.types import RepoTests
 from bot.config.sections import ReposConfig
-from bot.repos.checkout import Limits, default_branch, fetch
+from bot.repos.checkout import Limits, default_branch, fetch, has_branch
 from bot.repos.errors import RepoError, TooLarge
 from bot.repos.git import Git, GitAccess
 from bot.repos.names import RepoTarget
@@ -55,9 +55,11 @@ def branch_name(task: str, run_id: str) -> str:
 
 async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github: GitHubRepos | None,
                     run_id: str, task: str, continue_branch: str = "", co_author: str = "",
-                    mask: Callable[[str], str] = str) -> OpenedRepo:
+                    mask: Callable[[str], str] = str, own_branch: str = "") -> OpenedRepo:
     """The repository's tree fetched, the files the first prompts show fetched, the rest on its way;
-    ``RepoError`` with a sentence when it cannot be. ``continue_branch``: a follow-up's, fetched instead of the base."""
+    ``RepoError`` with a sentence when it cannot be. ``continue_branch``: a follow-up's, fetched instead of the base.
+    ``own_branch``: the branch a resumed run worked on before it was interrupted, kept: continued when the remote has
+    it (what it pushed then is its own work), else made again from the base."""
     local = bool(target.name.path)
     url = f"file://{quote(target.name.path)}" if local else f"{config.git_url.rstrip('/')}/{target.name.full_name}.git"
     access = GitAccess(url, "" if local else token, local=local)
@@ -77,14 +79,20 @@ async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github:
         home.mkdir()
         git = Git(access, home, config.clone_timeout_s)
         limits = Limits(config.max_files, config.max_bytes, config.max_file_bytes)
+        pushed_before = False
+        if own_branch and own_branch != continue_branch:
+            pushed_before = await has_branch(git, url, own_branch, folder)
+            continue_branch = own_branch if pushed_before else ""
         if continue_branch and not base:
             base = await default_branch(git, url, folder)  # the pull request's base, not the branch fetched
         checkout = await fetch(git, url, continue_branch or base, folder / "work", limits)
         base = base or checkout.branch
         tests = detect(checkout.paths, target.settings.test_command) or RepoTests("python", PYTEST, "pytest", "pytest")
-        branch = continue_branch or branch_name(task, run_id)
+        branch = continue_branch or own_branch or branch_name(task, run_id)
         name = f"{target.name.shown}@{base}"
         workspace = RepoWorkspace(name, git, checkout, tests, config.map_chars, limits, branch, co_author, mask)
+        if pushed_before:  # its head is the run's own commit: with nothing new, the branch is still checked in
+            workspace.commits.append(checkout.head)
         await workspace.prepare(named_files(task, checkout.paths))
         return OpenedRepo(workspace, target, access, base, folder, github)
     except BaseException:

@@ -75,6 +75,9 @@ class ChatRequest:
     places: tuple[str, ...] = ()
     link: str = ""  # a link back to the conversation, for a pull request's description
     thread: ThreadContext | None = None  # what was read of the thread the request was made in
+    # the run this one goes on from after a restart (a takeover: itself; ``resume_interrupted``: the interrupted
+    # one): the team is told it is resumed, and the run keeps that run's branch
+    resumes: str = ""
 
 
 @dataclass(frozen=True)
@@ -329,9 +332,9 @@ class Service:
             await self._enqueue(request, thread, platform, self._queue, source)
             return None
         handle, renderer = await self._draw(request, thread, platform)
-        if self.ci is not None:
-            self.ci.follow(_pushed(handle, renderer, request.link), self._fix_round(request, thread, platform),
-                           self.nudges)
+        if self.ci is not None:  # a fix round is new work, not the resumed run again
+            self.ci.follow(_pushed(handle, renderer, request.link),
+                           self._fix_round(dataclasses.replace(request, resumes=""), thread, platform), self.nudges)
         return handle
 
     def _fix_round(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> StartFix:
@@ -425,13 +428,15 @@ class Service:
             await renderer.open(run_id)
             await self._store.set_status_message(run_id, renderer.status_message_id)
         request = _job_request(claimed, record.thread if record else None)
+        job = request
         if claimed.resumed:
-            request = dataclasses.replace(request, text=f"{RESUMED_PREFIX} {request.text}")
+            job = dataclasses.replace(request, resumes=run_id)
             log.warning("run %s taken over from a lost replica (claim %d)", run_id, claimed.epoch)
+        request = dataclasses.replace(request, resumes="")  # what a fix round of it starts from: new work
         waiter = _Waiter(run_id, claimed.user_id, conversation_key(claimed.platform, claimed.thread_key))
         self._running.append(waiter)
         prior = self._queue.resume_work if claimed.resumed else None
-        task = asyncio.create_task(self._run(request, run_id, claimed.conversation_id, waiter, renderer, renderer,
+        task = asyncio.create_task(self._run(job, run_id, claimed.conversation_id, waiter, renderer, renderer,
                                              resume_from=prior, durable=True), name=f"run-{run_id}")
         handle = self._handles[run_id] = RunHandle(run_id, task)
         self._drawn[run_id] = (platform.name, renderer)
@@ -628,7 +633,7 @@ class Service:
         await renderer.done()
 
     async def _resume(self, run: Interrupted, thread: ChatThread, platform: ChatPlatform) -> None:
-        request = ChatRequest(platform.name, run.thread_key, run.user_id, f"{RESUMED_PREFIX} {run.task}")
+        request = ChatRequest(platform.name, run.thread_key, run.user_id, run.task, resumes=run.id)
         try:
             await self._start(request, thread, platform)
         except UserInputError as error:
@@ -706,11 +711,17 @@ class Service:
         same = prior is not None and prior.repository == target.name.shown
         branch = prior.branch if same and prior else request.branch
         opened = await self._repos.open(target, run_id, request.text.strip(), branch, request.user_id,
-                                        mask=self._redact, platform=request.platform)
+                                        mask=self._redact, platform=request.platform,
+                                        own_branch=await self._kept_branch(request.resumes, target.name.shown))
         await self._store.set_repository(run_id, target.name.shown, opened.workspace.branch)
         if prior is not None and not same:
             prior = PriorWork(tasks=prior.tasks)
         return opened, MaskingPublisher(self._repos.publisher(opened, publisher, request.link), self._redact), prior
+
+    async def _kept_branch(self, resumes: str, repository: str) -> str:
+        """The branch the run a resumed one goes on from worked on in ``repository``, recorded as it opened it."""
+        record = await self._store.run(resumes) if resumes else None
+        return record.summary.branch if record and record.summary.repository == repository else ""
 
     # -- one run ------------------------------------------------------------------------------
 
@@ -735,7 +746,8 @@ class Service:
                 await deliver(failed, sinks)
                 return failed
             manager = Manager(self._model, self._sandbox, publisher, self._prompts, team_settings(self._config))
-            run_request = RunRequest(task=request.text.strip(), run_id=run_id, attachments=request.attachments,
+            run_request = RunRequest(task=_team_task(request), asked=request.text.strip(), run_id=run_id,
+                                     attachments=request.attachments,
                                      prior=prior, conversation_key=waiter.thread, thread=request.thread,
                                      workspace=opened.workspace if opened else None)
             driving = True
@@ -799,11 +811,16 @@ ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as
 ResumeFrom = Callable[[int, str], Awaitable[PriorWork | None]]  # (conversation, run) -> what it goes on from
 
 
+def _team_task(request: ChatRequest) -> str:
+    """The task as the team reads it: a resumed run's says so first."""
+    return f"{RESUMED_PREFIX} {request.text.strip()}" if request.resumes else request.text.strip()
+
+
 def _job_json(request: ChatRequest) -> str:
     """What a worker on any replica needs of a request, beside what the run's row keeps (task, user, thread)."""
     return json.dumps({"text": request.text, "attachments": [[a.name, a.content] for a in request.attachments],
                        "repo": request.repo, "base": request.base, "branch": request.branch,
-                       "places": list(request.places), "link": request.link})
+                       "places": list(request.places), "link": request.link, "resumes": request.resumes})
 
 
 def _job_request(claimed: Claimed, thread: ThreadContext | None) -> ChatRequest:
@@ -811,7 +828,7 @@ def _job_request(claimed: Claimed, thread: ThreadContext | None) -> ChatRequest:
     return ChatRequest(claimed.platform, claimed.thread_key, claimed.user_id, job["text"],
                        tuple(Attachment(name, content) for name, content in job["attachments"]), repo=job["repo"],
                        base=job["base"], branch=job.get("branch", ""), places=tuple(job["places"]), link=job["link"],
-                       thread=thread)
+                       thread=thread, resumes=job.get("resumes", ""))
 
 
 async def _pushed(handle: RunHandle, renderer: RunRenderer, link: str) -> Pushed:
