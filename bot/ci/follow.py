@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 
 MAX_READ_FAILURES = 3  # looks in a row GitHub refuses (after its retries) before the follower gives up
 Changed = Callable[[Verdict], Awaitable[None]]
+Left = Callable[[], Awaitable[str]]  # why the commit is no longer worth following (its pull request moved on), or ""
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,9 @@ class CiFollower:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._rest, self._nudges, self._config, self._clock = rest, nudges, config, clock
 
-    async def follow(self, full_name: str, sha: str, base: str, changed: Changed) -> Outcome:
-        """Look until the commit's CI ends (or the time bounds say stop); ``changed`` hears each new pending picture."""
+    async def follow(self, full_name: str, sha: str, base: str, changed: Changed, left: Left | None = None) -> Outcome:
+        """Look until the commit's CI ends (or the time bounds say stop); ``changed`` hears each new pending picture;
+        ``left``, asked at each look while CI runs, ends the following early with its reason."""
         config = self._config
         required = await self._required(full_name, base)
         started, pause, failures = self._clock(), config.poll_first_s, 0
@@ -58,6 +60,8 @@ class CiFollower:
                 verdict = shown
             if verdict is not None and verdict.state is not CheckState.PENDING:
                 return Outcome(verdict)
+            if left is not None and (why := await _asked(left)):
+                return Outcome(shown, why)
             if verdict is not None and verdict != shown:
                 shown = verdict
                 await changed(verdict)
@@ -78,6 +82,14 @@ class CiFollower:
             log.warning("the required checks of %s@%s could not be read (every check counts): %s", full_name, base,
                         error)
             return None
+
+
+async def _asked(left: Left) -> str:
+    try:
+        return await left()
+    except CheckInError as error:  # the next look asks again
+        log.warning("the pull request could not be read again: %s", error)
+        return ""
 
 
 def _minutes(seconds: float) -> str:

@@ -7,6 +7,7 @@ worker threads, one call at a time, retried):
     GET  /repos/{o}/{r}/rules/branches/{base}        the rulesets' required checks, likewise
     GET  /repos/{o}/{r}/actions/jobs/{id}/logs       a redirect to an Actions job's log, read from its end
     GET  /repos/{o}/{r}/pulls?head=                  the branch's open pull request
+    GET  /repos/{o}/{r}/pulls/{n}                    that pull request again: still open, still at the followed commit
     POST /repos/{o}/{r}/issues/{n}/comments          the one comment when the fix attempts are spent
 
 Failures leave as ``CheckInError`` with a sentence (``bot.checkin.retry``).
@@ -39,9 +40,13 @@ OUTPUT_CHARS = 200_000  # of a check run's own output (its text may be long): th
 
 @dataclass(frozen=True)
 class OpenPull:
+    """A pull request as CI following reads it: where it goes, its head commit, and whether it is still open."""
+
     number: int
     url: str
     base: str
+    head: str = ""  # its head commit's sha
+    state: str = "open"  # "open", "closed" or "merged"
 
 
 class CiRest:
@@ -95,9 +100,16 @@ class CiRest:
             _, pulls = client.requester.requestJsonAndCheck(
                 "GET", f"/repos/{full_name}/pulls", parameters={"state": "open", "head": f"{owner}:{branch}"})
             for pull in pulls or ():
-                return OpenPull(int(pull["number"]), str(pull["html_url"]), str(pull["base"]["ref"]))
+                return _pull(pull)
             return None
         return await self._call(read, "the branch's pull request")
+
+    async def pull(self, full_name: str, number: int) -> OpenPull:
+        """Pull request ``number`` as it is now (a person may have closed or merged it, or pushed to its branch)."""
+        def read(client: Github) -> OpenPull:
+            _, pull = client.requester.requestJsonAndCheck("GET", f"/repos/{full_name}/pulls/{number}")
+            return _pull(pull)
+        return await self._call(read, "the pull request")
 
     async def comment(self, full_name: str, number: int, body: str) -> None:
         def post(client: Github) -> None:
@@ -107,6 +119,12 @@ class CiRest:
 
     async def _call(self, work: Callable[[Github], T], subject: str) -> T:
         return await self._github.call(work, subject, CI_NEEDS)
+
+
+def _pull(pull: dict[str, Any]) -> OpenPull:
+    state = "merged" if pull.get("merged") or pull.get("merged_at") else str(pull.get("state") or "")
+    return OpenPull(int(pull["number"]), str(pull["html_url"]), str(pull["base"]["ref"]),
+                    str(pull["head"].get("sha") or ""), state)
 
 
 def _json_or_none(client: Github, path: str) -> Any:

@@ -7,7 +7,9 @@ max_tokens``; then the bot says so in the thread and in one pull request comment
 Loop guards: the bot's own status never counts (``bot.ci.checks``); a fix round that does not pass its own
 tests (or is stopped) ends the chain; a later run checking in on the same branch (a person's follow-up) takes
 over from the chain following the older commit; a check no change can fix (cancelled, waiting for approval) is
-said, not fixed. Chains live in the process: one a restart ends says so in its step (docs/ci.md).
+said, not fixed. The pull request is read again on each look and just before a fix round: once a person has
+closed or merged it, the chain ends, saying why; a fix round updates that pull request
+only, never opening another. Chains live in the process: one a restart ends says so in its step (docs/ci.md).
 """
 
 from __future__ import annotations
@@ -55,8 +57,18 @@ class Pushed:
     link: str = ""  # the thread's own address, when its platform gives one (a pull request comment's, say)
 
 
-# A fix round: its task, the failing output it is shown, the repository ("acme/billing"); None: it could not start
-StartFix = Callable[[str, ThreadContext, str], Awaitable["Pushed | None"]]
+@dataclass(frozen=True)
+class Fix:
+    """A fix round to start: its task, the failing output it is shown (quoted), and the pull request it works on."""
+
+    task: str
+    failing: ThreadContext
+    repository: str  # "acme/billing"
+    base: str  # the pull request's base branch
+    pull: int  # the pull request's number: the fix round updates it, and never opens another
+
+
+StartFix = Callable[[Fix], Awaitable["Pushed | None"]]  # None: the fix round could not start
 GitHubFor = Callable[[], Awaitable["GitHubRepos | None"]]
 
 
@@ -167,8 +179,12 @@ class _Chain:
         async def pending(verdict: Verdict) -> None:
             await self._show(pushed, "pending", verdict.detail(), url)
 
+        async def left() -> str:
+            why = _left(await rest.pull(repo, pull.number), sha)
+            return f"followed no more: {why}" if why else ""
+
         follower = CiFollower(rest, self._nudges, self._config, self._rounds.clock)
-        outcome = await follower.follow(repo, sha, pull.base, pending)
+        outcome = await follower.follow(repo, sha, pull.base, pending, left)
         verdict = outcome.verdict
         if outcome.reason or verdict is None:
             await self._show(pushed, "ended", outcome.reason, url)
@@ -183,6 +199,15 @@ class _Chain:
                          sha: str) -> Pushed | None:
         from bot.ci.failure import failure_context, fix_task
 
+        try:
+            pull = await rest.pull(repo, pull.number)
+        except CheckInError as error:
+            await pushed.view.say(f"⚠️ No fix round: the pull request could not be read again ({error}).")
+            return None
+        if why := _left(pull, sha):
+            await pushed.view.say(f"⏹️ CI failed, but {why}, so no fix round runs and the bot stops following this "
+                                  "pull request's CI.")
+            return None
         fixable = [c for c in verdict.failed if c.fixable]
         if not fixable:
             await pushed.view.say(f"⚠️ CI failed in a way no change to the code answers ({_named(verdict.failed)}: "
@@ -194,7 +219,8 @@ class _Chain:
             return None
         self.attempt += 1
         context = await failure_context(rest, repo, fixable, self._config.log_chars)
-        following = await self._fix(fix_task(fixable, sha, self.attempt, self._config.max_fix_attempts), context, repo)
+        task = fix_task(fixable, sha, self.attempt, self._config.max_fix_attempts)
+        following = await self._fix(Fix(task, context, repo, pull.base, pull.number))
         if following is None:
             return None
         if following.finished.status is not RunStatus.PASSED:
@@ -239,6 +265,14 @@ def _followed(finished: RunFinished) -> CheckInResult | None:
     if checkin.repository.startswith("/") or checkin.kind not in ("pull_request", "branch"):
         return None
     return checkin
+
+
+def _left(pull: OpenPull, sha: str) -> str:
+    """Why the pull request is no longer the one whose commit ``sha`` is followed: closed or merged; empty while
+    it is still open."""
+    if pull.state != "open":
+        return f"pull request #{pull.number} was {pull.state}"
+    return ""
 
 
 def _named(checks: list[Check] | tuple[Check, ...]) -> str:

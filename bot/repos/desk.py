@@ -117,8 +117,9 @@ class RepoDesk:
         _, github = await self._credentials()
         return github
 
-    def publisher(self, repo: OpenedRepo, fallback: Publisher, link: str = "") -> Publisher:
-        return FallbackPublisher(PullRequestPublisher(repo, self._config.repos, link,
+    def publisher(self, repo: OpenedRepo, fallback: Publisher, link: str = "", pull: int = 0) -> Publisher:
+        """``pull``: the one pull request the run may update (a fix round's); none is opened."""
+        return FallbackPublisher(PullRequestPublisher(repo, self._config.repos, link, pull=pull,
                                                       inline_review=self._config.github.inline_review), fallback)
 
     async def _client(self) -> GitHubRepos | None:

@@ -140,6 +140,17 @@ class GitHubRepos:
             return PullRequest(existing[0].number, existing[0].html_url, False)
         return await self._call(work)
 
+    async def update_pull(self, full_name: str, number: int, head: str, body: str) -> PullRequest | None:
+        """Pull request ``number`` given this body while it is open from the branch ``head``; None when it is not
+        (closed, merged): no pull request is opened instead."""
+        def work() -> PullRequest | None:
+            pull = self._client.get_repo(full_name).get_pull(number)
+            if pull.state != "open" or pull.merged or pull.head.ref != head:
+                return None
+            pull.edit(body=body)
+            return PullRequest(pull.number, pull.html_url, False)
+        return await self._call(work)
+
     async def set_status(self, full_name: str, sha: str, state: str, description: str, context: str,
                          target_url: str = "") -> None:
         """A commit status on ``sha`` (``POST /repos/{o}/{r}/statuses/{sha}``); GitHub keeps 140 characters of

@@ -1,7 +1,8 @@
 """``PullRequestPublisher``: a repository run's work checked in as commits on its own branch, pushed with git,
 and a pull request (a draft by default) whose body tells the task, the plan, what changed and the tests.
 
-A follow-up pushes more commits to the same branch and updates the body. A run whose tests fail still pushes
+A follow-up pushes more commits to the same branch and updates the body; a CI fix round updates its own pull
+request only, and when that is no longer open its commits stay on the branch. A run whose tests fail still pushes
 its branch, with no pull request unless ``[repos] open_failing_prs``. Each pushed head commit gets the bot's commit
 status ``codegen-chat/tests`` from the sandbox's result (``bot.repos.commit_status``). Whatever cannot be pushed or opened is a
 ``CheckInError``, so ``FallbackPublisher`` saves the work elsewhere with a note. With ``[github] inline_review``
@@ -33,9 +34,10 @@ TITLE_CHARS = 72
 
 class PullRequestPublisher:
     def __init__(self, repo: OpenedRepo, config: ReposConfig, thread_link: str = "", *,
-                 inline_review: bool = False) -> None:
+                 inline_review: bool = False, pull: int = 0) -> None:
         self._repo, self._config, self._link = repo, config, thread_link
         self._inline_review = inline_review
+        self._pull = pull  # the one pull request to update (a fix round's); 0: the branch's, opened when needed
 
     async def publish(self, publication: Publication) -> CheckInResult:
         workspace = self._repo.workspace
@@ -51,6 +53,8 @@ class PullRequestPublisher:
                                  note="pushed as a branch; a pull request needs GITHUB_TOKEN and a GitHub repository"
                                  if not target.name.path else "pushed as a branch of the local repository")
         await mark_tested(self._repo.github, target.name.full_name, head, publication, self._link)
+        if self._pull:
+            return await self._update_only(self._repo.github, publication, common)
         if publication.status is not RunStatus.PASSED and not self._config.open_failing_prs:
             # A follow-up's commits reach the branch's open pull request anyway: its description must not go on
             # saying the tests passed.
@@ -69,6 +73,20 @@ class PullRequestPublisher:
         note = "" if pull.created else f"pull request #{pull.number} updated with this follow-up"
         if self._inline_review and publication.review.strip():
             note = "; ".join(filter(None, (note, await self._review(self._repo.github, pull.number, head, publication))))
+        return CheckInResult(location=pull.url, kind="pull_request", note=note, **common)
+
+    async def _update_only(self, github: GitHubRepos, publication: Publication, common: dict[str, str]) -> CheckInResult:
+        """A fix round's check-in: its pull request's body updated; once a person has closed or merged it, the
+        commits stay on the branch and no pull request is opened."""
+        full_name, number = self._repo.target.name.full_name, self._pull
+        pull = await github.update_pull(full_name, number, common["branch"], pr_body(publication, self._repo, self._link))
+        if pull is None:
+            url = f"{self._config.git_url.rstrip('/')}/{full_name}/tree/{common['branch']}"
+            return CheckInResult(location=url, kind="branch", **common,
+                                 note=f"pull request #{number} is no longer open, so none was updated or opened")
+        note = f"pull request #{number} updated with this fix round"
+        if self._inline_review and publication.review.strip():
+            note = "; ".join(filter(None, (note, await self._review(github, number, common["head"], publication))))
         return CheckInResult(location=pull.url, kind="pull_request", note=note, **common)
 
     async def _review(self, github: GitHubRepos, number: int, head: str, publication: Publication) -> str:

@@ -32,7 +32,7 @@ from bot.chat.renderer import RunRenderer
 from bot.chat.thread import ChatPlatform, ChatThread
 from bot.checkin.masking import MaskingPublisher
 from bot.ci.nudges import CiNudges
-from bot.ci.rounds import CiRounds, Pushed, StartFix
+from bot.ci.rounds import CiRounds, Fix, Pushed, StartFix
 from bot.config.sections import Config
 from bot.health.checks import Connected, Health
 from bot.process.logs import tag_logs
@@ -78,6 +78,7 @@ class ChatRequest:
     # the run this one goes on from after a restart (a takeover: itself; ``resume_interrupted``: the interrupted
     # one): the team is told it is resumed, and the run keeps that run's branch
     resumes: str = ""
+    pull: int = 0  # a fix round's pull request (its number): updated, and no other opened
 
 
 @dataclass(frozen=True)
@@ -339,9 +340,11 @@ class Service:
 
     def _fix_round(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> StartFix:
         """How a CI chain starts a fix round in the thread: a follow-up of the same person on the same
-        repository (so on the same branch), its task saying what failed, the failing output quoted."""
-        async def start(task: str, failing: ThreadContext, repository: str) -> Pushed | None:
-            fix = dataclasses.replace(request, text=task, attachments=(), thread=failing, repo=repository, base="")
+        repository (so on the same branch) and the followed pull request's base, its task saying what failed, the
+        failing output quoted; it updates that pull request only."""
+        async def start(wanted: Fix) -> Pushed | None:
+            fix = dataclasses.replace(request, text=wanted.task, attachments=(), thread=wanted.failing,
+                                      repo=wanted.repository, base=wanted.base, pull=wanted.pull)
             try:
                 handle, renderer = await self._draw(fix, thread, platform)
             except UserInputError as error:  # the queue is full, the bot is closing
@@ -716,7 +719,8 @@ class Service:
         await self._store.set_repository(run_id, target.name.shown, opened.workspace.branch)
         if prior is not None and not same:
             prior = PriorWork(tasks=prior.tasks)
-        return opened, MaskingPublisher(self._repos.publisher(opened, publisher, request.link), self._redact), prior
+        return opened, MaskingPublisher(self._repos.publisher(opened, publisher, request.link, request.pull),
+                                        self._redact), prior
 
     async def _kept_branch(self, resumes: str, repository: str) -> str:
         """The branch the run a resumed one goes on from worked on in ``repository``, recorded as it opened it."""

@@ -81,8 +81,9 @@ class OpenedPull:
     title: str
     body: str
     draft: bool
-    state: str = "open"
+    state: str = "open"  # "closed" once a person closes or merges it
     labels: list[str] = field(default_factory=list)
+    merged: bool = False
 
 
 @dataclass
@@ -439,10 +440,12 @@ class FakeGitHub:
     def _pull_json(self, pull: OpenedPull) -> dict[str, Any]:
         html = f"http://127.0.0.1:{self._port}/{pull.repo}/pull/{pull.number}"
         return {"id": pull.number, "number": pull.number, "state": pull.state, "title": pull.title,
-                "body": pull.body, "draft": pull.draft, "html_url": html,
+                "body": pull.body, "draft": pull.draft, "html_url": html, "merged": pull.merged,
+                "merged_at": "2026-01-01T00:00:00Z" if pull.merged else None,
                 "url": f"{self.url}/repos/{pull.repo}/pulls/{pull.number}",
                 "issue_url": f"{self.url}/repos/{pull.repo}/issues/{pull.number}",
-                "head": {"ref": pull.head, "label": pull.head}, "base": {"ref": pull.base, "label": pull.base},
+                "head": {"ref": pull.head, "label": pull.head},
+                "base": {"ref": pull.base, "label": pull.base},
                 "labels": [{"name": n} for n in pull.labels], "user": self._owner()}
     def _stored_pull(self, request: web.Request) -> StoredPull | None:
         full = f"{request.match_info['owner']}/{request.match_info['repo']}"

@@ -1,0 +1,121 @@
+"""A pull request that moves on while the bot follows its CI: a person closes or merges it. The chain ends,
+says why once, and no fix round runs; a fix round under way updates its own pull request only, never opening
+another."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from agents.types import Message, Usage
+from tests.ci.test_fix_rounds import APPROVE, CODE, FIX_PLAN, PLAN, TESTS, ask, lint_ci, start_bot, status_messages, until
+from tests.fakes.github_ci import Job
+from tests.fakes.team_script import ScriptedModel
+from tests.repos.fixtures import PYTHON_PROJECT, git, make_repo
+
+
+def lint_until_finished(bare: Path):
+    """A lint job that stays in progress on a commit whose client prints (until the test finishes it), and passes
+    at once on any other."""
+    def decide(sha: str) -> list[Job]:
+        failing = "print(" in git("show", f"{sha}:billing/client.py", cwd=bare)
+        return [Job("lint", "success", log="ok", pending_reads=None if failing else 0)]
+    return decide
+
+
+def script() -> dict[str, list[str]]:
+    """The run (its client prints: lint fails) and one fix round (which drops the print)."""
+    return {"planner": [PLAN, FIX_PLAN], "programmer": [CODE.format(extra="print('retry')"), CODE.format(extra="pass")],
+            "optimizer": [APPROVE] * 2, "tester": [TESTS] * 2, "checkin": ["# retries\n"] * 2}
+
+
+def team() -> ScriptedModel:
+    return ScriptedModel(script())
+
+
+def pull_posts(github) -> int:
+    return sum(r.method == "POST" and r.path.endswith("/pulls") for r in github.requests)
+
+
+@pytest.mark.parametrize("merged", [False, True])
+async def test_a_pull_request_a_person_closes_while_its_ci_runs_gets_no_fix_round_when_the_ci_fails(
+        git_host, github, tmp_path, merged):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_until_finished(bare))
+    bot = await start_bot(git_host, github, tmp_path, team(), poll_first_s=600)  # a look only when nudged
+    try:
+        await ask(bot, "add retries to the client in acme/billing", settle=False)
+        await until(lambda: any("⏳ CI" in t for t in status_messages(bot.thread)))
+        (pull,) = github.opened
+        pull.state, pull.merged = "closed", merged
+        sha = git("rev-parse", pull.head, cwd=bare).strip()
+        github.ci.finish("acme/billing", sha, "lint", "failure")
+        bot.service.nudges.nudge("acme/billing", sha)
+        await asyncio.wait_for(bot.ci.settled(), 30)
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert len(runs) == 1 and len(github.opened) == 1 and pull_posts(github) == 1
+    (status,) = status_messages(bot.thread)
+    assert "❌ CI — failed: lint" in status
+    said = [t for t in bot.thread.texts() if t.startswith("⏹️ CI failed, but")]
+    assert said == [f"⏹️ CI failed, but pull request #1 was {'merged' if merged else 'closed'}, so no fix round "
+                    "runs and the bot stops following this pull request's CI."]
+    assert github.ci.comments == []
+
+
+async def test_a_pull_request_closed_while_its_ci_runs_is_followed_no_more_at_the_next_look(
+        git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_until_finished(bare))  # CI that never ends by itself
+    bot = await start_bot(git_host, github, tmp_path, team(), max_wait_s=3600, poll_first_s=0.05)
+    try:
+        await ask(bot, "add retries to the client in acme/billing", settle=False)
+        await until(lambda: any("⏳ CI" in t for t in status_messages(bot.thread)))
+        github.opened[0].state = "closed"
+        await asyncio.wait_for(bot.ci.settled(), 10)  # long before max_wait_s
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert len(runs) == 1 and len(github.opened) == 1
+    (status,) = status_messages(bot.thread)
+    assert "⏹️ CI — followed no more: pull request #1 was closed" in status
+
+
+class ClosingModel(ScriptedModel):
+    """The team's model; while the fix round's Programmer writes, a person closes the pull request."""
+
+    def __init__(self, close: Callable[[], None]) -> None:
+        super().__init__(script())
+        self._close = close
+
+    async def stream(self, role: str, messages: Sequence[Message],
+                     temperature: float | None = None) -> AsyncIterator[str | Usage]:
+        if role == "programmer" and self._count("programmer") == 1:
+            self._close()
+        async for part in super().stream(role, messages, temperature):
+            yield part
+
+
+async def test_a_fix_round_whose_pull_request_is_closed_meanwhile_opens_no_other(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_ci(bare))
+
+    def close() -> None:
+        github.opened[0].state = "closed"
+    bot = await start_bot(git_host, github, tmp_path, ClosingModel(close))
+    try:
+        await ask(bot, "add retries to the client in acme/billing")
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert len(runs) == 2 and len(github.opened) == 1 and pull_posts(github) == 1
+    (pull,) = github.opened
+    assert "print(" not in git("show", f"{pull.head}:billing/client.py", cwd=bare)  # the fix is on the branch
+    assert any("pull request #1 is no longer open, so none was updated or opened" in t for t in bot.thread.texts())
