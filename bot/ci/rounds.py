@@ -8,7 +8,7 @@ Loop guards: the bot's own status never counts (``bot.ci.checks``); a fix round 
 tests (or is stopped) ends the chain; a later run checking in on the same branch (a person's follow-up) takes
 over from the chain following the older commit; a check no change can fix (cancelled, waiting for approval) is
 said, not fixed. The pull request is read again on each look and just before a fix round: once a person has
-closed or merged it, the chain ends, saying why; a fix round updates that pull request
+closed or merged it, or pushed to its branch, the chain ends, saying why; a fix round updates that pull request
 only, never opening another. Chains live in the process: one a restart ends says so in its step (docs/ci.md).
 """
 
@@ -268,10 +268,12 @@ def _followed(finished: RunFinished) -> CheckInResult | None:
 
 
 def _left(pull: OpenPull, sha: str) -> str:
-    """Why the pull request is no longer the one whose commit ``sha`` is followed: closed or merged; empty while
-    it is still open."""
+    """Why the pull request is no longer the one whose commit ``sha`` is followed: closed, merged, or its branch
+    moved on (a push the chain did not make); empty while it is still open at ``sha``."""
     if pull.state != "open":
         return f"pull request #{pull.number} was {pull.state}"
+    if pull.head != sha:
+        return f"its branch moved on to {pull.head[:12]}, pushed after {sha[:12]}"
     return ""
 
 

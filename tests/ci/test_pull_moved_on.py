@@ -1,6 +1,6 @@
-"""A pull request that moves on while the bot follows its CI: a person closes or merges it. The chain ends,
-says why once, and no fix round runs; a fix round under way updates its own pull request only, never opening
-another."""
+"""A pull request that moves on while the bot follows its CI: a person closes or merges it, or pushes to its
+branch. The chain ends, says why once, and no fix round runs; a fix round under way updates its own pull request
+only, never opening another (the loopback GitHub reads each pull request's head from the git host)."""
 
 from __future__ import annotations
 
@@ -85,6 +85,60 @@ async def test_a_pull_request_closed_while_its_ci_runs_is_followed_no_more_at_th
     assert len(runs) == 1 and len(github.opened) == 1
     (status,) = status_messages(bot.thread)
     assert "⏹️ CI — followed no more: pull request #1 was closed" in status
+
+
+def person_pushes(bare: Path, branch: str, work: Path) -> str:
+    """A person fixes the bot's branch themselves (drops the print), pushing with git; the new head."""
+    git("clone", "-q", "-b", branch, str(bare), str(work), cwd=work.parent)
+    client = work / "billing/client.py"
+    client.write_text(client.read_text().replace("print('retry')", "pass"))
+    git("-c", "user.name=Ann", "-c", "user.email=ann@example.com", "commit", "-qam", "drop the print", cwd=work)
+    git("push", "-q", "origin", branch, cwd=work)
+    return git("rev-parse", branch, cwd=bare).strip()
+
+
+async def test_a_person_s_push_to_the_branch_ends_the_chain_of_the_older_commit_without_a_fix_round(
+        git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_until_finished(bare))
+    bot = await start_bot(git_host, github, tmp_path, team(), poll_first_s=600)  # a look only when nudged
+    try:
+        await ask(bot, "add retries to the client in acme/billing", settle=False)
+        await until(lambda: any("⏳ CI" in t for t in status_messages(bot.thread)))
+        (pull,) = github.opened
+        old = git("rev-parse", pull.head, cwd=bare).strip()
+        new = person_pushes(bare, pull.head, tmp_path / "ann")
+        github.ci.finish("acme/billing", old, "lint", "failure")  # the older commit's CI ends red
+        bot.service.nudges.nudge("acme/billing", old)
+        await asyncio.wait_for(bot.ci.settled(), 30)
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert len(runs) == 1 and git("rev-parse", pull.head, cwd=bare).strip() == new  # nothing pushed over it
+    said = [t for t in bot.thread.texts() if t.startswith("⏹️ CI failed, but")]
+    assert said == [f"⏹️ CI failed, but its branch moved on to {new[:12]}, pushed after {old[:12]}, so no fix "
+                    "round runs and the bot stops following this pull request's CI."]
+
+
+async def test_a_person_s_push_while_ci_runs_ends_the_following_at_the_next_look(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_until_finished(bare))
+    bot = await start_bot(git_host, github, tmp_path, team(), max_wait_s=3600, poll_first_s=0.05)
+    try:
+        await ask(bot, "add retries to the client in acme/billing", settle=False)
+        await until(lambda: any("⏳ CI" in t for t in status_messages(bot.thread)))
+        (pull,) = github.opened
+        old = git("rev-parse", pull.head, cwd=bare).strip()
+        new = person_pushes(bare, pull.head, tmp_path / "ann")
+        await asyncio.wait_for(bot.ci.settled(), 10)
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert len(runs) == 1
+    (status,) = status_messages(bot.thread)
+    assert f"⏹️ CI — followed no more: its branch moved on to {new[:12]}, pushed after {old[:12]}" in status
 
 
 class ClosingModel(ScriptedModel):

@@ -444,9 +444,15 @@ class FakeGitHub:
                 "merged_at": "2026-01-01T00:00:00Z" if pull.merged else None,
                 "url": f"{self.url}/repos/{pull.repo}/pulls/{pull.number}",
                 "issue_url": f"{self.url}/repos/{pull.repo}/issues/{pull.number}",
-                "head": {"ref": pull.head, "label": pull.head},
+                "head": {"ref": pull.head, "label": pull.head, "sha": self._head_sha(pull)},
                 "base": {"ref": pull.base, "label": pull.base},
                 "labels": [{"name": n} for n in pull.labels], "user": self._owner()}
+    def _head_sha(self, pull: OpenedPull) -> str:
+        """The head commit of a pull request the bot opened: its branch's, on the git host (``serve_diffs_from``)."""
+        if self.git_root is None:
+            return ""
+        return _git(self.git_root / f"{pull.repo}.git", "rev-parse", f"refs/heads/{pull.head}").strip()
+
     def _stored_pull(self, request: web.Request) -> StoredPull | None:
         full = f"{request.match_info['owner']}/{request.match_info['repo']}"
         return self.pulls.get((full, int(request.match_info["n"])))
@@ -482,8 +488,8 @@ class FakeGitHub:
     # --- the bot's pull requests: their diffs (from the git host's repositories) and reviews ---------------
 
     def serve_diffs_from(self, root: Path) -> None:
-        """The bot's pull requests' files come from the bare repositories ``root/OWNER/NAME.git`` (a git host's),
-        as GitHub computes them: ``base...head``."""
+        """The bot's pull requests' files and head commits come from the bare repositories ``root/OWNER/NAME.git``
+        (a git host's), as GitHub computes them: ``base...head``."""
         self.git_root = root
 
     def _opened_by_number(self, request: web.Request) -> OpenedPull | None:

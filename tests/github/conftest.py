@@ -24,13 +24,13 @@ from bot.safety.redact import Redactor
 from bot.store.protocol import Store
 from bot.store.sqlite import SQLiteStore
 from codegen_chat.build import publisher_factory, taking_jobs
+from tests.ci.conftest import TOKEN, git_host, github  # noqa: F401  (fixtures: GitHub reads heads from git)
 from tests.conftest import with_changes
 from tests.fakes.git_server import FakeGitHost
 from tests.fakes.github_server import Comment, FakeGitHub
 from tests.fakes.loopback import free_port, listening
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.team_script import ScriptedSandbox
-from tests.repos.conftest import TOKEN, git_host, github  # noqa: F401  (fixtures)
 from tests.repos.fixtures import PYTHON_PROJECT, git, make_repo
 from tests.repos.test_pull_request_docker import CODE, PLAN, TESTS
 
