@@ -343,3 +343,24 @@ async def test_a_stop_pressed_on_a_fix_round_ends_the_chain(git_host, github, tm
     assert sorted(r.status for r in runs) == [RunStatus.PASSED, RunStatus.STOPPED]
     assert any(t.startswith("⚠️ The fix round ended stopped, so the bot stops following") for t in bot.thread.texts())
     assert github.ci.comments == []
+
+
+async def test_a_fix_round_works_on_the_base_branch_of_the_pull_request_it_fixes(git_host, github, tmp_path):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    git("branch", "feature", "main", cwd=bare)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_ci(bare))
+    model = ScriptedModel({"planner": [PLAN, FIX_PLAN], "programmer": [CODE.format(extra="print('retry')"),
+                                                                      CODE.format(extra="pass")],
+                           "optimizer": [APPROVE] * 2, "tester": [TESTS] * 2, "checkin": ["# retries\n"] * 2})
+    bot = await start_bot(git_host, github, tmp_path, model)
+    try:
+        await ask(bot, "add retries to the client in repo:acme/billing@feature")
+        runs = await bot.store.runs(5)
+    finally:
+        await bot.store.close()
+    assert [r.status for r in runs] == [RunStatus.PASSED, RunStatus.PASSED]
+    (pull,) = github.opened
+    assert pull.base == "feature" and f"run `{runs[0].id}`" in pull.body  # updated by the fix round (newest first)
+    assert "## Repository acme/billing@feature" in model.user_prompt("planner", 1)
+    assert len(git("log", "--format=%H", f"feature..{pull.head}", cwd=bare).split()) == 2
