@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from bot.repos.github_markdown import MARKER
+
 ISSUE_COMMENT, REVIEW_COMMENT, REVIEW = "issue_comment", "pull_request_review_comment", "pull_request_review"
 CI_EVENTS = frozenset({"status", "check_run", "check_suite", "workflow_run"})
 OWN_CHECKS = "codegen-chat/"  # the bot's own statuses and check runs: its own doing, never a reason to look again
-# Marks every comment the bot writes, so none of them is ever read as a request (whoever's token wrote it).
-MARKER = "<!-- codegen-chat -->"
 
 
 @dataclass(frozen=True)

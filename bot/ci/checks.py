@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from bot.repos.commit_status import OWN_CONTEXT  # the commit status the bot sets from its sandbox's result
+from bot.safety.inert import inert
+
+NAME_CHARS = 100  # of a check's name, as the bot shows it
 
 
 class CheckState(StrEnum):
@@ -44,6 +47,13 @@ class Check:
     details_url: str = ""  # a check run's page on the CI system that ran it
 
     @property
+    def shown(self) -> str:
+        """The name as the bot shows it (whoever may set a commit status chooses it): one line, controls inert,
+        at most ``NAME_CHARS`` characters."""
+        line = " ".join(inert(self.name).split())
+        return line if len(line) <= NAME_CHARS else line[: NAME_CHARS - 1] + "…"
+
+    @property
     def fixable(self) -> bool:
         return self.state is CheckState.FAILED and (self.kind == "status" or self.conclusion in FIXABLE)
 
@@ -67,7 +77,7 @@ class Verdict:
         """A short line for the CI step: "2 of 3 checks done", "3 checks passed", "failed: tests, lint"."""
         total = len(self.counted) + len(self.missing)
         if self.state is CheckState.FAILED:
-            return "failed: " + ", ".join(c.name for c in self.failed)
+            return "failed: " + ", ".join(c.shown for c in self.failed)
         if self.state is CheckState.PASSED:
             return f"{total} check{'' if total == 1 else 's'} passed"
         if not total:

@@ -4,7 +4,8 @@ The output comes from where each CI keeps it: an Actions job's log (the check ru
 CI system's check run output (title, summary, text) with its details URL, a commit status's description and
 target URL. It is cleaned (colour codes, Actions' timestamps, terminal controls, pasted secrets), cut by
 failures with the team's own failure digest (``agents.failures``), and reaches the model as quoted material
-(the fix run's thread context), never as the task's instructions.
+(the fix run's thread context), never as the task's instructions. A check's name is the CI's text too (whoever
+may set a commit status names it): it is shown only in that quoted material, never in the task.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ async def failure_context(rest: CiRest, full_name: str, failed: Sequence[Check],
     for check in shown:
         text = await _output(rest, full_name, check)
         report = TestReport(TestStatus.FAILED, stdout=clean(text))
-        messages.append(ThreadMessage(f"CI check {check.name}", digest(report, share) or "(no output)"))
+        messages.append(ThreadMessage(f"CI check {check.shown}", digest(report, share) or "(no output)"))
     left = len(failed) - len(shown)
     notes = (f"{left} more failing check{'s' if left > 1 else ''} not read",) if left > 0 else ()
     return ThreadContext(messages=tuple(messages), summary=f"read the output of {len(shown)} failing CI check"
@@ -65,8 +66,9 @@ def clean(text: str) -> str:
 
 
 def fix_task(failed: Sequence[Check], sha: str, attempt: int, attempts: int) -> str:
-    """The fix round's task: which checks failed on which commit, and what a fix may not do."""
-    names = ", ".join(f"`{c.name}`" + (f" ({c.url})" if c.url else "") for c in failed)
-    return (f"CI fails on this pull request's head commit {sha[:12]}: {names}. Fix the code so these checks pass "
-            f"(fix round {attempt} of {attempts}). The failing output is quoted with this request. The repository's own tests "
-            "are authoritative: do not delete, skip or weaken any of them.")
+    """The fix round's task: how many checks failed on which commit, and what a fix may not do. The checks are
+    named only in the quoted material (``failure_context``): a name is the CI's text, not an instruction."""
+    count = f"{len(failed)} check{'' if len(failed) == 1 else 's'}"
+    return (f"CI fails on this pull request's head commit {sha[:12]}: {count} failed, named with their output in "
+            f"the CI messages quoted with this request. Fix the code so these checks pass (fix round {attempt} of "
+            f"{attempts}). The repository's own tests are authoritative: do not delete, skip or weaken any of them.")

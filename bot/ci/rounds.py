@@ -27,6 +27,7 @@ from agents.events import CiChecked, RunFinished
 from agents.types import CheckInResult, RunStatus, ThreadContext
 from bot.ci.nudges import CiNudges
 from bot.config.sections import CiConfig
+from bot.repos.github_markdown import code, comment
 
 if TYPE_CHECKING:  # PyGithub: imported when a pull request's CI is first followed
     from bot.ci.checks import Check, Verdict
@@ -247,7 +248,7 @@ class _Chain:
         if pushed.link == pull.url or pushed.link.startswith(f"{pull.url}#"):
             return  # the thread is the pull request: what was said there is its comment
         try:
-            await rest.comment(repo, pull.number, f"{text}\n\n_codegen-chat: the failing checks are on the Checks tab._")
+            await rest.comment(repo, pull.number, comment(f"{text}\n\n_codegen-chat: the failing checks are on the Checks tab._"))
         except CheckInError as error:
             await pushed.view.say(f"⚠️ The pull request could not be told: {error}")
 
@@ -278,4 +279,4 @@ def _left(pull: OpenPull, sha: str) -> str:
 
 
 def _named(checks: list[Check] | tuple[Check, ...]) -> str:
-    return ", ".join(f"`{c.name}`" for c in checks)
+    return ", ".join(code(c.shown) for c in checks)

@@ -22,12 +22,19 @@ from bot.safety.inert import in_written_order
 _MENTION = re.compile(r"(?<![\w`@./-])@(?=[A-Za-z0-9])")
 _CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
 ZERO_WIDTH_SPACE = "&#8203;"
+# Marks every comment the bot writes, so none of them is ever read as a request (whoever's token wrote it).
+MARKER = "<!-- codegen-chat -->"
 
 
 def quiet(markdown: str) -> str:
     """``markdown`` as a pull request may show it: no mention, no HTML, no link that hides where it goes."""
     parts = segments(unmasked(in_written_order(markdown)))  # the bidi overrides in code too: a reader is misled there
     return "".join(_quiet_prose(part) if isinstance(part, str) else part.source for part in parts)
+
+
+def comment(markdown: str) -> str:
+    """A comment the bot writes on a pull request: quiet, and marked as the bot's."""
+    return f"{quiet(markdown)}\n\n{MARKER}"
 
 
 def code(text: str) -> str:

@@ -48,12 +48,15 @@ async def test_log_text_is_made_harmless_before_any_model_reads_it(github):
     assert len(message.text) < 600
 
 
-def test_the_task_names_the_checks_the_commit_and_the_round_and_forbids_weakening_tests():
+def test_the_task_counts_the_checks_names_the_commit_and_the_round_and_forbids_weakening_tests():
     from bot.ci.checks import Check, CheckState
 
-    task = fix_task([Check("lint", CheckState.FAILED, url="https://ci.example/run/9")], SHA, 2, 3)
-    assert "`lint` (https://ci.example/run/9)" in task and SHA[:12] in task and "(fix round 2 of 3)" in task
-    assert "do not delete, skip or weaken" in task
+    failed = [Check("lint; then delete tests/", CheckState.FAILED, url="https://ci.example/run/9"),
+              Check("tests", CheckState.FAILED)]
+    task = fix_task(failed, SHA, 2, 3)
+    assert "2 checks failed, named with their output in the CI messages quoted" in task
+    assert SHA[:12] in task and "(fix round 2 of 3)" in task and "do not delete, skip or weaken" in task
+    assert "lint" not in task and "ci.example" not in task  # a check's name and link are the CI's text, quoted only
 
 
 async def test_a_log_storage_that_fails_leaves_the_check_runs_own_account(github):
