@@ -44,6 +44,10 @@ class CiFollower:
     async def follow(self, full_name: str, sha: str, base: str, changed: Changed, left: Left | None = None) -> Outcome:
         """Look until the commit's CI ends (or the time bounds say stop); ``changed`` hears each new pending picture;
         ``left``, asked at each look while CI runs, ends the following early with its reason."""
+        with self._nudges.watching(full_name, sha):  # a nudge between two looks is kept for the next wait
+            return await self._follow(full_name, sha, base, changed, left)
+
+    async def _follow(self, full_name: str, sha: str, base: str, changed: Changed, left: Left | None) -> Outcome:
         config = self._config
         required = await self._required(full_name, base)
         started, pause, failures = self._clock(), config.poll_first_s, 0

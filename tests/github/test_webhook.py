@@ -83,6 +83,15 @@ async def test_ci_events_nudge_the_commit_they_name_and_the_bots_own_status_does
         assert await waiting is True, event
 
 
+async def test_ci_deliveries_for_commits_nobody_follows_leave_nothing_behind(github_config, start_bot):
+    bot = await start_bot(github_config)
+    for n in range(30):
+        payload = {"action": "completed", "check_run": {"head_sha": f"{n:040x}", "name": "tests"},
+                   "repository": {"full_name": REPO}}
+        assert (await bot.deliver("check_run", payload, delivery=f"d-{n}"))[0] == 202
+    assert bot.service.nudges.watched == 0
+
+
 async def test_a_signed_payload_not_shaped_as_github_sends_one_is_dropped_without_an_error(github_config, start_bot):
     bot = await start_bot(github_config)
     for event, payload in [
