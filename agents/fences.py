@@ -3,7 +3,9 @@ attaching code shares.
 
 A block opens with a line of three or more backticks or tildes (indented at most three spaces) followed
 by an info string (``python path=src/app.py``); it closes at a line of the same character, at least as
-long, with nothing after it, or at the end of the text. A longer fence may hold shorter ones::
+long, with nothing after it, or at the end of the text. A longer fence may hold shorter ones. As in
+CommonMark, a fence indented (inside a list item, say) takes as much indentation off each line of its body
+as its own, a tab counting to the next multiple of four columns::
 
     segments(text)   prose (str) and Block items, in order; "".join(s.source ...) gives the text back
     Fence.parse      one line: the fence it opens, or None; fence.closed_by(line)
@@ -95,12 +97,34 @@ def segments(text: str) -> list[str | Block]:
             prose = []
         end = next((i for i in range(index + 1, len(lines)) if fence.closed_by(lines[i].rstrip("\r\n"))), None)
         stop = len(lines) if end is None else end + 1
-        body = "".join(lines[index + 1:end if end is not None else len(lines)])
+        width = _columns(fence.indent)
+        body = "".join(_dedented(line, width) for line in lines[index + 1:end if end is not None else len(lines)])
         out.append(Block(fence, body, "".join(lines[index:stop]), closed=end is not None))
         index = stop
     if prose:
         out.append("".join(prose))
     return out
+
+
+TAB_STOP = 4
+
+
+def _columns(indent: str) -> int:
+    """How many columns the spaces and tabs ``indent`` take, a tab running to the next tab stop."""
+    column = 0
+    for char in indent:
+        column = column + TAB_STOP - column % TAB_STOP if char == "\t" else column + 1
+    return column
+
+
+def _dedented(line: str, width: int) -> str:
+    """``line`` with up to ``width`` columns of its leading spaces and tabs taken off; a tab only partly taken
+    leaves the rest of its columns as spaces."""
+    column, index = 0, 0
+    while column < width and index < len(line) and line[index] in " \t":
+        column = column + TAB_STOP - column % TAB_STOP if line[index] == "\t" else column + 1
+        index += 1
+    return " " * max(0, column - width) + line[index:]
 
 
 def info_path(info: str) -> str:

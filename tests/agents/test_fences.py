@@ -41,6 +41,18 @@ def test_an_unterminated_block_runs_to_the_end():
     assert not block.closed and block.body == "fn main() {}\n" and block.line_count == 1
 
 
+@pytest.mark.parametrize("text, body", [
+    ("1. Code:\n   ```python\n   def f():\n       return 1\n   ```\n", "def f():\n    return 1\n"),
+    ("- a.py:\n  ```python\n  def f():\n      return 1\n  ```\n", "def f():\n    return 1\n"),
+    ("\t```python\n\tdef f():\n\t    return 1\n\t```\n", "def f():\n    return 1\n"),
+    ("  ```\n\tx\n y\nz\n  ```\n", "  x\ny\nz\n"),
+])
+def test_an_indented_fence_takes_its_own_indentation_off_each_line_of_its_body(text, body):
+    [block] = blocks(text)
+    assert block.body == body
+    assert "".join(s if isinstance(s, str) else s.source for s in segments(text)) == text
+
+
 def test_four_spaces_of_indent_is_no_fence_and_backticks_in_a_backtick_info_string_are_inline_code():
     assert blocks("    ```\n    code\n    ```\n") == []
     assert blocks("```a ` b```\ntext\n") == []

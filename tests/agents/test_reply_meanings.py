@@ -99,3 +99,13 @@ def test_a_changed_file_that_comes_back_unchanged_is_kept_and_said():
     done = "def total(xs):\n    return sum(xs)\n"
     files = read(f"```python path=calc.py\n{done}```\n", {"calc.py": done})
     assert files.files["calc.py"] == done and any("came back unchanged" in n for n in files.notices)
+
+
+@pytest.mark.parametrize("reply", [
+    "Steps:\n\n1. Complete `calc.py`:\n\n   ```python\n   def total(xs):\n       return sum(xs)\n   ```\n\n2. Run it.\n",
+    "- calc.py:\n  ```python\n  def total(xs):\n      return sum(xs)\n  ```\n",
+    "\t```python\n\tdef total(xs):\n\t    return sum(xs)\n\t```\n",
+])
+def test_a_block_indented_inside_a_list_is_read_without_the_lists_indentation(reply):
+    files = read(reply, {"calc.py": "def total(xs):\n    pass\n"})
+    assert files.files["calc.py"] == "def total(xs):\n    return sum(xs)\n"
