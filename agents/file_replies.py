@@ -8,7 +8,10 @@ block is:
   above (``**calc.py**``, ``### src/app.py``, ``Here is `calc.py`:``), in a first-line comment
   (``# filename: calc.py``, ``// main.go``), or in a diff's ``+++ b/calc.py`` header;
 - no name at all: the block is the file the context makes obvious (``agents.file_names``). Commands,
-  program output and usage examples beside the code are not files;
+  program output and usage examples beside the code are not files: of several unnamed blocks, the one that
+  defines something is the file, before a longer one that only imports, calls and prints; and a Python block
+  that imports the module it would be saved as (``from parity import is_even`` as ``parity.py``) is never
+  saved as that module;
 - a diff instead of the file: applied to the current file (``agents.diffs``);
 - prose around everything, or code with no fence at all (a Python reply that parses as a module).
 
@@ -29,6 +32,7 @@ from agents import file_names, python_files
 from agents.diffs import DiffError, apply, as_diff
 from agents.fences import Block, segments
 from agents.language import BUILT_IN, Languages
+from agents.language.code import defined_names
 from agents.paths import UnsafePath, clash, project_path
 from agents.types import FileSet
 
@@ -124,10 +128,11 @@ def parse_files(text: str, context: FileContext | None = None) -> FileReply:
         raise ReplyFormatError(notices[-1].removeprefix("Not saved: ").rstrip("."), notices=tuple(notices))
     if not files:
         problem = notices[-1].removeprefix("Not saved: ") if notices else "code blocks had no file names"
-        body = max((b.body for b in blocks), key=len)
         language = context.language or next((b.language for b in blocks if b.language), "python")
-        raise ReplyFormatError(problem.rstrip("."), _example(context, _obvious_name(body, language, context), body),
-                               tuple(notices))
+        named_as = [(b.body, _obvious_name(b.body, language, context)) for b in blocks]
+        body, name = max(named_as, key=lambda c: (not _imports_itself(c[1], c[0], language), len(c[0])))
+        shown = "" if _imports_itself(name, body, language) else body  # never the usage example as the file
+        raise ReplyFormatError(problem.rstrip("."), _example(context, name, shown), tuple(notices))
     return FileReply(FileSet(files), tuple(notices))
 
 
@@ -254,13 +259,30 @@ def _obvious(blocks: list[_Read], context: FileContext, notices: list[str]) -> l
         candidates = [(b, lang) for b, lang in code if _normal(b) not in echoed] or code
     if not candidates:
         return config
-    body, language = max(candidates, key=lambda c: len(c[0]))
-    language = language or context.language
-    name = _obvious_name(body, language, context)
+    named = [(body, language or context.language) for body, language in candidates]
+    named_as = [(body, language, _obvious_name(body, language, context)) for body, language in named]
+    body, language, name = max(named_as, key=lambda c: _likely_the_file(c[0], c[1], c[2], context))
     notices.append(f"The code block had no file name; it was saved as {name}.")
     if len(candidates) > 1:
         notices.append(f"{len(candidates) - 1} other unnamed code block(s) were taken as examples and not saved.")
     return [_Read(name, body, language), *config]
+
+
+def _likely_the_file(body: str, language: str, name: str, context: FileContext) -> tuple[bool, bool, int]:
+    """How likely an unnamed block is the file rather than an example of using it: first a block that does not
+    import the very module it would be saved as, then (for code) one that defines something (a function, a class,
+    a type) over one that only imports, calls and prints, then the longer."""
+    defines = context.writes_tests or bool(defined_names(body))
+    return not _imports_itself(name, body, language), defines, len(body)
+
+
+def _imports_itself(path: str, body: str, language: str) -> bool:
+    """A Python block that imports the module it would be saved as (``from parity import is_even`` as
+    ``parity.py``): code using the module, never the module."""
+    if language != "python" or not path.endswith(".py") or path.endswith("__init__.py"):
+        return False
+    parts = path.removesuffix(".py").split("/")
+    return python_files.imports_module(body, {".".join(parts[i:]) for i in range(len(parts))})
 
 
 def _obvious_name(body: str, language: str, context: FileContext) -> str:
@@ -304,6 +326,11 @@ def _accepted(named: list[_Read], context: FileContext, notices: list[str]) -> d
             notices.append(f"Not saved: {read.problem}.")
             continue
         if not read.body.strip():
+            continue
+        if not context.writes_tests and _imports_itself(read.path, read.body, read.language):
+            module = read.path.removesuffix(".py").replace("/", ".")
+            notices.append(f"Not saved: a block for {read.path} imports {module} itself: it shows how the module is "
+                           f"used, it is not the module; send {read.path} whole.")
             continue
         if _copied_example(read, context):
             notices.append(f"Not saved: {read.path}, the instructions' example of the format, not a file of the task.")

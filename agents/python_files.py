@@ -84,6 +84,22 @@ def defined(code: str) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
 
 
+def imports_module(code: str, modules: set[str]) -> bool:
+    """Whether ``code`` imports one of ``modules`` (dotted names; ``from .name import`` counts for the last part)."""
+    try:
+        tree = parsed(code)
+    except (SyntaxError, ValueError):
+        return False
+    last = {module.rpartition(".")[2] for module in modules}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(alias.name in modules for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module and (
+                node.module in modules if not node.level else node.module in last):
+            return True
+    return False
+
+
 def stubs(code: str) -> list[str]:
     """The top-level functions of ``code`` that are only a signature and a docstring (or ``pass``, ``...``)."""
     try:

@@ -109,3 +109,25 @@ def test_a_changed_file_that_comes_back_unchanged_is_kept_and_said():
 def test_a_block_indented_inside_a_list_is_read_without_the_lists_indentation(reply):
     files = read(reply, {"calc.py": "def total(xs):\n    pass\n"})
     assert files.files["calc.py"] == "def total(xs):\n    return sum(xs)\n"
+
+
+USAGE = "from calc import total\n\nprint(total([1, 2, 3]))  # 6\nprint(total([]))  # 0\nprint(total([-1, 1]))  # 0\n"
+CALLS = "print(total([1, 2, 3]))  # 6\nprint(total([]))  # 0\nprint(total([-1, 1]))  # 0\nprint(total([5]))  # 5\n"
+
+
+@pytest.mark.parametrize("code", [None, {"calc.py": "def total(xs):\n    return 0\n"}])
+@pytest.mark.parametrize("usage", [USAGE, CALLS])
+def test_the_answer_is_saved_not_the_longer_block_that_shows_how_to_use_it(code, usage):
+    reply = f"Here is the function:\n```python\n{ANSWER}```\nYou can use it like this:\n```python\n{usage}```\n"
+    files = read(reply, code)
+    assert files.files["calc.py"].startswith("def total(") and "return sum(xs)" in files.files["calc.py"]
+    assert "print(" not in files.files["calc.py"]
+
+
+def test_a_block_that_imports_the_module_it_would_be_saved_as_is_never_saved_as_that_module():
+    current = {"calc.py": "def total(xs):\n    return sum(xs)\n"}
+    with pytest.raises(ReplyFormatError, match="imports calc itself") as error:
+        read(f"```python\n{USAGE}```\n", current)
+    assert "from calc import" not in error.value.example  # not shown to the model as the form of the file
+    named = read(f"```python path=calc.py\n{ANSWER}```\n```python path=calc.py\n{USAGE}```\n", current)
+    assert named.files["calc.py"] == ANSWER and any("imports calc itself" in n for n in named.notices)
