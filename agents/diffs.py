@@ -2,10 +2,14 @@
 versions of the files, written as diffs for a model that saw the earlier version.
 
 Models asked for whole files still answer with a unified diff (```` ```diff ````, ``--- a/x`` and
-``+++ b/x`` headers, ``@@`` hunks) or with every line prefixed by ``+``. A diff that only adds lines to
-nothing is the new file itself; one that changes an existing file is applied hunk by hunk, by finding each
-hunk's old lines, whole, in the file after the hunk before it (line numbers in ``@@`` headers are often
-wrong, so they only choose between several places, and place lines added with no context).
+``+++ b/x`` headers, ``@@`` hunks) or with every line prefixed by ``+``. A diff that only adds lines is the
+new file itself when there is no file yet, or when it says it replaces the whole file (``--- /dev/null``, a
+header whose old side spans the file, or added lines that define again a name the file defines at its top
+level); otherwise its lines are inserted into the file, however its header counts them (``@@ -9 +9,4 @@`` as
+well as ``@@ -9,0 +10,4 @@``), so an added function never replaces the file. A diff that changes an existing
+file is applied hunk by hunk, by finding each hunk's old lines, whole, in the file after the hunk before it
+(line numbers in ``@@`` headers are often wrong, so they only choose between several places, and place lines
+added with no context).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from agents.language.code import defined_names
 
 _TARGET = re.compile(r"^\+\+\+ (?:[ab]/)?(?P<path>[^\t\n]+?)(?:\t.*)?$", re.M)
 _HUNK = re.compile(r"^@@ [^@]* @@.*$", re.M)
@@ -46,7 +52,8 @@ def as_diff(language: str, body: str) -> Diff | None:
 @dataclass(frozen=True)
 class _Hunk:
     start: int | None  # the old side's first line as the ``@@`` header gives it (None: no numbers)
-    length: int | None  # and its number of lines (``@@ -6,0 +7,3 @@``: none, the lines go after line 6)
+    length: int | None  # and its number of lines (``@@ -6,0 +7,3 @@``: none, the lines go after line 6); None
+    # when the header gives none (``@@ -6 +6,3 @@``, which small models write for lines added after line 6 too)
     lines: list[tuple[str, str]]  # each line's mark (" ", "-" or "+") and text
 
     @property
@@ -69,9 +76,10 @@ class _Hunk:
 
 def apply(diff: Diff, current: str | None) -> str:
     """The whole file the diff describes: its lines when it marks none as added or removed (a whole file under
-    diff headers, as small models write when asked for a diff), its added lines when it only adds to nothing (no
-    file, or hunks from line 0), else ``current`` patched hunk by hunk. Each hunk must match whole lines of the file (trailing
-    whitespace aside), after the hunk before it; of several places, the one nearest its header's line."""
+    diff headers, as small models write when asked for a diff), its added lines when it only adds and there is no
+    file or it replaces the file whole (``_replaces_whole``), else ``current`` patched hunk by hunk. Each hunk must
+    match whole lines of the file (trailing whitespace aside), after the hunk before it; of several places, the one
+    nearest its header's line; a hunk with no old lines goes after the line its header names."""
     lines = [line for line in diff.body.splitlines() if not line.startswith(("--- ", "+++ ", "diff ", "index ", "Index: "))]
     if not any(_HUNK.match(line) or line.startswith(("+", "-")) for line in lines):  # a whole file under diff headers
         if not "".join(lines).strip():
@@ -79,9 +87,9 @@ def apply(diff: Diff, current: str | None) -> str:
         return "\n".join(lines).strip("\n") + "\n"
     hunks = _hunks(lines)
     added_only = all(line.startswith("+") or not line.strip() for line in lines if not _HUNK.match(line))
-    inserts = all(h.start and h.length == 0 for h in hunks)  # lines added into a file, each after a line it names
-    if added_only and (current is None or not inserts):
-        return "\n".join(line[1:] for line in lines if line.startswith("+")) + "\n"
+    added = "\n".join(line[1:] for line in lines if line.startswith("+")) + "\n"
+    if added_only and (current is None or _replaces_whole(diff, hunks, added, current)):
+        return added
     if current is None:
         raise DiffError("it changes a file the team does not have; send the whole file")
     eol = "\r\n" if "\r\n" in current else "\n"
@@ -97,6 +105,25 @@ def apply(diff: Diff, current: str | None) -> str:
         text[at:at + size] = new
         cursor, shift = at + len(new), shift + len(new) - size
     return eol.join(text) + eol
+
+
+def _replaces_whole(diff: Diff, hunks: list[_Hunk], added: str, current: str) -> bool:
+    """Whether a diff that only adds lines means the whole file rather than lines to insert into ``current``: it
+    comes from ``/dev/null``, or its one hunk's header spans the whole file on its old side (``@@ -1,6 +1,2 @@``
+    for a file of six lines), or its lines define again a name the file defines at its top level (inserted, the
+    file's own older definition would come after the new one, and win)."""
+    if re.search(r"^--- /dev/null\s*$", diff.body, re.M):
+        return True
+    size = len(current.splitlines())
+    first = hunks[0] if len(hunks) == 1 else None
+    if first and first.start in (0, 1) and first.length is not None and size and first.length >= size:
+        return True
+    return bool(_top_level_names(added) & _top_level_names(current))
+
+
+def _top_level_names(code: str) -> set[str]:
+    """The names defined on the code's unindented lines (a module's functions and classes, not their methods)."""
+    return defined_names("\n".join(line for line in code.splitlines() if line[:1] not in (" ", "\t")))
 
 
 def _place(text: list[str], hunk: _Hunk, cursor: int, shift: int) -> int:
@@ -120,7 +147,7 @@ def _hunks(lines: list[str]) -> list[_Hunk]:
     for line in lines:
         if _HUNK.match(line):
             numbers = _NUMBERS.match(line)
-            start, length = (numbers.group(1), numbers.group(2) or "1") if numbers else (None, None)
+            start, length = (numbers.group(1), numbers.group(2)) if numbers else (None, None)
             parts.append((int(start) if start else None, int(length) if length else None, []))
             continue
         if not parts:

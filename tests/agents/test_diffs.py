@@ -44,6 +44,25 @@ def test_lines_added_into_a_file_go_after_the_line_their_header_names_and_keep_t
     assert method.startswith("def total(parts, sep=' '):\n") and method.endswith("    return 0\n\nZERO = zero()\n")
 
 
+@pytest.mark.parametrize("header", ["@@ -6 +6,4 @@", "@@ -6,1 +6,4 @@", "@@ -6,0 +7,4 @@", "@@ -6 +7 @@"])
+def test_lines_only_added_are_inserted_into_the_file_however_the_header_counts_them(header):
+    inserted = apply(diff(header, "+", "+", "+def double(x):", "+    return 2 * x"), CURRENT)
+    assert inserted == CURRENT + "\n\ndef double(x):\n    return 2 * x\n"
+    assert apply(diff("@@ -1 +1,2 @@", "+import os"), CURRENT) == CURRENT.replace("\n", "\nimport os\n", 1)
+
+
+def test_a_new_function_sent_as_added_lines_with_no_header_keeps_the_file():
+    added = apply(Diff("m.py", "+def double(x):\n+    return 2 * x\n"), CURRENT)
+    assert "def total(parts):" in added and "def zero():" in added and "def double(x):" in added
+
+
+def test_added_lines_that_define_a_name_of_the_file_again_are_the_whole_new_file():
+    rewritten = "+def zero():\n+    return 0.0\n+\n+\n+def one():\n+    return 1\n"
+    assert apply(Diff("m.py", rewritten), CURRENT) == "def zero():\n    return 0.0\n\n\ndef one():\n    return 1\n"
+    new_file = apply(Diff("m.py", "--- /dev/null\n+++ b/m.py\n@@ -0,0 +1,2 @@\n+def one():\n+    return 1\n"), CURRENT)
+    assert new_file == "def one():\n    return 1\n"
+
+
 def test_a_whole_file_sent_as_added_lines_is_the_file():
     whole = diff("@@ -1,6 +1,2 @@", "+def zero():", "+    return 0")
     assert apply(whole, CURRENT) == "def zero():\n    return 0\n"
