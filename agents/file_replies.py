@@ -281,8 +281,7 @@ def _imports_itself(path: str, body: str, language: str) -> bool:
     ``parity.py``): code using the module, never the module."""
     if language != "python" or not path.endswith(".py") or path.endswith("__init__.py"):
         return False
-    parts = path.removesuffix(".py").split("/")
-    return python_files.imports_module(body, {".".join(parts[i:]) for i in range(len(parts))})
+    return python_files.imports_module(body, _module_names(path))
 
 
 def _obvious_name(body: str, language: str, context: FileContext) -> str:
@@ -411,11 +410,8 @@ def _python_file(path: str, body: str, context: FileContext, notices: list[str])
             notices.append(f"{path} ended with {examples} example call(s); they now run only when it is run as a "
                            'script (under if __name__ == "__main__":), not when it is imported.')
     current = context.code.get(path)
-    merged = python_files.merged_into(current, body) if current is not None and not context.writes_tests else None
-    if merged is not None:
-        notices.append(f"{path}: the reply held only {', '.join(merged.replaced)}; it was put in place of the old "
-                       f"version in the file, and the rest of the file ({', '.join(merged.kept)}) was kept.")
-        body = merged.code
+    if current is not None and not context.writes_tests:
+        body = _merged(path, current, body, context, notices)
     if current is not None and _normal(current) == _normal(body):
         todo = python_files.stubs(body)
         if todo and not context.writes_tests:  # the stub it was to complete, echoed: no answer at all
@@ -429,6 +425,29 @@ def _python_file(path: str, body: str, context: FileContext, notices: list[str])
         notices.append(f"Not saved: {path} {NOT_PYTHON} ({problem}); {kept}.")
         return None
     return body
+
+
+def _merged(path: str, current: str, body: str, context: FileContext, notices: list[str]) -> str:
+    """A code file as the reply meant it: the definitions of a reply that is part of the file put into it (a fix of
+    one function, functions to add); else the reply as the whole file, saying which definitions it left out."""
+    tested = set().union(*(python_files.imported_from(test, _module_names(path)) for test in context.tests.values()))
+    merged = python_files.merged_into(current, body, tested)
+    if merged is None:
+        dropped = sorted(python_files.defined(current) - python_files.defined(body))
+        if dropped and python_files.defined(body):
+            notices.append(f"{path} was taken as the whole file; it no longer defines {', '.join(dropped)}.")
+        return body
+    done = ([f"{', '.join(merged.replaced)} put in place of the old version"] if merged.replaced else []) + (
+        [f"{', '.join(merged.added)} added to the file"] if merged.added else [])
+    notices.append(f"{path}: the reply held only {', '.join(merged.replaced + merged.added)} ({'; '.join(done)}); "
+                   f"the rest of the file ({', '.join(merged.kept)}) was kept.")
+    return merged.code
+
+
+def _module_names(path: str) -> set[str]:
+    """The names a Python file is imported by: ``src/pkg/mod.py`` as ``mod``, ``pkg.mod`` or ``src.pkg.mod``."""
+    parts = path.removesuffix(".py").removesuffix("/__init__").split("/")
+    return {".".join(parts[i:]) for i in range(len(parts))}
 
 
 def _normal(code: str) -> str:

@@ -4,8 +4,10 @@ A small model answers in ways that keep the right code in a shape that would bre
 
 - the prompt's stub repeated above the answer (the docstring-only ``def`` first, the whole one after):
   ``without_repeated_stubs`` keeps the whole one;
-- only the function that was asked for, where the file holds more (imports, helpers, other functions):
-  ``merged_into`` puts the function in its place in the file and keeps the rest;
+- only the function that was asked for, where the file holds more (imports, helpers, other functions), or only
+  the functions to add (a follow-up's ``mul`` for a file holding ``add``): ``merged_into`` puts each in its place
+  in the file, or after the file's own, and keeps the rest; and a rewrite that leaves out a function the tests
+  import keeps that function (``imported_from`` tells which);
 - example calls after the code (``print(f(3))  # Output: 5``), which run, and may fail, whenever the module is
   imported: ``examples_as_main`` has them run only when the file is run as a script;
 - the test output it was shown, pasted after the code: ``without_trailing_text`` keeps the code above it;
@@ -17,7 +19,8 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _IMPORTS = (ast.Import, ast.ImportFrom)
@@ -155,18 +158,24 @@ def _is_example(node: ast.stmt) -> bool:
 @dataclass(frozen=True)
 class Merged:
     code: str
-    replaced: list[str]  # the definitions the reply gave again
+    replaced: list[str]  # the definitions the reply gave again, put in place of the file's
     kept: list[str]  # what the file held that the reply left out
+    added: list[str] = field(default_factory=list)  # the definitions new to the file, added after its own
 
 
-def merged_into(current: str, reply: str) -> Merged | None:
-    """The file ``current`` with the one definition ``reply`` gives put in place of its own, when ``reply`` is that
-    definition alone (with its imports, say) and the file holds more (an import or a definition ``reply`` leaves
-    out); None when ``reply`` is a file of its own (two definitions or more, or a new one), or either does not
-    parse."""
+def merged_into(current: str, reply: str, keep: Collection[str] = ()) -> Merged | None:
+    """The file ``current`` with the definitions ``reply`` gives put in it, when ``reply`` is a part of the file
+    rather than a file of its own: nothing but definitions (with their imports, say), where the file holds more (an
+    import or a definition ``reply`` leaves out), and either one definition the file has (a fix of it), or only
+    definitions the file lacks (an addition, as a follow-up asks), or one that would drop a name of ``keep`` (what
+    the tests import from the file). None when ``reply`` is a file of its own (several definitions that keep some
+    of the file's and drop others, or statements besides definitions), or either does not parse."""
     try:
         old, new = parsed(current), parsed(reply)
     except (SyntaxError, ValueError):
+        return None
+    if not all(isinstance(node, (*_DEFINITIONS, *_IMPORTS)) or _is_docstring(node) or _is_main(node)
+               for node in new.body):
         return None
     new_by_key = {_key(node): node for node in new.body}
     old_keys = [_key(node) for node in old.body]
@@ -174,21 +183,50 @@ def merged_into(current: str, reply: str) -> Merged | None:
     left_out = [key for node, key in zip(old.body, old_keys, strict=True)
                 if key not in new_by_key and isinstance(node, (*_DEFINITIONS, *_IMPORTS))]
     defined = [node for node in new.body if isinstance(node, _DEFINITIONS)]
-    if len(defined) != 1 or not replaced or not left_out:
+    dropped = {key.removeprefix("def ") for key in left_out if key.startswith("def ")}
+    part = (len(defined) == 1 and replaced) or (defined and not replaced) or dropped & set(keep)
+    if not defined or not left_out or not part:
         return None
     reply_lines = reply.splitlines(keepends=True)
     chunks = _chunks(current, old.body)
     for index, key in enumerate(old_keys):
         if key in new_by_key and key.startswith("def "):
             chunks[index] = _source(reply_lines, new_by_key[key]) + "\n\n"
-    added = [node for node in new.body if _key(node) not in old_keys]
+    added = [node for node in new.body if _key(node) not in old_keys and not _is_docstring(node) and not _is_main(node)]
     imports = "".join(_source(reply_lines, n) for n in added if isinstance(n, _IMPORTS))
     rest = "\n\n".join(_source(reply_lines, n) for n in added if not isinstance(n, _IMPORTS))
+    main = chunks.pop() if old.body and _is_main(old.body[-1]) else ""  # new definitions go above the script part
+    main = next((_source(reply_lines, n) for n in new.body if _is_main(n)), main)  # the reply's, when it has one
     code = imports + "".join(chunks).rstrip("\n") + "\n" + ("\n\n" + rest if rest else "")
+    code += "\n\n" + main.lstrip("\n") if main else ""
     if syntax_problem(code):
         return None
     return Merged(code.rstrip("\n") + "\n", [k.removeprefix("def ") for k in replaced],
-                  [k.removeprefix("def ") if k.startswith("def ") else "its imports" for k in left_out])
+                  [k.removeprefix("def ") if k.startswith("def ") else "its imports" for k in left_out],
+                  [n.name for n in added if isinstance(n, _DEFINITIONS)])
+
+
+def imported_from(code: str, modules: Collection[str]) -> set[str]:
+    """The names ``code`` takes from one of ``modules``: ``from calc import add`` gives ``add``, and ``import calc``
+    (``as c``) then ``calc.mul`` gives ``mul``. None when it does not parse."""
+    try:
+        tree = parsed(code)
+    except (SyntaxError, ValueError):
+        return set()
+    names, aliases = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module in modules and not node.level:
+            names |= {alias.name for alias in node.names if alias.name != "*"}
+        elif isinstance(node, ast.Import):
+            aliases |= {alias.asname or alias.name for alias in node.names if alias.name in modules}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases:
+            names.add(node.attr)
+    return names
+
+
+def _is_docstring(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
 
 
 def _is_stub(node: ast.stmt) -> bool:

@@ -58,7 +58,8 @@ def test_a_lone_function_is_put_in_its_place_and_the_rest_of_the_file_kept():
 def test_a_file_of_its_own_replaces_the_file_even_when_it_drops_a_function():
     whole = "from typing import List\n\n\n" + ANSWER + "\n\ndef double(xs: List[int]) -> int:\n    return 2 * total(xs)\n"
     files = read(f"```python path=calc.py\n{whole}```\n", {"calc.py": STUB + "\n\ndef unused():\n    pass\n"})
-    assert files.files["calc.py"] == whole and not files.notices
+    assert files.files["calc.py"] == whole
+    assert files.notices == ("calc.py was taken as the whole file; it no longer defines unused.",)
 
 
 def test_of_several_copies_of_one_file_the_last_whole_one_wins():
@@ -131,3 +132,29 @@ def test_a_block_that_imports_the_module_it_would_be_saved_as_is_never_saved_as_
     assert "from calc import" not in error.value.example  # not shown to the model as the form of the file
     named = read(f"```python path=calc.py\n{ANSWER}```\n```python path=calc.py\n{USAGE}```\n", current)
     assert named.files["calc.py"] == ANSWER and any("imports calc itself" in n for n in named.notices)
+
+
+ADD = "def add(a, b):\n    return a + b\n"
+MUL = "def mul(a, b):\n    return a * b\n"
+
+
+@pytest.mark.parametrize("reply", [f"Here's mul:\n```python\n{MUL}```\n", f"```python path=calc.py\n{MUL}```\n",
+                                   f"```python\n{MUL}\n\nprint(mul(2, 3))\n```\n"])
+def test_a_reply_of_only_new_functions_is_added_to_the_file_not_put_in_its_place(reply):
+    files = parse_files(reply, FileContext(language="python", code={"calc.py": "import math\n\n\n" + ADD},
+                                           mentioned="Now also add mul(a, b)."))
+    code = files.files["calc.py"]
+    assert code.startswith("import math\n\n\n" + ADD + "\n\n" + MUL)
+    assert any("held only mul (mul added to the file)" in n and "(its imports, add) was kept" in n for n in files.notices)
+
+
+def test_a_rewrite_that_leaves_out_a_function_the_tests_import_keeps_it():
+    whole = "def add(a, b):\n    return b + a\n\n\ndef sub(a, b):\n    return a - b\n"
+    current = {"calc.py": ADD + "\n\n" + MUL}
+    tests = {"test_calc.py": "import calc\n\n\ndef test_mul():\n    assert calc.mul(2, 3) == 6\n"}
+    files = parse_files(f"```python path=calc.py\n{whole}```\n", FileContext(language="python", code=current, tests=tests))
+    code = files.files["calc.py"]
+    assert "return b + a" in code and "def sub" in code and "def mul" in code
+    untested = parse_files(f"```python path=calc.py\n{whole}```\n", FileContext(language="python", code=current))
+    assert untested.files["calc.py"] == whole
+    assert "it no longer defines mul" in untested.notices[-1]
