@@ -19,11 +19,18 @@ writes is a candidate, and the user's tests are its first check:
 
 When the whole test run fails and the team has tests of its own, the user's tests run once more alone (the
 sandbox is cheap next to a model call), which tells whose tests failed in any language.
+
+Without such tests the team's own tests are the only judge, and every tested version is a candidate all the same:
+a version they passed is not lost when a later "fix" breaks it. Whatever ends a run without a pass (the budget, an
+error, a stop), it ends with the best candidate (``best``), and says so when that is not the last version tested.
+The team's tests can change between rounds (fixed by the Tester, or written again for a new plan), so two versions
+are compared by them only when the same tests judged both.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agents.run_state import Work
@@ -35,15 +42,20 @@ KEPT_NOTICE = ("The last version of the code is not the best the team tested; it
                "task's own tests with the fewest of its own failing, the first of equals ({summary}).")
 CLOSEST_NOTICE = ("No version of the code passed the task's own tests; the team keeps the one closest to passing "
                   "(the first of those that failed fewest of them: {summary}).")
+BEST_NOTICE = ("The last version of the code is not the best the team tested; it keeps the one of round {round}, "
+               "which did best on the team's tests ({summary}).")
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A tested version of the code: the work as that test run saw it, and its report."""
+    """A tested version of the code: the work as that test run saw it (the code and the tests that judged it), the
+    report to show for it, and how far it was from passing."""
 
     work: Work
     report: TestReport
-    misses: int = 0  # tests it failed: the user's, for one that failed them; else the team's (1: they did not run)
+    misses: int = 0  # tests of the whole run it failed (1: they failed without any counted)
+    users_misses: int = 0  # of those, the tests no model wrote (the user's, the task's examples): 0 when none failed
+    round: int = 0  # the round it was tested in
 
 
 def misses(report: TestReport) -> int:
@@ -51,11 +63,36 @@ def misses(report: TestReport) -> int:
     return 0 if report.ok else max(report.failed or 0, 1)
 
 
-def better(candidate: Candidate, best: Candidate | None) -> Candidate:
-    """The candidate to keep of two alike (both passed the user's tests, or both failed them): the one that missed
-    fewer, the earlier of equals (a later one was sampled to differ, or changed on the word of tests no one
-    checked; the first was written as the agent writes)."""
-    return candidate if best is None or candidate.misses < best.misses else best
+def judged(work: Work, report: TestReport, users: TestReport | None, round_: int) -> Candidate:
+    """The candidate a test run makes of ``work``: ``report`` is the whole run's, ``users`` the verdict of the tests
+    no model wrote (None: the run has none). One that failed those is shown by their failure alone."""
+    failed_users = users is not None and not users.ok
+    shown = users if failed_users and users is not None else report
+    return Candidate(work, shown, misses(report), misses(users) if users is not None else 0, round_)
+
+
+def best(tried: Sequence[Candidate], first_of_equals: bool) -> Candidate | None:
+    """The candidate a run that ends now hands back: the one that failed fewest of the tests no model wrote; of those,
+    one the newest tests judged (the team replaced older ones as wrong, or for a new plan: versions are compared by
+    the team's tests only when the same tests judged them); of those, the one that failed fewest. Of equals, the
+    first when tests no model wrote judge the run (a later version was sampled to differ, or changed on the word
+    of tests no one checked), else the latest (it took the review's and the triage's word as well)."""
+    if not tried:
+        return None
+    newest = tried[-1].work.tests
+
+    def rank(item: tuple[int, Candidate]) -> tuple[int, bool, int, int]:
+        index, candidate = item
+        return (candidate.users_misses, candidate.work.tests != newest, candidate.misses,
+                index if first_of_equals else -index)
+
+    return min(enumerate(tried), key=rank)[1]
+
+
+def handed_back(reason: str, round_: int, report: TestReport) -> str:
+    """``reason`` (why a run ended) saying which version it ended with: the one tested in ``round_``."""
+    which = f"the files are the version of round {round_}, the best the tests judged ({report.summary()})"
+    return f"{reason} {which[0].upper()}{which[1:]}." if reason.endswith(".") else f"{reason}; {which}"
 
 
 def users_job(job: TestJob, team_tests: FileSet) -> TestJob:

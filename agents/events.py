@@ -110,6 +110,19 @@ class WorkSaved(Event):
 
 
 @dataclass(frozen=True)
+class BestVersion(Event):
+    """The version a run that ends now would leave: the best the tests judged so far (``agents.candidates``), with
+    its test run and the round it was tested in. Told whenever that changes, so a run stopped from outside (which
+    the team never sees end) still ends with it rather than with later, untested or worse files."""
+
+    files: FileSet
+    tests: FileSet  # every test that judged it: the team's and the user's
+    user_tests: FileSet
+    report: TestReport
+    round: int
+
+
+@dataclass(frozen=True)
 class CheckedIn(Event):
     result: CheckInResult
 

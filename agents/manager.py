@@ -4,6 +4,7 @@
                       \\--(approve)--> Test --(pass)--> Check-In -> finished (passed)
                                            \\--(fail)--> triage -> Code | fix tests -> Test | re-plan -> ...
     budget exhausted -> best attempt checked in -> finished (failed or stopped, saying why)
+    any ending without a pass (budget, error, stop) -> the best version tested (agents.candidates)
 
 That is the meaning of a run, and ``order = "sequential"`` runs it exactly so, one agent at a time. The
 default, ``"overlapped"``, lets agents whose work does not depend on each other write at the same time,
@@ -59,6 +60,7 @@ from agents.errors import (
     SandboxError,
 )
 from agents.events import (
+    BestVersion,
     CheckedIn,
     Decided,
     Event,
@@ -185,8 +187,7 @@ class _Run:
     already_failing: tuple[str, ...] = ()  # its tests that failed before any change (the baseline run)
     ran_before: tuple[str, ...] = ()  # its tests that ran before any change: each must run after it too
     tested_before: frozenset[str] = frozenset()  # the files those tests lie in, by the runner's report: never written
-    kept: Candidate | None = None  # of the tested work the user's tests passed, the best (agents.candidates)
-    closest: Candidate | None = None  # of the tested work the user's tests failed, what came closest to passing
+    tried: tuple[Candidate, ...] = ()  # every tested version, in order: a run ends with the best (agents.candidates)
     given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
     start_again: str = ""  # why the next candidate starts from ``given`` (agents.candidates); "": it does not
     diffs_apply: bool = True  # False once an answer to a request for a diff held none that applies (``FixReplies.AUTO``)
@@ -238,10 +239,10 @@ class Manager:
         except BudgetExhausted as why:
             finished = await self._finish_unproven(run, str(why))
         except RunFailed as error:
-            finished = self._finished(run, RunStatus.ERROR, str(error))
-        except Exception:  # a bug or an unexpected library error: end honestly and keep the files
+            finished = await self._finish_broken(run, str(error))
+        except Exception:  # a bug or an unexpected library error: end honestly and keep the best files
             log.exception("run %s broke unexpectedly", request.run_id)
-            finished = self._finished(run, RunStatus.ERROR, INTERNAL_ERROR)
+            finished = await self._finish_broken(run, INTERNAL_ERROR)
         await emit(finished)
 
     # -- the workflow ---------------------------------------------------------------------------
@@ -348,18 +349,19 @@ class Manager:
         return bool(run.work.user_tests) and run.workspace is None
 
     async def _users_failure(self, run: _Run, report: TestReport) -> Triage | None:
-        """After a test run (``report``): when the code failed the user's tests, the decision to change it (the
-        Programmer then sees their failure alone); when it passed them, the work is kept as the best attempt."""
+        """After a test run (``report``), which makes the tested work a candidate (``agents.candidates``): when the
+        code failed the user's tests, the decision to change it (the Programmer then sees their failure alone)."""
         tested = run.tested
-        if not self._users_judge(run) or tested is None:
+        if tested is None or run.workspace is not None:
             return None
-        users = report
-        if candidates.users_alone_needed(report, tested.tests):
-            users = await self._sandbox.run(candidates.users_job(self._job(run, tested), tested.tests))
-        if users.ok:
-            run.kept = candidates.better(Candidate(tested, report, candidates.misses(report)), run.kept)
+        users: TestReport | None = None
+        if self._users_judge(run):
+            users = report
+            if candidates.users_alone_needed(report, tested.tests):
+                users = await self._sandbox.run(candidates.users_job(self._job(run, tested), tested.tests))
+        await self._try(run, candidates.judged(tested, report, users, run.round))
+        if users is None or users.ok:
             return None
-        run.closest = candidates.better(Candidate(tested, users, candidates.misses(users)), run.closest)
         if self._settings.resample_temperature is not None and run.given and not run.start_again:
             run.start_again = candidates.RESAMPLE_REASON  # a small model's fresh attempt beats its fix of this one
         await run.emit(Notice(run.request.run_id, f"The task's own tests failed ({users.summary()}); the Programmer "
@@ -367,6 +369,18 @@ class Manager:
         triage = Triage(Action.FIX_CODE, candidates.FIX_REASON)
         run.standing = run.standing.with_report(users).with_triage(triage)
         return triage
+
+    async def _try(self, run: _Run, candidate: Candidate) -> None:
+        """Count a tested version among the run's candidates, telling the best one whenever it changes."""
+        was = self._best(run)
+        run.tried = (*run.tried, candidate)
+        if (now := self._best(run)) is not None and now is not was:
+            work = now.work
+            await run.emit(BestVersion(run.request.run_id, files=work.files, tests=work.all_tests(),
+                                       user_tests=work.user_tests, report=now.report, round=now.round))
+
+    def _best(self, run: _Run) -> Candidate | None:
+        return candidates.best(run.tried, first_of_equals=self._users_judge(run))
 
     async def _act_on(self, run: _Run, decision: Triage | None) -> bool:
         """Set the next round's work after the tests; True when they passed."""
@@ -727,18 +741,13 @@ class Manager:
         return result
 
     async def _finish_unproven(self, run: _Run, why: str) -> RunFinished:
-        """Budget ran out: the best attempt is the code as last tested; publish it and say plainly why. Tests
-        that passed while the review still asked for changes make no pass, and no failure either: stopped."""
-        report, cannot_fail = run.standing.report, run.standing.cannot_fail
-        if report is None or run.tested is None:
+        """Budget ran out: the best attempt is the best version tested (``agents.candidates``); publish it and say
+        plainly why. Tests that passed while the review still asked for changes make no pass, and no failure either:
+        stopped."""
+        if run.standing.report is None or run.tested is None:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
-        run.work = run.tested  # later, untested edits would not match the report
-        best = run.kept or run.closest
-        if best is not None and best.work != run.tested:  # the last version tested is not the best one
-            run.work, report = best.work, best.report
-            run.standing = run.standing.with_report(report, cannot_fail)
-            notice = candidates.KEPT_NOTICE if best is run.kept else candidates.CLOSEST_NOTICE
-            await run.emit(Notice(run.request.run_id, notice.format(summary=report.summary())))
+        await self._keep_best(run)
+        report, cannot_fail = run.standing.report, run.standing.cannot_fail
         status, result = RunStatus.FAILED, f"the last test run: {report.summary()}"
         if report.ok and cannot_fail:
             status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({cannot_fail})"
@@ -747,6 +756,35 @@ class Manager:
         if self._settings.publish_failed:
             run.checkin = await self._check_in(run, status)
         return self._finished(run, status, f"{why}; {result}")
+
+    async def _finish_broken(self, run: _Run, reason: str) -> RunFinished:
+        """An error ended the run: it ends with the best version tested, saying so when that is not the files as they
+        stood (later files, untested or worse)."""
+        standing = run.work
+        best = await self._keep_best(run)
+        if best is not None and best.work != standing:
+            reason = candidates.handed_back(reason, best.round, best.report)
+        return self._finished(run, RunStatus.ERROR, reason)
+
+    async def _keep_best(self, run: _Run) -> Candidate | None:
+        """The run's files become the best version tested, and its test run the run's (said in a notice when that is
+        not the last version tested). In a repository, whose rounds are commits on the run's
+        branch, the last version tested. None: no candidate (nothing tested, or a repository)."""
+        best = self._best(run)
+        if best is None:
+            if run.tested is not None:
+                run.work = run.tested  # later, untested edits would not match the report
+            return None
+        run.work = best.work
+        report = best.report
+        cannot_fail = checkless_tests(best.work.tests.as_dict(), self._languages, list(best.work.files)) if (
+            report.ok and best.work.tests) else ""
+        run.standing = run.standing.with_report(report, cannot_fail)
+        if best is not run.tried[-1]:
+            notice = (candidates.BEST_NOTICE if not self._users_judge(run) else candidates.CLOSEST_NOTICE
+                      if best.users_misses else candidates.KEPT_NOTICE)
+            await run.emit(Notice(run.request.run_id, notice.format(summary=report.summary(), round=best.round)))
+        return best
 
     # -- one agent's turn ---------------------------------------------------------------------
 

@@ -1,7 +1,9 @@
 """Drives one run of the team and hands every event to its sinks (the store, an adapter's renderer).
 
 Whatever happens, the sinks see exactly one ``RunFinished``: the Manager's own, or one written
-here when the run is cancelled (stopped) or breaks in an unexpected way (error).
+here when the run is cancelled (stopped) or breaks in an unexpected way (error). One written here ends
+with the best version the tests judged (the Manager's last ``BestVersion``), as the Manager's own
+endings do, rather than with later files no test run saw or that did worse.
 
 The store is not a sink like the others. A renderer failing (a chat API down) is logged and the run
 goes on; the store failing (``StoreError``: a full disk, a damaged file) ends the run with status
@@ -18,7 +20,8 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
-from agents.events import CheckedIn, Event, RunFinished, TestReported, TurnStarted, WorkSaved
+from agents import candidates
+from agents.events import BestVersion, CheckedIn, Event, RunFinished, TestReported, TurnStarted, WorkSaved
 from agents.types import CheckInResult, RunStatus, TestReport
 from bot.process.logs import tag_logs
 from bot.store.errors import Silenced, StoreError
@@ -61,7 +64,7 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
                 await deliver(event, sinks)
     except asyncio.CancelledError:
         if last is None:
-            last = stamp(stopped(run_id, stop_reason()))
+            last = stamp(kept.best_of(stopped(run_id, stop_reason())))
             last = await asyncio.shield(finish(last, sinks))
         raise
     except StoreError as error:
@@ -70,7 +73,7 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
         last = await finish(last, sinks)
     except Exception:
         log.exception("run %s failed unexpectedly", run_id)
-        last = stamp(RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON))
+        last = stamp(kept.best_of(RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON)))
         await deliver(last, sinks)
     finally:
         await _close(events)
@@ -83,11 +86,13 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
 @dataclasses.dataclass
 class _Kept:
     """What a run has produced so far: a run whose store fails still hands its files, its last report and where
-    it was checked in to the other sinks (the terminal writes them to ``--out``), though nothing records them."""
+    it was checked in to the other sinks (the terminal writes them to ``--out``), though nothing records them.
+    Where the tests judged a best version, that is what it hands over, with that version's report."""
 
     work: WorkSaved | None = None
     report: TestReport | None = None
     checkin: CheckInResult | None = None
+    best: BestVersion | None = None
 
     def see(self, event: Event) -> None:
         if isinstance(event, WorkSaved):
@@ -96,12 +101,27 @@ class _Kept:
             self.report = event.report
         elif isinstance(event, CheckedIn):
             self.checkin = event.result
+        elif isinstance(event, BestVersion):
+            self.best = event
 
     def ending(self, final: RunFinished) -> RunFinished:
-        if self.work is not None:
+        if self.best is None and self.work is not None:
             final = dataclasses.replace(final, files=self.work.files, tests=self.work.tests,
                                         user_tests=self.work.user_tests)
-        return dataclasses.replace(final, report=self.report, checkin=self.checkin)
+        return dataclasses.replace(self.best_of(final), report=self.best.report if self.best else self.report,
+                                   checkin=self.checkin)
+
+    def best_of(self, final: RunFinished) -> RunFinished:
+        """``final`` ending with the best version, and saying so when the files stood otherwise; as it is when the
+        tests judged none (the store keeps what the run saved)."""
+        best = self.best
+        if best is None:
+            return final
+        reason = final.reason
+        if self.work is None or (self.work.files, self.work.tests) != (best.files, best.tests):
+            reason = candidates.handed_back(reason, best.round, best.report)
+        return dataclasses.replace(final, reason=reason, files=best.files, tests=best.tests,
+                                   user_tests=best.user_tests, report=best.report)
 
 
 def stopped(run_id: str, reason: str = STOPPED_REASON) -> RunFinished:

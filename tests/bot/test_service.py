@@ -34,6 +34,9 @@ def script_team(server, **overrides):
         server.script(role, *replies)
 
 
+RIGHT = "found.extend(find_intf(value))"  # the line only the right version has (s.CODE, not s.BUGGY_CODE)
+
+
 def make_service(config, secrets, store, sandbox=None):
     return Service(config, store, OpenAIChatModel(config, secrets), sandbox or ScriptedSandbox())
 
@@ -334,6 +337,28 @@ async def test_a_run_stopped_mid_way_leaves_its_latest_files_for_the_follow_up(
     await (await service.submit(request("now make it async"), Sink(), FolderPublisher(tmp_path / "b"))).wait()
     assert "def find_intf" in model_server.calls("planner")[-1].body["messages"][1]["content"]
 
+
+
+async def test_a_run_stopped_after_a_later_change_leaves_the_version_that_passed(
+        model_server, config, secrets, store, tmp_path):
+    # Round 1 passes its tests and the review asks for a change; round 2's change is saved, and the run stopped.
+    script_team(model_server, programmer=[s.CODE, s.BUGGY_CODE],
+                optimizer=[s.CHANGES, Reply("Reading the change...", chunk=4, stall_after=8)],
+                manager=[Reply("Looking at the failure...", chunk=4, stall_after=8)])
+    sink = Sink()
+    service = make_service(config, secrets, store)
+    handle = await service.submit(request(), sink, FolderPublisher(tmp_path))
+    while not any(isinstance(e, WorkSaved) and RIGHT not in e.files.get("intf.py", RIGHT) for e in sink.events):
+        await asyncio.sleep(0.01)
+    service.cancel(handle.run_id)
+    with pytest.raises(asyncio.CancelledError):
+        await handle.wait()
+    final = next(e for e in sink.events if isinstance(e, RunFinished))
+    assert final.status is RunStatus.STOPPED and final.report.ok and RIGHT in final.files["intf.py"]
+    assert final.reason == ("stopped on request; the files are the version of round 1, the best the tests judged "
+                            "(2 passed, 0 failed)")
+    record = await store.run(handle.run_id)
+    assert record.summary.status == "stopped" and RIGHT in record.files["intf.py"] and record.report.ok
 
 # -- chat platforms: which messages are taken, who may stop a run ------------------------------------
 
