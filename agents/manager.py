@@ -188,6 +188,7 @@ class _Run:
     ran_before: tuple[str, ...] = ()  # its tests that ran before any change: each must run after it too
     tested_before: frozenset[str] = frozenset()  # the files those tests lie in, by the runner's report: never written
     tried: tuple[Candidate, ...] = ()  # every tested version, in order: a run ends with the best (agents.candidates)
+    reviews: tuple[tuple[FileSet, Review], ...] = ()  # each review, with the code it judged
     given: FileSet = field(default_factory=FileSet)  # the code as the user gave it (a fresh candidate starts there)
     start_again: str = ""  # why the next candidate starts from ``given`` (agents.candidates); "": it does not
     diffs_apply: bool = True  # False once an answer to a request for a diff held none that applies (``FixReplies.AUTO``)
@@ -609,11 +610,13 @@ class Manager:
         """The Optimizer's review of the code, told the latest verdicts as they stood when it was asked
         (``standing``: the tests of this round may be running beside it)."""
         prompt = contexts.for_optimizer(run.request.task, run.work, standing)
-        run.standing = run.standing.reviewing(run.work.files)
+        code = run.work.files
+        run.standing = run.standing.reviewing(code)
         last = standing.review
         again = bool(last and not last.approved and last.notice)
         review = await self._turn(run, prompt, lambda text: parse_review(text, again),
                                   meant=lambda review: Reviewed(review.approved, review.notes))
+        run.reviews = (*run.reviews, (code, review))
         await self._note(run, Role.OPTIMIZER, (review.notice,) if review.notice else ())
         return review
 
@@ -742,17 +745,26 @@ class Manager:
 
     async def _finish_unproven(self, run: _Run, why: str) -> RunFinished:
         """Budget ran out: the best attempt is the best version tested (``agents.candidates``); publish it and say
-        plainly why. Tests that passed while the review still asked for changes make no pass, and no failure either:
-        stopped."""
+        plainly why. Tests that passed while the review asked for changes, or before it answered, make no pass, and
+        no failure either: stopped."""
         if run.standing.report is None or run.tested is None:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
-        await self._keep_best(run)
-        report, cannot_fail = run.standing.report, run.standing.cannot_fail
-        status, result = RunStatus.FAILED, f"the last test run: {report.summary()}"
+        best = await self._keep_best(run)
+        report, cannot_fail, review = run.standing.report, run.standing.cannot_fail, run.standing.review
+        published = self._settings.publish_failed and self._settings.check_in
+        version = "" if best is None or best is run.tried[-1] else (
+            f"the version {'published' if published else 'kept'} (round {best.round})")
+        status, result = RunStatus.FAILED, f"the test run of {version}: {report.summary()}" if version else (
+            f"the last test run: {report.summary()}")
+        tests = f"the tests of {version}" if version else "the tests"
         if report.ok and cannot_fail:
-            status, result = RunStatus.STOPPED, f"the tests passed but cannot fail ({cannot_fail})"
+            status, result = RunStatus.STOPPED, f"{tests} passed but cannot fail ({cannot_fail})"
         elif report.ok:
-            status, result = RunStatus.STOPPED, f"the tests passed ({report.summary()}) but the review still asks for changes"
+            status, result = RunStatus.STOPPED, f"{tests} passed ({report.summary()})"
+            if self._settings.review and review is None:
+                result += " but the review did not finish"
+            elif review is not None and not review.approved:
+                result += " but the review still asks for changes"
         if self._settings.publish_failed:
             run.checkin = await self._check_in(run, status)
         return self._finished(run, status, f"{why}; {result}")
@@ -767,24 +779,31 @@ class Manager:
         return self._finished(run, RunStatus.ERROR, reason)
 
     async def _keep_best(self, run: _Run) -> Candidate | None:
-        """The run's files become the best version tested, and its test run the run's (said in a notice when that is
-        not the last version tested). In a repository, whose rounds are commits on the run's
-        branch, the last version tested. None: no candidate (nothing tested, or a repository)."""
+        """The run's files become the best version tested, and what was said of that version the run's standing
+        (said in a notice when it is not the last version tested). In a repository, whose rounds are commits on the
+        run's branch, the last version tested. None: no candidate (nothing tested, or a repository)."""
         best = self._best(run)
         if best is None:
             if run.tested is not None:
                 run.work = run.tested  # later, untested edits would not match the report
+            run.standing = replace(run.standing, review=self._review_of(run, run.work.files))
             return None
         run.work = best.work
         report = best.report
         cannot_fail = checkless_tests(best.work.tests.as_dict(), self._languages, list(best.work.files)) if (
             report.ok and best.work.tests) else ""
-        run.standing = run.standing.with_report(report, cannot_fail)
+        run.standing = replace(run.standing, report=report, cannot_fail=cannot_fail,
+                               review=self._review_of(run, best.work.files))
         if best is not run.tried[-1]:
             notice = (candidates.BEST_NOTICE if not self._users_judge(run) else candidates.CLOSEST_NOTICE
                       if best.users_misses else candidates.KEPT_NOTICE)
             await run.emit(Notice(run.request.run_id, notice.format(summary=report.summary(), round=best.round)))
         return best
+
+    @staticmethod
+    def _review_of(run: _Run, code: FileSet) -> Review | None:
+        """The latest review of exactly this code (None: none was given, or it did not finish)."""
+        return next((review for reviewed, review in reversed(run.reviews) if reviewed == code), None)
 
     # -- one agent's turn ---------------------------------------------------------------------
 

@@ -1,5 +1,7 @@
 """What a run ends with when it ends without a pass: the best version the tests judged, whatever ended it."""
 
+import asyncio
+
 import pytest
 
 from agents import candidates
@@ -42,7 +44,8 @@ async def test_without_user_tests_a_version_that_passed_is_what_the_budget_ends_
     assert isinstance(final, RunFinished) and final.status is RunStatus.STOPPED  # passing tests, an unconvinced review
     assert RIGHT in final.files["intf.py"] and final.report.ok
     assert RIGHT in publisher.publications[-1].files["intf.py"] and publisher.publications[-1].report.ok
-    assert "the tests passed (2 passed, 0 failed) but the review still asks for changes" in final.reason
+    assert "the tests of the version published (round 1) passed (2 passed, 0 failed)" in final.reason
+    assert "the review still asks for changes" in final.reason  # the review of round 1's version did
     assert candidates.BEST_NOTICE.format(round=1, summary="2 passed, 0 failed") in notices(events)
 
 
@@ -105,6 +108,38 @@ async def test_an_error_after_a_version_passed_the_users_tests_ends_with_that_ve
     final = events[-1]
     assert final.status is RunStatus.ERROR and RIGHT in final.files["intf.py"]
     assert "the files are the version of round 1" in final.reason and "test_user.py" in final.tests
+
+
+async def test_a_budget_that_ends_during_the_review_says_the_review_did_not_finish():
+    class SlowReviewer(ScriptedModel):
+        async def stream(self, role, messages, temperature=None):
+            if role == "optimizer":
+                await asyncio.sleep(2)
+            async for piece in super().stream(role, messages, temperature):
+                yield piece
+
+    events, publisher = await run_team({**s.happy_path()}, model=SlowReviewer(s.happy_path()),
+                                       budget=Budget(max_wall_s=0.5))
+    final = events[-1]
+    assert final.status is RunStatus.STOPPED and "during the optimizer's turn" in final.reason
+    assert final.reason.endswith("the tests passed (2 passed, 0 failed) but the review did not finish")
+    assert publisher.publications[-1].review == ""  # no review of this version was given
+
+
+async def test_a_failing_version_kept_over_the_last_one_is_labelled_as_the_one_published():
+    """The reason's figures are the kept version's: they are not called the last test run."""
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE, s.BUGGY_CODE.replace("return found", "return found[:0]")],
+              "optimizer": [s.APPROVE] * 2, "manager": [s.FIX_CODE] * 2}
+
+    def verdict(job):  # round 1 fails one test, round 2 both
+        failed = 2 if "found[:0]" in job.files["intf.py"] else 1
+        return TestReport(TestStatus.FAILED, 1, 0.1, 2 - failed, failed)
+
+    events, _ = await run_team(script, sandbox=ScriptedSandbox(verdict), budget=Budget(max_rounds=2))
+    final = events[-1]
+    assert final.status is RunStatus.FAILED and "found[:0]" not in final.files["intf.py"]
+    assert final.reason.endswith("the test run of the version published (round 1): 1 passed, 1 failed")
+    assert "the last test run" not in final.reason
 
 
 def _candidate(tests, failed, users_failed=0, round_=1):
