@@ -102,7 +102,7 @@ from agents.repository import baseline_failures, baseline_ran, files_holding_tes
 from agents.run_request import RunRequest
 from agents.run_state import Due, Spent, Standing, Work
 from agents.task_examples import example_tests
-from agents.test_health import nothing_ran, unrunnable_tests
+from agents.test_health import CodeLacks, code_lacks, nothing_ran, unrunnable_tests
 from agents.trimming import trimmed
 from agents.types import CheckInResult, FileSet, Message, Publication, Role, RunStatus, TestJob, TestReport, Usage
 
@@ -330,7 +330,7 @@ class Manager:
         code = [*run.work.files, *(run.workspace.paths() if run.workspace else ())]
         cannot_fail = checkless_tests(tests.as_dict(), self._languages, code) if report.ok and not unrunnable else ""
         cannot_pass = placeholder_tests(tests.as_dict(), self._languages) if not report.ok and not unrunnable else ""
-        run.standing = run.standing.with_report(report, cannot_fail)
+        earlier, run.standing = run.standing, run.standing.with_report(report, cannot_fail)
         if report.ok and not unrunnable and not cannot_fail:
             return None
         if run.round >= self._settings.budget.max_rounds:
@@ -339,6 +339,10 @@ class Manager:
             triage = await self._send_back_to_tester(run, cannot_fail, ran=True)
         elif cannot_pass:
             triage = await self._send_back_to_tester(run, cannot_pass, ran=True, passed=False)
+        elif unrunnable and (lacks := code_lacks(report, run.work.files, f"{run.request.task}\n{run.plan}",
+                                                 earlier.report, bool(earlier.triage and earlier.triage.action
+                                                                      is Action.FIX_TESTS))):
+            triage = await self._code_lacks(run, lacks)
         else:
             triage = await self._send_back_to_tester(run, unrunnable) if unrunnable else await self._triage(
                 run, forced_triage)
@@ -680,6 +684,16 @@ class Manager:
                                   meant=lambda triage: Decided(triage.action, triage.reason))
         await self._note(run, Role.MANAGER, (triage.notice,) if triage.notice else ())
         return self._allowed(triage, can_fix_tests, can_replan)
+
+    async def _code_lacks(self, run: _Run, lacks: CodeLacks) -> Triage:
+        """Tests that could not load because they import what the code lacks: the Programmer writes what the task
+        or plan names; anything less certain is the Manager's to decide."""
+        who = "the Programmer changes the code" if lacks.certain else "the Manager decides who acts"
+        await run.emit(Notice(run.request.run_id, f"The generated tests could not run ({lacks.reason}); {who}."))
+        if not lacks.certain:
+            return await self._triage(run, forced_too=True)
+        return Triage(Action.FIX_CODE, f"The tests could not load: {lacks.reason}. Write the code under the names "
+                                       "the task or plan gives.")
 
     async def _send_back_to_tester(self, run: _Run, why: str, ran: bool = False, passed: bool = True) -> Triage:
         """Tests that could not run (or that ran but cannot fail, or failed but cannot pass) say nothing about the

@@ -7,13 +7,18 @@ its tests were skipped, marked xfail or todo (the sandbox names them). Such a
 report goes straight back to the Tester with the error; no model is asked to triage it.
 
 An error in the code under test is not the tests' fault: only errors whose every location is one of the
-team's test files count.
+team's test files count. Nor is a test that imports what the code lacks (``code_lacks``), although the
+traceback names only the test file: a name the task or plan gives (``is_even`` where the code wrote ``iseven``),
+or a module it names that no code file is, is the Programmer's to write; a name the tests take from a code
+file of the team, or an import still failing the same way after the Tester rewrote the tests, is for the
+triage to decide.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from agents.language import Languages
 from agents.language.reports import NOTHING_RAN
@@ -87,3 +92,62 @@ def _evidence_lines(output: str, places: set[str], limit: int = 12) -> str:
             if (any(place in line for place in places) or _ERROR_LINE.search(line)) and "site-packages" not in line
             and "dist-packages" not in line and "node:internal" not in line]
     return (":\n" + "\n".join(keep[:limit])) if keep else ""
+
+
+_MISSING_NAME = re.compile(r"ImportError: cannot import name '(?P<name>[\w.]+)' from '(?P<module>[\w.]+)'")
+_MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '(?P<module>[\w.]+)'")
+
+
+@dataclass(frozen=True)
+class CodeLacks:
+    """Tests that could not load because they import what the code lacks: why, and whether it is certain the
+    code is at fault (the task or plan names what is missing: no triage needed)."""
+
+    reason: str
+    certain: bool
+
+
+def code_lacks(report: TestReport, code: Iterable[str], named: str, before: TestReport | None = None,
+               tests_rewritten: bool = False) -> CodeLacks | None:
+    """Whether the team's tests, which could not load (``unrunnable_tests``), import from the code a name or a
+    module it lacks that the task or plan (``named``) names, or a name from a code file the team has (``code``):
+    Python's ``ImportError`` and ``ModuleNotFoundError``. ``before``, the run before, with ``tests_rewritten``: the
+    Tester rewrote the tests and the same imports still fail, which is for the triage too. None when the tests are
+    the ones to fix."""
+    output = report.stdout + "\n" + report.stderr
+    files = {_relative(p) for p in code}
+    for match in _MISSING_NAME.finditer(output):
+        name, module = match["name"], match["module"]
+        path = _module_file(module, files)
+        if path and _says(named, name):
+            return CodeLacks(f"the tests import {name} from {path}, as the task or plan names it, and {path} does not "
+                             f"define it", certain=True)
+        if path:
+            return CodeLacks(f"the tests import {name} from {path}, which does not define it", certain=False)
+    for match in _MISSING_MODULE.finditer(output):
+        module = match["module"]
+        wanted = module.replace(".", "/") + ".py"
+        if not _module_file(module, files) and re.search(rf"(?<![\w/]){re.escape(wanted)}\b", named):
+            return CodeLacks(f"the tests import {module}, and the task or plan names {wanted}, which the code does not "
+                             f"have", certain=True)
+    failing = _import_errors(output)
+    if tests_rewritten and before is not None and failing and failing == _import_errors(before.stdout + "\n" + before.stderr):
+        return CodeLacks(f"the tests were rewritten and still fail to import the same way ({'; '.join(sorted(failing))})",
+                         certain=False)
+    return None
+
+
+def _module_file(module: str, files: set[str]) -> str:
+    """The team's code file a dotted module name imports ("" when none)."""
+    stem = module.replace(".", "/")
+    return next((path for path in sorted(files) for wanted in (f"{stem}.py", f"{stem}/__init__.py")
+                 if path == wanted or path.endswith("/" + wanted)), "")
+
+
+def _says(text: str, name: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) is not None
+
+
+def _import_errors(output: str) -> set[str]:
+    """The import errors a test run shows, without the paths that vary between runs."""
+    return {match.group() for pattern in (_MISSING_NAME, _MISSING_MODULE) for match in pattern.finditer(output)}

@@ -1,6 +1,7 @@
 """The Manager's workflow end to end over an in-process model and a Sandbox double."""
 
 import asyncio
+import re
 
 import pytest
 
@@ -443,6 +444,50 @@ async def test_tests_that_cannot_run_go_back_to_the_tester_without_a_triage(outp
     assert turns(events)[-2:] == ["tester", "checkin"]  # the Tester fixed its tests; no triage, no new code
     assert "The tests could not run" in model.user_prompt("tester", 1)
     assert any("generated tests could not run" in e.text for e in events if isinstance(e, Notice))
+
+
+PARITY_TESTS = "```python path=test_parity.py\nfrom {module} import is_even\n\n\ndef test_even():\n    assert is_even(4)\n```\n"
+
+
+def pytest_importing(job):
+    """What pytest says of test_parity.py: an import error for a module or a name the code lacks, else a pass."""
+    module, name = re.search(r"from (\w+) import (\w+)", job.files["test_parity.py"]).groups()
+    if f"{module}.py" not in job.files:
+        error = f"E   ModuleNotFoundError: No module named '{module}'"
+    elif f"def {name}(" not in job.files[f"{module}.py"]:
+        error = f"E   ImportError: cannot import name '{name}' from '{module}' (/work/{module}.py)"
+    else:
+        return TestReport(TestStatus.PASSED, 0, 0.1, 1, 0, "1 passed in 0.01s")
+    return TestReport(TestStatus.FAILED, 2, 0.1, 0, 1, (
+        "_______________________ ERROR collecting test_parity.py ________________________\n"
+        "ImportError while importing test module '/work/test_parity.py'.\ntest_parity.py:1: in <module>\n"
+        f"    from {module} import {name}\n{error}\nERROR test_parity.py\n1 error in 0.32s"))
+
+
+async def test_tests_importing_a_name_the_task_gives_that_the_code_lacks_send_the_programmer_not_the_tester(order):
+    wrong, right = (f"```python path=parity.py\ndef {n}(n):\n    return n % 2 == 0\n```\n"
+                    for n in ("iseven", "is_even"))
+    script = {**s.happy_path(), "planner": ["1. is_even(n) in parity.py\nLANGUAGE: python"],
+              "programmer": [wrong, right], "tester": [PARITY_TESTS.format(module="parity")], "optimizer": [s.APPROVE] * 2}
+    request = RunRequest(task="Write is_even(n) in parity.py.", run_id="r1", conversation_key="terminal:t1")
+    events, model, _, _ = await run_team(script, sandbox=ScriptedSandbox(pytest_importing), request=request, order=order)
+    assert events[-1].status is RunStatus.PASSED, events[-1].reason
+    assert sorted(turns(events)) == sorted(["planner", "programmer", "programmer", "tester", "optimizer", "optimizer",
+                                            "checkin"])  # no Tester rewrite, no triage
+    assert "the tests import is_even from parity.py, as the task or plan names it" in model.user_prompt("programmer", 1)
+
+
+async def test_an_import_still_failing_after_the_tester_rewrote_the_tests_goes_to_the_triage():
+    code = "```python path=parity.py\ndef is_even(n):\n    return n % 2 == 0\n```\n"
+    script = {**s.happy_path(), "planner": ["1. parity\nLANGUAGE: python"], "programmer": [code] * 2,
+              "tester": [PARITY_TESTS.format(module="helpers"), PARITY_TESTS.format(module="helpers"),
+                         PARITY_TESTS.format(module="parity")],
+              "optimizer": [s.APPROVE] * 2, "manager": ["The tests import a module nobody wrote.\nDECISION: fix_tests"]}
+    request = RunRequest(task="Tell even numbers.", run_id="r1", conversation_key="terminal:t1")
+    events, model, _, _ = await run_team(script, sandbox=ScriptedSandbox(pytest_importing), request=request)
+    assert turns(events)[:6] == ["planner", "programmer", "tester", "optimizer", "tester", "manager"]
+    assert any("still fail to import the same way" in e.text for e in events if isinstance(e, Notice))
+    assert events[-1].status is RunStatus.PASSED, events[-1].reason
 
 
 async def test_a_pass_with_no_test_run_is_not_a_pass():

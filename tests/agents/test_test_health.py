@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agents.language import BUILT_IN
-from agents.test_health import unrunnable_tests
+from agents.test_health import code_lacks, unrunnable_tests
 from agents.types import TestReport, TestStatus
 
 RECORDED = json.loads((Path(__file__).parent / "corpus" / "test_reports.json").read_text())
@@ -90,3 +90,28 @@ def test_team_tests_that_did_not_run_go_back_to_the_tester_unless_others_failed(
     report = TestReport(TestStatus.FAILED, 0 if not failed else 1, 0.1, 1, failed, ".s\n", "\n" + NOT_RUN)
     why = unrunnable_tests(report, "python", ["test_calc.py"], BUILT_IN)
     assert (why == NOT_RUN.removeprefix("[sandbox] not a pass: ")) is sent_back, why
+
+
+def import_failure(error):
+    return TestReport(TestStatus.FAILED, 2, 0.1, 0, 1, f"test_parity.py:1: in <module>\nE   {error}\n1 error in 0.3s")
+
+
+@pytest.mark.parametrize("error, named, certain", [
+    ("ImportError: cannot import name 'is_even' from 'parity' (/work/parity.py)", "is_even(n) in parity.py", True),
+    ("ImportError: cannot import name 'is_even' from 'parity' (/work/parity.py)", "tell even numbers", False),
+    ("ModuleNotFoundError: No module named 'parity'", "Write is_even(n) in parity.py.", True),
+])
+def test_an_import_of_what_the_code_lacks_is_the_codes_to_fix(error, named, certain):
+    code = ["even.py"] if "No module" in error else ["parity.py"]
+    lacks = code_lacks(import_failure(error), code, named)
+    assert lacks is not None and lacks.certain is certain and "parity" in lacks.reason
+
+
+@pytest.mark.parametrize("error", ["ImportError: cannot import name 'mod2' from 'helpers' (/work/helpers.py)",
+                                   "ModuleNotFoundError: No module named 'solution'"])
+def test_an_import_of_what_nobody_named_is_the_tests_to_fix_until_a_rewrite_leaves_it_failing(error):
+    report = import_failure(error)
+    assert code_lacks(report, ["parity.py"], "Write is_even(n) in parity.py.") is None
+    assert code_lacks(report, ["parity.py"], "", before=import_failure(error), tests_rewritten=False) is None
+    again = code_lacks(report, ["parity.py"], "", before=import_failure(error), tests_rewritten=True)
+    assert again is not None and not again.certain
