@@ -36,6 +36,15 @@ def team() -> ScriptedModel:
     return ScriptedModel(script())
 
 
+async def bot_on_lint(git_host, github, tmp_path: Path, **following: float):
+    """The repository (its bare copy), with the lint job above, and the bot following CI with ``following``'s
+    timing."""
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    github.ci.on_commit("acme/billing", lint_until_finished(bare))
+    return bare, await start_bot(git_host, github, tmp_path, team(), **following)
+
+
 def pull_posts(github) -> int:
     return sum(r.method == "POST" and r.path.endswith("/pulls") for r in github.requests)
 
@@ -43,10 +52,7 @@ def pull_posts(github) -> int:
 @pytest.mark.parametrize("merged", [False, True])
 async def test_a_pull_request_a_person_closes_while_its_ci_runs_gets_no_fix_round_when_the_ci_fails(
         git_host, github, tmp_path, merged):
-    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
-    github.add_repo("acme/billing")
-    github.ci.on_commit("acme/billing", lint_until_finished(bare))
-    bot = await start_bot(git_host, github, tmp_path, team(), poll_first_s=600)  # a look only when nudged
+    bare, bot = await bot_on_lint(git_host, github, tmp_path, poll_first_s=600)  # a look only when nudged
     try:
         await ask(bot, "add retries to the client in acme/billing", settle=False)
         await until(lambda: any("⏳ CI" in t for t in status_messages(bot.thread)))
@@ -70,10 +76,7 @@ async def test_a_pull_request_a_person_closes_while_its_ci_runs_gets_no_fix_roun
 
 async def test_a_pull_request_closed_while_its_ci_runs_is_followed_no_more_at_the_next_look(
         git_host, github, tmp_path):
-    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
-    github.add_repo("acme/billing")
-    github.ci.on_commit("acme/billing", lint_until_finished(bare))  # CI that never ends by itself
-    bot = await start_bot(git_host, github, tmp_path, team(), max_wait_s=3600, poll_first_s=0.05)
+    _, bot = await bot_on_lint(git_host, github, tmp_path, max_wait_s=3600, poll_first_s=0.05)  # CI never ends by itself
     try:
         await ask(bot, "add retries to the client in acme/billing", settle=False)
         await until(lambda: any("⏳ CI" in t for t in status_messages(bot.thread)))
@@ -99,10 +102,7 @@ def person_pushes(bare: Path, branch: str, work: Path) -> str:
 
 async def test_a_person_s_push_to_the_branch_ends_the_chain_of_the_older_commit_without_a_fix_round(
         git_host, github, tmp_path):
-    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
-    github.add_repo("acme/billing")
-    github.ci.on_commit("acme/billing", lint_until_finished(bare))
-    bot = await start_bot(git_host, github, tmp_path, team(), poll_first_s=600)  # a look only when nudged
+    bare, bot = await bot_on_lint(git_host, github, tmp_path, poll_first_s=600)  # a look only when nudged
     try:
         await ask(bot, "add retries to the client in acme/billing", settle=False)
         await until(lambda: any("⏳ CI" in t for t in status_messages(bot.thread)))
@@ -122,10 +122,7 @@ async def test_a_person_s_push_to_the_branch_ends_the_chain_of_the_older_commit_
 
 
 async def test_a_person_s_push_while_ci_runs_ends_the_following_at_the_next_look(git_host, github, tmp_path):
-    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
-    github.add_repo("acme/billing")
-    github.ci.on_commit("acme/billing", lint_until_finished(bare))
-    bot = await start_bot(git_host, github, tmp_path, team(), max_wait_s=3600, poll_first_s=0.05)
+    bare, bot = await bot_on_lint(git_host, github, tmp_path, max_wait_s=3600, poll_first_s=0.05)
     try:
         await ask(bot, "add retries to the client in acme/billing", settle=False)
         await until(lambda: any("⏳ CI" in t for t in status_messages(bot.thread)))

@@ -64,10 +64,11 @@ async def test_someone_of_another_workspace_is_refused_unless_listed_by_name(
         assert slack.ephemeral == []
 
 
+@pytest.mark.parametrize("organization_wide", [False, True], ids=["sibling-workspace", "organization-wide-install"])
 @pytest.mark.parametrize("their_organization, refused", [("E_OURS", False), ("E_THEIRS", True)],
                          ids=["same-organization", "another-organization"])
-async def test_a_workspace_of_the_bot_s_own_enterprise_grid_organization_is_served(
-        slack, model_server, slack_config, start_bot, their_organization, refused):
+async def test_a_person_of_the_bot_s_own_enterprise_grid_organization_is_served(
+        slack, model_server, slack_config, start_bot, their_organization, refused, organization_wide):
     await start_bot(slack_config)
     if not refused:
         script_team(model_server)
@@ -76,6 +77,9 @@ async def test_a_workspace_of_the_bot_s_own_enterprise_grid_organization_is_serv
     envelope = events_envelope(message_event(message, user_team="T_SIBLING"), f"Ev{message.ts}")
     envelope["payload"]["enterprise_id"] = "E_OURS"
     envelope["payload"]["authorizations"][0]["enterprise_id"] = "E_OURS"
+    if organization_wide:  # installed for the whole organization: no workspace of its own
+        envelope["payload"].pop("team_id", None)
+        envelope["payload"]["authorizations"][0].update(team_id=None, is_enterprise_install=True)
     await slack.deliver(envelope)
     if refused:
         refusal = await slack.wait_for(lambda: slack.ephemeral)
@@ -97,24 +101,3 @@ async def test_another_organization_s_person_is_told_once_whatever_slack_sends_a
     await asyncio.sleep(0.5)  # a second sentence would be on its way by now
     assert len(slack.ephemeral) == 1 and model_server.requests == []
 
-
-@pytest.mark.parametrize("their_organization, refused", [("E_OURS", False), ("E_THEIRS", True)],
-                         ids=["same-organization", "another-organization"])
-async def test_an_organization_wide_install_asks_each_person_s_organization(
-        slack, model_server, slack_config, start_bot, their_organization, refused):
-    await start_bot(slack_config)
-    if not refused:
-        script_team(model_server)
-    slack.enterprises["UOUT"] = their_organization
-    message = slack.say("C1", "UOUT", f"<@{BOT_USER}> find all intf keys")
-    envelope = events_envelope(message_event(message, user_team="T_ANY"), f"Ev{message.ts}")
-    envelope["payload"]["enterprise_id"] = "E_OURS"  # installed for the whole organization: no workspace of its own
-    envelope["payload"].pop("team_id", None)
-    envelope["payload"]["authorizations"][0].update(enterprise_id="E_OURS", team_id=None, is_enterprise_install=True)
-    await slack.deliver(envelope)
-    if refused:
-        refusal = await slack.wait_for(lambda: slack.ephemeral)
-        assert refusal[0]["user"] == "UOUT" and model_server.requests == []
-    else:
-        await finished(slack, "C1", message.ts)
-        assert slack.ephemeral == []
