@@ -85,13 +85,14 @@ async def run_in_terminal(service: Service, request: TerminalRun, folder_publish
         handle.cancel()
         finished = sink.finished or await _settle(handle)
     saved = ""
-    if saved_here(finished):
+    here = saved_here(finished)
+    if here:
         saved = await _save(MaskingPublisher(fallback, redact or Redactor(())), finished, request.task)
     status = exit_status(finished, interrupted)
     if isinstance(sink, JsonLines):
         sink.result(finished, status, out_dir, saved)
     else:
-        out.write(sink.summary(finished, out_dir if saved_here(finished) else None, saved) + "\n")
+        out.write(sink.summary(finished, out_dir if here else None, saved) + "\n")
     return status
 
 

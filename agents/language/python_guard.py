@@ -34,10 +34,16 @@ class SandboxGuard:
         self.stderr = os.dup(2)  # pytest captures fd 2 while it loads conftest.py files and collects
         self.own = tuple(os.path.dirname(os.path.realpath(m.__file__)) + os.sep for m in (_pytest, pytest))
         self.options = None
+        self.pytests = {{}}  # file name -> whether it is pytest's own: asked of every hook at every registration
+
+    def _pytests(self, name):
+        if name not in self.pytests:
+            self.pytests[name] = os.path.realpath(name).startswith(self.own)
+        return self.pytests[name]
 
     def _written_here(self, function):
         code = getattr(function, "__code__", None)
-        return code is not None and os.path.realpath(code.co_filename).startswith(self.own)
+        return code is not None and self._pytests(code.co_filename)
 
     def _named(self, plugin):
         where = getattr(plugin, "__file__", None) or type(plugin).__name__
@@ -62,7 +68,7 @@ class SandboxGuard:
                     self._refuse(self._named(hook.plugin) + " implements " + name + ", which changes which tests "
                                  "pytest collects or runs, or how it reports them")
         for plugin in manager.get_plugins():
-            if isinstance(plugin, type(os)) and not os.path.realpath(str(getattr(plugin, "__file__", ""))).startswith(self.own):
+            if isinstance(plugin, type(os)) and not self._pytests(str(getattr(plugin, "__file__", ""))):
                 for name in ("collect_ignore", "collect_ignore_glob"):
                     if getattr(plugin, name, None):
                         self._refuse(self._named(plugin) + " sets " + name + ", which hides test files from pytest")

@@ -105,11 +105,14 @@ class _Kept:
             self.best = event
 
     def ending(self, final: RunFinished) -> RunFinished:
-        if self.best is None and self.work is not None:
-            final = dataclasses.replace(final, files=self.work.files, tests=self.work.tests,
-                                        user_tests=self.work.user_tests)
-        return dataclasses.replace(self.best_of(final), report=self.best.report if self.best else self.report,
-                                   checkin=self.checkin)
+        if self.best is not None:
+            final = self.best_of(final)  # its files and its report
+        else:
+            final = dataclasses.replace(final, report=self.report)
+            if self.work is not None:
+                final = dataclasses.replace(final, files=self.work.files, tests=self.work.tests,
+                                            user_tests=self.work.user_tests)
+        return dataclasses.replace(final, checkin=self.checkin)
 
     def best_of(self, final: RunFinished) -> RunFinished:
         """``final`` ending with the best version, and saying so when the files stood otherwise; as it is when the

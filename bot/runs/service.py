@@ -333,9 +333,9 @@ class Service:
             await self._enqueue(request, thread, platform, self._queue, source)
             return None
         handle, renderer = await self._draw(request, thread, platform)
-        if self.ci is not None:  # a fix round is new work, not the resumed run again
-            self.ci.follow(_pushed(handle, renderer, request.link),
-                           self._fix_round(dataclasses.replace(request, resumes=""), thread, platform), self.nudges)
+        if self.ci is not None:
+            self.ci.follow(_pushed(handle, renderer, request.link), self._fix_round(request, thread, platform),
+                           self.nudges)
         return handle
 
     def _fix_round(self, request: ChatRequest, thread: ChatThread, platform: ChatPlatform) -> StartFix:
@@ -343,8 +343,9 @@ class Service:
         repository (so on the same branch) and the followed pull request's base, its task saying what failed, the
         failing output quoted; it updates that pull request only."""
         async def start(wanted: Fix) -> Pushed | None:
+            # new work, never the resumed run again (the request may be a takeover's)
             fix = dataclasses.replace(request, text=wanted.task, attachments=(), thread=wanted.failing,
-                                      repo=wanted.repository, base=wanted.base, pull=wanted.pull)
+                                      repo=wanted.repository, base=wanted.base, pull=wanted.pull, resumes="")
             try:
                 handle, renderer = await self._draw(fix, thread, platform)
             except UserInputError as error:  # the queue is full, the bot is closing
@@ -432,10 +433,9 @@ class Service:
             await self._store.set_status_message(run_id, renderer.status_message_id)
         request = _job_request(claimed, record.thread if record else None)
         job = request
-        if claimed.resumed:
-            job = dataclasses.replace(request, resumes=run_id)
+        if claimed.resumed:  # a job that resumed an interrupted run goes on resuming that one (its branch)
+            job = dataclasses.replace(request, resumes=request.resumes or run_id)
             log.warning("run %s taken over from a lost replica (claim %d)", run_id, claimed.epoch)
-        request = dataclasses.replace(request, resumes="")  # what a fix round of it starts from: new work
         waiter = _Waiter(run_id, claimed.user_id, conversation_key(claimed.platform, claimed.thread_key))
         self._running.append(waiter)
         prior = self._queue.resume_work if claimed.resumed else None

@@ -129,9 +129,8 @@ def _integration_tests(files: Mapping[str, str]) -> set[str]:
     found = {p for p in files if re.fullmatch(r"tests/[^/]+\.rs|tests/[^/]+/main\.rs", p)}
     declared, off = set(), set()
     for kind, _, table in _target_tables(manifest):
-        homes = [home.format(name=_name(table)) for home in _HOMES[kind]]
-        path = posixpath.normpath(str(table["path"])) if "path" in table else next(
-            (home for home in homes if home in files), homes[0])
+        path, homes = _source(kind, table)
+        path = path or next((home for home in homes if home in files), homes[0])
         if kind != "test" or table.get("test") is False or "required-features" in table:
             off.add(path)  # another kind of target claims it, or it is no test target by default
         else:
@@ -239,13 +238,17 @@ def _name(table: dict[str, Any]) -> str:
     return posixpath.basename(folder) if file == "main.rs" else posixpath.splitext(file)[0]
 
 
+def _source(kind: str, table: dict[str, Any]) -> tuple[str, list[str]]:
+    """A target table's ``path`` as a path of the work dir ('' when it gives none), and where cargo looks for a
+    target of its kind and name."""
+    path = posixpath.normpath(str(table["path"]).replace("\\", "/")) if "path" in table else ""
+    return path, [home.format(name=_name(table)) for home in _HOMES[kind]]
+
+
 def _moved(kind: str, label: str, table: dict[str, Any]) -> str:
     """Why a target's ``path`` is refused: another file than the one cargo would take for that name."""
-    if "path" not in table:
-        return ""
-    path = posixpath.normpath(str(table["path"]).replace("\\", "/"))
-    homes = [home.format(name=_name(table)) for home in _HOMES[kind]]
-    if path in homes:
+    path, homes = _source(kind, table)
+    if not path or path in homes:
         return ""
     return (f"Cargo.toml gives {label} the source {path}, where cargo looks for {' or '.join(homes)}: a target "
             "table may not build another file in a test's place or take a test file away; remove the path or "
