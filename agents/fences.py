@@ -19,16 +19,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-FENCE_LINE = re.compile(r"^(?P<indent>[ \t]{0,3})(?P<marker>`{3,}|~{3,})(?P<info>.*)$")
-"""A line that opens or closes a code block (without its newline): indent, marker, info string."""
+FENCE_LINE = re.compile(r"^\ufeff?(?P<indent>[ \t]{0,3})(?P<marker>`{3,}|~{3,})(?P<info>.*)$")
+"""A line that opens or closes a code block (without its newline): indent, marker, info string. A byte-order
+mark before it (some servers start a reply with one) hides nothing: the line is still a fence."""
 
 _PATH = r"[\w.\-/\\]+\.[\w]+|[\w.\-/]*(?:Makefile|Dockerfile|Cargo\.toml|go\.mod)"
 _INFO_PATH = re.compile(
     r"(?:^|\s|:)(?:path|file|filename|title|name)\s*[=:]\s*[\"']?(?P<path>[^\"'\s]+)"
     r"|(?:^[\w+#-]*[:\s]+|^)(?P<bare>" + _PATH + r")\s*$"
 )
-_MARKER_RUN = re.compile(r"`{3,}|^[ \t]*~{3,}", re.MULTILINE)
-_BACKTICK_FENCES = re.compile(r"^[ \t]{0,3}(`{3,})", re.MULTILINE)
+_MARKER_RUN = re.compile(r"`{3,}|^\ufeff?[ \t]*~{3,}", re.MULTILINE)
+_BACKTICK_FENCES = re.compile(r"^\ufeff?[ \t]{0,3}(`{3,})", re.MULTILINE)
 ZERO_WIDTH_SPACE = "\u200b"
 
 
@@ -145,7 +146,7 @@ def inert(text: str) -> str:
 
 
 def _broken(run: str) -> str:
-    marks = run.lstrip(" \t")
+    marks = run.lstrip("\ufeff \t")
     return run[: len(run) - len(marks)] + ZERO_WIDTH_SPACE.join(marks)
 
 

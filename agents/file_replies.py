@@ -24,13 +24,14 @@ form the team reads.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from agents import file_names, python_files
 from agents.diffs import DiffError, apply, as_diff
-from agents.fences import Block, segments
+from agents.fences import Block, Fence, segments
 from agents.language import BUILT_IN, Languages
 from agents.language.code import defined_names
 from agents.paths import UnsafePath, clash, project_path
@@ -155,7 +156,9 @@ def _blocks(text: str, context: FileContext) -> list[_Read]:
         if not isinstance(part, Block):
             continue
         prose = parts[index - 1] if index and isinstance(parts[index - 1], str) else ""
-        found.append(_named(part, str(prose), context))
+        first, *others = _one_per_file(part, context.languages)
+        found.append(_named(first, str(prose), context))
+        found.extend(_named(other, "", context) for other in others)
     if not found and context.language in ("", "python") and _is_bare_python(text):
         found.append(_Read("", text.strip("\n") + "\n", "python"))
     return found
@@ -185,6 +188,30 @@ def _named(block: Block, prose_above: str, context: FileContext) -> _Read:
         body += "\n"
     language = language or (known.of_path(path) if path else "") or context.language
     return _Read(path, body, language, notice=notice)
+
+
+def _one_per_file(block: Block, known: Languages) -> list[Block]:
+    """A block whose first line names its file, split where a later comment line names another file the same
+    way (``# file: helpers.py``): one block holding two files is two files, not one file holding both."""
+    lines = block.body.splitlines(keepends=True)
+    start = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if start is None or not _names_with_a_comment(lines[start], known):
+        return [block]
+    cuts = [i for i in range(start + 1, len(lines)) if _names_with_a_comment(lines[i], known)]
+    if not cuts:
+        return [block]
+    unnamed = Fence(block.fence.indent, block.fence.marker, block.fence.language)  # each names its own file
+    bounds = [0, *cuts, len(lines)]
+    bodies = ["".join(lines[a:b]) for a, b in itertools.pairwise(bounds)]
+    bodies = [body.rstrip() + "\n" for body in bodies[:-1]] + bodies[-1:]  # the blank lines between them go
+    return [replace(block, body=body, fence=block.fence if index == 0 else unnamed)
+            for index, body in enumerate(bodies)]
+
+
+def _names_with_a_comment(line: str, known: Languages) -> bool:
+    """A comment line that names a file: ``# file: app.py``, ``// main.go``, ``-- schema.sql``."""
+    match = _NAME_LINE.match(line.rstrip("\r\n"))
+    return bool(match and match.group("comment") and (match.group("keyword") or known.of_path(match.group("path"))))
 
 
 def _name_line(body: str, known: Languages) -> tuple[str, str, str] | None:

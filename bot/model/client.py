@@ -394,6 +394,8 @@ class _Reply:
         return pieces
 
     def _within_cap(self, text: str) -> str:
+        if not self.chars:
+            text = text.lstrip(BYTE_ORDER_MARK)  # some servers start a reply with one; it would hide a first fence
         room = self._cap - self.chars
         if len(text) > room:
             text = text[:max(0, room)]
@@ -403,6 +405,7 @@ class _Reply:
         return text
 
 
+BYTE_ORDER_MARK = "\ufeff"
 DRAIN_S = 0.1  # what is left after [DONE] is read this long at most (the SDK's bound), then the connection closes
 
 

@@ -19,6 +19,7 @@ def blocks(text: str) -> list[Block]:
     "```\nunterminated at the end",
     "   ```js\nindented three\n   ```\n",
     "",
+    "\ufeff```python path=a.py\nx = 1\n```\n",
 ])
 def test_segments_give_the_text_back_whole(text):
     assert "".join(s if isinstance(s, str) else s.source for s in segments(text)) == text
@@ -53,6 +54,11 @@ def test_an_indented_fence_takes_its_own_indentation_off_each_line_of_its_body(t
     assert "".join(s if isinstance(s, str) else s.source for s in segments(text)) == text
 
 
+def test_a_byte_order_mark_before_a_fence_leaves_it_a_fence():
+    [block] = blocks("\ufeff```python path=a.py\nx = 1\n\ufeff```\nafter\n")
+    assert block.closed and block.body == "x = 1\n" and block.fence.path == "a.py"
+
+
 def test_four_spaces_of_indent_is_no_fence_and_backticks_in_a_backtick_info_string_are_inline_code():
     assert blocks("    ```\n    code\n    ```\n") == []
     assert blocks("```a ` b```\ntext\n") == []
@@ -84,6 +90,7 @@ def test_the_language_is_the_first_word(info, language):
     "``````python",  # a long run: stays a run after one break
     "  ~~~~",  # a tilde fence, indented
     "\t```js\nmore\n```",
+    "\ufeff~~~\n\ufeff```",  # behind a byte-order mark
 ])
 def test_inert_text_neither_opens_nor_closes_a_block_and_reads_the_same(hostile):
     wrapped = f"```\n{inert(hostile)}\n```\nafter\n"

@@ -27,6 +27,19 @@ def test_a_line_naming_the_file_inside_the_block_is_its_name_not_its_code(line):
     assert any("named its file" in notice for notice in files.notices)
 
 
+@pytest.mark.parametrize("first, second", [("# file: calc.py", "# file: util.py"), ("// calc.py", "// util.py"),
+                                           ("# calc.py", "# File name: util.py")])
+def test_one_block_holding_two_named_files_is_two_files(first, second):
+    reply = f"```python\n{first}\ndef total(xs):\n    return sum(xs)\n\n\n{second}\nX = 1\n```\n"
+    files = read(reply, {"calc.py": "def total(xs):\n    pass\n"})
+    assert dict(files.files) == {"calc.py": "def total(xs):\n    return sum(xs)\n", "util.py": "X = 1\n"}
+
+
+def test_a_comment_naming_a_file_inside_a_block_that_named_none_stays_code():
+    body = "def total(xs):\n    return sum(xs)\n# util.py\nX = 1\n"
+    assert read(f"```python path=calc.py\n{body}```\n").files["calc.py"] == body
+
+
 @pytest.mark.parametrize("line", ['path = "data.py"', "# notes.txt", "print(calc.py)", "x = 1"])
 def test_a_first_line_that_is_code_stays_code(line):
     files = read(f"```python path=calc.py\n{line}\n\n\ndef total(xs):\n    return sum(xs)\n```\n")

@@ -234,6 +234,14 @@ async def test_a_plain_json_completion_to_a_streamed_request_is_taken_as_the_rep
     assert text == "The whole plan at once." and usage == Usage(30, 6)
 
 
+@pytest.mark.parametrize("reply", [Reply("\ufeff```python path=a.py\nx = 1\n```\n", chunk=1),
+                                   Reply("\ufeff```python path=a.py\nx = 1\n```\n", ignore_stream=True)])
+async def test_a_byte_order_mark_a_server_starts_a_reply_with_is_dropped(model_server, config, secrets, reply):
+    model_server.script("planner", reply)
+    text, _ = await collect(OpenAIChatModel(config, secrets))
+    assert text == "```python path=a.py\nx = 1\n```\n"
+
+
 async def test_an_empty_reply_is_named_with_the_prompts_size(model_server, config, secrets):
     model_server.script("planner", Reply(""), Reply(""))  # the second answers the diagnosis
     _, error = await partial(OpenAIChatModel(config, secrets))
