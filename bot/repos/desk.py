@@ -92,13 +92,13 @@ class RepoDesk:
 
     async def open(self, target: RepoTarget, run_id: str, task: str, continue_branch: str = "",
                    user: str = "", mask: Callable[[str], str] = str, platform: str = "terminal",
-                   own_branch: str = "") -> OpenedRepo:
+                   own_branch: str = "", restart_when_gone: bool = True) -> OpenedRepo:
         token, github = self._token, None
         if not target.name.path:
             token, github = await self._credentials()
         co_author = people.co_author(target.settings.co_authors, platform, user)
         return await open_repo(target, self._config.repos, token, github, run_id, task, continue_branch, co_author,
-                               mask, own_branch)
+                               mask, own_branch, restart_when_gone)
 
     async def _credentials(self) -> tuple[str, GitHubRepos | None]:
         """The token git and GitHub get for one run: a GitHub App's fresh installation token, else the token."""

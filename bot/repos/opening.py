@@ -40,6 +40,7 @@ class OpenedRepo:
     base: str  # the branch the pull request goes into
     folder: Path
     github: GitHubRepos | None
+    said: str = ""  # what the thread is told about where the work starts, when it is not where it was asked to
 
     async def close(self) -> None:
         """Stop any fetch still going and remove the run's folder (the clone and its files)."""
@@ -55,9 +56,12 @@ def branch_name(task: str, run_id: str) -> str:
 
 async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github: GitHubRepos | None,
                     run_id: str, task: str, continue_branch: str = "", co_author: str = "",
-                    mask: Callable[[str], str] = str, own_branch: str = "") -> OpenedRepo:
+                    mask: Callable[[str], str] = str, own_branch: str = "",
+                    restart_when_gone: bool = True) -> OpenedRepo:
     """The repository's tree fetched, the files the first prompts show fetched, the rest on its way;
-    ``RepoError`` with a sentence when it cannot be. ``continue_branch``: a follow-up's, fetched instead of the base.
+    ``RepoError`` with a sentence when it cannot be. ``continue_branch``: a follow-up's, fetched instead of the base
+    (when it is gone, the base on a branch of the run's own, unless ``restart_when_gone`` is false: a fix round
+    updates its pull request's branch or nothing).
     ``own_branch``: the branch a resumed run worked on before it was interrupted, kept: continued when the remote has
     it (what it pushed then is its own work), else made again from the base."""
     local = bool(target.name.path)
@@ -79,10 +83,14 @@ async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github:
         home.mkdir()
         git = Git(access, home, config.clone_timeout_s)
         limits = Limits(config.max_files, config.max_bytes, config.max_file_bytes)
-        pushed_before = False
+        pushed_before, said = False, ""
         if own_branch and own_branch != continue_branch:
             pushed_before = await has_branch(git, url, own_branch, folder)
             continue_branch = own_branch if pushed_before else ""
+        elif continue_branch and restart_when_gone and not await has_branch(git, url, continue_branch, folder):
+            # Gone: GitHub deletes a merged pull request's branch where the repository asks it to.
+            said = f"The branch {continue_branch} is no longer in the repository, so this run starts from the base."
+            continue_branch = ""
         if continue_branch and not base:
             base = await default_branch(git, url, folder)  # the pull request's base, not the branch fetched
         checkout = await fetch(git, url, continue_branch or base, folder / "work", limits)
@@ -94,7 +102,7 @@ async def open_repo(target: RepoTarget, config: ReposConfig, token: str, github:
         if pushed_before:  # its head is the run's own commit: with nothing new, the branch is still checked in
             workspace.commits.append(checkout.head)
         await workspace.prepare(named_files(task, checkout.paths))
-        return OpenedRepo(workspace, target, access, base, folder, github)
+        return OpenedRepo(workspace, target, access, base, folder, github, said)
     except BaseException:
         await asyncio.to_thread(shutil.rmtree, folder, True)
         raise

@@ -715,7 +715,8 @@ class Service:
         branch = prior.branch if same and prior else request.branch
         opened = await self._repos.open(target, run_id, request.text.strip(), branch, request.user_id,
                                         mask=self._redact, platform=request.platform,
-                                        own_branch=await self._kept_branch(request.resumes, target.name.shown))
+                                        own_branch=await self._kept_branch(request.resumes, target.name.shown),
+                                        restart_when_gone=not request.pull)
         await self._store.set_repository(run_id, target.name.shown, opened.workspace.branch)
         if prior is not None and not same:
             prior = PriorWork(tasks=prior.tasks)
@@ -749,6 +750,8 @@ class Service:
                 failed = RunFinished(run_id, status=RunStatus.ERROR, reason=str(error))
                 await deliver(failed, sinks)
                 return failed
+            if opened and opened.said:
+                await deliver(Notice(run_id, opened.said), sinks)
             manager = Manager(self._model, self._sandbox, publisher, self._prompts, team_settings(self._config))
             run_request = RunRequest(task=_team_task(request), asked=request.text.strip(), run_id=run_id,
                                      attachments=request.attachments,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.errors import ModelError
 from agents.events import Event, Notice
 from agents.types import RunStatus, TestJob, TestReport, TestStatus
 from bot.checkin import FolderPublisher
@@ -420,3 +421,54 @@ async def test_credentials_in_a_repository_url_reach_no_prompt_and_the_run_uses_
     prompts = "".join(model.user_prompt(role) for role in ("planner", "programmer", "tester"))
     assert "s3cretpass" not in prompts and f"http://[redacted]@{host}/acme/billing" in prompts
     assert "s3cretpass" not in github.opened[0].body
+
+
+async def _two_runs(config: Config, model: ScriptedModel, tmp_path: Path, between=lambda first: None):
+    """A run and a follow-up in its thread, and what the thread was told; ``between`` runs after the first,
+    given what it ended with."""
+    store = await SQLiteStore.open(config.db_path())
+    told: list[str] = []
+    try:
+        service = Service(config, store, model, ScriptedSandbox(_passing), repos=RepoDesk(config, TOKEN))
+
+        async def sink(event: Event) -> None:
+            if isinstance(event, Notice):
+                told.append(event.text)
+
+        results = []
+        for text in (TASK, "try again"):
+            handle = await service.submit(ChatRequest("terminal", "s", "alice", text, places=("terminal",)), sink,
+                                          FolderPublisher(tmp_path / "saved"))
+            results.append(await handle.wait())
+            if len(results) == 1:
+                between(results[0])
+    finally:
+        await store.close()
+    return results, told
+
+
+async def test_a_follow_up_to_a_run_that_never_pushed_its_branch_starts_from_the_base(git_host, github, tmp_path):
+    repo = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    model = ScriptedModel({"planner": [ModelError("the model endpoint is down"), PLAN], "programmer": [CODE],
+                           "tester": [TESTS], "optimizer": ["VERDICT: APPROVE"], "checkin": ["# billing\n"]})
+    (first, second), _ = await _two_runs(_config(git_host, github, tmp_path), model, tmp_path)
+    assert first.status is RunStatus.ERROR and first.checkin is None
+    assert second.status is RunStatus.PASSED, second.reason
+    assert second.checkin.repository == "acme/billing" and second.checkin.kind == "pull_request"
+    assert "attempts" in branch_files(repo, second.checkin.branch)["billing/client.py"]
+
+
+async def test_a_follow_up_after_its_branch_was_deleted_starts_a_new_one_from_the_base(git_host, github, tmp_path):
+    """GitHub deletes a merged pull request's branch when the repository asks it to; the thread goes on."""
+    repo = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    model = ScriptedModel({"planner": [PLAN] * 2, "programmer": [CODE] * 2, "tester": [TESTS] * 2,
+                           "optimizer": ["VERDICT: APPROVE"] * 2, "checkin": ["# billing\n"] * 2})
+    (first, second), told = await _two_runs(_config(git_host, github, tmp_path), model, tmp_path,
+                                            lambda first: git("branch", "-D", first.checkin.branch, cwd=repo))
+    assert first.status is RunStatus.PASSED and first.checkin.kind == "pull_request"
+    assert second.status is RunStatus.PASSED, second.reason
+    assert second.checkin.kind == "pull_request" and second.checkin.branch != first.checkin.branch
+    assert f"The branch {first.checkin.branch} is no longer in the repository" in " ".join(told)
+    assert "attempts" in branch_files(repo, second.checkin.branch)["billing/client.py"]
