@@ -10,15 +10,42 @@ from agents.language.sandbox_env import BASE_ENV, OFFLINE_PREFIX
 _PUBLIC_TYPE = re.compile(r"^\s*public\s+(?:final\s+|abstract\s+)*(?:class|interface|enum|record)\s+(\w+)", re.M)
 _CLASS = re.compile(r"^\s*(?:public\s+)?(?:final\s+)?class\s+(\w+)", re.M)
 # JUnit's jars come before the compiled classes, so no class of the team's stands in for JUnit's. Every class
-# named as the language names test files (``test_files``: *Test, *Tests) runs.
-_TEST = r"""mkdir -p /tmp/classes && CP=
+# named as the language names test files (``test_files``: *Test, *Tests) runs. With JUnit, a runner of the
+# sandbox's own runs them as JUnitCore does (its console summary) and names each test JUnit ignored (@Ignore) or an
+# assumption stopped (assumeTrue): "OK (3 tests)" says neither, and such a test checked nothing
+# (``bot.sandbox.skips``).
+JUNIT_NOT_RUN = "[sandbox] did not run:"
+_RUNNER = r"""import org.junit.internal.TextListener;
+import org.junit.runner.*;
+import org.junit.runner.notification.*;
+public class CodegenChatJUnit {
+  static void said(String kind, Description test) { System.out.println("MARK " + kind + " " + test.getDisplayName()); }
+  public static void main(String[] names) throws Exception {
+    JUnitCore core = new JUnitCore();
+    core.addListener(new TextListener(System.out));
+    core.addListener(new RunListener() {
+      @Override public void testIgnored(Description test) { said("ignored", test); }
+      @Override public void testAssumptionFailure(Failure failure) { said("assumption", failure.getDescription()); }
+    });
+    Class<?>[] classes = new Class<?>[names.length];
+    for (int i = 0; i < names.length; i++) classes[i] = Class.forName(names[i]);
+    System.exit(core.run(classes).wasSuccessful() ? 0 : 1);
+  }
+}""".replace("MARK", JUNIT_NOT_RUN)
+_TEST = r"""mkdir -p /tmp/classes /tmp/runner && CP=
 for j in /usr/share/java/junit4.jar /usr/share/java/hamcrest-core.jar lib/*.jar; do
   [ -f "$j" ] && CP="$CP$j:"; done; CP="$CP/tmp/classes"
 javac -d /tmp/classes -cp "$CP" $(find . -name '*.java') || exit 2
 TESTS=$(cd /tmp/classes && find . \( -name '*Test.class' -o -name '*Tests.class' \) ! -name '*$*' |
   sed 's|^\./||;s|\.class$||;s|/|.|g' | sort)
 [ -n "$TESTS" ] || { echo 'no test classes (names ending in Test or Tests) found' >&2; exit 5; }
-if [ -f /usr/share/java/junit4.jar ]; then exec java -cp "$CP" org.junit.runner.JUnitCore $TESTS; fi
+if [ -f /usr/share/java/junit4.jar ]; then
+  cat > /tmp/runner/CodegenChatJUnit.java <<'RUNNER'
+""" + _RUNNER + r"""
+RUNNER
+  javac -d /tmp/runner -cp "$CP" /tmp/runner/CodegenChatJUnit.java || exit 2
+  exec java -cp "/tmp/runner:$CP" CodegenChatJUnit $TESTS
+fi
 n=0; bad=0
 for t in $TESTS; do n=$((n+1))
   if java -ea -cp "$CP" "$t"; then echo "ok $n - $t"; else echo "not ok $n - $t"; bad=1; fi; done

@@ -10,10 +10,9 @@ runner says:
 - ``go test -json``: a test's ``skip`` event (``t.Skip``);
 - TAP (node's ``test.skip``/``test.todo``, a C test's own lines): a result line with a ``# SKIP`` or ``# TODO``
   directive;
-- cargo: ``test x ... ignored`` (``#[ignore]``).
-
-Java's JUnit 4 console summary does not say which tests were ignored or stopped by an assumption; its team pass
-is not read here.
+- cargo: ``test x ... ignored`` (``#[ignore]``);
+- JUnit 4, run by the sandbox's own runner (``agents.language.java``): a line for each test it ignored
+  (``@Ignore``) or an assumption stopped (``assumeTrue``), which JUnit's "OK (3 tests)" leaves out.
 """
 
 from __future__ import annotations
@@ -22,10 +21,11 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agents.language.java import JUNIT_NOT_RUN
 from bot.sandbox import junit
 from bot.sandbox.results import json_lines
 
-ASYNC, SKIP, XFAIL, TODO = "async", "skip", "xfail", "todo"
+ASYNC, SKIP, XFAIL, TODO, ASSUMED = "async", "skip", "xfail", "todo", "assumed"
 # What to do instead, said to the Tester once per kind of test that did not run.
 ADVICE = {
     ASYNC: "async tests cannot run here (no async plugin is loaded): write them as plain functions that call "
@@ -33,15 +33,18 @@ ADVICE = {
     SKIP: "a skipped test proves nothing: remove the skip, or the test",
     XFAIL: "a test marked xfail proves nothing: assert what the code must do",
     TODO: "a test marked todo proves nothing: write it, or remove it",
+    ASSUMED: "a test an assumption stopped proves nothing: assert what the code must do, or remove the test",
 }
 _TAP_DIRECTIVE = re.compile(r"^\s*(?:not ok|ok) \d+ - (?P<name>.*?) # (?P<kind>SKIP|TODO)\b", re.M | re.I)
 _CARGO_IGNORED = re.compile(r"^test (?P<name>\S+) \.\.\. ignored\b", re.M)
+# JUnit's console listener prints "." or "I" per test with no line break: the runner's line may follow one.
+_JUNIT_NOT_RUN = re.compile(re.escape(JUNIT_NOT_RUN) + r" (?P<kind>ignored|assumption) (?P<name>.+)$", re.M)
 _PYTEST_ASYNC = "async def function"  # pytest's skip (or failure) message for a coroutine test: "async def functions..."
 
 
 @dataclass(frozen=True)
 class NotRun:
-    """One test the runner says did not run, and which kind (``ASYNC``, ``SKIP``, ``XFAIL``, ``TODO``)."""
+    """One test the runner says did not run, and which kind (``ASYNC``, ``SKIP``, ``XFAIL``, ``TODO``, ``ASSUMED``)."""
 
     name: str
     kind: str
@@ -58,6 +61,9 @@ def not_run(report_format: str, output: str, written: str | None) -> list[NotRun
         return [NotRun(m.group("name").strip(), m.group("kind").lower()) for m in _TAP_DIRECTIVE.finditer(output)]
     if report_format == "cargo":
         return [NotRun(m.group("name"), SKIP) for m in _CARGO_IGNORED.finditer(output)]
+    if report_format == "junit":
+        return [NotRun(m.group("name").strip(), SKIP if m.group("kind") == "ignored" else ASSUMED)
+                for m in _JUNIT_NOT_RUN.finditer(output)]
     return []
 
 
@@ -81,7 +87,7 @@ def _pytest(written: str) -> list[NotRun]:
 def sentence(tests: Sequence[NotRun], shown: int = 5) -> str:
     """"3 of the team's tests did not run: a, b (why); c (why)", each kind once with what to do instead."""
     parts = []
-    for kind in (ASYNC, SKIP, XFAIL, TODO):
+    for kind in ADVICE:
         names = [test.name for test in tests if test.kind == kind]
         if names:
             more = f" and {len(names) - shown} more" if len(names) > shown else ""

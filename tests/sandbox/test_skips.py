@@ -10,7 +10,7 @@ from agents.language import BUILT_IN
 from agents.test_health import unrunnable_tests
 from agents.types import FileSet, TestJob, TestStatus
 from bot.repos.test_command import PYTEST
-from tests.sandbox.programs import GO, PYTHON, RUST
+from tests.sandbox.programs import GO, JAVA, PYTHON, RUST
 
 pytestmark = pytest.mark.docker
 
@@ -73,6 +73,11 @@ NODE_SKIPS = ("const test = require('node:test');\nconst assert = require('node:
      "subtracts (a skipped test proves nothing: remove the skip, or the test); multiplies (a test marked todo"),
     ("rust", {**RUST.files, "src/lib.rs": RUST.files["src/lib.rs"].replace(
         "    #[test]\n    fn test_sub", "    #[test]\n    #[ignore]\n    fn test_sub")}, "tests::test_sub (a skipped test"),
+    ("java", {**JAVA.files, "CalcTest.java": JAVA.files["CalcTest.java"].replace(
+        "    @Test public void testSub", "    @org.junit.Ignore @Test public void testSub").replace(
+        "{ assertEquals(6,", "{ org.junit.Assume.assumeTrue(false); assertEquals(6,")},
+     "testSub(CalcTest) (a skipped test proves nothing: remove the skip, or the test); testMul(CalcTest) (a test an "
+     "assumption stopped"),
 ])
 async def test_skipped_and_todo_team_tests_fail_in_other_languages(sandbox, language, files, named):
     report = await sandbox.run(TestJob(language, FileSet(files)))
