@@ -58,11 +58,13 @@ async def read_earlier(message: discord.Message, me: discord.abc.User, max_messa
 
 
 async def _thread_starter(channel: object) -> discord.Message | None:
-    """The message a thread was started from: it lives in the parent channel, with the thread's id."""
+    """The message a thread was started from, with the thread's id: in the parent channel for a thread started
+    from a message there, in the thread itself for a forum's post (a forum holds no messages of its own)."""
     if not isinstance(channel, discord.Thread) or channel.parent is None:
         return None
+    holder = channel.parent if isinstance(channel.parent, discord.TextChannel) else channel
     try:
-        return await channel.parent.fetch_message(channel.id)  # type: ignore[union-attr]
+        return await holder.fetch_message(channel.id)
     except discord.NotFound:
         return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.discord.conftest import eventually, final_message, script_team, thread_of
 from tests.discord.payloads import ANN, BOB, message
-from tests.fakes.discord_api import CHANNEL_ID, GUILD_ID, user
+from tests.fakes.discord_api import CHANNEL_ID, FORUM_CHANNEL_ID, GUILD_ID, user
 
 MAIN_PY = "def handle(method, path):\n    return 200, []\n"
 
@@ -13,6 +13,17 @@ MAIN_PY = "def handle(method, path):\n    return 200, []\n"
 def said(fake, content: str, **kw) -> dict:
     """A person's message, kept in the channel's history (it arrived before the bot was mentioned)."""
     return fake.remember(message(fake, CHANNEL_ID, content, **kw))
+
+
+async def people_thread(fake, thread_id: int, parent: int) -> None:
+    """A thread ann started in ``parent`` (a channel, or a forum: then it is one of the forum's posts)."""
+    thread = {"id": str(thread_id), "type": 11, "guild_id": str(GUILD_ID), "parent_id": str(parent),
+              "owner_id": str(ANN), "name": "review", "last_message_id": None, "message_count": 0, "member_count": 2,
+              "rate_limit_per_user": 0, "flags": 0, "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
+                                                                        "archive_timestamp": "2026-01-01T00:00:00+00:00",
+                                                                        "locked": False}}
+    fake.threads[thread_id] = thread
+    await fake.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
 
 
 def planner_prompt(model_server) -> str:
@@ -103,13 +114,7 @@ async def test_a_mention_in_a_thread_people_started_reads_the_thread_and_its_fir
     script_team(model_server)
     starter = said(discord_api, "review thread for main.py")
     thread_id = int(starter["id"])  # Discord gives a thread started from a message that message's id
-    thread = {"id": str(thread_id), "type": 11, "guild_id": str(GUILD_ID), "parent_id": str(CHANNEL_ID),
-              "owner_id": str(ANN), "name": "review", "last_message_id": None, "message_count": 0, "member_count": 2,
-              "rate_limit_per_user": 0, "flags": 0, "thread_metadata": {"archived": False, "auto_archive_duration": 1440,
-                                                                        "archive_timestamp": "2026-01-01T00:00:00+00:00",
-                                                                        "locked": False}}
-    discord_api.threads[thread_id] = thread
-    await discord_api.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
+    await people_thread(discord_api, thread_id, CHANNEL_ID)
     discord_api.remember(message(discord_api, thread_id, "main.py:\n```python\n" + MAIN_PY + "```"))
     discord_api.remember(message(discord_api, thread_id, "it should 404 on unknown ids", user_id=BOB))
     await discord_api.dispatch("MESSAGE_CREATE", message(discord_api, thread_id, "write tests for main.py above",
@@ -135,3 +140,18 @@ async def test_mentions_in_the_thread_and_the_request_are_read_as_names_not_ids(
     prompt = planner_prompt(model_server)
     assert "ann:\n@bob the ids are UUIDs :party:" in prompt and f"<@{BOB}>" not in prompt and "998877" not in prompt
     assert prompt.rsplit("## Task\n", 1)[1].strip() == "do what @bob was told"
+
+
+async def test_a_mention_in_a_forum_post_reads_the_post_and_its_replies(start_bot, discord_api, model_server):
+    await start_bot(message_content_intent=True)
+    script_team(model_server)
+    post_id = discord_api.next_id()
+    await people_thread(discord_api, post_id, FORUM_CHANNEL_ID)
+    opening = message(discord_api, post_id, "main.py:\n```python\n" + MAIN_PY + "```")
+    discord_api.remember({**opening, "id": str(post_id)})  # a forum post opens with a message of the post's own id
+    discord_api.remember(message(discord_api, post_id, "it should 404 on unknown ids", user_id=BOB))
+    await discord_api.dispatch("MESSAGE_CREATE", message(discord_api, post_id, "write tests for main.py above",
+                                                         mention_bot=True))
+    await eventually(lambda: final_message(discord_api, post_id), "the run's final message")
+    prompt = planner_prompt(model_server)
+    assert "```python path=main.py\n" + MAIN_PY in prompt and "it should 404 on unknown ids" in prompt

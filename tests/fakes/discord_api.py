@@ -37,6 +37,7 @@ APP_ID = 900_000_000_000_000_002
 GUILD_ID = 900_000_000_000_000_010
 CHANNEL_ID = 900_000_000_000_000_020
 OTHER_CHANNEL_ID = 900_000_000_000_000_021
+FORUM_CHANNEL_ID = 900_000_000_000_000_022  # a forum: its posts are threads, each opened by a message inside it
 CODERS_ROLE = 900_000_000_000_000_030
 BOT_ROLE = 900_000_000_000_000_031  # the role Discord makes for the bot when it joins
 TOKEN = "fake-discord-token-0123456789"
@@ -212,7 +213,8 @@ class FakeDiscord:
         self.identified.set()
 
     def guild(self) -> dict[str, Any]:
-        channels = [self.text_channel(CHANNEL_ID, "general"), self.text_channel(OTHER_CHANNEL_ID, "random")]
+        channels = [self.text_channel(CHANNEL_ID, "general"), self.text_channel(OTHER_CHANNEL_ID, "random"),
+                    {**self.text_channel(FORUM_CHANNEL_ID, "help"), "type": 15, "available_tags": []}]
         roles = [{"id": str(GUILD_ID), "name": "@everyone", "permissions": "1071698660929", "position": 0, "color": 0,
                   "hoist": False, "managed": False, "mentionable": False},
                  {"id": str(CODERS_ROLE), "name": "coders", "permissions": "0", "position": 1, "color": 0,
