@@ -42,7 +42,7 @@ from bot.repos.opening import OpenedRepo
 from bot.runs.fanout import Fanout
 from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
-from bot.runs.thread_context import Gathered, ReadEarlier, thread_context
+from bot.runs.thread_context import Earlier, Gathered, ReadEarlier, thread_context
 from bot.runs.usage import RunUsage
 from bot.runs.worker import DurableQueue, FencedThread, Worker, WorkerSettings
 from bot.safety.redact import Redactor, mask_secrets, mask_url_credentials
@@ -231,8 +231,13 @@ class Service:
     async def _read_earlier(self, read: ReadEarlier, request: ChatRequest) -> ThreadContext:
         """The context the messages before a request give it (``bot.runs.thread_context``), with the GitHub
         links in them read (those the person may have read); when the platform withholds them, a line saying so
-        and no context."""
-        earlier = await read()
+        and no context; when reading fails in a way the adapter did not foresee, the same, so the request is
+        still taken."""
+        try:
+            earlier = await read()
+        except Exception:
+            log.exception("reading the messages before a %s request failed", request.platform)
+            earlier = Earlier(withheld=READ_FAILED)
         if earlier.withheld:  # the status message says so for good, the notice says why
             return ThreadContext(summary=NOT_READ, notes=(earlier.withheld,))
         linked = await self._links.read([request.text, *(m.text for m in earlier.messages if not m.by_bot)],
@@ -813,6 +818,8 @@ class Service:
 
 NOTHING_TO_STOP = "No run is under way here, so there is nothing to stop."
 NOT_READ = "earlier messages not read"  # the platform withheld them: the status message's line
+READ_FAILED = ("The bot could not read the earlier messages here (something went wrong on its side; the details "
+               "are in its log); it works from your request alone.")
 RESUMED_PREFIX = "(Resumed after a restart, from the interrupted run's saved files.)"
 ThreadOpener = Callable[[str], Awaitable[ChatThread]]  # a thread by its key, as a platform finds it again
 ResumeFrom = Callable[[int, str], Awaitable[PriorWork | None]]  # (conversation, run) -> what it goes on from

@@ -591,3 +591,26 @@ async def test_a_file_named_after_a_secret_is_attached_under_a_masked_name(model
     assert len(set(named)) == 3 and named[0].startswith("key_") and named[0].endswith(".py")  # two files stay two
     contents = [str(call.body) for call in model_server.requests if call.agent == "tester"]
     assert all(f"{name}" in contents[0] for name in named) and "B = 2" in contents[0]  # contents kept
+
+
+async def test_reading_the_thread_failing_unforeseen_costs_the_context_not_the_request(
+        model_server, config, secrets, store):
+    from bot.runs.service import Prepared
+    from tests.fakes.chat_thread import RecordingThread
+
+    script_team(model_server)
+    service, thread = make_service(config, secrets, store), RecordingThread()
+
+    async def read_earlier():
+        raise AttributeError("a channel kind the adapter did not know")
+
+    async def prepare():
+        return Prepared(arrival().request("chat", "T1"), thread, earlier=read_earlier)
+
+    taken = await service.take(arrival(), chat(), prepare)
+    assert taken.run is not None
+    await taken.run.wait()
+    record = await store.run(taken.run.run_id)
+    assert record.summary.status == "passed"
+    assert any("could not read the earlier messages" in note for note in record.thread.notes)
+    assert any("could not read the earlier messages" in text for text in thread.texts())
