@@ -119,13 +119,21 @@ class PullRequestApi:
                     for root, found in threads.items()]
         return await self._call(get)
 
-    async def conversation(self, repository: str, number: int, before: int, limit: int) -> tuple[list[Said], bool]:
-        """The pull request's description and its conversation comments older than comment ``before``, the
-        newest ``limit`` of them, oldest first; and whether older ones were left out."""
+    async def conversation(self, repository: str, number: int, limit: int, before: int = 0,
+                           written_by: float = 0.0) -> tuple[list[Said], bool]:
+        """The pull request's description and its conversation comments older than comment ``before`` (a
+        conversation comment's id) or, for a review, written by ``written_by`` (Unix time: GitHub numbers reviews
+        apart from comments, so a review's id says nothing of which comments came first); the newest ``limit`` of
+        them, oldest first; and whether older ones were left out."""
+        def earlier(comment: Any) -> bool:
+            if before:
+                return bool(comment.id < before)
+            return not written_by or comment.created_at.timestamp() <= written_by
+
         def get() -> tuple[list[Said], bool]:
             pull = self._repo(repository).get_pull(number)
             said = [_said(pull.user, pull.body)] if pull.body else []
-            comments = [_said(c.user, c.body) for c in pull.get_issue_comments() if c.id < before or not before]
+            comments = [_said(c.user, c.body) for c in pull.get_issue_comments() if earlier(c)]
             kept = comments[-limit:] if limit else []
             return said + kept, len(kept) < len(comments)
         return await self._call(get)

@@ -26,7 +26,7 @@ from functools import partial
 
 from adapters.github.api import PullFacts, PullRequestApi, ReviewThread, Said
 from adapters.github.budget import take_slot, today
-from adapters.github.events import MARKER, REVIEW_COMMENT, Comment, request_in
+from adapters.github.events import MARKER, REVIEW, REVIEW_COMMENT, Comment, request_in
 from adapters.github.platform import PLATFORM, platform, repository_argument
 from adapters.github.thread import GitHubThread
 from agents.errors import CodegenError, UserInputError
@@ -150,8 +150,11 @@ class GitHubBot:
             said = [Said(login, body, False) for login, body in found.comments] if found else []
             said = [s for s in said if s.body != comment.body][-limit:]
             more = False
+        elif comment.event == REVIEW:
+            said, more = await self._api.conversation(comment.repository, comment.number, limit,
+                                                      written_by=comment.written_at)
         else:
-            said, more = await self._api.conversation(comment.repository, comment.number, comment.comment_id, limit)
+            said, more = await self._api.conversation(comment.repository, comment.number, limit, comment.comment_id)
         return Earlier(tuple(EarlierMessage(s.login, s.body, by_bot=s.by_bot or MARKER in s.body) for s in said),
                        more_before=more)
 

@@ -182,6 +182,8 @@ class FakeGitHub:
         self.reviews: list[PostedReview] = []
         self.git_root: Path | None = None  # where the bot's pull requests' diffs come from (``serve_diffs_from``)
         self._comment_ids = itertools.count(1001)
+        # GitHub numbers reviews in a sequence of their own, apart from comments: their ids say nothing of order.
+        self._review_ids = itertools.count(501)
         self._faults: list[Fault] = []
         self._ids = itertools.count(1)
         self.ci = FakeCi(self)  # commit statuses, check runs, Actions job logs (tests/fakes/github_ci.py)
@@ -660,7 +662,7 @@ class FakeGitHub:
             "number": comment.number, "pull_request": {"url": f"{self.url}/repos/{comment.repo}/pulls/{comment.number}"}}}
 
     def review_payload(self, full_name: str, number: int, login: str, body: str) -> tuple[str, dict[str, Any]]:
-        review = Comment(next(self._comment_ids), full_name, number, login, body)
+        review = Comment(next(self._review_ids), full_name, number, login, body)
         return "pull_request_review", {"action": "submitted", "review": {**review.json(self), "state": "commented"},
                                        "pull_request": {"number": number}, "sender": review.user(self),
                                        "repository": {"full_name": full_name}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from adapters.github.events import MARKER
 from tests.conftest import with_changes
@@ -293,3 +294,17 @@ async def test_a_review_asking_the_bot_is_answered_in_the_conversation(github_co
     assert (await bot.deliver(event, payload))[0] == 202
     (final,) = await eventually(lambda: finals(github.conversation(REPO, PR)))
     assert final.body.startswith("✅ Passed:") and not github.review_comments
+
+
+async def test_a_review_asking_the_bot_comes_with_what_was_said_before_it(github_config, start_bot, github: FakeGitHub,
+                                                                          pull_request, model_server):
+    script_team(model_server)
+    bot = await start_bot(github_config)
+    now = time.time()
+    github.add_issue_comment(REPO, PR, "bob", "Use three attempts, no more.").written = now - 60
+    event, payload = github.review_payload(REPO, PR, AUTHOR, "@codegen-chat do what bob said")
+    github.add_issue_comment(REPO, PR, "carol", "Written after the review.").written = now + 60
+    assert (await bot.deliver(event, payload))[0] == 202
+    await eventually(lambda: finals(github.conversation(REPO, PR)))
+    prompt = planner_prompt(model_server)
+    assert "Use three attempts, no more." in prompt and "Written after the review" not in prompt
