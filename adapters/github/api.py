@@ -50,27 +50,28 @@ class PullFacts:
 
 
 @dataclass(frozen=True)
-class ReviewThread:
-    """A review comment and its replies, oldest first: (login, body) each."""
-
-    root_id: int
-    path: str
-    line: int | None
-    comments: tuple[tuple[str, str], ...]
-
-    @property
-    def answered_by_bot(self) -> bool:
-        """The bot has had the last word in it (its replies carry the marker): nothing is waiting."""
-        return bool(self.comments) and MARKER in self.comments[-1][1]
-
-
-@dataclass(frozen=True)
 class Said:
     """A comment as the bot reads it back: who wrote it (a bot account or not) and what."""
 
     login: str
     body: str
     by_bot: bool
+    id: int = 0  # a review comment's: a review thread's replies are numbered in the order they were written
+
+
+@dataclass(frozen=True)
+class ReviewThread:
+    """A review comment and its replies, oldest first."""
+
+    root_id: int
+    path: str
+    line: int | None
+    comments: tuple[Said, ...]
+
+    @property
+    def answered_by_bot(self) -> bool:
+        """The bot has had the last word in it (its replies carry the marker): nothing is waiting."""
+        return bool(self.comments) and MARKER in self.comments[-1].body
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class PullRequestApi:
                 root = comment._rawData.get("in_reply_to_id") or comment.id
                 threads.setdefault(root, []).append(comment)
             return [ReviewThread(root, found[0].path, found[0]._rawData.get("line"),
-                                 tuple((c.user.login if c.user else "", c.body or "") for c in found))
+                                 tuple(_said(c.user, c.body, c.id) for c in found))
                     for root, found in threads.items()]
         return await self._call(get)
 
@@ -178,5 +179,5 @@ class PullRequestApi:
         return await call_github(call, self._policy, self._redact, asyncio.sleep)
 
 
-def _said(user: Any, body: str | None) -> Said:
-    return Said(user.login if user else "", body or "", bool(user) and user.type == "Bot")
+def _said(user: Any, body: str | None, comment_id: int = 0) -> Said:
+    return Said(user.login if user else "", body or "", bool(user) and user.type == "Bot", comment_id)

@@ -24,7 +24,7 @@ import re
 import time
 from functools import partial
 
-from adapters.github.api import PullFacts, PullRequestApi, ReviewThread, Said
+from adapters.github.api import PullFacts, PullRequestApi, ReviewThread
 from adapters.github.budget import take_slot, today
 from adapters.github.events import MARKER, REVIEW, REVIEW_COMMENT, Comment, request_in
 from adapters.github.platform import PLATFORM, platform, repository_argument
@@ -147,9 +147,8 @@ class GitHubBot:
         if comment.event == REVIEW_COMMENT:
             threads = await self._api.review_threads(comment.repository, comment.number)
             found = next((t for t in threads if t.root_id == comment.thread_root), None)
-            said = [Said(login, body, False) for login, body in found.comments] if found else []
-            said = [s for s in said if s.body != comment.body][-limit:]
-            more = False
+            before = [s for s in (found.comments if found else ()) if s.id < comment.comment_id]
+            said, more = before[-limit:], len(before) > limit
         elif comment.event == REVIEW:
             said, more = await self._api.conversation(comment.repository, comment.number, limit,
                                                       written_by=comment.written_at)
@@ -212,6 +211,6 @@ class GitHubBot:
 
 def _review_context(reviews: list[ReviewThread], task: str, config: Config) -> ThreadContext:
     """The review threads as the messages before the request: quoted material for the team, never orders."""
-    earlier = [EarlierMessage(login, f"On `{review.path}`{f' line {review.line}' if review.line else ''}:\n{body}")
-               for review in reviews for login, body in review.comments if MARKER not in body]
+    earlier = [EarlierMessage(said.login, f"On `{review.path}`{f' line {review.line}' if review.line else ''}:\n{said.body}")
+               for review in reviews for said in review.comments if MARKER not in said.body]
     return thread_context(earlier, task, config.input)
