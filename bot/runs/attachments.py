@@ -7,10 +7,11 @@ from agents.replies import ReplyFormatError, safe_path
 from agents.types import Attachment
 
 
-def to_attachment(name: str, data: bytes, max_bytes: int) -> Attachment:
-    """A text attachment, or ``UserInputError`` saying why the file is refused."""
+def to_attachment(name: str, data: bytes, max_bytes: int, folders: bool = False) -> Attachment:
+    """A text attachment, or ``UserInputError`` saying why the file is refused. ``folders``: ``name`` is a path in a
+    repository (a linked file), kept whole; else the file is named by its own name alone."""
     try:
-        path = safe_path(name.rsplit("/", 1)[-1] if "/" in name else name)
+        path = safe_path(name.rsplit("/", 1)[-1] if "/" in name and not folders else name)
     except ReplyFormatError:
         raise UserInputError(f"{name}: not a usable file name.") from None
     if len(data) > max_bytes:

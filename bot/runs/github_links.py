@@ -19,8 +19,10 @@ from fnmatch import fnmatchcase
 from typing import Protocol
 from urllib.parse import unquote, urlsplit
 
+from agents.errors import UserInputError
 from agents.types import Attachment, ThreadMessage
 from bot.config.sections import InputConfig
+from bot.runs.attachments import to_attachment
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +135,8 @@ class LinkReader:
         """One line for a link that could not be read; the run goes on without it."""
         from github import GithubException
 
+        if isinstance(error, UserInputError):  # a file a person could not attach either
+            return f"{link.label} was not read: {error}"
         if isinstance(error, GithubException):
             log.warning("reading %s from GitHub failed: HTTP %s", link.label, error.status)
             return f"{link.label} could not be read from GitHub (HTTP {error.status})."
@@ -152,7 +156,10 @@ class LinkReader:
                 content = repo.get_contents(link.path, ref=link.ref)
                 if isinstance(content, list):
                     raise GithubException(404, "a folder, not a file", None)
-                return Attachment(link.path, content.decoded_content.decode("utf-8", "replace"))
+                bound = self._limits.max_attachment_bytes  # as for a file shared in the thread: text, within the bound
+                if content.size > bound:
+                    raise UserInputError(f"{link.path} is {content.size:,} bytes; attachments are limited to {bound:,} bytes.")
+                return to_attachment(link.path, content.decoded_content, bound, folders=True)
             if link.kind == "commit":
                 commit = repo.get_commit(link.ref)
                 text = f"Commit {link.label}: {commit.commit.message}\n\n{self._diff(commit.files)}"

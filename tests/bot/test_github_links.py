@@ -56,3 +56,18 @@ async def test_a_github_that_does_not_answer_costs_a_note_not_the_run():
     reader = LinkReader(InputConfig(link_repositories=("acme/*",)), url, TOKEN)  # the server is gone now
     linked = await reader.read([f"{host}/acme/shop/pull/1"])
     assert len(linked.notes) == 1 and linked.notes[0].startswith("acme/shop#1 could not be read from GitHub (")
+
+
+async def test_a_linked_file_too_large_or_not_text_is_left_out_with_a_note_as_a_shared_file_is():
+    async with FakeGitHub(token=TOKEN, prefix="/api/v3") as github:
+        github.contents[("acme/shop", "main", "package-lock.json")] = '{"lockfileVersion": 3}\n' * 50
+        github.contents[("acme/shop", "main", "logo.png")] = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+        github.contents[("acme/shop", "main", "src/app.py")] = "print('hi')\n"
+        host = github.url.removesuffix("/api/v3")
+        reader = LinkReader(InputConfig(link_repositories=("acme/shop",), max_attachment_bytes=200), github.url, TOKEN)
+        linked = await reader.read([f"{host}/acme/shop/blob/main/package-lock.json {host}/acme/shop/blob/main/logo.png "
+                                    f"{host}/acme/shop/blob/main/src/app.py"])
+    assert [f.name for f in linked.files] == ["src/app.py"]
+    assert len(linked.notes) == 2
+    assert "package-lock.json" in linked.notes[0] and "limited to 200 bytes" in linked.notes[0]
+    assert "logo.png" in linked.notes[1] and "only text files" in linked.notes[1]
