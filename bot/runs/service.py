@@ -42,7 +42,7 @@ from bot.repos.opening import OpenedRepo
 from bot.runs.fanout import Fanout
 from bot.runs.github_links import LinkReader
 from bot.runs.runner import INTERNAL_ERROR_REASON, STOPPED_REASON, EventSink, deliver, drive, stopped
-from bot.runs.thread_context import Earlier, Gathered, ReadEarlier, thread_context
+from bot.runs.thread_context import Earlier, Gathered, ReadEarlier, read_messages, thread_context
 from bot.runs.usage import RunUsage
 from bot.runs.worker import DurableQueue, FencedThread, Worker, WorkerSettings
 from bot.safety.redact import Redactor, mask_secrets, mask_url_credentials
@@ -240,7 +240,8 @@ class Service:
             earlier = Earlier(withheld=READ_FAILED)
         if earlier.withheld:  # the status message says so for good, the notice says why
             return ThreadContext(summary=NOT_READ, notes=(earlier.withheld,))
-        linked = await self._links.read([request.text, *(m.text for m in earlier.messages if not m.by_bot)],
+        kept = read_messages(earlier.messages, self._config.input)  # a message left out is not followed either
+        linked = await self._links.read([request.text, *(m.text for m in kept)],
                                         lambda name: may_read(name, self._config.repos, request.platform,
                                                               request.user_id))
         gathered = Gathered(linked.messages, linked.files, (*earlier.notes, *linked.notes))

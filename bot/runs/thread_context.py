@@ -62,7 +62,7 @@ def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: Inpu
                    languages: Languages = BUILT_IN) -> ThreadContext:
     """The context ``earlier`` (oldest first) gives the request ``request``. ``more_before``: the platform
     held older messages than it was asked for (the bound cut them already)."""
-    people = [m for m in earlier if not m.by_bot and (m.text.strip() or m.files)]
+    people = _people(earlier)
     kept, secrets = _masked(_newest_within(people, limits))  # only what is sent on needs masking
     notes: list[str] = []
     if len(kept) < len(people) or more_before:
@@ -95,6 +95,16 @@ def thread_context(earlier: Sequence[EarlierMessage], request: str, limits: Inpu
     summary = _summary(len(messages) - len(gathered.linked_messages), len(chosen), blocks, links)
     said = tuple(mask_pasted_secrets(note)[0] for note in (*gathered.notes, *notes))  # they quote file names
     return ThreadContext(tuple(messages), tuple(Attachment(n, c) for n, c in chosen), summary, said)
+
+
+def read_messages(earlier: Sequence[EarlierMessage], limits: InputConfig) -> list[EarlierMessage]:
+    """The messages of ``earlier`` that are read (people's, the newest within the bounds): only their links are
+    followed, too."""
+    return _newest_within(_people(earlier), limits)
+
+
+def _people(earlier: Sequence[EarlierMessage]) -> list[EarlierMessage]:
+    return [m for m in earlier if not m.by_bot and (m.text.strip() or m.files)]
 
 
 def _newer(files: dict[str, str], newer: dict[str, str]) -> None:

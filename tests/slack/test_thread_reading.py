@@ -179,6 +179,27 @@ async def test_a_pull_request_link_in_an_allowed_repository_is_read_from_github(
     assert "1 link" in thread[0].text
 
 
+async def test_a_link_in_a_message_beyond_the_bound_is_not_read(
+        slack, model_server, slack_config, slack_secrets, start_bot):
+    async with FakeGitHub(token=GITHUB_TOKEN, prefix="/api/v3") as github:
+        github.pulls[("acme/shop", 7)] = StoredPull(7, "Add the items endpoint", "Adds GET /items.")
+        host = github.url.removesuffix("/api/v3")
+        config = dataclasses.replace(
+            with_changes(slack_config, input={"link_repositories": ["acme/*"], "thread_messages": 2}),
+            checkin=CheckinConfig(github_api_url=github.url, write_interval_s=0))
+        await start_bot(config, secrets=dataclasses.replace(slack_secrets, github_token=GITHUB_TOKEN))
+        script_team(model_server)
+        parent = slack.say("C1", "UANN", f"an old idea: <{host}/acme/shop/pull/7>")
+        for n in range(3):
+            slack.say("C1", "UBOB", f"message {n}", thread_ts=parent.ts)
+        message, _ = await mention(slack, "sum these up", thread_ts=parent.ts)
+        thread = await finished(slack, "C1", parent.ts)
+
+    assert "Add the items endpoint" not in planner_prompt(model_server)
+    assert not any("pulls/7" in path for _, path in github.calls())
+    assert "link" not in thread[0].text
+
+
 async def test_a_link_to_a_repository_kept_for_other_people_is_not_read_for_someone_else(
         slack, model_server, slack_config, slack_secrets, start_bot):
     async with FakeGitHub(token=GITHUB_TOKEN, prefix="/api/v3") as github:
