@@ -13,7 +13,7 @@ import discord
 from adapters.discord.text import readable
 from agents.errors import UserInputError
 from agents.types import Attachment
-from bot.runs.attachments import to_attachment
+from bot.runs.attachments import check_size, to_attachment
 from bot.runs.thread_context import Earlier, EarlierMessage
 
 log = logging.getLogger(__name__)
@@ -86,8 +86,7 @@ async def _files(item: discord.Message, max_bytes: int, notes: list[str]) -> tup
     read: list[Attachment] = []
     for file in item.attachments:
         try:
-            if file.size > max_bytes:
-                raise UserInputError(f"{file.filename} is {file.size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
+            check_size(file.filename, file.size, max_bytes)
             read.append(to_attachment(file.filename, await file.read(), max_bytes))
         except UserInputError as error:
             notes.append(f"A file in the thread was not read: {error}")

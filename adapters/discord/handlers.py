@@ -22,7 +22,7 @@ from agents.errors import UserInputError
 from agents.types import Attachment
 from bot.chat.thread import ChatPlatform
 from bot.config.sections import DiscordConfig, InputConfig
-from bot.runs.attachments import to_attachment
+from bot.runs.attachments import check_size, to_attachment
 from bot.runs.service import Arrival, Prepared, Service
 from bot.safety.redact import Redactor
 
@@ -81,7 +81,7 @@ async def on_code(ctx: Context, interaction: discord.Interaction, task: str, fil
 
     try:
         if file:
-            _check_size(file, ctx.max_attachment_bytes)
+            check_size(file.filename, file.size, ctx.max_attachment_bytes)
         taken = await ctx.service.take(arrival, ctx.platform, prepare)
     except UserInputError as error:  # refused before the deferral: privately, as the reply
         await interaction.response.send_message(_said(ctx, error, warn=False), ephemeral=True)
@@ -141,14 +141,9 @@ async def read_attachments(files: Sequence[discord.Attachment], ctx: Context) ->
     """Text files only, size-checked before download; anything else is refused with a reason."""
     attachments = []
     for file in files:
-        _check_size(file, ctx.max_attachment_bytes)
+        check_size(file.filename, file.size, ctx.max_attachment_bytes)
         attachments.append(to_attachment(file.filename, await file.read(), ctx.max_attachment_bytes))
     return tuple(attachments)
-
-
-def _check_size(file: discord.Attachment, max_bytes: int) -> None:
-    if file.size > max_bytes:
-        raise UserInputError(f"{file.filename} is {file.size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
 
 
 def _said(ctx: Context, error: UserInputError, warn: bool = True) -> str:

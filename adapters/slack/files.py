@@ -12,7 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from agents.errors import UserInputError
 from agents.types import Attachment
-from bot.runs.attachments import to_attachment
+from bot.runs.attachments import check_size, to_attachment
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +33,7 @@ async def _read_one(file: dict[str, Any], client: AsyncWebClient, session: aioht
         file = await _file_info(client, str(file.get("id", "")))  # Slack Connect events leave the details out
     name = str(file.get("name") or file.get("title") or file.get("id"))
     size = int(file.get("size") or 0)
-    if size > max_bytes:
-        raise UserInputError(f"{name} is {size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
+    check_size(name, size, max_bytes)
     url = str(file.get("url_private_download") or file.get("url_private") or "")
     if not _trusted(url, api_url):
         raise UserInputError(f"{name} is not stored on Slack, so the bot cannot read it; paste it into the message.")

@@ -7,6 +7,12 @@ from agents.replies import ReplyFormatError, safe_path
 from agents.types import Attachment
 
 
+def check_size(name: str, size: int, max_bytes: int) -> None:
+    """``UserInputError`` when a file's stated size is over the bound: said before it is downloaded."""
+    if size > max_bytes:
+        raise UserInputError(f"{name} is {size:,} bytes; attachments are limited to {max_bytes:,} bytes.")
+
+
 def to_attachment(name: str, data: bytes, max_bytes: int, folders: bool = False) -> Attachment:
     """A text attachment, or ``UserInputError`` saying why the file is refused. ``folders``: ``name`` is a path in a
     repository (a linked file), kept whole; else the file is named by its own name alone."""

@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlsplit
 from agents.errors import UserInputError
 from agents.types import Attachment, ThreadMessage
 from bot.config.sections import InputConfig
-from bot.runs.attachments import to_attachment
+from bot.runs.attachments import check_size, to_attachment
 
 log = logging.getLogger(__name__)
 
@@ -157,8 +157,7 @@ class LinkReader:
                 if isinstance(content, list):
                     raise GithubException(404, "a folder, not a file", None)
                 bound = self._limits.max_attachment_bytes  # as for a file shared in the thread: text, within the bound
-                if content.size > bound:
-                    raise UserInputError(f"{link.path} is {content.size:,} bytes; attachments are limited to {bound:,} bytes.")
+                check_size(link.path, content.size, bound)
                 return to_attachment(link.path, content.decoded_content, bound, folders=True)
             if link.kind == "commit":
                 commit = repo.get_commit(link.ref)
