@@ -21,6 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 from agents.errors import UserInputError
 from agents.types import Attachment, ThreadMessage
+from bot.chat.badges import cut_at_word
 from bot.config.sections import InputConfig
 from bot.runs.attachments import check_size, to_attachment
 
@@ -161,17 +162,25 @@ class LinkReader:
                 return to_attachment(link.path, content.decoded_content, bound, folders=True)
             if link.kind == "commit":
                 commit = repo.get_commit(link.ref)
-                text = f"Commit {link.label}: {commit.commit.message}\n\n{self._diff(commit.files)}"
+                text = f"Commit {link.label}: {self._within(commit.commit.message)}\n\n{self._diff(commit.files)}"
                 return ThreadMessage(f"GitHub commit {link.label}", text)
             pull = repo.get_pull(int(link.ref))
             comments = [f"- {c.user.login} on {c.path}: {c.body}"
                         for c in list(pull.get_review_comments())[:MAX_REVIEW_COMMENTS]]
-            text = (f"Pull request {link.label}: {pull.title}\n\n{pull.body or '(no description)'}\n\n"
+            text = (f"Pull request {link.label}: {pull.title}\n\n{self._within(pull.body or '(no description)')}\n\n"
                     f"{self._diff(pull.get_files())}"
-                    + ("\n\nReview comments:\n" + "\n".join(comments) if comments else ""))
+                    + ("\n\nReview comments:\n" + self._within("\n".join(comments)) if comments else ""))
             return ThreadMessage(f"GitHub pull request {link.label}", text)
         finally:
             github.close()
+
+    def _within(self, written: str) -> str:
+        """What people wrote on GitHub (a description, review comments, a commit message), within the bound of what
+        they write in a thread (``thread_chars``), the cut said: a description can be as long as a release's notes."""
+        bound = self._limits.thread_chars
+        if len(written) <= bound:
+            return written
+        return f"{cut_at_word(written, bound)}\n[the rest is cut: [input] thread_chars = {bound:,}]"
 
     def _diff(self, files: Iterable[object]) -> str:
         """The changed files' patches as one diff, cut at ``max_link_diff_chars`` (the cut said)."""

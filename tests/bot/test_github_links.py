@@ -71,3 +71,16 @@ async def test_a_linked_file_too_large_or_not_text_is_left_out_with_a_note_as_a_
     assert len(linked.notes) == 2
     assert "package-lock.json" in linked.notes[0] and "limited to 200 bytes" in linked.notes[0]
     assert "logo.png" in linked.notes[1] and "only text files" in linked.notes[1]
+
+
+async def test_a_linked_pull_requests_description_and_review_comments_are_cut_at_the_thread_bound():
+    async with FakeGitHub(token=TOKEN, prefix="/api/v3") as github:
+        github.pulls[("acme/shop", 7)] = StoredPull(
+            7, "Release notes", "- a change worth a line\n" * 400, files={"main.py": "@@ -1 +1 @@\n+x = 1"},
+            comments=[("carol", "main.py", "a long review remark " * 20)] * 50)
+        host = github.url.removesuffix("/api/v3")
+        reader = LinkReader(InputConfig(link_repositories=("acme/shop",), thread_chars=1000), github.url, TOKEN)
+        (pull,) = (await reader.read([f"{host}/acme/shop/pull/7"])).messages
+    assert len(pull.text) < 2 * 1000 + 500  # the description and the comments within the bound each, and the diff
+    assert "+x = 1" in pull.text and "carol on main.py" in pull.text
+    assert pull.text.count("[the rest is cut: [input] thread_chars = 1,000]") == 2
