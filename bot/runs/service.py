@@ -674,13 +674,18 @@ class Service:
     async def stop_in(self, thread_key: str, place: Place, platform: ChatPlatform) -> str | None:
         """Stop the run under way (or waiting) in a conversation, wherever it runs: this process's own, else the
         one the store has running there (a durable job on another replica, or still queued), through ``stop``.
-        None once it is stopping, else a sentence for the person (``NOTHING_TO_STOP`` when there is no run)."""
-        run_id = self.active_run(platform.name, thread_key)
-        if run_id is None:
-            runs = await self._store.conversation_runs(platform.name, thread_key)
-            run_id = next((run.id for run in runs if run.status == RunStatus.RUNNING), None)
-        if run_id is None:
+        None once it is stopping, else a sentence for the person (``NOTHING_TO_STOP`` when there is no run).
+        Several people's runs may be there, one at work and the others waiting: the person's own is the one
+        stopped (under way before waiting); only with none of theirs is the first taken, whose refusal names
+        who may stop it."""
+        key = conversation_key(platform.name, thread_key)
+        runs = [(w.run_id, w.user_id) for w in [*self._running, *self._waiting] if w.thread == key]
+        stored = await self._store.conversation_runs(platform.name, thread_key)  # jobs of other replicas too
+        here = {run_id for run_id, _ in runs}
+        runs += [(run.id, run.user_id) for run in stored if run.status == RunStatus.RUNNING and run.id not in here]
+        if not runs:
             return NOTHING_TO_STOP
+        run_id = next((run_id for run_id, user in runs if user == place.user), runs[0][0])
         return await self.stop(run_id, place, platform)
 
     @property

@@ -326,3 +326,26 @@ async def test_a_review_comment_reads_people_of_its_thread_before_it_not_bots_no
     prompt = planner_prompt(model_server)
     assert "This should retry on ConnectionError." in prompt
     assert "repository secrets" not in prompt and "Written after the request" not in prompt
+
+
+async def test_a_stop_stops_the_asker_s_own_run_waiting_behind_someone_else_s(
+        github_config, start_bot, github: FakeGitHub, pull_request, model_server):
+    model_server.script("planner", Reply(PLAN, pause_after=5))  # alice's run is at work while bob's waits
+    for role, reply in {"programmer": CODE, "tester": TESTS, "optimizer": "VERDICT: APPROVE", "checkin": README}.items():
+        model_server.script(role, reply)
+    github.grant(REPO, "bob", "write")
+    bot = await start_bot(github_config)
+    await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, ASK))
+    await eventually(lambda: planner_calls(model_server))
+    await bot.comment(github.add_issue_comment(REPO, PR, "bob", "@codegen-chat also log each retry"))
+    await eventually(lambda: [c for c in github.conversation(REPO, PR) if c.body.startswith("⏳ **Waiting for run")])
+    await bot.comment(github.add_issue_comment(REPO, PR, "bob", "@codegen-chat stop"))
+    answer = await eventually(lambda: [c for c in github.conversation(REPO, PR)
+                                       if c.body.startswith("⏹️ Stopped:") or "can stop it" in c.body])
+    assert answer[0].body.startswith("⏹️ Stopped:"), answer[0].body  # bob's own run, before it started
+    model_server.resume.set()
+    await eventually(lambda: len(finals(github.conversation(REPO, PR))) == 2, within=40)
+    passed = finals(github.conversation(REPO, PR))[-1]
+    assert passed.body.startswith("✅ Passed:"), passed.body  # alice's run was left to her
+    assert planner_calls(model_server) == 1
+    assert not [c for c in github.conversation(REPO, PR) if "can stop it" in c.body]
