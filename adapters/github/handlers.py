@@ -1,8 +1,9 @@
 """A comment on a pull request in, a run on its branch out. In order, each check cheaper than the next:
 
     the bot's own words, a bot account, no mention of the bot    ignored (never a loop)
+    the author has no write access (asked of the API, a "no"      ignored, logged
+    remembered for a while: ``adapters.github.outsiders``)
     the pull request is closed or carries the opt-out label       ignored, logged
-    the author has no write access (asked of the API)             ignored, logged
     the pull request comes from a fork                            said once on the pull request, then ignored
     "@BOT stop"                                                   the run under way (or waiting) there stopped, on
                                                                   whichever replica runs it (its starter's); else said
@@ -27,6 +28,7 @@ from functools import partial
 from adapters.github.api import PullFacts, PullRequestApi, ReviewThread
 from adapters.github.budget import take_slot, today
 from adapters.github.events import MARKER, REVIEW, REVIEW_COMMENT, Comment, request_in
+from adapters.github.outsiders import Outsiders
 from adapters.github.platform import PLATFORM, platform, repository_argument
 from adapters.github.thread import GitHubThread
 from agents.errors import CodegenError, UserInputError
@@ -56,6 +58,7 @@ class GitHubBot:
         self._service, self._config, self._api = service, config, api
         self._settings = config.github
         self._platform = platform(config.github)
+        self._outsiders = Outsiders()
 
     @property
     def platform(self) -> ChatPlatform:
@@ -123,22 +126,32 @@ class GitHubBot:
             await self._answer(comment, reviews, await taken.run.wait())
 
     async def _open_to(self, comment: Comment) -> PullFacts | None:
-        """The pull request, when the bot may take this comment on it: open, not opted out, the author with
-        write access, not from a fork (said once); else None."""
+        """The pull request, when the bot may take this comment on it: the author with write access, open, not
+        opted out, not from a fork (said once); else None. Whoever lacks write access costs one lookup a while."""
         repository = comment.repository
+        if not await self._may_write(comment):
+            log.info("github: %s has no write access to %s; %s ignored", comment.login, repository, comment.key)
+            return None
         pull = await self._api.pull(repository, comment.number)
         if pull.state != "open" or self._settings.opt_out_label in pull.labels:
             log.info("github: %s is %s; %s ignored", comment.conversation,
                      pull.state if pull.state != "open" else f"labelled {self._settings.opt_out_label!r}", comment.key)
-            return None
-        if not await self._api.may_write(repository, comment.login):
-            log.info("github: %s has no write access to %s; %s ignored", comment.login, repository, comment.key)
             return None
         if pull.from_fork(repository):
             if await self._service.first_sighting(f"github:fork:{comment.conversation}"):
                 await self.thread(comment.conversation).post(self._platform.markup.text(FORK))
             return None
         return pull
+
+    async def _may_write(self, comment: Comment) -> bool:
+        """Whether the author has write access, as the API says; a "no" is remembered a while (from the lookup,
+        not from their latest comment), so asking again and again costs the bot nothing."""
+        if self._outsiders.known(comment.repository, comment.login):
+            return False
+        if await self._api.may_write(comment.repository, comment.login):
+            return True
+        self._outsiders.add(comment.repository, comment.login)
+        return False
 
     async def _earlier(self, comment: Comment) -> Earlier:
         """What was said before the request: the pull request's description and conversation, or for a review

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 
 from adapters.github.events import MARKER
@@ -105,7 +106,7 @@ async def test_the_opt_out_label_stops_the_bot_on_that_pull_request(github_confi
     await eventually(lambda: ("GET", f"/repos/{REPO}/pulls/10") in github.calls())
     await asyncio.sleep(0.2)
     assert not [c for c in github.conversation(REPO, 10) if MARKER in c.body]
-    assert permission_checks(github, AUTHOR) == 0 and planner_calls(model_server) == 0
+    assert planner_calls(model_server) == 0
 
 
 async def test_a_pull_request_out_of_runs_for_the_day_says_so_once(github_config, start_bot, github: FakeGitHub,
@@ -349,3 +350,17 @@ async def test_a_stop_stops_the_asker_s_own_run_waiting_behind_someone_else_s(
     assert passed.body.startswith("✅ Passed:"), passed.body  # alice's run was left to her
     assert planner_calls(model_server) == 1
     assert not [c for c in github.conversation(REPO, PR) if "can stop it" in c.body]
+
+
+async def test_a_person_without_write_access_costs_one_lookup_however_often_they_ask(
+        github_config, start_bot, github: FakeGitHub, pull_request, model_server, caplog):
+    # On a public repository anyone may comment: their mentions must not spend the bot's GitHub rate limit.
+    caplog.set_level(logging.INFO, logger="adapters.github.handlers")
+    bot = await start_bot(github_config)
+    for asked in range(1, 5):
+        await bot.comment(github.add_issue_comment(REPO, PR, "stranger", ASK))
+        await eventually(lambda asked=asked: len([r for r in caplog.records
+                                                  if "stranger has no write access" in r.getMessage()]) == asked)
+    assert permission_checks(github, "stranger") == 1
+    assert github.calls().count(("GET", f"/repos/{REPO}/pulls/{PR}")) == 0
+    assert planner_calls(model_server) == 0
