@@ -1,10 +1,12 @@
 """``POST /github/webhook``: GitHub's deliveries, on a real aiohttp server that also answers the health probes.
 
-Each delivery, in order: the signature (``X-Hub-Signature-256``, constant time) or 401; a ping answered; JSON
-or 400; a redelivery (its ``X-GitHub-Delivery`` seen before, by any replica sharing the store) answered 200 and
-dropped; then a CI event nudges whatever follows that commit (``bot.ci.nudges``: the follower reads the API
-itself), a comment is handed to the bot in a task of its own, and any other event is 204. GitHub gives a
-delivery ten seconds: nothing here waits for a run, nor for any call to GitHub.
+Each delivery, in order: before its body is read (anyone may send one, and it cannot be verified unread), a
+``X-Hub-Signature-256`` of the right form or 401, an event the bot never acts on 204, a body longer than any it
+acts on 413; then the signature itself (constant time) or 401; a ping answered; JSON or 400; a redelivery (its
+``X-GitHub-Delivery`` seen before, by any replica sharing the store) answered 200 and dropped; then a CI event
+nudges whatever follows that commit (``bot.ci.nudges``: the follower reads the API itself), a comment is handed to
+the bot in a task of its own, and any other event is 204. GitHub gives a delivery ten seconds: nothing here waits
+for a run, nor for any call to GitHub.
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from aiohttp import web
 
-from adapters.github.events import Comment, comment_of, commit_of
+from adapters.github.events import CI_EVENTS, ISSUE_COMMENT, REVIEW, REVIEW_COMMENT, Comment, comment_of, commit_of
 from adapters.github.signature import signed
 from bot.ci.nudges import CiNudges
 from bot.health.checks import Health
@@ -25,7 +28,11 @@ from bot.health.http import health_routes
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub caps a delivery's payload at 25 MB
+# GitHub caps a payload at 25 MB, but a comment's or review's delivery (its text at most 65,536 characters, the
+# issue's or pull request's beside it) or a CI event's is far smaller: unverified bytes held in memory stay few.
+MAX_BODY_BYTES = 5 * 1024 * 1024
+ACTED_ON = frozenset({"ping", ISSUE_COMMENT, REVIEW_COMMENT, REVIEW, *CI_EVENTS})
+SIGNATURE_FORM = re.compile(r"sha256=[0-9a-fA-F]{64}")
 FirstSighting = Callable[[str], Awaitable[bool]]
 OnComment = Callable[[Comment], Coroutine[Any, Any, None]]
 
@@ -37,11 +44,16 @@ class Webhook:
         self._tasks: set[asyncio.Task[None]] = set()  # the comments being taken
 
     async def receive(self, request: web.Request) -> web.Response:
-        body = await request.read()
-        if not signed(body, request.headers.get("X-Hub-Signature-256", ""), self._secret):
-            log.warning("github: refused a delivery from %s: missing or wrong signature", request.remote)
-            return web.Response(status=401, text="Missing or wrong X-Hub-Signature-256.")
-        event = request.headers.get("X-GitHub-Event", "")
+        signature, event = request.headers.get("X-Hub-Signature-256", ""), request.headers.get("X-GitHub-Event", "")
+        if not SIGNATURE_FORM.fullmatch(signature.strip()):
+            return self._unsigned(request)
+        if event not in ACTED_ON:
+            return web.Response(status=204)  # nothing in it would be read
+        if (request.content_length or 0) > MAX_BODY_BYTES:
+            return web.Response(status=413, text="Larger than any delivery the bot acts on.")
+        body = await request.read()  # at most MAX_BODY_BYTES (client_max_size), else 413
+        if not signed(body, signature, self._secret):
+            return self._unsigned(request)
         if event == "ping":
             return web.json_response({"pong": True})
         try:
@@ -64,6 +76,10 @@ class Webhook:
             task.add_done_callback(self._tasks.discard)
             return web.Response(status=202, text="Taken.")
         return web.Response(status=204)
+
+    def _unsigned(self, request: web.Request) -> web.Response:
+        log.warning("github: refused a delivery from %s: missing or wrong signature", request.remote)
+        return web.Response(status=401, text="Missing or wrong X-Hub-Signature-256.")
 
     async def close(self) -> None:
         """Stop taking the comments still being looked at (the runs they started stop with the service)."""
