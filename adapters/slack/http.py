@@ -1,6 +1,6 @@
 """HTTP mode: Slack posts events and button clicks to a real aiohttp server. Each request is checked
-(``adapters.slack.requests``: signature first, then UTF-8, JSON and shape) before bolt reads it; a bad one
-is answered 401 or 400 with one sentence, never a traceback."""
+(``adapters.slack.requests``: its signature's headers before its body is read, the signature itself, then UTF-8,
+JSON and shape) before bolt reads it; a bad one is answered 401 or 400 with one sentence, never a traceback."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.request.async_request import AsyncBoltRequest
 
-from adapters.slack.requests import refusal
+from adapters.slack.requests import header_refusal, refusal
 from bot.config.sections import SlackConfig
 from bot.health.checks import Health
 from bot.health.http import health_routes
@@ -28,8 +28,9 @@ def events_app(app: AsyncApp, path: str, signing_secret: str, health: Health | N
     and serves the bot's ``/healthz`` and ``/readyz`` (one port to expose)."""
 
     async def dispatch(request: web.Request) -> web.Response:
-        body = await request.read()
-        refused = refusal(body, request.headers, signing_secret)
+        refused = header_refusal(request.headers, signing_secret)
+        body = b"" if refused else await request.read()
+        refused = refused or refusal(body, request.headers, signing_secret)
         if refused is not None:
             log.warning("slack: refused a request from %s: %s", request.remote, refused.reason)
             return web.Response(status=refused.status, text=refused.reason.capitalize() + ".")

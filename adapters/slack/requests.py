@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 MAX_AGE_S = 5 * 60  # Slack's own rule: an older signature may be a replay
+SIGNATURE_FORM = re.compile(r"v0=[0-9a-f]{64}")  # HMAC-SHA256 in hex, as Slack writes it
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,14 @@ def refusal(body: bytes, headers: Mapping[str, str], signing_secret: str, now: f
     return Refusal(400, wrong) if wrong else None
 
 
-def _unsigned(body: bytes, headers: Mapping[str, str], secret: str, now: float) -> str:
+def header_refusal(headers: Mapping[str, str], signing_secret: str, now: float | None = None) -> Refusal | None:
+    """Why the request is refused on its headers alone, before its body is read (anyone may send one, and the
+    bytes of a body nobody signed are not worth holding); None when its body is worth checking."""
+    unsigned = _unsigned_headers(headers, signing_secret, time.time() if now is None else now)
+    return Refusal(401, unsigned) if unsigned else None
+
+
+def _unsigned_headers(headers: Mapping[str, str], secret: str, now: float) -> str:
     if not secret:  # an empty key is one anyone can sign with: no secret, nothing is signed
         return "the bot has no signing secret to check the request with (SLACK_SIGNING_SECRET)"
     stamp, signature = headers.get("X-Slack-Request-Timestamp", ""), headers.get("X-Slack-Signature", "")
@@ -51,6 +60,16 @@ def _unsigned(body: bytes, headers: Mapping[str, str], secret: str, now: float) 
         return "the request's X-Slack-Request-Timestamp is not a number"
     if abs(now - int(stamp)) > MAX_AGE_S:
         return "the request was signed more than five minutes ago"
+    if not SIGNATURE_FORM.fullmatch(signature):
+        return "the request's signature does not match the signing secret"
+    return ""
+
+
+def _unsigned(body: bytes, headers: Mapping[str, str], secret: str, now: float) -> str:
+    unsigned = _unsigned_headers(headers, secret, now)
+    if unsigned:
+        return unsigned
+    stamp, signature = headers["X-Slack-Request-Timestamp"], headers["X-Slack-Signature"]
     expected = "v0=" + hmac.new(secret.encode(), b"v0:" + stamp.encode() + b":" + body, hashlib.sha256).hexdigest()
     if not hmac.compare_digest(expected.encode(), signature.encode("utf-8", "replace")):
         return "the request's signature does not match the signing secret"

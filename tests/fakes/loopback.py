@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -36,3 +37,19 @@ async def listening(port: int, task: asyncio.Task[None], tries: int = 500) -> No
             continue
         writer.close()
         return
+
+
+async def answer_to_headers_alone(url: str, headers: dict[str, str]) -> str:
+    """The status line a server answers a POST with when it has only the request's headers: the body announced by
+    Content-Length (20 MB) is never sent, so a server that reads a body before judging the headers is still
+    waiting for it (and this fails after ten seconds rather than hang)."""
+    parts = urlsplit(url)
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    try:
+        lines = [f"POST {parts.path} HTTP/1.1", f"Host: {parts.netloc}", "Content-Type: application/json",
+                 f"Content-Length: {20 * 1024 * 1024}", *(f"{name}: {value}" for name, value in headers.items())]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+        await writer.drain()
+        return (await asyncio.wait_for(reader.readline(), 10)).decode().strip()
+    finally:
+        writer.close()

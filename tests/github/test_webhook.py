@@ -7,11 +7,11 @@ import asyncio
 import hashlib
 import hmac
 import json
-from urllib.parse import urlsplit
 
 import aiohttp
 
 from tests.fakes.github_server import FakeGitHub
+from tests.fakes.loopback import answer_to_headers_alone
 from tests.github.conftest import AUTHOR, PR, REPO, SECRET, eventually, finals, script_team
 
 
@@ -108,31 +108,16 @@ async def test_a_signed_payload_not_shaped_as_github_sends_one_is_dropped_withou
     assert (await bot.deliver("issue_comment", [1, 2]))[0] == 400  # JSON, but not an object
 
 
-async def _answer_to_headers_alone(url: str, headers: dict[str, str]) -> str:
-    """The status line the endpoint answers with when it has only the request's headers: a body announced by
-    Content-Length is never sent, so an endpoint that read the body first would still be waiting for it."""
-    parts = urlsplit(url)
-    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
-    try:
-        lines = [f"POST {parts.path} HTTP/1.1", f"Host: {parts.netloc}", "Content-Type: application/json",
-                 f"Content-Length: {20 * 1024 * 1024}", *(f"{name}: {value}" for name, value in headers.items())]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
-        await writer.drain()
-        return (await asyncio.wait_for(reader.readline(), 10)).decode().strip()
-    finally:
-        writer.close()
-
-
 async def test_a_delivery_is_judged_by_its_headers_before_its_body_is_read(github_config, start_bot):
     # Anyone can post to the endpoint: a body nobody signed, or one of an event the bot never acts on, is not
     # taken into memory first, nor one longer than any delivery the bot acts on.
     bot = await start_bot(github_config)
     delivery = {"X-GitHub-Event": "issue_comment", "X-GitHub-Delivery": "d-big"}
     well_formed = "sha256=" + "0" * 64
-    assert (await _answer_to_headers_alone(bot.url, delivery)).startswith("HTTP/1.1 401")
-    assert (await _answer_to_headers_alone(bot.url, {**delivery, "X-Hub-Signature-256": "sha1=00"})
+    assert (await answer_to_headers_alone(bot.url, delivery)).startswith("HTTP/1.1 401")
+    assert (await answer_to_headers_alone(bot.url, {**delivery, "X-Hub-Signature-256": "sha1=00"})
             ).startswith("HTTP/1.1 401")
-    assert (await _answer_to_headers_alone(bot.url, {**delivery, "X-Hub-Signature-256": well_formed})
+    assert (await answer_to_headers_alone(bot.url, {**delivery, "X-Hub-Signature-256": well_formed})
             ).startswith("HTTP/1.1 413")
-    assert (await _answer_to_headers_alone(bot.url, {**delivery, "X-GitHub-Event": "push",
+    assert (await answer_to_headers_alone(bot.url, {**delivery, "X-GitHub-Event": "push",
                                                      "X-Hub-Signature-256": well_formed})).startswith("HTTP/1.1 204")

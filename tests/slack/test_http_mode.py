@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 
 from tests.conftest import with_changes
-from tests.fakes.loopback import free_port
+from tests.fakes.loopback import answer_to_headers_alone, free_port
 from tests.fakes.slack_api import BOT_USER, SIGNING_SECRET, FakeSlack, event_callback, message_event, signed_headers
 from tests.slack.conftest import finished, script_team
 
@@ -161,3 +161,13 @@ def test_without_a_signing_secret_no_request_counts_as_signed():
     refused = refusal(body.encode(), headers, "")
     assert refused is not None and refused.status == 401
     assert refusal(body.encode(), signed_headers(body), SIGNING_SECRET) is None
+
+
+async def test_a_request_is_judged_by_its_signature_s_headers_before_its_body_is_read(http_bot):
+    # Anyone can post to the Request URL: the bytes of a body nobody signed are not taken into memory first.
+    _, url = http_bot
+    now = int(time.time())
+    for headers in ({},  # not signed
+                    {"X-Slack-Request-Timestamp": str(now - 600), "X-Slack-Signature": "v0=" + "0" * 64},  # stale
+                    {"X-Slack-Request-Timestamp": str(now), "X-Slack-Signature": "v0=not-a-signature"}):
+        assert (await answer_to_headers_alone(url, headers)).startswith("HTTP/1.1 401"), headers
