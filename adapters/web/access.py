@@ -51,7 +51,9 @@ CONTENT_SECURITY_POLICY = (
 SECURITY_HEADERS = [
     (b"content-security-policy", CONTENT_SECURITY_POLICY.encode()),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # No referrer to other sites; the page's own forms (sign-in) keep their Origin: with none at all, a browser
+    # sends "Origin: null" on a form's post, and the sign-in would be refused as coming from elsewhere.
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (b"cross-origin-opener-policy", b"same-origin"),
 ]

@@ -286,3 +286,18 @@ async def test_doctor_warns_when_behind_a_proxy_no_host_name_is_allowed(web_conf
     assert "allowed_hosts" in results["web chat hosts"].fix
     config = with_changes(web_config, web={**PROXY, "allowed_hosts": ("chat.example.com",)})
     assert "web chat hosts" not in by_name(await adapters.web.doctor_checks(config, secrets))
+
+
+@pytest.mark.browser
+async def test_in_the_browser_the_sign_in_form_signs_in(start_web, web_config, secrets, open_page):
+    # The form is a post from the page's own origin: the browser must say so (with no referrer at all, it sends
+    # "Origin: null", which the bot refuses as any other origin).
+    from playwright.async_api import expect
+
+    bot = await start_web(web_config, secrets_=dataclasses.replace(secrets, codegen_web_token=TOKEN))
+    page = await open_page(bot.url)
+    await page.fill("#token", TOKEN)
+    await page.click("button[type=submit]")
+    await expect(page.locator("#who")).to_have_text("Signed in as token", timeout=10_000)
+    _, _, headers = await bot.get("/login")
+    assert headers["Referrer-Policy"] == "same-origin"  # and still nothing about the page to other sites
