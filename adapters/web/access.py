@@ -6,8 +6,9 @@ Three ways in, from the config:
   name the loopback address, so a web page elsewhere cannot reach the bot through a name it rebinds to
   127.0.0.1;
 - ``CODEGEN_WEB_TOKEN``: every request shows the token, as ``Authorization: Bearer TOKEN`` or as the session
-  cookie that signing in on ``/login`` sets (a value derived from the token, never the token itself); both are
-  compared in constant time;
+  cookie that signing in on ``/login`` sets (when it was set, and a signature of that under the token, never the
+  token itself: it lasts ``SESSION_S``, and signing out on ``/logout`` forgets it); both are compared in constant
+  time;
 - ``user_header``: a sign-in proxy in front (oauth2-proxy's convention) names the person in that header;
   it is believed only from a connection whose own peer address is in ``proxy_addresses`` (never from an address
   a header names: the server does not rewrite the client from ``X-Forwarded-For``), the ``Host`` header must be
@@ -25,6 +26,7 @@ import hmac
 import ipaddress
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
@@ -39,6 +41,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 SESSION_COOKIE = "codegen_web_session"
+SESSION_S = 7 * 24 * 3600  # a session signed in with the token lasts a week; then the token is asked for again
 LOCAL_USER = "local"  # loopback only: the person at this machine
 TOKEN_USER = "token"  # the access token alone names no one: everyone holding it shares one list
 MAX_USER_CHARS = 200
@@ -104,6 +107,7 @@ class Gate:
     user_header: str
     proxies: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
     hosts: Hosts | None  # the Host values this server answers to; None: any (the token alone decides)
+    clock: Callable[[], float] = time.time  # what a session's age is told by
 
     @classmethod
     def of(cls, settings: WebConfig, token: str) -> Gate:
@@ -116,10 +120,20 @@ class Gate:
             hosts = None
         return cls(token, settings.user_header.lower(), proxies, hosts)
 
-    @property
-    def session(self) -> str:
-        """The session cookie's value: derived from the token, so the cookie never carries the token."""
-        return hmac.new(self.token.encode(), b"codegen-chat web session", hashlib.sha256).hexdigest()
+    def new_session(self) -> str:
+        """A session cookie's value: when it starts, signed under the token (the cookie never carries the token)."""
+        started = str(int(self.clock()))
+        return f"{started}.{self._signature(started)}"
+
+    def session_holds(self, value: str) -> bool:
+        """Whether a session cookie's value was made here, under this token, less than ``SESSION_S`` ago."""
+        started, _, signature = value.partition(".")
+        if not started.isascii() or not started.isdigit() or self.clock() - int(started) >= SESSION_S:
+            return False
+        return hmac.compare_digest(signature.encode(), self._signature(started).encode())
+
+    def _signature(self, started: str) -> str:
+        return hmac.new(self.token.encode(), f"codegen-chat web session {started}".encode(), hashlib.sha256).hexdigest()
 
     def token_matches(self, offered: str) -> bool:
         return hmac.compare_digest(offered.encode(), self.token.encode())
@@ -157,7 +171,7 @@ class Gate:
         except Exception:  # a malformed Cookie header is no session
             return False
         morsel = cookie.get(SESSION_COOKIE)
-        return morsel is not None and hmac.compare_digest(morsel.value.encode(), self.session.encode())
+        return morsel is not None and self.session_holds(morsel.value)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
     GET  /  /c/{key}                        the page (a conversation's address is /c/{key})
     GET  /static/...                        its JavaScript, CSS and the vendored libraries
     GET  /login  POST /login                signing in with the access token (when one is set)
+    POST /logout                            signing out: the browser forgets its session
     GET  /api/session                       who is signed in, and the input limits the page checks first
     GET  /api/conversations                 the person's conversations
     GET  /api/conversations/{key}           whether a conversation is the person's (404 when not)
@@ -36,7 +37,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from adapters.web.access import SESSION_COOKIE, ASGIApp, Gate, Guard
+from adapters.web.access import SESSION_COOKIE, SESSION_S, ASGIApp, Gate, Guard
 from adapters.web.conversation import Conversation, Op, Watcher
 from adapters.web.hub import Hub, new_key
 from adapters.web.platform import PLATFORM
@@ -81,8 +82,13 @@ class WebChat:
         if not self.gate.token or not self.gate.token_matches(offered):
             return HTMLResponse(sign_in_page("That is not the access token.", form=True), status_code=401)
         response = RedirectResponse("/", status_code=303)
-        response.set_cookie(SESSION_COOKIE, self.gate.session, httponly=True, samesite="strict",
-                            secure=self._over_https(request))
+        response.set_cookie(SESSION_COOKIE, self.gate.new_session(), max_age=SESSION_S, httponly=True,
+                            samesite="strict", secure=self._over_https(request))
+        return response
+
+    async def logout(self, request: Request) -> Response:
+        response = RedirectResponse("/", status_code=303)  # the sign-in page, with the token asked for again
+        response.delete_cookie(SESSION_COOKIE, httponly=True, samesite="strict", secure=self._over_https(request))
         return response
 
     def _over_https(self, request: Request) -> bool:
@@ -224,6 +230,7 @@ def build_app(chat: WebChat, public_routes: Sequence[BaseRoute] = ()) -> Starlet
         Route("/c/{key}", chat.page),
         Route("/login", chat.login_page, methods=["GET"]),
         Route("/login", chat.login, methods=["POST"]),
+        Route("/logout", chat.logout, methods=["POST"]),
         Route("/api/session", chat.session),
         Route("/api/conversations", chat.conversations, methods=["GET"]),
         Route("/api/conversations", chat.start, methods=["POST"]),
@@ -234,7 +241,7 @@ def build_app(chat: WebChat, public_routes: Sequence[BaseRoute] = ()) -> Starlet
         Route("/api/stream", chat.stream),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    public = ["/login", "/static/", *(getattr(route, "path", "") for route in public_routes)]
+    public = ["/login", "/logout", "/static/", *(getattr(route, "path", "") for route in public_routes)]
     app = Starlette(routes=routes, exception_handlers={UserInputError: _user_error, ClientDisconnect: _hung_up,
                                                        Exception: _internal_error})
     app.add_middleware(_GuardMiddleware, gate=chat.gate, public=[p for p in public if p])

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 import pytest
 
 import adapters.web
-from adapters.web.access import CONTENT_SECURITY_POLICY, SESSION_COOKIE, check_binding
+from adapters.web.access import CONTENT_SECURITY_POLICY, SESSION_COOKIE, SESSION_S, Gate, check_binding
 from adapters.web.routes import STATIC
 from bot.config.sections import ConfigError, WebConfig
 from tests.conftest import with_changes
@@ -71,12 +71,46 @@ async def test_signing_in_sets_a_session_cookie_that_is_not_the_token(start_web,
     assert status == 303 and headers["Location"] == "/"
     cookie = headers["Set-Cookie"]
     assert cookie.startswith(f"{SESSION_COOKIE}=") and "HttpOnly" in cookie and "SameSite=strict" in cookie
-    assert TOKEN not in cookie
+    assert TOKEN not in cookie and f"Max-Age={SESSION_S}" in cookie  # a week, not for as long as the browser keeps it
     session = re.match(rf"{SESSION_COOKIE}=([^;]+)", cookie).group(1)  # type: ignore[union-attr]
     status, body, _ = await bot.get("/api/conversations", headers={"Cookie": f"{SESSION_COOKIE}={session}"})
     assert status == 200 and body == {"conversations": []}
     status, _, _ = await bot.get("/api/conversations", headers={"Cookie": f"{SESSION_COOKIE}={session[:-1]}x"})
     assert status == 401
+
+
+def test_a_session_lasts_a_week_and_is_made_only_under_the_token():
+    now = [1_800_000_000.0]
+    gate = dataclasses.replace(Gate.of(WebConfig(), TOKEN), clock=lambda: now[0])
+    session = gate.new_session()
+
+    def user(value: str) -> str | None:
+        return gate.who({"cookie": f"{SESSION_COOKIE}={value}"}, "127.0.0.1").user
+
+    assert user(session) == "token"
+    now[0] += SESSION_S - 1
+    assert user(session) == "token"
+    now[0] += 1
+    assert user(session) is None  # a cookie kept (or taken) from a browser works a week at most
+    started, _, signature = session.partition(".")
+    assert user(f"{int(now[0])}.{signature}") is None  # its start cannot be moved on
+    other = dataclasses.replace(Gate.of(WebConfig(), TOKEN + "-rotated"), clock=lambda: now[0])
+    assert user(other.new_session()) is None  # a new token ends every session made under the old one
+
+
+async def test_signing_out_forgets_the_session_in_that_browser(start_web, web_config, secrets):
+    bot = await start_web(web_config, secrets_=dataclasses.replace(secrets, codegen_web_token=TOKEN))
+    _, _, headers = await bot.post("/login", data={"token": TOKEN}, json=None)
+    session = re.match(rf"{SESSION_COOKIE}=([^;]+)", headers["Set-Cookie"]).group(1)  # type: ignore[union-attr]
+    signed_in = {"Cookie": f"{SESSION_COOKIE}={session}"}
+    status, _, _ = await bot.post("/logout", json=None, headers={**signed_in, "Origin": "https://evil.example"})
+    assert status == 403  # nobody else's page signs a person out
+    status, _, headers = await bot.post("/logout", json=None, headers=signed_in)
+    assert status == 303 and headers["Location"] == "/"
+    cleared = headers["Set-Cookie"]
+    assert cleared.startswith(f'{SESSION_COOKIE}=""') and "Max-Age=0" in cleared
+    status, page, _ = await bot.get("/")  # without the cookie: the sign-in page again
+    assert status == 401 and 'action="/login"' in page
 
 
 async def test_behind_a_proxy_each_person_sees_only_their_own_conversations(start_web, web_config, model_server):
@@ -289,7 +323,8 @@ async def test_doctor_warns_when_behind_a_proxy_no_host_name_is_allowed(web_conf
 
 
 @pytest.mark.browser
-async def test_in_the_browser_the_sign_in_form_signs_in(start_web, web_config, secrets, open_page):
+async def test_in_the_browser_the_sign_in_form_signs_in_and_sign_out_signs_out(start_web, web_config, secrets,
+                                                                              open_page):
     # The form is a post from the page's own origin: the browser must say so (with no referrer at all, it sends
     # "Origin: null", which the bot refuses as any other origin).
     from playwright.async_api import expect
@@ -301,3 +336,7 @@ async def test_in_the_browser_the_sign_in_form_signs_in(start_web, web_config, s
     await expect(page.locator("#who")).to_have_text("Signed in as token", timeout=10_000)
     _, _, headers = await bot.get("/login")
     assert headers["Referrer-Policy"] == "same-origin"  # and still nothing about the page to other sites
+    await page.click("#sign-out button")
+    await expect(page.locator("#token")).to_be_visible(timeout=10_000)
+    await page.goto(bot.url)
+    await expect(page.locator("#token")).to_be_visible(timeout=10_000)  # the session is gone from the browser

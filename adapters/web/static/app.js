@@ -553,6 +553,7 @@
   fetch("/api/session").then((r) => r.json()).then((session) => {
     state.session = session;
     $("who").textContent = session.user === "local" ? "" : `Signed in as ${session.user}`;
+    $("sign-out").hidden = !session.sign_in; // the token's session; a sign-in proxy signs people out itself
   }, () => {});
   connect(keyFromPath());
 })();
