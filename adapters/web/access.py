@@ -232,7 +232,7 @@ class Guard:
         send = _with_headers(send)
         headers = _headers(scope)
         path = scope["path"]
-        if scope["method"] not in ("GET", "HEAD") and not _same_origin(headers, scope):
+        if scope["method"] not in ("GET", "HEAD") and not _same_origin(headers, scope, self._gate.hosts):
             await _answer(send, 403, "application/json", json.dumps({"error": CROSS_ORIGIN}).encode())
             return
         verdict = self._gate.who(headers, (scope.get("client") or ("", 0))[0])
@@ -260,7 +260,7 @@ def _headers(scope: Scope) -> dict[str, str]:
     return headers
 
 
-def _same_origin(headers: dict[str, str], scope: Scope) -> bool:
+def _same_origin(headers: dict[str, str], scope: Scope, names: Hosts | None) -> bool:
     origin = headers.get("origin")
     if origin is None:  # not a browser's cross-site request (they always send Origin on a POST)
         return True
@@ -268,7 +268,12 @@ def _same_origin(headers: dict[str, str], scope: Scope) -> bool:
     # one of them. Whoever sends them, only this host, as the browser says it loaded the page, is the same origin.
     forwarded = re.split(r"[,\n]", headers.get("x-forwarded-proto", ""))
     schemes = {scheme.strip().lower() for scheme in forwarded if scheme.strip()} | {scope.get("scheme", "http")}
-    return origin in {f"{scheme}://{headers.get('host', '')}" for scheme in schemes}
+    if origin in {f"{scheme}://{headers.get('host', '')}" for scheme in schemes}:
+        return True
+    # A proxy that sends its own upstream address as Host (nginx's default) leaves the public name to the browser's
+    # Origin alone: a name this server answers at (web.allowed_hosts, its own addresses) is the page's own too.
+    scheme, _, name = origin.partition("://")
+    return names is not None and scheme in ("http", "https") and "/" not in name and names.allow(name)
 
 
 def _with_headers(send: Send) -> Send:

@@ -261,6 +261,22 @@ async def test_a_request_naming_two_people_in_the_proxy_s_header_is_believed_as_
     assert status == 200 and body["user"] == "ann@example.com"
 
 
+async def test_behind_a_proxy_that_sends_its_own_host_the_page_s_changes_are_taken(start_web, web_config,
+                                                                                 model_server):
+    # nginx's default (proxy_set_header Host $proxy_host) sends the bot's own address as Host, while the browser's
+    # Origin names the public one: a name in allowed_hosts is the page's own origin too.
+    script_team(model_server)
+    bot = await start_web(with_changes(web_config, web={**PROXY, "allowed_hosts": ("chat.example.com",)}))
+    proxied = {"X-Forwarded-User": "ann@example.com", "Host": f"127.0.0.1:{web_config.web.port}"}
+    status, body, _ = await bot.post("/api/conversations", {"task": "find all intf keys"},
+                                     headers={**proxied, "Origin": "https://chat.example.com"})
+    assert status == 200, body
+    for elsewhere in ("https://evil.example", "https://chat.example.com.evil.example", "null"):
+        status, body, _ = await bot.post("/api/conversations", {"task": "find all intf keys"},
+                                         headers={**proxied, "Origin": elsewhere})
+        assert status == 403 and body == {"error": "Changes come from this bot's own page only."}, elsewhere
+
+
 @pytest.mark.parametrize("addresses", [("127.0.0.0/8",), ("10.0.0.0/8", "127.0.0.1/32"), ("::ffff:127.0.0.0/104",)])
 async def test_proxy_addresses_may_name_networks(start_web, web_config, addresses):
     bot = await start_web(with_changes(web_config, web={**PROXY, "proxy_addresses": addresses}))
