@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
+import os
 import struct
+import sys
 import threading
 import time
 import zipfile
@@ -14,12 +17,21 @@ from pathlib import Path
 import pytest
 
 from bot.config.sections import AgentSettings, Config, LLMConfig, Secrets
+from bot.model.embedded import server as server_module
 from bot.model.embedded import weights
 from bot.model.embedded.endpoint import served_config, served_secrets, uses_embedded
 from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf
 from bot.model.embedded.machine import MIN_CONTEXT, context_size, thread_count
-from bot.model.embedded.server import crash_advice
-from bot.model.embedded.weights import DEFAULT_MODEL, ModelFileError, PublishedModel, default_model, own_model, verify
+from bot.model.embedded.server import ServerSettings, crash_advice
+from bot.model.embedded.weights import (
+    DEFAULT_MODEL,
+    ModelFile,
+    ModelFileError,
+    PublishedModel,
+    default_model,
+    own_model,
+    verify,
+)
 
 
 def _config(**llm: object) -> Config:
@@ -163,3 +175,22 @@ def test_two_processes_starting_at_once_fetch_the_default_model_once(tmp_path, m
     assert target.read_bytes() == b"".join(chunks)
     assert any("waiting for another process" in line for line in said)
     assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf", "m.gguf.lock"]
+
+
+def test_the_server_gets_none_of_the_bots_secrets_and_none_of_its_own_settings_from_the_environment(
+        tmp_path, monkeypatch):
+    outside = {"HOST": "0.0.0.0", "PORT": "8080", "CONFIG_FILE": str(tmp_path / "other.json"), "MODEL": "/x.gguf",
+               "CACHE": "true", "DATABASE_URL": "postgres://bot:pw-in-url@db/bot", "GH_PAT": "ghp_personal",
+               "HTTPS_PROXY": "http://me:proxy-pw@proxy:3128", "SLACK_BOT_TOKEN": "xoxb-1"}
+    needed = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+              "OMP_NUM_THREADS": "1", "PYTHONPATH": str(tmp_path)}
+    for name, value in {**outside, **needed}.items():
+        monkeypatch.setenv(name, value)
+    shows_env = [sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"]
+    monkeypatch.setattr(server_module, "_command", lambda *_: shows_env)
+    log = tmp_path / "embedded-server.log"
+    model = ModelFile(tmp_path / "m.gguf", "m", GgufInfo("m", "qwen2", None, None), verified=False)
+    assert server_module._spawn(model, ServerSettings(2048, 1), 1, log).wait(timeout=60) == 0
+    seen = json.loads(log.read_text())
+    assert not set(outside) & set(seen)
+    assert {name: seen.get(name) for name in needed} == needed

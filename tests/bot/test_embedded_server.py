@@ -67,6 +67,32 @@ async def test_a_port_taken_before_the_server_binds_it_is_passed_over(tmp_path, 
     assert server.process.poll() is not None and not servers_of(tmp_path)
 
 
+async def test_host_and_port_in_the_environment_leave_the_server_on_its_own_loopback_port(
+        tmp_path, cached_default_model, monkeypatch):
+    model = default_model(data_folder_with_model(tmp_path, cached_default_model), print)
+    with socket.socket() as web:  # the bot's own web server on the port a platform gave it
+        web.bind(("127.0.0.1", 0))
+        web.listen()
+        monkeypatch.setenv("PORT", str(web.getsockname()[1]))
+        monkeypatch.setenv("HOST", "0.0.0.0")
+        server = await EmbeddedServer.start(model, SMALL, tmp_path / "server.log")
+        try:
+            assert _listening_addresses(server.port) == {"127.0.0.1"}
+        finally:
+            await server.stop()
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """The IPv4 addresses a socket listens on at ``port`` (from /proc/net/tcp, whoever made it)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, local_port = local.split(":")
+        if state == "0A" and int(local_port, 16) == port:
+            found.add(socket.inet_ntoa(bytes.fromhex(address)[::-1]))
+    return found
+
+
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 async def test_the_server_never_outlives_the_bot(tmp_path, cached_default_model, how):
     data = data_folder_with_model(tmp_path, cached_default_model)

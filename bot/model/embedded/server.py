@@ -46,6 +46,16 @@ PORT_TAKEN = ("address already in use", "errno 98", "error while attempting to b
 # them but cannot run them, or a cached wheel built elsewhere, crashes on the first reply.
 CPU_CRASHES = (signal.SIGILL, signal.SIGSEGV)
 PORTABLE_BUILD = '-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON'
+# The only variables of the bot's environment the server gets: what finds its Python, its libraries, its locale and
+# its temporary files, and how many threads its math libraries use. Nothing else: the bot's secrets are no business
+# of the server's (a token, a key, a database or proxy URL with a password), and llama-cpp-python reads its own
+# settings from the environment over the command line the bot gives it: HOST and PORT (which platforms set for the
+# bot's own web server) would move it off loopback or onto a port it cannot bind, CONFIG_FILE would replace the
+# whole command line, and MODEL, API_KEY or CACHE (every setting of its, by name) would change what it serves.
+PASSED_ENV = frozenset(("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
+                        "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "VIRTUAL_ENV",
+                        "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"))
+PASSED_ENV_PREFIXES = ("LC_", "OMP_", "GGML_", "OPENBLAS_", "MKL_", "CUDA_", "HIP_", "ROCR_")
 # from the repository (a wheel install: pip install 'codegen-chat[local]'), compiled as the README's command does
 INSTALL_HINT = f"CMAKE_ARGS=\"{PORTABLE_BUILD}\" pip install -e '.[local]'"
 
@@ -200,9 +210,9 @@ def _spawn(model: ModelFile, settings: ServerSettings, port: int, log_path: Path
 
 
 def _server_env() -> dict[str, str]:
-    """The bot's environment without its secrets: the server needs none of them."""
-    return {k: v for k, v in os.environ.items()
-            if not any(word in k.upper() for word in ("TOKEN", "KEY", "SECRET", "PASSWORD", "OPENAI"))}
+    """What the server's Python and llama.cpp need from the bot's environment, and nothing else (``PASSED_ENV``)."""
+    return {name: value for name, value in os.environ.items()
+            if name in PASSED_ENV or name.startswith(PASSED_ENV_PREFIXES)}
 
 
 def _dies_with(parent: int) -> Callable[[], None]:
