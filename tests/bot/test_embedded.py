@@ -29,6 +29,7 @@ from bot.model.embedded.weights import (
     ModelFileError,
     PublishedModel,
     default_model,
+    default_model_path,
     own_model,
     verify,
 )
@@ -194,3 +195,13 @@ def test_the_server_gets_none_of_the_bots_secrets_and_none_of_its_own_settings_f
     seen = json.loads(log.read_text())
     assert not set(outside) & set(seen)
     assert {name: seen.get(name) for name in needed} == needed
+
+
+def test_a_data_folder_that_cannot_hold_the_model_is_said_in_one_sentence(tmp_path):
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the data folder should be")
+    with pytest.raises(ModelFileError) as caught:
+        default_model(blocker, print)
+    said = str(caught.value)
+    assert said.startswith(f"The embedded model cannot be kept at {default_model_path(blocker)}: Not a directory")
+    assert "[storage] path" in said and "\n" not in said

@@ -82,10 +82,20 @@ def own_model(path: Path) -> ModelFile:
 def default_model(data_folder: Path, say: Callable[[str], None]) -> ModelFile:
     """The default model in the data folder, fetched there first when missing; checked either way."""
     path = default_model_path(data_folder)
-    if not path.exists():
-        fetch_default(path, say)
-    verify(path, DEFAULT_MODEL)
+    try:
+        if not path.exists():
+            fetch_default(path, say)
+        verify(path, DEFAULT_MODEL)
+    except OSError as error:  # a full disk, a read-only folder: what the file system said, and where
+        raise ModelFileError(_unkept(path, error)) from None
     return ModelFile(path, DEFAULT_MODEL.alias, _gguf(path), verified=True)
+
+
+def _unkept(path: Path, error: OSError) -> str:
+    where = f" ({error.filename})" if error.filename else ""
+    return (f"The embedded model cannot be kept at {path}: {error.strerror or error}{where}; it needs "
+            f"{DEFAULT_MODEL.size / 1e6:,.0f} MB in a folder this process can write: free space there, or set "
+            "[storage] path to another folder, or [llm] embedded_model to a GGUF file.")
 
 
 def verify(path: Path, model: PublishedModel) -> None:
