@@ -53,15 +53,17 @@ def data_folder_with_model(tmp_path: Path, model: Path) -> Path:
 
 
 def servers_of(folder: Path) -> list[int]:
-    """Processes serving a model file under ``folder`` (from /proc: whatever started them)."""
+    """Processes serving a model file under ``folder`` (from /proc: whatever started them). The server is given
+    the checked file open, so it is known by the files it holds, not by its command line."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             words = (entry / "cmdline").read_bytes().split(b"\0")
+            held = [os.readlink(fd) for fd in (entry / "fd").iterdir()] if b"llama_cpp.server" in words else []
         except OSError:
             continue
-        if b"llama_cpp.server" in words and any(w.startswith(str(folder).encode()) for w in words):
+        if any(name.startswith(str(folder)) for name in held):
             found.append(int(entry.name))
     return found

@@ -190,8 +190,9 @@ def test_the_server_gets_none_of_the_bots_secrets_and_none_of_its_own_settings_f
     shows_env = [sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"]
     monkeypatch.setattr(server_module, "_command", lambda *_: shows_env)
     log = tmp_path / "embedded-server.log"
-    model = ModelFile(tmp_path / "m.gguf", "m", GgufInfo("m", "qwen2", None, None), verified=False)
-    assert server_module._spawn(model, ServerSettings(2048, 1), 1, log).wait(timeout=60) == 0
+    with open(__file__, "rb") as opened:
+        model = ModelFile(tmp_path / "m.gguf", "m", GgufInfo("m", "qwen2", None, None), False, opened)
+        assert server_module._spawn(model, ServerSettings(2048, 1), 1, log).wait(timeout=60) == 0
     seen = json.loads(log.read_text())
     assert not set(outside) & set(seen)
     assert {name: seen.get(name) for name in needed} == needed

