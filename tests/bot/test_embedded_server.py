@@ -83,6 +83,21 @@ async def test_a_model_file_swapped_after_its_check_is_not_what_the_server_loads
         await keeper.stop()
 
 
+async def test_a_second_server_on_the_same_data_folder_leaves_the_first_ones_log_whole(
+        tmp_path, cached_default_model):
+    model = default_model(data_folder_with_model(tmp_path, cached_default_model), print)
+    log = tmp_path / "embedded-server.log"
+    first = await EmbeddedServer.start(model, SMALL, log)  # a `serve`
+    try:
+        before = log.read_bytes()
+        second = await EmbeddedServer.start(model, SMALL, log)  # a `doctor` or a `run` beside it
+        await second.stop()
+        assert first.log_path == log and log.read_bytes().startswith(before) and b"\0" not in log.read_bytes()
+        assert second.log_path != log and second.log_path.parent == log.parent and second.log_path.stat().st_size
+    finally:
+        await first.stop()
+
+
 async def test_host_and_port_in_the_environment_leave_the_server_on_its_own_loopback_port(
         tmp_path, cached_default_model, monkeypatch):
     model = default_model(data_folder_with_model(tmp_path, cached_default_model), print)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import fcntl
 import importlib.metadata
 import importlib.util
 import json
@@ -25,6 +26,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from agents.errors import CodegenError
 from bot.config.sections import ConfigError
@@ -135,7 +137,8 @@ class EmbeddedServer:
         ports = ports or loopback_ports()
         for _ in range(PORT_TRIES):
             port = next(ports)
-            server = cls(_spawn(model, settings, port, log_path), port, model, settings, log_path)
+            process, log_path = _spawn(model, settings, port, log_path)
+            server = cls(process, port, model, settings, log_path)
             try:
                 if await server._answers_within(START_TIMEOUT_S):
                     log.info("embedded model server on port %d (pid %d)", server.port, server.process.pid)
@@ -202,12 +205,38 @@ def _command(model: ModelFile, settings: ServerSettings, port: int) -> list[str]
             "--port", str(port)]
 
 
-def _spawn(model: ModelFile, settings: ServerSettings, port: int, log_path: Path) -> subprocess.Popen[bytes]:
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("wb") as out:
+def _spawn(model: ModelFile, settings: ServerSettings, port: int,
+           log_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """The server's process, and the log it writes (``_own_log``)."""
+    out, log_path = _own_log(log_path)
+    with out:
         return subprocess.Popen(_command(model, settings, port), stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(model.opened.fileno(),),
-                                preexec_fn=_dies_with(os.getpid()), env=_server_env())
+                                preexec_fn=_dies_with(os.getpid()), env=_server_env()), log_path
+
+
+def _own_log(log_path: Path) -> tuple[BinaryIO, Path]:
+    """A log for a new server, emptied for it: ``log_path``, or one named for this process while another bot
+    process's server writes there (a ``doctor`` beside a ``serve``, two ``run``s), whose log it must not empty.
+    The lock is on the open log itself, which the server holds as its output: it lasts exactly as long as the
+    server that writes there."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    out = log_path.open("ab")
+    if not _locked(out):
+        out.close()
+        log_path = log_path.with_name(f"{log_path.stem}.{os.getpid()}{log_path.suffix}")
+        out = log_path.open("ab")
+        _locked(out)  # named for this process: no other process writes it
+    out.truncate(0)
+    return out, log_path
+
+
+def _locked(file: BinaryIO) -> bool:
+    try:
+        fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _server_env() -> dict[str, str]:
