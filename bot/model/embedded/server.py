@@ -220,14 +220,19 @@ def _own_log(log_path: Path) -> tuple[BinaryIO, Path]:
     process's server writes there (a ``doctor`` beside a ``serve``, two ``run``s), whose log it must not empty.
     The lock is on the open log itself, which the server holds as its output: it lasts exactly as long as the
     server that writes there."""
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    out = log_path.open("ab")
-    if not _locked(out):
-        out.close()
-        log_path = log_path.with_name(f"{log_path.stem}.{os.getpid()}{log_path.suffix}")
+    try:
+        log_path.parent.mkdir(parents=True, exist_ok=True)
         out = log_path.open("ab")
-        _locked(out)  # named for this process: no other process writes it
-    out.truncate(0)
+        if not _locked(out):
+            out.close()
+            log_path = log_path.with_name(f"{log_path.stem}.{os.getpid()}{log_path.suffix}")
+            out = log_path.open("ab")
+            _locked(out)  # named for this process: no other process writes it
+        out.truncate(0)
+    except OSError as error:  # a read-only or full data folder
+        raise EmbeddedServerError(f"The embedded model server's log cannot be written at {log_path}: "
+                                  f"{error.strerror or error}; set [storage] path to a folder this process can "
+                                  "write.") from None
     return out, log_path
 
 
