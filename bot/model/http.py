@@ -16,6 +16,7 @@ only before the first token.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import ssl
@@ -23,6 +24,7 @@ import sys
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 # The SDK's HTTP library, for its errors alone: the SDK maps them to its own while it sends a request, but a raw
 # streaming response's body raises them as they are while it is read.
@@ -96,13 +98,31 @@ class Answer:
         return bytes(body)
 
 
+def http_client_for(base_url: str) -> httpx2.AsyncClient | None:
+    """The SDK's HTTP client for ``base_url``. For plain HTTP to this machine (the embedded server, an Ollama on
+    loopback) one that never goes through the environment's proxy (HTTP_PROXY, ALL_PROXY): a proxy cannot reach
+    this machine's loopback, and the prompts sent there are not to leave it. Elsewhere None: the SDK's own."""
+    return openai.DefaultAsyncHttpxClient(trust_env=False) if on_this_machine(base_url) else None
+
+
+def on_this_machine(url: str) -> bool:
+    """Whether ``url`` is plain HTTP to a loopback address (or ``localhost``)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http":
+        return False
+    try:
+        return parts.hostname == "localhost" or ipaddress.ip_address(parts.hostname or "").is_loopback
+    except ValueError:
+        return False
+
+
 class Endpoint:
     """One base URL with its key: one SDK client, one connection pool for every request the process sends there."""
 
     def __init__(self, base_url: str, api_key: str, timeout_s: float, organization: str | None = None,
                  project: str | None = None) -> None:
         self._sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, organization=organization, project=project,
-                                       timeout=timeout_s, max_retries=0)
+                                       timeout=timeout_s, max_retries=0, http_client=http_client_for(base_url))
         self.base_url = str(self._sdk.base_url)
 
     @asynccontextmanager

@@ -3,6 +3,7 @@ what the machine gives the server."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import json
@@ -14,10 +15,12 @@ import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from bot.config.sections import AgentSettings, Config, LLMConfig, Secrets
+from bot.model.embedded import doctor as embedded_doctor
 from bot.model.embedded import server as server_module
 from bot.model.embedded import weights
 from bot.model.embedded.endpoint import served_config, served_secrets, uses_embedded
@@ -34,6 +37,7 @@ from bot.model.embedded.weights import (
     own_model,
     verify,
 )
+from tests.fakes.openai_server import FakeOpenAI, Reply
 
 
 def _config(**llm: object) -> Config:
@@ -290,3 +294,16 @@ async def test_a_data_folder_that_cannot_hold_the_servers_log_is_said_in_one_sen
     assert str(caught.value) == (f"The embedded model server's log cannot be written at {blocker}/codegen/"
                                  "embedded-server.log: Not a directory; set [storage] path to a folder this process "
                                  "can write.")
+
+
+@pytest.mark.parametrize("proxy", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+async def test_the_bot_reaches_its_embedded_server_directly_whatever_proxy_the_environment_names(
+        monkeypatch, any_model, proxy):
+    async with FakeOpenAI(models=("m",)) as server:
+        server.script_any(Reply("def total(xs): return sum(xs)", usage=(20, 12)))
+        monkeypatch.setenv(proxy, "http://127.0.0.1:9")  # a proxy elsewhere: it cannot reach this machine's loopback
+        listed = await asyncio.to_thread(server_module._listed_models, server.base_url)
+        embedded = SimpleNamespace(base_url=server.base_url, model=any_model)
+        measured = await embedded_doctor._tokens_per_second(embedded)
+    assert listed == {"m"}
+    assert "tokens/s (12 tokens of a reply in " in measured

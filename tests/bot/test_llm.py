@@ -392,3 +392,15 @@ async def test_an_openai_organization_and_project_from_the_environment_go_with_e
     model_server.script("planner", "ok")
     await collect(OpenAIChatModel(config, Secrets(openai_api_key="sk-test-0123456789abcdef")))
     assert "OpenAI-Organization" not in model_server.requests[1].headers
+
+
+@pytest.mark.parametrize("proxy", ["HTTP_PROXY", "ALL_PROXY", "http_proxy"])
+async def test_a_server_on_this_machine_is_reached_directly_whatever_proxy_the_environment_names(
+        model_server, config, secrets, monkeypatch, proxy):
+    monkeypatch.setenv(proxy, "http://127.0.0.1:9")  # a proxy elsewhere: it cannot reach this machine's loopback
+    model_server.script("planner", "a plan")
+    model = OpenAIChatModel(dataclasses.replace(config, llm=dataclasses.replace(config.llm, max_retries=0)), secrets)
+    try:
+        assert (await collect(model))[0] == "a plan"
+    finally:
+        await model.close()

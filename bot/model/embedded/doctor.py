@@ -16,6 +16,7 @@ from bot.model.client import NO_KEY_PLACEHOLDER
 from bot.model.embedded.endpoint import data_folder, model_file, settings_for
 from bot.model.embedded.server import INSTALL_HINT, EmbeddedServer, crash_cause, rebuild_command, server_version
 from bot.model.embedded.weights import DEFAULT_MODEL, ModelFile, ModelFileError, default_model_path
+from bot.model.http import http_client_for
 
 PROBE_PROMPT = "Write a Python function that returns the sum of a list of numbers."
 PROBE_TOKENS = 96
@@ -82,7 +83,8 @@ async def _measured(model: ModelFile, config: Config, version: str) -> CheckResu
 
 
 async def _tokens_per_second(server: EmbeddedServer) -> str:
-    client = AsyncOpenAI(api_key=NO_KEY_PLACEHOLDER, base_url=server.base_url, max_retries=0, timeout=300)
+    client = AsyncOpenAI(api_key=NO_KEY_PLACEHOLDER, base_url=server.base_url, max_retries=0, timeout=300,
+                         http_client=http_client_for(server.base_url))
     try:
         started = time.monotonic()
         reply = await client.chat.completions.create(model=server.model.alias, max_tokens=PROBE_TOKENS,

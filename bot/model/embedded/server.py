@@ -188,10 +188,14 @@ class EmbeddedServer:
             return ""
 
 
+# Loopback, never through the environment's proxy (HTTP_PROXY), which cannot reach this machine's loopback.
+_DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
 def _listed_models(base_url: str) -> set[str]:
     """The model names the server at ``base_url`` lists, or none while it does not answer."""
     try:
-        with urllib.request.urlopen(f"{base_url}/models", timeout=2.0) as reply:
+        with _DIRECT.open(f"{base_url}/models", timeout=2.0) as reply:
             listing = json.loads(reply.read(1 << 20))
         return {str(entry.get("id")) for entry in listing.get("data", []) if isinstance(entry, dict)}
     except (OSError, ValueError, AttributeError):
