@@ -4,6 +4,7 @@ what the machine gives the server."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -105,7 +106,8 @@ def test_a_gguf_header_is_read_for_its_name_and_shape(tmp_path):
                                        "qwen2.embedding_length": 64, "qwen2.attention.head_count": 4,
                                        "qwen2.attention.head_count_kv": 2})
     assert read_gguf(path) == GgufInfo("Tiny", "qwen2", 4096, 2 * 2 * 2 * 16 * 2)
-    assert own_model(path).alias == "m" and not own_model(path).verified
+    with contextlib.closing(own_model(path)) as model:
+        assert model.alias == "m" and not model.verified
 
 
 @pytest.mark.parametrize("content", [b"", b"not a model", b"GGUF\x03\x00\x00\x00", b"GGUF" + struct.pack("<IQQ", 3, 0, 1)

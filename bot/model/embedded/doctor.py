@@ -37,9 +37,10 @@ async def embedded_checks(config: Config) -> list[CheckResult]:
         model = await asyncio.to_thread(model_file, config, lambda _: None)
     except ModelFileError as error:
         return [*results, CheckResult("embedded model file", False, str(error), "see the sentence above")]
-    results.append(_file(model))
-    if version is not None:
-        results.append(await _measured(model, config, version))
+    with contextlib.closing(model):
+        results.append(_file(model))
+        if version is not None:
+            results.append(await _measured(model, config, version))
     return results
 
 

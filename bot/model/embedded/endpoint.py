@@ -9,6 +9,7 @@ every role on the one model it serves.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -86,11 +87,12 @@ async def embedded_server(config: Config, say: Callable[[str], None]) -> AsyncIt
     if server_version() is None:
         raise ServerNotInstalled(missing_server_sentence())
     model = await asyncio.to_thread(model_file, config, say)
-    say(notice(config, model))
-    keeper = ServerKeeper(await EmbeddedServer.start(model, settings_for(model),
-                                                     data_folder(config) / "embedded-server.log"))
-    keeper.watch()
-    try:
-        yield keeper
-    finally:
-        await keeper.stop()
+    with contextlib.closing(model):
+        say(notice(config, model))
+        keeper = ServerKeeper(await EmbeddedServer.start(model, settings_for(model),
+                                                         data_folder(config) / "embedded-server.log"))
+        keeper.watch()
+        try:
+            yield keeper
+        finally:
+            await keeper.stop()

@@ -81,6 +81,9 @@ class ModelFile:
         """A name for the checked file itself, in a child given ``opened`` (``pass_fds``)."""
         return f"/dev/fd/{self.opened.fileno()}"
 
+    def close(self) -> None:
+        self.opened.close()
+
 
 def default_model_path(data_folder: Path) -> Path:
     return data_folder / "models" / DEFAULT_MODEL.file_name
@@ -95,7 +98,8 @@ def own_model(path: Path) -> ModelFile:
         opened = path.open("rb")
     except OSError as error:
         raise ModelFileError(f"The embedded model at {path} cannot be read: {error.strerror or error}.") from None
-    return ModelFile(path, _alias_of(path), _gguf(opened, path), verified=False, opened=opened)
+    with _closed_on_error(opened):
+        return ModelFile(path, _alias_of(path), _gguf(opened, path), verified=False, opened=opened)
 
 
 def default_model(data_folder: Path, say: Callable[[str], None]) -> ModelFile:
@@ -107,9 +111,16 @@ def default_model(data_folder: Path, say: Callable[[str], None]) -> ModelFile:
         opened = path.open("rb")
     except OSError as error:  # a full disk, a read-only folder: what the file system said, and where
         raise ModelFileError(_unkept(path, error)) from None
-    try:
+    with _closed_on_error(opened):
         _verify(opened, path, DEFAULT_MODEL)
         return ModelFile(path, DEFAULT_MODEL.alias, _gguf(opened, path), verified=True, opened=opened)
+
+
+@contextlib.contextmanager
+def _closed_on_error(opened: BinaryIO) -> Iterator[None]:
+    """``opened`` kept open when the block succeeds (the server is given it), closed when the file is refused."""
+    try:
+        yield
     except BaseException:
         opened.close()
         raise
