@@ -199,7 +199,7 @@ def test_the_server_gets_none_of_the_bots_secrets_and_none_of_its_own_settings_f
                "CACHE": "true", "DATABASE_URL": "postgres://bot:pw-in-url@db/bot", "GH_PAT": "ghp_personal",
                "HTTPS_PROXY": "http://me:proxy-pw@proxy:3128", "SLACK_BOT_TOKEN": "xoxb-1"}
     needed = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-              "OMP_NUM_THREADS": "1", "PYTHONPATH": str(tmp_path)}
+              "OMP_NUM_THREADS": "1", "PYTHONPATH": str(tmp_path), "LLAMA_CPP_LIB_PATH": str(tmp_path / "lib")}
     for name, value in {**outside, **needed}.items():
         monkeypatch.setenv(name, value)
     shows_env = [sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"]

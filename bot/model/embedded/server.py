@@ -55,7 +55,7 @@ PORTABLE_BUILD = '-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON'
 # whole command line, and MODEL, API_KEY or CACHE (every setting of its, by name) would change what it serves.
 PASSED_ENV = frozenset(("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
                         "PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE", "PYTHONNOUSERSITE", "VIRTUAL_ENV",
-                        "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH"))
+                        "LD_LIBRARY_PATH", "LD_PRELOAD", "DYLD_LIBRARY_PATH", "LLAMA_CPP_LIB_PATH"))
 PASSED_ENV_PREFIXES = ("LC_", "OMP_", "GGML_", "OPENBLAS_", "MKL_", "CUDA_", "HIP_", "ROCR_")
 # from the repository (a wheel install: pip install 'codegen-chat[local]'), compiled as the README's command does
 INSTALL_HINT = f"CMAKE_ARGS=\"{PORTABLE_BUILD}\" pip install -e '.[local]'"
