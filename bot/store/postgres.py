@@ -133,10 +133,11 @@ class PostgresStore:
     async def create_run(self, run_id: str, conversation_id: int, task: str, user_id: str,
                          attachments: list[str], thread: ThreadContext | None = None) -> None:
         async with self._transaction("save the run to") as db:
+            # created_at on the database's clock: runs of several replicas list in the order they were asked
             await db.execute(
                 "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments, thread,"
-                f" heartbeat_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, {NOW})",
-                _storable((run_id, conversation_id, task, user_id, RunStatus.RUNNING.value, self.owner, time.time(),
+                f" heartbeat_at) VALUES (%s, %s, %s, %s, %s, %s, {NOW}, %s, %s, {NOW})",
+                _storable((run_id, conversation_id, task, user_id, RunStatus.RUNNING.value, self.owner,
                            json.dumps(attachments), decode.thread_json(thread))),
             )
 

@@ -11,6 +11,8 @@ taken for dead) can no longer record it or end it in its thread.
 An owner heartbeats its runs (``beat``); one whose heartbeat is older than ``lost_after_s`` (or whose process is
 gone from this host) has its runs put back in the queue (``requeue_lost``), and the next claim resumes them from
 what they saved. A Stop pressed on any replica is persisted (``request_stop``), and the owner's next beat sees it.
+Every time written here is the database's clock (``NOW``), never a replica's: hosts whose clocks disagree must not
+take a job before its status message is drawn, or an event another replica is still handling.
 """
 
 from __future__ import annotations
@@ -18,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import socket
-import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from bot.store.errors import Fenced
 JOBS_CHANNEL = "codegen_jobs"  # NOTIFY: a job is waiting, or a Stop was asked for
 QUEUE_LOCK = 0x6A6F6273  # pg_advisory_xact_lock key: one claim at a time, so the limits are exact
 UNPOSTED_GRACE_S = 30.0  # a job whose receiver died before drawing its status message is claimed after this
-NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+NOW = "EXTRACT(EPOCH FROM clock_timestamp())"  # every time the replicas compare: the database's clock, not theirs
 MAX_CLAIMS = 5  # a job claimed this often without finishing is ended instead of claimed again
 GIVEN_UP = (f"it was started {MAX_CLAIMS} times and never finished (its replicas died or lost the database each "
             "time); the bot's log says why")
@@ -95,9 +96,9 @@ class PostgresQueue:
             before = await cursor.fetchone()
             cursor = await db.execute(
                 "INSERT INTO runs (id, conversation_id, task, user_id, status, owner, created_at, attachments, thread,"
-                " job, source) VALUES (%s, %s, %s, %s, 'running', '', %s, %s, %s, %s, %s)"
+                f" job, source) VALUES (%s, %s, %s, %s, 'running', '', {NOW}, %s, %s, %s, %s)"
                 " ON CONFLICT (source) WHERE source <> '' DO NOTHING",
-                (run_id, conversation_id, task, user_id, time.time(), json.dumps(attachments), thread, job, source))
+                (run_id, conversation_id, task, user_id, json.dumps(attachments), thread, job, source))
             made = cursor.rowcount == 1
             if made:
                 await db.execute(f"NOTIFY {JOBS_CHANNEL}")
@@ -153,8 +154,8 @@ class PostgresQueue:
                 epoch = int(row["epoch"]) + 1
                 await db.execute(f"UPDATE runs SET owner = %s, epoch = %s, heartbeat_at = {NOW} WHERE id = %s",
                                  (self.owner, epoch, row["id"]))
-                await db.execute("INSERT INTO run_claims (run_id, epoch, owner, claimed_at) VALUES (%s, %s, %s, %s)",
-                                 (row["id"], epoch, self.owner, time.time()))
+                await db.execute("INSERT INTO run_claims (run_id, epoch, owner, claimed_at)"
+                                 f" VALUES (%s, %s, %s, {NOW})", (row["id"], epoch, self.owner))
                 claimed.append(Claimed(row["id"], epoch, row["platform"], row["thread_key"],
                                        int(row["conversation_id"]), row["user_id"], row["task"], row["job"],
                                        row["status_message"], row["stop_requested"], int(row["claims"]) > 0,
@@ -253,23 +254,22 @@ class PostgresQueue:
 
     async def received(self, key: str, platform: str, payload: str) -> None:
         """An event kept before the platform is told it arrived (a redelivery of it changes nothing)."""
-        now = time.time()
         async with self._transaction("write to") as db:
             await db.execute("INSERT INTO inbox (key, platform, payload, received_at, taken_at) VALUES (%s, %s, %s,"
-                             " %s, %s) ON CONFLICT DO NOTHING", (key, platform, payload, now, now))
+                             f" {NOW}, {NOW}) ON CONFLICT DO NOTHING", (key, platform, payload))
 
     async def handled(self, key: str) -> None:
         async with self._transaction("write to") as db:
-            await db.execute("UPDATE inbox SET done_at = %s WHERE key = %s", (time.time(), key))
+            await db.execute(f"UPDATE inbox SET done_at = {NOW} WHERE key = %s", (key,))
 
     async def unhandled(self, platform: str, older_than_s: float, limit: int = 20) -> list[tuple[str, str]]:
         """Events of ``platform`` received ``older_than_s`` ago and never handled (the replica that took them died):
         (key, payload), taken by this replica to handle now (another asks again only ``older_than_s`` later)."""
         async with self._transaction("write to") as db:
             cursor = await db.execute(
-                "UPDATE inbox SET taken_at = %s WHERE key IN (SELECT key FROM inbox WHERE done_at IS NULL"
-                " AND platform = %s AND taken_at < %s ORDER BY received_at LIMIT %s FOR UPDATE SKIP LOCKED)"
-                " RETURNING key, payload", (time.time(), platform, time.time() - older_than_s, limit))
+                f"UPDATE inbox SET taken_at = {NOW} WHERE key IN (SELECT key FROM inbox WHERE done_at IS NULL"
+                f" AND platform = %s AND taken_at < {NOW} - %s ORDER BY received_at LIMIT %s FOR UPDATE SKIP LOCKED)"
+                " RETURNING key, payload", (platform, older_than_s, limit))
             return [(row["key"], row["payload"]) for row in await cursor.fetchall()]
 
     async def fence(self, db: psycopg.AsyncConnection[dict[str, Any]], run_id: str) -> None:
@@ -287,6 +287,6 @@ class PostgresQueue:
         """Inside the final event's transaction: the claim that finished it, noted."""
         epoch = self.epochs.get(run_id)
         if epoch is not None:
-            await db.execute("UPDATE run_claims SET finished_at = %s WHERE run_id = %s AND epoch = %s",
-                             (time.time(), run_id, epoch))
+            await db.execute(f"UPDATE run_claims SET finished_at = {NOW} WHERE run_id = %s AND epoch = %s",
+                             (run_id, epoch))
 
