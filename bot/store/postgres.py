@@ -50,6 +50,10 @@ CONNECT_TIMEOUT_S = 10
 POOL_MAX = 10  # connections per process; runs hold one only while a write or read is under way
 MIGRATION_LOCK = 0x636F6465  # pg_advisory_xact_lock key: replicas starting together migrate one at a time
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())"  # the database's clock, the one every replica shares
+# A transaction left open this long belongs to a process that stopped inside it (paused, cut off with its connection
+# still up): the server ends it, so its locks (a run's row, the queue's claim lock) hold up no other replica's worker.
+# Every transaction here runs its statements back to back, so a live one is never idle nearly this long.
+STALLED_TRANSACTION_S = 15.0
 
 Connection = psycopg.AsyncConnection[dict[str, Any]]
 
@@ -73,6 +77,7 @@ class PostgresStore:
             url, min_size=1, max_size=POOL_MAX, open=False, timeout=CONNECT_TIMEOUT_S,
             kwargs={"row_factory": dict_row, "connect_timeout": CONNECT_TIMEOUT_S},
             check=psycopg_pool.AsyncConnectionPool.check_connection,  # a server restart breaks idle connections
+            configure=_end_stalled_transactions,
             name="codegen-chat store",
         )
         try:
@@ -422,6 +427,12 @@ async def migrate(url: str, location: str) -> list[Migration]:
     except psycopg.Error as error:
         raise store_error("open", location, error) from None
     return due
+
+
+async def _end_stalled_transactions(db: Connection) -> None:
+    """Each pooled connection: a transaction of it idle ``STALLED_TRANSACTION_S`` is ended by the server."""
+    await db.execute(f"SET idle_in_transaction_session_timeout = {int(STALLED_TRANSACTION_S * 1000)}")
+    await db.commit()
 
 
 def _json(value: Any) -> str:

@@ -209,10 +209,12 @@ class PostgresQueue:
                                       " AND owner <> '' AND owner <> %s", (self.owner,))
             host = socket.gethostname()
             ended = [row["id"] for row in await cursor.fetchall() if owners.gone_from(row["owner"], host)]
+            # A row another transaction holds (its owner stopped in the middle of a write) is left for the next
+            # heartbeat rather than waited on: the worker waiting would stop claiming and beating meanwhile.
             cursor = await db.execute(
-                "UPDATE runs SET owner = '' WHERE (status = 'running' OR drawn = 0) AND job <> '' AND owner <> ''"
-                " AND owner <> %s"
-                f" AND (id = ANY(%s) OR COALESCE(heartbeat_at, 0) < {NOW} - %s) RETURNING id",
+                "UPDATE runs SET owner = '' WHERE id IN (SELECT id FROM runs WHERE (status = 'running' OR drawn = 0)"
+                " AND job <> '' AND owner <> '' AND owner <> %s"
+                f" AND (id = ANY(%s) OR COALESCE(heartbeat_at, 0) < {NOW} - %s) FOR UPDATE SKIP LOCKED) RETURNING id",
                 (self.owner, ended, lost_after_s))
             requeued = [row["id"] for row in await cursor.fetchall()]
             if requeued:
