@@ -422,22 +422,20 @@ class Service:
         replica goes on from what that one saved (as a resumed run does)."""
         if self._queue is None:
             return
-        platform, open_thread = self._openers[claimed.platform]
+        platform = self._openers[claimed.platform][0]
         run_id = claimed.run_id
         silenced = lambda: run_id in self._lost or run_id in self._unrecorded  # noqa: E731
-        thread = FencedThread(await open_thread(claimed.thread_key), silenced)
-        renderer = RunRenderer(thread, platform, self._redact, self._languages)
-        record = await self._store.run(run_id)
-        if claimed.ended:  # its owner recorded its end and died before drawing it
-            await self._draw_end(claimed, renderer)
+        try:
+            opened = await self._open_claimed(claimed, silenced)
+        except StoreError:
+            raise
+        except Exception:  # its thread deleted while it waited, the chat refusing its status message, ...
+            log.exception("run %s could not start in thread %s", run_id, claimed.thread_key)
+            await self._end_unstartable(claimed)
             return
-        if claimed.status_message:
-            earlier = [e for e in await self._store.timeline(run_id) if not isinstance(e, RunFinished | CheckedIn)]
-            await renderer.reopen(run_id, claimed.status_message, earlier)  # its steps so far stay in it
-        else:  # its receiver died before drawing it
-            await renderer.open(run_id)
-            await self._store.set_status_message(run_id, renderer.status_message_id)
-        request = _job_request(claimed, record.thread if record else None)
+        if opened is None:
+            return
+        thread, renderer, request = opened
         job = request
         if claimed.resumed:  # a job that resumed an interrupted run goes on resuming that one (its branch)
             job = dataclasses.replace(request, resumes=request.resumes or run_id)
@@ -467,6 +465,42 @@ class Service:
                 await renderer.done()
                 await self._drawn_when_able(run_id)  # until now a replica dying leaves its end to another to draw
             self._lost.discard(run_id)
+
+    async def _open_claimed(self, claimed: Claimed, silenced: Callable[[], bool]
+                            ) -> tuple[ChatThread, RunRenderer, ChatRequest] | None:
+        """The job's thread, its status message drawn there (the receiver's, else a new one) and its request; None
+        when only its end was left to draw (its owner recorded it and died before showing it), drawn now."""
+        platform, open_thread = self._openers[claimed.platform]
+        run_id = claimed.run_id
+        thread = FencedThread(await open_thread(claimed.thread_key), silenced)
+        renderer = RunRenderer(thread, platform, self._redact, self._languages)
+        record = await self._store.run(run_id)
+        if claimed.ended:
+            await self._draw_end(claimed, renderer)
+            return None
+        if claimed.status_message:
+            earlier = [e for e in await self._store.timeline(run_id) if not isinstance(e, RunFinished | CheckedIn)]
+            await renderer.reopen(run_id, claimed.status_message, earlier)  # its steps so far stay in it
+        else:  # its receiver died before drawing it
+            await renderer.open(run_id)
+            await self._store.set_status_message(run_id, renderer.status_message_id)
+        return thread, renderer, _job_request(claimed, record.thread if record else None)
+
+    async def _end_unstartable(self, claimed: Claimed) -> None:
+        """End, in the store only (its thread is what failed), a job whose run could not start here, rather than leave
+        it claimed and beaten for ever: its slot of the limits and its conversation's turn go to the next job."""
+        if self._queue is None:
+            return
+        try:
+            if not claimed.ended:  # else its end is recorded already: only drawing it failed
+                await self._store.record(RunFinished(claimed.run_id, status=RunStatus.ERROR, reason=UNSTARTABLE_REASON))
+        except Silenced:
+            return
+        except StoreError as error:
+            log.warning("run %s: %s; it goes back to the queue", claimed.run_id, error)
+            self._unrecorded.add(claimed.run_id)
+            return
+        await self._drawn_when_able(claimed.run_id)  # nothing more of it to draw, here or elsewhere
 
     async def _draw_end(self, claimed: Claimed, renderer: RunRenderer) -> None:
         """The end of a run whose owner died between recording it and showing it, drawn from the store."""
@@ -823,6 +857,8 @@ class Service:
 
 
 NOTHING_TO_STOP = "No run is under way here, so there is nothing to stop."
+UNSTARTABLE_REASON = ("the run could not start: its thread could not be opened or written to (deleted, or the bot "
+                      "removed from it); the bot's log says why")
 NOT_READ = "earlier messages not read"  # the platform withheld them: the status message's line
 READ_FAILED = ("The bot could not read the earlier messages here (something went wrong on its side; the details "
                "are in its log); it works from your request alone.")
