@@ -275,15 +275,21 @@ class PostgresQueue:
             return [(row["key"], row["payload"]) for row in await cursor.fetchall()]
 
     async def fence(self, db: psycopg.AsyncConnection[dict[str, Any]], run_id: str) -> None:
-        """Inside a write's transaction: ``Fenced`` unless the run is still this process's at its epoch (the row
-        stays locked until the write commits, so a claim cannot slip in between)."""
+        """Inside a write's transaction: ``Fenced`` unless this process may write the run: a job only while it is
+        this process's at the epoch it claimed it at (the row stays locked until the write commits, so a claim
+        cannot slip in between); a run a process drives itself (no job: the terminal's, the web chat's) always.
+        Judged from the row, not from what this process remembers: a job it has let go of (lost, say, while its
+        run here was still ending) is refused too."""
         epoch = self.epochs.get(run_id)
-        if epoch is None:
-            return
-        cursor = await db.execute("SELECT epoch, owner FROM runs WHERE id = %s FOR UPDATE", (run_id,))
+        cursor = await db.execute("SELECT epoch, owner, job <> '' AS job FROM runs WHERE id = %s FOR UPDATE",
+                                  (run_id,))
         row = await cursor.fetchone()
-        if row is None or int(row["epoch"]) != epoch or row["owner"] != self.owner:
-            raise Fenced(f"run {run_id} was taken over by another replica; this one stops writing it")
+        if row is None:
+            if epoch is None:
+                return
+        elif not row["job"] or (int(row["epoch"]) == epoch and row["owner"] == self.owner):
+            return
+        raise Fenced(f"run {run_id} was taken over by another replica; this one stops writing it")
 
     async def finished(self, db: psycopg.AsyncConnection[dict[str, Any]], run_id: str) -> None:
         """Inside the final event's transaction: the claim that finished it, noted."""
