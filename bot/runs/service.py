@@ -635,7 +635,7 @@ class Service:
             return
         self._lost.update(run_ids)
         try:
-            await queue.release(run_ids)
+            await queue.release(run_ids, handed_over=True)
         except Exception:  # the database is down: they are taken over once their heartbeat is old
             log.exception("could not hand %d run(s) back to the queue", len(run_ids))
         log.warning("handed %d run(s) back to the queue for another replica: %s", len(run_ids), ", ".join(run_ids))

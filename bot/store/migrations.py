@@ -133,6 +133,9 @@ CREATE INDEX inbox_undone ON inbox (taken_at) WHERE done_at IS NULL;
 ALTER TABLE runs ADD COLUMN source TEXT NOT NULL DEFAULT '';  -- the message it was asked in: one run per message
 CREATE UNIQUE INDEX runs_by_source ON runs (source) WHERE source <> '';
 """),
+    Migration(7, "a claim handed over by a replica shutting down counts as no failure of its job", """
+ALTER TABLE run_claims ADD COLUMN handed_over INTEGER NOT NULL DEFAULT 0;
+"""),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -34,7 +34,7 @@ JOBS_CHANNEL = "codegen_jobs"  # NOTIFY: a job is waiting, or a Stop was asked f
 QUEUE_LOCK = 0x6A6F6273  # pg_advisory_xact_lock key: one claim at a time, so the limits are exact
 UNPOSTED_GRACE_S = 30.0  # a job whose receiver died before drawing its status message is claimed after this
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())"  # every time the replicas compare: the database's clock, not theirs
-MAX_CLAIMS = 5  # a job claimed this often without finishing is ended instead of claimed again
+MAX_CLAIMS = 5  # a job claimed this often without finishing (nor being handed over) is ended, not claimed again
 GIVEN_UP = (f"it was started {MAX_CLAIMS} times and never finished (its replicas died or lost the database each "
             "time); the bot's log says why")
 
@@ -120,7 +120,8 @@ class PostgresQueue:
             cursor = await db.execute(
                 "SELECT r.id, r.epoch, r.job, r.stop_requested, r.status_message, r.user_id, r.task, r.status,"
                 " r.conversation_id, c.platform, c.thread_key,"
-                " (SELECT COUNT(*) FROM run_claims k WHERE k.run_id = r.id) AS claims"
+                " (SELECT COUNT(*) FROM run_claims k WHERE k.run_id = r.id) AS claims,"
+                " (SELECT COUNT(*) FROM run_claims k WHERE k.run_id = r.id AND k.handed_over = 0) AS failed"
                 " FROM runs r JOIN conversations c ON c.id = r.conversation_id"
                 " WHERE r.job <> '' AND r.owner = '' AND c.platform = ANY(%s) AND ((r.status = 'running'"
                 f" AND (r.status_message <> '' OR r.created_at < {NOW} - %s OR r.stop_requested <> '')"
@@ -141,7 +142,7 @@ class PostgresQueue:
                 if len(chosen) >= wanted:
                     break
                 ended = row["status"] != "running"  # its owner died before its end was drawn: only that is left
-                if int(row["claims"]) >= MAX_CLAIMS and not row["stop_requested"] and not ended:  # it keeps breaking
+                if int(row["failed"]) >= MAX_CLAIMS and not row["stop_requested"] and not ended:  # it keeps breaking
                     row["stop_requested"] = GIVEN_UP
                 if not row["stop_requested"] and not ended:
                     if running >= limits.max_running or per_user.get(row["user_id"], 0) >= limits.max_per_user:
@@ -192,13 +193,20 @@ class PostgresQueue:
         async with self._transaction("write to") as db:
             await db.execute("UPDATE runs SET drawn = 1 WHERE id = %s", (run_id,))
 
-    async def release(self, run_ids: Sequence[str]) -> None:
-        """Hand runs back to the queue (this replica is shutting down): another claims them at once and resumes
-        them; this one's late writes are refused from now on."""
+    async def release(self, run_ids: Sequence[str], handed_over: bool = False) -> None:
+        """Hand runs back to the queue: another claims them at once and resumes them; this one's late writes are
+        refused from now on. ``handed_over``: this replica is shutting down, which is no failure of the jobs (a
+        rolling update hands a long job on several times); else (the database lost meanwhile) the claim counts
+        toward ``MAX_CLAIMS``."""
         async with self._transaction("write to") as db:
-            await db.execute("UPDATE runs SET owner = '' WHERE id = ANY(%s) AND owner = %s AND (status = 'running'"
-                             " OR drawn = 0)",
-                             (list(run_ids), self.owner))
+            cursor = await db.execute("UPDATE runs SET owner = '' WHERE id = ANY(%s) AND owner = %s"
+                                      " AND (status = 'running' OR drawn = 0) RETURNING id, epoch",
+                                      (list(run_ids), self.owner))
+            released = [(row["id"], int(row["epoch"])) for row in await cursor.fetchall()]
+            if handed_over and released:
+                await db.execute("UPDATE run_claims SET handed_over = 1 WHERE (run_id, epoch) IN"
+                                 " (SELECT * FROM UNNEST(%s::text[], %s::bigint[]))",
+                                 ([run for run, _ in released], [epoch for _, epoch in released]))
             await db.execute(f"NOTIFY {JOBS_CHANNEL}")
 
     async def requeue_lost(self, lost_after_s: float) -> list[str]:
