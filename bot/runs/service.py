@@ -551,6 +551,9 @@ class Service:
             try:
                 await self._store.record(event)
             except Silenced:
+                # Taken over, and told so by this refusal before the worker's next beat: from now on nothing of
+                # the run reaches its thread from here, and its end is left to draw to the new owner.
+                self._lost.add(run_id)
                 raise
             except StoreError as error:
                 self._unrecorded.add(run_id)
