@@ -7,25 +7,11 @@ from __future__ import annotations
 import time
 import types
 
-import pytest
-
-from bot.safety.redact import masked_url
 from bot.store import postgres_queue
-from bot.store.postgres import PostgresStore
 from bot.store.postgres_queue import UNPOSTED_GRACE_S, Limits
 
 WIDE = Limits(max_running=100, max_per_user=100)
 SKEW_S = 4 * UNPOSTED_GRACE_S  # a host whose clock was never set, or drifted for weeks
-
-
-@pytest.fixture
-async def replicas(db_url):
-    opened = [await PostgresStore.open(db_url, masked_url(db_url)) for _ in range(2)]
-    for number, store in enumerate(opened):
-        store.queue.owner = f"replica-{number}.example:{1000 + number}:1"
-    yield opened
-    for store in opened:
-        await store.close()
 
 
 def clock_off_by(monkeypatch, seconds):

@@ -5,9 +5,7 @@ only when its replicas die or lose the database with it (``MAX_CLAIMS``)."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 
-from bot.config.sections import Config
 from bot.runs.service import Service
 from bot.safety.redact import masked_url
 from bot.store.postgres import PostgresStore
@@ -15,12 +13,12 @@ from bot.store.postgres_queue import MAX_CLAIMS, Limits
 from codegen_chat.build import taking_jobs
 from tests.fakes.chat_thread import RecordingThread, platform
 from tests.fakes.team_script import TEAM_DEFAULTS, ScriptedModel, ScriptedSandbox
-from tests.scale.test_unstartable_job import HANG_GUARD_S, queued_by_a_receiver
+from tests.scale.jobs import queued_by_a_receiver, serving, under_way
 
 
 async def a_replica_stopped_mid_run(db_url: str, thread: RecordingThread, number: int) -> None:
     """A replica claims the job, works on it, and is stopped (SIGTERM) meanwhile."""
-    config = Config(storage=dataclasses.replace(Config().storage, url=db_url, heartbeat_s=0.2))
+    config = serving(db_url)
     store = await PostgresStore.open(db_url, masked_url(db_url))
     store.queue.owner = f"replica-{number}.example:{1000 + number}:1"
     model = ScriptedModel(fallback=TEAM_DEFAULTS, delay=30.0)  # still planning when it is stopped
@@ -28,11 +26,7 @@ async def a_replica_stopped_mid_run(db_url: str, thread: RecordingThread, number
     try:
         async with taking_jobs(service, store, config):
             await service.online(platform(name="chat"), lambda key: asyncio.sleep(0, thread))
-
-            async def under_way() -> None:
-                while not model.calls:
-                    await asyncio.sleep(0.05)
-            await asyncio.wait_for(under_way(), HANG_GUARD_S)
+            await under_way(model)
             await service.shutdown("the bot is restarting", grace_s=5.0)
     finally:
         await store.close()

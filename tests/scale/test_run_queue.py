@@ -11,22 +11,10 @@ import pytest
 
 from agents.events import Notice, RunFinished
 from agents.types import RunStatus
-from bot.safety.redact import masked_url
 from bot.store.errors import Fenced
-from bot.store.postgres import PostgresStore
 from bot.store.postgres_queue import GIVEN_UP, MAX_CLAIMS, Limits
 
 WIDE = Limits(max_running=100, max_per_user=100)
-
-
-@pytest.fixture
-async def replicas(db_url):
-    opened = [await PostgresStore.open(db_url, masked_url(db_url)) for _ in range(2)]
-    for number, store in enumerate(opened):
-        store.queue.owner = f"replica-{number}.example:{1000 + number}:1"  # two hosts, as far as the queue can tell
-    yield opened
-    for store in opened:
-        await store.close()
 
 
 async def enqueue(store, thread, run_id, user="ann"):

@@ -10,25 +10,18 @@ import contextlib
 
 import pytest
 
-from bot.safety.redact import masked_url
 from bot.store import postgres
 from bot.store.errors import StoreError
-from bot.store.postgres import PostgresStore
 from bot.store.postgres_queue import QUEUE_LOCK, Limits
 
 WIDE = Limits(max_running=100, max_per_user=100)
 HANG_GUARD_S = 60.0  # far longer than the stall the server allows here; reached only when a worker waits for ever
 
 
-@pytest.fixture
-async def replicas(db_url, monkeypatch):
-    monkeypatch.setattr(postgres, "STALLED_TRANSACTION_S", 1.0, raising=False)  # the test's patience, not the product's
-    opened = [await PostgresStore.open(db_url, masked_url(db_url)) for _ in range(2)]
-    for number, store in enumerate(opened):
-        store.queue.owner = f"replica-{number}.example:{1000 + number}:1"
-    yield opened
-    for store in opened:
-        await store.close()
+@pytest.fixture(autouse=True)
+def short_stalls(monkeypatch):
+    """Before the replicas open their pools: the test's patience, not the product's."""
+    monkeypatch.setattr(postgres, "STALLED_TRANSACTION_S", 1.0, raising=False)
 
 
 async def job(store, run_id, thread):

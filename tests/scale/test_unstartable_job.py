@@ -5,39 +5,22 @@ limits and the conversation's turn."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 
 from agents.types import RunStatus
-from bot.config.sections import Config, LimitsConfig
-from bot.runs.service import ChatRequest, Service, _job_json
+from bot.config.sections import LimitsConfig
+from bot.runs.service import Service
 from bot.safety.redact import masked_url
 from bot.store.postgres import PostgresStore
 from codegen_chat.build import taking_jobs
 from tests.fakes.chat_thread import RecordingThread, platform
 from tests.fakes.team_script import TEAM_DEFAULTS, ScriptedModel, ScriptedSandbox
-
-HANG_GUARD_S = 60.0
-
-
-async def queued_by_a_receiver(db_url: str, thread: RecordingThread, jobs: list[tuple[str, str]]) -> None:
-    """What the replica that received the messages leaves: each job queued, its status message drawn."""
-    receiver = await PostgresStore.open(db_url, masked_url(db_url))
-    try:
-        for run_id, thread_key in jobs:
-            conversation = await receiver.conversation("chat", thread_key)
-            request = ChatRequest("chat", thread_key, "ann", "write find_intf")
-            await receiver.queue.enqueue(run_id, conversation, request.text, "ann", [], "", _job_json(request),
-                                         f"chat:{run_id}")
-            await receiver.queue.publish(run_id, await thread.post(f"⏳ Working on `{run_id}`"))
-    finally:
-        await receiver.close()
+from tests.scale.jobs import HANG_GUARD_S, queued_by_a_receiver, serving
 
 
 async def test_a_job_whose_thread_is_gone_ends_and_frees_its_slot(db_url):
     thread = RecordingThread()
     await queued_by_a_receiver(db_url, thread, [("gone0001", "T-deleted"), ("next0002", "T-live")])
-    config = Config(limits=LimitsConfig(max_concurrent_runs=1, max_runs_per_user=1),
-                    storage=dataclasses.replace(Config().storage, url=db_url, heartbeat_s=0.2))
+    config = serving(db_url, limits=LimitsConfig(max_concurrent_runs=1, max_runs_per_user=1))
     store = await PostgresStore.open(db_url, masked_url(db_url))
     service = Service(config, store, ScriptedModel(fallback=TEAM_DEFAULTS), ScriptedSandbox())
     try:
