@@ -29,7 +29,8 @@ async def serve(service: Service, config: Config, secrets: Secrets) -> None:
                           "the same value, so each delivery can be verified")
     auth, secret = _auth(secrets)
     bot = GitHubBot(service, config, PullRequestApi(config.checkin, auth, secret))
-    webhook = Webhook(secrets.github_webhook_secret, service.first_sighting, service.nudges, bot.on_comment)
+    webhook = Webhook(secrets.github_webhook_secret, service.first_sighting, service.nudges, bot.on_comment,
+                      inbox=service if service.keeps_events else None)
     runner = web.AppRunner(webhook_app(webhook, settings.path, service.health), access_log=None)
     await runner.setup()
     try:
@@ -44,7 +45,14 @@ async def serve(service: Service, config: Config, secrets: Secrets) -> None:
             return bot.thread(conversation)
 
         await service.online(bot.platform, open_thread)
-        await asyncio.Event().wait()
+        if not service.keeps_events:
+            await asyncio.Event().wait()
+        while True:  # every heartbeat, the comments a replica kept and died taking
+            await asyncio.sleep(config.storage.heartbeat_s)
+            try:
+                await webhook.replay_unhandled(config.storage.owner_lost_after_s)
+            except Exception:  # the database away, say: the next round tries again
+                log.warning("github: could not look for comments left untaken", exc_info=True)
     finally:
         await webhook.close()
         await bot.shutdown(SHUTDOWN_GRACE_S)

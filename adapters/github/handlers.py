@@ -68,8 +68,9 @@ class GitHubBot:
         repository, _, number = conversation.rpartition("#")
         return GitHubThread(self._api, repository, int(number), review_thread, self._settings.bot_login)
 
-    async def on_comment(self, comment: Comment) -> None:
-        """Take a comment (called by the webhook endpoint, which has answered GitHub already)."""
+    async def on_comment(self, comment: Comment, replayed: bool = False) -> None:
+        """Take a comment (called by the webhook endpoint, which has answered GitHub already); ``replayed``: one a
+        replica kept and did not finish taking, taken again here."""
         login = self._settings.bot_login
         task = request_in(comment.body, login)
         if task is None or comment.by_bot or comment.login.lower() in (login.lower(), f"{login.lower()}[bot]"):
@@ -81,13 +82,13 @@ class GitHubBot:
             log.info("github: %s was written %.0f h ago; not taken", comment.key, age / 3600)
             return
         try:
-            await self._take(comment, task)
+            await self._take(comment, task, replayed)
         except CodegenError as error:  # GitHub refused a call: the log says which, nobody else is waiting
             log.warning("github: %s: %s", comment.key, error)
         except Exception:
             log.exception("github: taking %s failed", comment.key)
 
-    async def _take(self, comment: Comment, task: str) -> None:
+    async def _take(self, comment: Comment, task: str, replayed: bool = False) -> None:
         pull = await self._open_to(comment)
         if pull is None:
             return
@@ -116,7 +117,7 @@ class GitHubBot:
             return Prepared(request, thread, earlier=None if reviews else partial(self._earlier, comment))
 
         try:
-            taken = await self._service.take(arrival, self._platform, prepare)
+            taken = await self._service.take(arrival, self._platform, prepare, replayed)
         except UserInputError as error:
             await thread.post(self._platform.markup.text(f"⚠️ {error}"))
             return

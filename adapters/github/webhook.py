@@ -7,6 +7,10 @@ acts on 413; then the signature itself (constant time) or 401; a ping answered; 
 nudges whatever follows that commit (``bot.ci.nudges``: the follower reads the API itself), a comment is handed to
 the bot in a task of its own, and any other event is 204. GitHub gives a delivery ten seconds: nothing here waits
 for a run, nor for any call to GitHub.
+
+Replicas sharing a store keep a comment's delivery before answering it (``Inbox``), and mark it handled once the
+bot has taken it (its run queued, or refused with a reply): GitHub never sends a delivery again by itself, so a
+replica that stops or dies while it takes one leaves it to another (``replay_unhandled``), not lost.
 """
 
 from __future__ import annotations
@@ -16,15 +20,17 @@ import json
 import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from adapters.github.events import CI_EVENTS, ISSUE_COMMENT, REVIEW, REVIEW_COMMENT, Comment, comment_of, commit_of
+from adapters.github.platform import PLATFORM
 from adapters.github.signature import signed
 from bot.ci.nudges import CiNudges
 from bot.health.checks import Health
 from bot.health.http import health_routes
+from bot.store.errors import StoreError
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +40,22 @@ MAX_BODY_BYTES = 5 * 1024 * 1024
 ACTED_ON = frozenset({"ping", ISSUE_COMMENT, REVIEW_COMMENT, REVIEW, *CI_EVENTS})
 SIGNATURE_FORM = re.compile(r"sha256=[0-9a-fA-F]{64}")
 FirstSighting = Callable[[str], Awaitable[bool]]
-OnComment = Callable[[Comment], Coroutine[Any, Any, None]]
+OnComment = Callable[..., Coroutine[Any, Any, None]]  # (comment, replayed=False)
+
+
+class Inbox(Protocol):
+    """Where replicas keep the events they acknowledged until one has handled them (``bot.runs.service``)."""
+
+    async def received(self, platform: str, key: str, payload: str) -> None: ...
+    async def handled(self, platform: str, key: str) -> None: ...
+    async def unhandled(self, platform: str, older_than_s: float) -> list[tuple[str, str]]: ...
 
 
 class Webhook:
-    def __init__(self, secret: str, first_sighting: FirstSighting, nudges: CiNudges, on_comment: OnComment) -> None:
+    def __init__(self, secret: str, first_sighting: FirstSighting, nudges: CiNudges, on_comment: OnComment,
+                 inbox: Inbox | None = None) -> None:
         self._secret, self._first_sighting = secret, first_sighting
-        self._nudges, self._on_comment = nudges, on_comment
+        self._nudges, self._on_comment, self._inbox = nudges, on_comment, inbox
         self._tasks: set[asyncio.Task[None]] = set()  # the comments being taken
 
     async def receive(self, request: web.Request) -> web.Response:
@@ -71,11 +86,47 @@ class Webhook:
             return web.Response(status=202, text="Noted.")
         comment = comment_of(event, payload)
         if comment is not None:
-            task = asyncio.create_task(self._on_comment(comment), name=f"github-{comment.key}")
+            kept = await self._keep(delivery, event, payload)
+            task = asyncio.create_task(self._take(comment, kept), name=f"github-{comment.key}")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             return web.Response(status=202, text="Taken.")
         return web.Response(status=204)
+
+    async def _keep(self, delivery: str, event: str, payload: dict[str, Any]) -> str:
+        """The key the delivery is kept under until it is handled; "" when it is not kept."""
+        if self._inbox is None:
+            return ""
+        try:
+            await self._inbox.received(PLATFORM, delivery, json.dumps({"event": event, "payload": payload}))
+        except StoreError as error:  # GitHub would not send it again: taken here all the same, unkept
+            log.warning("github: delivery %s taken without being kept for another replica: %s", delivery, error)
+            return ""
+        return delivery
+
+    async def _take(self, comment: Comment, kept: str, replayed: bool = False) -> None:
+        """The bot takes the comment; then its delivery is handled. Cancelled (this replica stopping) it is not:
+        another replica takes it again."""
+        await self._on_comment(comment, replayed=replayed)
+        if kept and self._inbox is not None:
+            try:
+                await self._inbox.handled(PLATFORM, kept)
+            except StoreError as error:
+                log.warning("github: delivery %s was handled, but the store could not note it: %s", kept, error)
+
+    async def replay_unhandled(self, older_than_s: float) -> None:
+        """Take the comments a replica kept, acknowledged and did not finish taking (a run it already queued for
+        one is not queued again: a comment starts one run)."""
+        if self._inbox is None:
+            return
+        for delivery, kept in await self._inbox.unhandled(PLATFORM, older_than_s):
+            data = json.loads(kept)
+            comment = comment_of(str(data.get("event", "")), data.get("payload") or {})
+            log.warning("github: taking delivery %s, which a replica kept and did not finish taking", delivery)
+            if comment is None:
+                await self._inbox.handled(PLATFORM, delivery)
+                continue
+            await self._take(comment, delivery, replayed=True)
 
     def _unsigned(self, request: web.Request) -> web.Response:
         log.warning("github: refused a delivery from %s: missing or wrong signature", request.remote)

@@ -1,6 +1,7 @@
 """Replicas sharing one PostgreSQL store: GitHub's redelivery of a comment to another replica starts no second
-run, a pull request's runs for the day are counted across them, and "@codegen-chat stop" stops the pull request's
-run whichever replica runs it (or while it waits)."""
+run, a comment a replica acknowledged and stopped before it took is taken by another, a pull request's runs for the
+day are counted across them, and "@codegen-chat stop" stops the pull request's run whichever replica runs it (or
+while it waits)."""
 
 from __future__ import annotations
 
@@ -32,10 +33,11 @@ async def replicas(postgres_cluster, github_config, start_bot):
     bots: list[RunningBot] = []
 
     async def start(durable: bool = False, limits: dict[str, object] | None = None,
-                    **github: object) -> list[RunningBot]:
+                    storage: dict[str, object] | None = None, **github: object) -> list[RunningBot]:
         """Two replicas; ``durable``: their runs are jobs on the shared queue, as ``serve`` makes them."""
         bots.extend([await start_bot(with_changes(config, github={"port": free_port(), **github},
-                                                  storage={"heartbeat_s": 0.3}, limits=limits or {}),
+                                                  storage={"heartbeat_s": 0.3, **(storage or {})},
+                                                  limits=limits or {}),
                                      own_store=store, durable=durable)
                      for store in stores])
         return bots
@@ -59,6 +61,21 @@ async def test_a_delivery_seen_by_one_replica_is_dropped_by_the_other(replicas, 
     await asyncio.sleep(0.3)
     assert len(finals(github.conversation(REPO, PR))) == 1
     assert len([r for r in model_server.requests if r.agent == "planner"]) == 1
+
+
+async def test_a_comment_a_replica_acknowledged_and_stopped_before_taking_is_taken_by_another(
+        replicas, github: FakeGitHub, pull_request, model_server):
+    """GitHub never sends a delivery again by itself once it was answered: the replica keeps it first."""
+    script_team(model_server, runs=2)
+    first, second = await replicas(durable=True, storage={"owner_lost_after_s": 1.0})
+    github.stall(5)  # the first replica's look at who asks hangs...
+    assert (await first.comment(github.add_issue_comment(REPO, PR, AUTHOR, ASK)))[0] == 202
+    await eventually(lambda: [r for r in github.requests if r.path.endswith(f"/collaborators/{AUTHOR}/permission")])
+    await first.stop()  # ...and it stops there, after GitHub was told the delivery arrived
+    (final,) = await eventually(lambda: finals(github.conversation(REPO, PR)), within=30)
+    assert final.body.startswith("✅ Passed:"), final.body
+    await asyncio.sleep(1.5)  # another round of looking for untaken comments starts nothing more
+    assert len(finals(github.conversation(REPO, PR))) == 1 and planner_calls(model_server) == 1
 
 
 async def test_the_runs_of_the_day_are_counted_across_replicas(replicas, github: FakeGitHub, pull_request,
