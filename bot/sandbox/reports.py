@@ -7,10 +7,11 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from agents.language import BUILT_IN
 from agents.types import TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import junit, skips
-from bot.sandbox.authority import Authority, Verdict
+from bot.sandbox.authority import Authority, Verdict, go
 from bot.sandbox.junit import without_note
 from bot.sandbox.results import Counts, parse, status_of
 
@@ -59,17 +60,26 @@ def all_ran(report: TestReport, language: LanguageConfig, stdout: str, written: 
                                stderr=report.stderr + f"\n[sandbox] not a pass: {skips.sentence(missed)}")
 
 
-def all_collected(report: TestReport, tests: Mapping[str, str], language: LanguageConfig,
-                  written: str | None) -> TestReport:
-    """A pass of the team's own Python tests, no pass while a test file of theirs (``tests``: the files named like
-    tests) holds tests pytest never ran: the runner finds only some of the names the team may give a test file."""
-    if report.status is not TestStatus.PASSED or language.report_format != "pytest" or not written:
+def all_collected(report: TestReport, files: Mapping[str, str], language: LanguageConfig, written: str | None,
+                  stdout: str) -> TestReport:
+    """A pass of the team's own tests (``files``: every file of the pass but the user's), no pass while a test they
+    wrote never ran: pytest collects only some of the names a Python test file may have, and go builds a
+    ``_test.go`` file only when no build constraint, file name or folder leaves it out."""
+    if report.status is not TestStatus.PASSED:
         return report
-    missing = junit.unreported(tests, written)
+    if language.report_format == "pytest" and written:
+        tests = {path: text for path, text in files.items() if BUILT_IN.looks_like_test(path)}
+        missing = junit.unreported(tests, written)
+        why = (f"pytest never ran the tests in {', '.join(missing)}: it collects test_* functions from files named "
+               "test_*.py or *_test.py; rename the file")
+    elif language.report_format == "go":
+        unrun = go.unrun(files, stdout)
+        missing = [f"{name} ({path})" for path, name in unrun]
+        why = f"go test never ran {', '.join(missing[:5])}{go.UNRUN_HINT}"
+    else:
+        return report
     if not missing:
         return report
-    why = (f"pytest never ran the tests in {', '.join(missing)}: it collects test_* functions from files named "
-           "test_*.py or *_test.py; rename the file")
     return dataclasses.replace(report, status=TestStatus.FAILED, stderr=report.stderr + f"\n[sandbox] not a pass: {why}")
 
 

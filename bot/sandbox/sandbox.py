@@ -27,7 +27,6 @@ from typing import Any, ClassVar, TypeVar
 import docker
 
 from agents.errors import SandboxError
-from agents.language import BUILT_IN
 from agents.types import TestJob, TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import containers, dependencies, judge, reports, setup_network
@@ -301,8 +300,7 @@ class DockerSandbox:
         report = reports.single(step, language, self._config, written)
         if guard is not None and not job.command:  # a repository's tests may skip as they always did
             report = reports.all_ran(report, language, step.stdout, written)
-            tests = {path: text for path, text in job.files.items() if BUILT_IN.looks_like_test(path)}
-            report = reports.all_collected(report, tests, language, written)
+            report = reports.all_collected(report, job.files, language, written, step.stdout)
         return reports.guarded(report, guard, step, token, files)
 
     async def _run_user_first(self, container: Box, job: TestJob, language: LanguageConfig, setup: bool,
@@ -345,7 +343,7 @@ class DockerSandbox:
             team_written = await self._written(container, language, team_step)
             team = reports.all_ran(reports.single(team_step, language, self._config, team_written), language,
                                    team_step.stdout, team_written)
-            team = reports.all_collected(team, team_tests, language, team_written)
+            team = reports.all_collected(team, {**theirs_all, **team_tests}, language, team_written, team_step.stdout)
             team = reports.guarded(team, authority, team_step, token, {**theirs_all, **team_files})
         return reports.combined(user, shown, step, verdict, team, self._config)
 

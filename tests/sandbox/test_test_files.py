@@ -22,6 +22,16 @@ JS_SUB_ESM = ("import test from 'node:test';\nimport assert from 'node:assert';\
               "test('sub', () => assert.strictEqual(calc.sub(5, 3), 2));\n")
 JS_SUB = ("const test = require('node:test');\nconst assert = require('node:assert');\nconst { sub } = require('./calc');\n"
           "test('sub', () => assert.strictEqual(sub(5, 3), 2));\n")
+GO_TESTED = {"go.mod": "module calc\n\ngo 1.19\n", "calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"
+                                   "func Sub(a, b int) int { return a + b }\n",
+             "add_test.go": "package calc\n\nimport \"testing\"\n\n"
+                            "func TestAdd(t *testing.T) { if Add(2, 3) != 5 { t.Fatal(\"add\") } }\n"}
+SUB_TEST = "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) { if Sub(5, 3) != 2 { t.Fatal(\"sub\") } }\n"
+# Where go never builds the failing test: TestAdd alone, passing, would have passed the run.
+GO_UNBUILT = {"build-constraint": {"sub_test.go": "//go:build integration\n\n" + SUB_TEST},
+              "os-suffix": {"sub_windows_test.go": SUB_TEST},
+              "testdata-folder": {"testdata/sub_test.go": SUB_TEST},
+              "lowercase-name": {"sub_test.go": SUB_TEST.replace("TestSub", "Testsub")}}
 JAVA_TEST = ("import org.junit.Test;\nimport static org.junit.Assert.assertEquals;\n\npublic class {name} {{\n"
              "    @Test public void test{what}() {{ assertEquals({expected}, Calc.{call}); }}\n}}\n")
 JAVA_CODE = {"Calc.java": "public class Calc {\n    static int add(int a, int b) { return a + b; }\n"
@@ -59,3 +69,22 @@ async def test_every_test_file_the_language_names_is_run(sandbox, language, file
     assert all(BUILT_IN.looks_like_test(path) for path in files if "test" in path.lower() or "spec" in path)
     report = await sandbox.run(TestJob(language, FileSet(files)))
     assert (report.status, report.passed, report.failed) == (TestStatus.FAILED, 1, 1), report.output(10_000)
+
+
+@pytest.mark.parametrize("how", sorted(GO_UNBUILT))
+async def test_a_go_test_the_team_wrote_that_go_never_ran_fails_the_run(sandbox, how):
+    report = await sandbox.run(TestJob("go", FileSet({**GO_TESTED, **GO_UNBUILT[how]})))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert "[sandbox] not a pass: go test never ran Test" in report.stderr, report.output(10_000)
+    # The Tester rewrites it: the code is not blamed.
+    said = unrunnable_tests(report, "go", [*GO_UNBUILT[how], "add_test.go"], BUILT_IN)
+    assert said.startswith("go test never ran Test"), said
+
+
+@pytest.mark.parametrize("module", ["module calc\n\ngo 1.19\n", ""], ids=["go.mod", "no-go.mod"])
+async def test_go_tests_in_every_package_that_all_report_still_pass(sandbox, module):
+    files = {**GO_TESTED, "calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n",
+             "sub/sub.go": "package sub\n\nfunc Sub(a, b int) int { return a - b }\n",
+             "sub/sub_test.go": SUB_TEST.replace("package calc", "package sub"), "go.mod": module}
+    report = await sandbox.run(TestJob("go", FileSet({path: text for path, text in files.items() if text})))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 2), report.output(10_000)

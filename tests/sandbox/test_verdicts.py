@@ -61,7 +61,8 @@ def test_python_collection_errors_outside_any_file_fail():
 
 
 def go_stream(*events: dict) -> str:
-    return "\n".join(json.dumps(e) for e in events) + "\n"
+    """``go test -json``'s lines: every event names its package (the module ``go mod init sandbox`` makes)."""
+    return "\n".join(json.dumps({"Package": "sandbox", **e}) for e in events) + "\n"
 
 
 GO_FILES = {"calc_test.go": "package calc\n\nfunc TestAdd(t *testing.T) {}\nfunc TestSkip(t *testing.T) {}\n"}
@@ -97,6 +98,17 @@ def test_go_a_package_that_failed_without_a_test_failing_fails():
     assert not verdict.ok and "go test failed for calc" in verdict.problems[0]
     assert GoTest().display(out + "plain line\n") == "plain line\n"
 
+
+
+def test_go_a_test_function_of_the_file_that_never_reported_is_no_pass():
+    """TestSkip's result never came (the code's init cut the run short of it, or go never ran it): TestAdd alone
+    passing is not the file passing."""
+    out = go_stream({"Action": "pass", "Test": "TestAdd"}, RAN)
+    verdict = GoTest().verdict(["calc_test.go"], GO_FILES, out, "", "t", "/work")
+    assert not verdict.ok and verdict.problems[0].startswith("calc_test.go: TestSkip never ran")
+    other = out.replace('"Package": "sandbox", "Action": "pass"', '"Package": "sandbox/other", "Action": "pass"')
+    assert not GoTest().verdict(["calc_test.go"], {**GO_FILES, "go.mod": "module sandbox\n"},
+                                other + go_stream({"Action": "pass", "Test": "TestSkip"}), "", "t", "/work").ok
 
 RUST_FILES = {"tests/calc_test.rs": "#[test]\nfn test_sub() {}\n#[test]\n#[ignore]\nfn test_slow() {}\n"}
 PRINTED = "test test_sub ... ok\ntest result: ok. 2 passed; 0 failed\n"  # what the code can print

@@ -99,6 +99,9 @@ class GoTest(Authority):
             extra.append(f"go test failed for {', '.join(sorted(failed_packages))} (see the output)")
         if (problem := unfinished(stdout, token)) and not any(_TEST_MAIN.search(files.get(p, "")) for p in user):
             extra.append(problem)  # (a user file's own TestMain reports as it sees fit)
+        if not extra:  # the tests that reported passed, but a test go never ran checked nothing
+            extra = [f"{path}: {name} never ran{UNRUN_HINT}" for path, name in unrun(files, stdout, user)
+                     if not results[path].failed]
         return judge(results, extra)
 
     def display(self, stdout: str) -> str:
@@ -154,6 +157,34 @@ def unfinished(stdout: str, token: str, own_main: Collection[str] = ()) -> str:
             "(a TestMain or init that exits, or prints results of its own): its results do not count")
 
 
+# Why go test leaves a declared test out, said once after the tests it left out.
+UNRUN_HINT = (": a build constraint (//go:build), a file name ending in an OS or architecture (_windows_test.go) or "
+              "a folder go skips (testdata, _name, .name) leaves a file out of the build, and go runs a test only when "
+              "no lowercase letter follows Test in its name; write tests that every build runs")
+
+
+def unrun(files: Mapping[str, str], stdout: str, paths: Collection[str] | None = None) -> list[tuple[str, str]]:
+    """Each top-level ``func TestX(t *testing.T)`` of the ``_test.go`` files among ``files`` (those of ``paths``,
+    when given) that ``go test -json`` reported no result for (no pass, fail or skip), as (path, name): go never
+    built its file, or never ran it."""
+    reported = {(str(event.get("Package", "")), str(event["Test"])) for event in _events(stdout)
+                if event.get("Action") in ("pass", "fail", "skip") and event.get("Test")}
+    root = _module(files)
+    missing = []
+    for path in sorted(files if paths is None else paths):
+        if not path.endswith("_test.go") or path not in files:
+            continue
+        package = posixpath.join(root, posixpath.dirname(path)).rstrip("/")
+        missing += [(path, name) for name in _TEST_FUNC.findall(files[path]) if (package, name) not in reported]
+    return missing
+
+
+def _module(files: Mapping[str, str]) -> str:
+    """The work dir's module path: go.mod's, else the one the sandbox's ``go mod init`` makes."""
+    module = _MODULE.search(files.get("go.mod", ""))
+    return module.group(1).strip('"') if module else "sandbox"
+
+
 def _text_packages(stdout: str, line: str) -> tuple[set[str], set[str]]:
     """``go test -v``'s packages that passed ("ok  \tPKG"), and those of them whose output held ``line``: go test
     prints each package's output whole, ending with that package's "ok", "FAIL" or "?" line."""
@@ -174,8 +205,7 @@ def _text_packages(stdout: str, line: str) -> tuple[set[str], set[str]]:
 
 def _own_main_packages(files: Mapping[str, str]) -> set[str]:
     """The import paths of the folders whose test files hold a ``TestMain`` of their own (so no ``MAIN_FILE``)."""
-    module = _MODULE.search(files.get("go.mod", ""))
-    root = module.group(1).strip('"') if module else "sandbox"  # (the module the sandbox's go mod init makes)
+    root = _module(files)
     folders = {posixpath.dirname(p) for p, text in files.items()
                if p.endswith("_test.go") and posixpath.basename(p) != MAIN_FILE and _TEST_MAIN.search(text)}
     return {posixpath.join(root, folder) if folder else root for folder in folders}
