@@ -13,14 +13,20 @@ _CLASS = re.compile(r"^\s*(?:public\s+)?(?:final\s+)?class\s+(\w+)", re.M)
 # named as the language names test files (``test_files``: *Test, *Tests) runs. With JUnit, a runner of the
 # sandbox's own runs them as JUnitCore does (its console summary) and names each test JUnit ignored (@Ignore) or an
 # assumption stopped (assumeTrue): "OK (3 tests)" says neither, and such a test checked nothing
-# (``bot.sandbox.skips``).
+# (``bot.sandbox.skips``). It says where it starts and, once JUnit summed up every class, that it ended, with a word
+# the sandbox gives it (``RAN_ENV``), then halts: a summary the code prints before it exits ("OK (3 tests)", then
+# System.exit(0)) lacks the end line, and no shutdown hook of the code runs after the summary to change the exit code.
 JUNIT_NOT_RUN = "[sandbox] did not run:"
+RAN_ENV = "CODEGEN_SANDBOX_RAN"
+JUNIT_BEGAN, JUNIT_ENDED = "@@codegen-junit", "@@codegen-ran"
 _RUNNER = r"""import org.junit.internal.TextListener;
 import org.junit.runner.*;
 import org.junit.runner.notification.*;
 public class CodegenChatJUnit {
   static void said(String kind, Description test) { System.out.println("MARK " + kind + " " + test.getDisplayName()); }
   public static void main(String[] names) throws Exception {
+    String word = System.getenv("RAN_ENV");
+    System.out.println("BEGAN " + word);
     JUnitCore core = new JUnitCore();
     core.addListener(new TextListener(System.out));
     core.addListener(new RunListener() {
@@ -29,9 +35,12 @@ public class CodegenChatJUnit {
     });
     Class<?>[] classes = new Class<?>[names.length];
     for (int i = 0; i < names.length; i++) classes[i] = Class.forName(names[i]);
-    System.exit(core.run(classes).wasSuccessful() ? 0 : 1);
+    int code = core.run(classes).wasSuccessful() ? 0 : 1;
+    System.out.println("\nENDED " + word + " " + code);
+    System.out.flush();
+    Runtime.getRuntime().halt(code);
   }
-}""".replace("MARK", JUNIT_NOT_RUN)
+}""".replace("MARK", JUNIT_NOT_RUN).replace("RAN_ENV", RAN_ENV).replace("BEGAN", JUNIT_BEGAN).replace("ENDED", JUNIT_ENDED)
 _TEST = r"""mkdir -p /tmp/classes /tmp/runner && CP=
 for j in /usr/share/java/junit4.jar /usr/share/java/hamcrest-core.jar lib/*.jar; do
   [ -f "$j" ] && CP="$CP$j:"; done; CP="$CP/tmp/classes"

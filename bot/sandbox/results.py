@@ -103,13 +103,16 @@ def parse_cargo(text: str) -> Counts:
 
 
 def parse_junit(text: str) -> Counts:
-    """JUnit 4's console summary ("OK (3 tests)" / "Tests run: 3,  Failures: 1"), else TAP lines."""
-    if match := _JUNIT_OK.search(text):
-        return Counts(int(match.group(1)), 0)
-    if match := _JUNIT_FAIL.search(text):
-        run, failures = int(match.group(1)), int(match.group(2))
-        return Counts(run - failures, failures)
-    return parse_tap(text)
+    """JUnit 4's console summary ("OK (3 tests)" / "Tests run: 3,  Failures: 1"), else TAP lines. The last one:
+    JUnit prints its summary after every test, so a line like it that a test printed comes before."""
+    found = [*_JUNIT_OK.finditer(text), *_JUNIT_FAIL.finditer(text)]
+    if not found:
+        return parse_tap(text)
+    last = max(found, key=lambda match: match.start())
+    if last.re is _JUNIT_OK:
+        return Counts(int(last.group(1)), 0)
+    run, failures = int(last.group(1)), int(last.group(2))
+    return Counts(run - failures, failures)
 
 
 PARSERS: dict[str, Callable[[str], Counts]] = {

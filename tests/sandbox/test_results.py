@@ -115,3 +115,10 @@ def test_with_a_report_file_the_counts_come_from_it_not_from_what_was_printed():
         missing = single(step(0, fake), language, TEST_CONFIG, written)
         assert (missing.status, missing.passed) == (TestStatus.FAILED, 0)
         assert "report of the tests is missing or incomplete" in missing.stderr, written
+
+
+def test_junit_counts_come_from_its_last_summary():
+    """JUnit prints its summary after every test: a line like it printed by a test comes first."""
+    printed = "..\nOK (9 tests)\n.E\nThere was 1 failure:\n\nFAILURES!!!\nTests run: 3,  Failures: 1\n\n"
+    assert parse("junit", printed, "") == Counts(2, 1)
+    assert parse("junit", "Tests run: 9,  Failures: 9\n...\nOK (3 tests)\n", "") == Counts(3, 0)

@@ -79,6 +79,8 @@ GO_CODE = {"calc.go": "package calc\n\nfunc Add(a, b int) int { return a - b }\n
 GO_TEST = "\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"wrong\")\n\t}\n}\n"
 TAP_THEN_EXIT = ("#include <stdio.h>\n#include <unistd.h>\n__attribute__((constructor)) static void report(void) {\n"
                  "    printf(\"ok 1 - add\\nok 2 - sub\\n1..2\\n\");\n    fflush(stdout);\n    _exit(0);\n}\n")
+JAVA_HOOK = ("    static { Runtime.getRuntime().addShutdownHook(new Thread(() -> {\n"
+             "        System.out.println(\"\\nOK (3 tests)\"); Runtime.getRuntime().halt(0); })); }\n")
 OTHER_FAKES = {
     "go-testmain-exits": ("go", {**GO_CODE, "calc_test.go": "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n"
                                                             "func TestMain(m *testing.M) { os.Exit(0) }\n" + GO_TEST}),
@@ -98,6 +100,12 @@ OTHER_FAKES = {
     # The code prints the TAP lines of two passing tests from a constructor, then ends the process with 0.
     "c-constructor-prints-tap-and-exits": ("c", {**PROGRAMS["c"].buggy(), "calc_ctor.c": TAP_THEN_EXIT}),
     "cpp-constructor-prints-tap-and-exits": ("cpp", {**PROGRAMS["cpp"].buggy(), "calc_ctor.cpp": TAP_THEN_EXIT}),
+    # The code prints JUnit's summary of two passing tests in the middle of the second, then ends the JVM with 0.
+    "java-prints-junit-summary-and-exits": ("java", {**PROGRAMS["java"].files, "Calc.java": PROGRAMS["java"].files[
+        "Calc.java"].replace("return a - b;", 'System.out.println("\\nOK (3 tests)"); System.exit(0); return 0;')}),
+    # JUnit reported a failure and exits 1; the code's shutdown hook prints a passing summary and halts with 0.
+    "java-shutdown-hook-rewrites-the-end": ("java", {"Calc.java": PROGRAMS["java"].buggy()["Calc.java"].replace(
+        "public class Calc {\n", "public class Calc {\n" + JAVA_HOOK), "CalcTest.java": PROGRAMS["java"].files["CalcTest.java"]}),
 }
 
 
@@ -140,7 +148,7 @@ async def test_a_report_left_by_the_setup_is_not_read_as_the_tests(docker_client
 
 
 async def test_honest_team_tests_still_pass_with_their_count(sandbox):
-    for language in ("python", "javascript", "go", "c", "cpp"):
+    for language in ("python", "javascript", "go", "c", "cpp", "java"):
         report = await sandbox.run(TestJob(language, PROGRAMS[language].correct()))
         assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 3, 0), report.output(10_000)
         assert "generated xml file" not in report.stdout

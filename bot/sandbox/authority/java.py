@@ -16,6 +16,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
+from agents.language.java import JUNIT_BEGAN, JUNIT_ENDED, RAN_ENV
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, judge
 from bot.sandbox.judge import JUDGE_DIR
 
@@ -69,6 +70,20 @@ if [ -f {JARS[0]} ]; then exec java -cp "$CP:{REPORT_DIR}/runner:{REPORT_DIR}/cl
 for t in {classes}; do
   if java -ea -cp {REPORT_DIR}/classes "$t" >&2; then echo "$t 1 0 0 0"; else echo "$t 1 1 0 0"; fi
 done > {self.report_path}"""
+
+    # The team's pass: the language's runner (``agents.language.java``) says where it began and that it ended.
+    def team_env(self, token: str) -> dict[str, str]:
+        return {RAN_ENV: token}
+
+    def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
+        del stderr, files
+        if f"{JUNIT_BEGAN} {token}\n" not in stdout or f"\n{JUNIT_ENDED} {token} " in stdout:
+            return ""  # (a repository's build tool, or the runner that ends each main() class: the exit code decides)
+        return ("the JUnit run ended before JUnit summed up the tests (System.exit or Runtime.halt in the code or the "
+                "tests): what it printed does not count; let the tests end by returning or throwing")
+
+    def display(self, stdout: str) -> str:
+        return re.sub(rf"^\n?(?:{JUNIT_BEGAN}|{JUNIT_ENDED}) .*\n?", "", stdout, flags=re.M)
 
     def verdict(self, user: Sequence[str], files: Mapping[str, str], stdout: str, report: str,
                 token: str, workdir: str) -> Verdict:
