@@ -100,6 +100,12 @@ OTHER_FAKES = {
     # The code prints the TAP lines of two passing tests from a constructor, then ends the process with 0.
     "c-constructor-prints-tap-and-exits": ("c", {**PROGRAMS["c"].buggy(), "calc_ctor.c": TAP_THEN_EXIT}),
     "cpp-constructor-prints-tap-and-exits": ("cpp", {**PROGRAMS["cpp"].buggy(), "calc_ctor.cpp": TAP_THEN_EXIT}),
+    # Tests that say a check failed, then end with 0 all the same.
+    "bash-prints-fail-and-exits-0": ("bash", {**PROGRAMS["bash"].buggy(), "test_sub.sh": ". ./calc.sh\n"
+                                     "if [ \"$(sub 5 3)\" = 2 ]; then echo 'PASS: sub'; else echo 'FAIL: sub'; fi\n"}),
+    "c-prints-fail-and-returns-0": ("c", {**PROGRAMS["c"].buggy(), "calc_test.c": PROGRAMS["c"].files["calc_test.c"]
+                                    .replace('"%s %d - %s\\n", ok ? "ok" : "not ok"', '"%s %d - %s\\n", ok ? "ok" : "FAIL"')
+                                    .replace("return bad;", "return 0;")}),
     # The code prints JUnit's summary of two passing tests in the middle of the second, then ends the JVM with 0.
     "java-prints-junit-summary-and-exits": ("java", {**PROGRAMS["java"].files, "Calc.java": PROGRAMS["java"].files[
         "Calc.java"].replace("return a - b;", 'System.out.println("\\nOK (3 tests)"); System.exit(0); return 0;')}),
@@ -148,7 +154,7 @@ async def test_a_report_left_by_the_setup_is_not_read_as_the_tests(docker_client
 
 
 async def test_honest_team_tests_still_pass_with_their_count(sandbox):
-    for language in ("python", "javascript", "go", "c", "cpp", "java"):
+    for language in ("python", "javascript", "go", "c", "cpp", "java", "bash"):
         report = await sandbox.run(TestJob(language, PROGRAMS[language].correct()))
         assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 3, 0), report.output(10_000)
         assert "generated xml file" not in report.stdout

@@ -74,6 +74,20 @@ def _judged(output: str, code: int | None) -> FileResult:
     return result
 
 
+# A check a test of the team's said failed ("FAIL: sub gave 8", "Test failed", "[FAILED] add"), at the start of a line:
+# a shell script or a C main that prints its verdict but still exits 0. A count of none ("Failed: 0") is not one.
+_SAID_FAILED = re.compile(r"^\W{0,3}(?:test\s+)?fail(?:ed|ures?|s)?\b(?!(?:\s*(?:tests?|checks?))?[\s:=]*0\b).*$", re.I | re.M)
+
+
+def said_failed(stdout: str, stderr: str) -> str:
+    """Why a run of the team's tests that exited 0 is no pass: a test printed that a check failed ('' when none did)."""
+    found = _SAID_FAILED.search(stdout) or _SAID_FAILED.search(stderr)
+    if found is None:
+        return ""
+    return (f"a test printed {found.group(0).strip()[:200]!r} but the tests exited 0: a failing check must make its "
+            "test fail (exit 1 from a script, a non-zero return from main())")
+
+
 RAN_ENV = "CODEGEN_SANDBOX_RAN"
 USER_MAIN = "codegen_user_main"
 # The sandbox's main: the user's (renamed) runs, then one line only a main that returned prints. C++ may
@@ -138,9 +152,9 @@ class NativeTap(TapFiles):
         return {RAN_ENV: token}
 
     def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
-        del stderr, files
+        del files
         if f"@@codegen-ran {token} " in stdout:
-            return ""
+            return said_failed(stdout, stderr)
         return ("the test binary ended before its main() returned (exit() or _exit() in the code or the tests, or "
                 "a crash): the TAP lines it printed do not count; let main() return its result")
 
@@ -178,6 +192,10 @@ class NativeTap(TapFiles):
 class BashTap(TapFiles):
     """Each user file through ``RUN_ONE``: it passes when it reached its own end (or its own ``exit``) with 0, so a
     file it sources that calls ``exit 0`` does not pass it."""
+
+    def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
+        del token, files
+        return said_failed(stdout, stderr)
 
     def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str], token: str) -> str:
         shown, ran = shlex.quote(path), f"{REPORT_DIR}/ran{index}"
