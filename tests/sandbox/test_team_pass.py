@@ -106,6 +106,9 @@ OTHER_FAKES = {
     "c-prints-fail-and-returns-0": ("c", {**PROGRAMS["c"].buggy(), "calc_test.c": PROGRAMS["c"].files["calc_test.c"]
                                     .replace('"%s %d - %s\\n", ok ? "ok" : "not ok"', '"%s %d - %s\\n", ok ? "ok" : "FAIL"')
                                     .replace("return bad;", "return 0;")}),
+    "js-prints-fail-and-asserts-nothing": ("javascript", {**PROGRAMS["javascript"].buggy(), "calc.test.js":
+                                           "const test = require('node:test');\nconst { sub } = require('./calc');\n"
+                                           "test('sub', () => { if (sub(5, 3) !== 2) console.log('FAIL: sub'); });\n"}),
     # The code prints JUnit's summary of two passing tests in the middle of the second, then ends the JVM with 0.
     "java-prints-junit-summary-and-exits": ("java", {**PROGRAMS["java"].files, "Calc.java": PROGRAMS["java"].files[
         "Calc.java"].replace("return a - b;", 'System.out.println("\\nOK (3 tests)"); System.exit(0); return 0;')}),

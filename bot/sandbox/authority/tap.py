@@ -41,6 +41,10 @@ class TapFiles(Authority):
     def prepare(self, user: Sequence[str], files: Mapping[str, str]) -> str:
         return ""
 
+    def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
+        del token, files
+        return said_failed(stdout, stderr)
+
     def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str], token: str) -> str:
         raise NotImplementedError
 
@@ -74,8 +78,9 @@ def _judged(output: str, code: int | None) -> FileResult:
     return result
 
 
-# A check a test of the team's said failed ("FAIL: sub gave 8", "Test failed", "[FAILED] add"), at the start of a line:
-# a shell script or a C main that prints its verdict but still exits 0. A count of none ("Failed: 0") is not one.
+# A check a test of the team's said failed ("FAIL: sub gave 8", "Test failed", "[FAILED] add"), at the start of a line
+# (node shows what a test prints as "# FAIL: ..."): a shell script, a C main or a node test that prints its verdict
+# but still ends with success. A count of none ("Failed: 0", node's "# fail 0") is not one.
 _SAID_FAILED = re.compile(r"^\W{0,3}(?:test\s+)?fail(?:ed|ures?|s)?\b(?!(?:\s*(?:tests?|checks?))?[\s:=]*0\b).*$", re.I | re.M)
 
 
@@ -192,10 +197,6 @@ class NativeTap(TapFiles):
 class BashTap(TapFiles):
     """Each user file through ``RUN_ONE``: it passes when it reached its own end (or its own ``exit``) with 0, so a
     file it sources that calls ``exit 0`` does not pass it."""
-
-    def team_problem(self, stdout: str, stderr: str, token: str, files: Mapping[str, str]) -> str:
-        del token, files
-        return said_failed(stdout, stderr)
 
     def run_one(self, index: int, path: str, user: Sequence[str], files: Mapping[str, str], token: str) -> str:
         shown, ran = shlex.quote(path), f"{REPORT_DIR}/ran{index}"
