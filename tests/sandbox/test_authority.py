@@ -171,6 +171,27 @@ async def test_other_languages_team_files_cannot_pass_a_wrong_sub(sandbox, langu
         assert right.status is TestStatus.PASSED, right.output(10_000)
 
 
+
+# The user's test checks with a module of assertions; the team's go.mod takes it from a copy whose checks never fail.
+GO_CHECKED = {"calc_test.go": "package calc\n\nimport (\n\t\"testing\"\n\n\tcheck \"example.com/check\"\n)\n\n"
+                              "func TestAdd(t *testing.T) { check.Equal(t, 5, Add(2, 3)) }\n",
+              "calc.go": "package calc\n\nfunc Add(a, b int) int { return a - b }\n",
+              "internal/check/go.mod": "module example.com/check\n\ngo 1.19\n",
+              "internal/check/check.go": "package check\n\nimport \"testing\"\n\nfunc Equal(t *testing.T, want, got int) {}\n"}
+GO_REPLACING = ["replace example.com/check => ./internal/check\n",
+                "replace (\n\tother.com/x => ./x\n\texample.com/check v1.0.0 => ./internal/check\n)\n"]
+
+
+@pytest.mark.parametrize("replace", GO_REPLACING, ids=["line", "block"])
+@pytest.mark.parametrize("whose", ["user", "team"])
+async def test_go_a_module_the_tests_import_cannot_be_replaced_by_the_team(sandbox, replace, whose):
+    go_mod = "module calc\n\ngo 1.19\n\nrequire example.com/check v1.0.0\n\n" + replace
+    files = FileSet({**GO_CHECKED, "go.mod": go_mod})
+    report = await sandbox.run(TestJob("go", files, authoritative=("calc_test.go",) if whose == "user" else ()))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert ("go.mod replaces example.com/check, which calc_test.go imports, with other code"
+            in report.stderr), report.output(10_000)
+
 async def test_c_user_file_without_main_is_not_run_with_the_teams(sandbox):
     """The user's file holds the checks; a main of the team's would print whatever it likes."""
     checks = "#include \"calc.h\"\nint check_sub(void) { return sub(5, 3) == 2; }\n"

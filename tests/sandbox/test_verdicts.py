@@ -211,3 +211,12 @@ def test_node_a_user_file_that_exited_before_its_tests_reported_fails():
 def test_bash_a_test_that_says_a_check_failed_is_no_pass(printed, failed):
     assert bool(BashTap().team_problem(printed, "", "t", {})) is failed
     assert bool(BashTap().team_problem("", printed, "t", {})) is failed
+
+
+def test_go_a_replace_of_a_module_no_test_imports_is_not_refused():
+    files = {"go.mod": "module calc\n\nreplace (\n\t// the code's own helper\n\tother.com/x => ./x\n)\n",
+             "calc_test.go": "package calc\n\nimport (\n\t\"testing\"\n\n\t\"example.com/check\"\n)\n"}
+    assert GoTest().refusal(files, ["calc_test.go"]) == ""
+    assert "replaces other.com/x, which calc_test.go imports" in GoTest().refusal(
+        {**files, "calc_test.go": files["calc_test.go"].replace("example.com/check", "other.com/x/sub")}, [])
+    assert GoTest().refusal(files, ["calc_test.go", "go.mod"]) == ""  # the user's own go.mod is theirs

@@ -46,9 +46,25 @@ _TEST_FUNC = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.
 _LOCATION = re.compile(r"^\s+([\w./-]+\.go):\d+:", re.M)
 _PACKAGE_END = re.compile(r"^(ok|FAIL|\?) {0,3}\t(\S+)")
 _MODULE = re.compile(r"^module\s+(\S+)", re.M)
+_REPLACE = re.compile(r"^\s*replace\s+(?:\(\s*\n(?P<block>.*?)^\s*\)|(?P<one>[^\s(]+))", re.M | re.S)
+_IMPORT = re.compile(r'^\s*import\s+(?:\((?P<block>.*?)\)|(?:[\w.]+\s+)?"(?P<one>[^"]+)")', re.M | re.S)
+_QUOTED = re.compile(r'"([^"]+)"')
 
 
 class GoTest(Authority):
+    def refusal(self, files: Mapping[str, str], user: Sequence[str]) -> str:
+        """A ``replace`` in a go.mod the team wrote, of a module a test imports: the test would check the team's
+        copy of it (an assertion package whose checks never fail) instead of the module."""
+        if "go.mod" not in files or "go.mod" in user:
+            return ""
+        replaced = _replaced(files["go.mod"])
+        for path in sorted(p for p in files if p.endswith("_test.go")):
+            for imported in _imports(files[path]):
+                if module := next((m for m in replaced if imported == m or imported.startswith(m + "/")), None):
+                    return (f"go.mod replaces {module}, which {path} imports, with other code: the test would check "
+                            "that code instead of the module; remove the replace directive")
+        return ""
+
     def team_refusal(self, files: Mapping[str, str]) -> str:
         for path in sorted(files):
             if path.endswith("_test.go") and _TEST_MAIN.search(files[path]):
@@ -201,6 +217,23 @@ def _text_packages(stdout: str, line: str) -> tuple[set[str], set[str]]:
                     finished.add(ended.group(2))
             ran = False
     return passed, finished
+
+
+def _replaced(go_mod: str) -> set[str]:
+    """The module paths a go.mod's ``replace`` directives redirect (one line each, or a block)."""
+    found = set()
+    for match in _REPLACE.finditer(go_mod):
+        lines = match.group("block").splitlines() if match.group("block") is not None else [match.group("one")]
+        found |= {line.split()[0].strip('"') for line in lines if line.strip() and not line.strip().startswith("//")}
+    return found
+
+
+def _imports(source: str) -> set[str]:
+    """The import paths of a Go file (single imports and import blocks)."""
+    found = set()
+    for match in _IMPORT.finditer(source):
+        found |= set(_QUOTED.findall(match.group("block"))) if match.group("block") is not None else {match.group("one")}
+    return found
 
 
 def _own_main_packages(files: Mapping[str, str]) -> set[str]:
