@@ -41,6 +41,49 @@ public class CodegenChatJUnit {
     Runtime.getRuntime().halt(code);
   }
 }""".replace("MARK", JUNIT_NOT_RUN).replace("RAN_ENV", RAN_ENV).replace("BEGAN", JUNIT_BEGAN).replace("ENDED", JUNIT_ENDED)
+# Without JUnit each test class's main() runs through this launcher of the sandbox's, so that the code ending the JVM
+# with System.exit(0) in the middle of a test (a CLI's "quit") is not the test passing: a JVM ended before main()
+# returned, other than by the test class's own main calling System.exit (its verdict), exits 3 with a sentence.
+MAIN_LAUNCHER = "CodegenChatMain"
+MAIN_LAUNCHER_SOURCE = r"""import java.lang.reflect.InvocationTargetException;
+import java.util.Map;
+
+public class CodegenChatMain {
+  static volatile boolean ended;
+
+  static boolean endedByTheTest(String test) {
+    for (Map.Entry<Thread, StackTraceElement[]> entry : Thread.getAllStackTraces().entrySet()) {
+      StackTraceElement[] stack = entry.getValue();
+      for (int i = stack.length - 2; i >= 0; i--) {
+        String name = stack[i].getClassName() + "." + stack[i].getMethodName();
+        if (name.equals("java.lang.System.exit") || name.equals("java.lang.Runtime.exit")) {
+          StackTraceElement caller = stack[i + 1];
+          if (caller.getClassName().equals("java.lang.System")) continue;
+          return caller.getClassName().equals(test) && caller.getMethodName().equals("main");
+        }
+      }
+    }
+    return false;
+  }
+
+  public static void main(String[] args) throws Throwable {
+    final String test = args[0];
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      if (ended || endedByTheTest(test)) return;
+      System.out.flush();
+      System.err.println("[sandbox] " + test + ": the JVM was ended (System.exit in the code or a thread) before "
+          + "its main() returned: the test did not finish; let main() return, or fail with an AssertionError");
+      Runtime.getRuntime().halt(3);
+    }));
+    try {
+      Class.forName(test).getMethod("main", String[].class).invoke(null, (Object) new String[0]);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    } finally {
+      ended = true;
+    }
+  }
+}"""
 _TEST = r"""mkdir -p /tmp/classes /tmp/runner && CP=
 for j in /usr/share/java/junit4.jar /usr/share/java/hamcrest-core.jar lib/*.jar; do
   [ -f "$j" ] && CP="$CP$j:"; done; CP="$CP/tmp/classes"
@@ -55,9 +98,13 @@ RUNNER
   javac -d /tmp/runner -cp "$CP" /tmp/runner/CodegenChatJUnit.java || exit 2
   exec java -cp "/tmp/runner:$CP" CodegenChatJUnit $TESTS
 fi
+cat > /tmp/runner/CodegenChatMain.java <<'LAUNCHER'
+""" + MAIN_LAUNCHER_SOURCE + r"""
+LAUNCHER
+javac -d /tmp/runner /tmp/runner/CodegenChatMain.java || exit 2
 n=0; bad=0
 for t in $TESTS; do n=$((n+1))
-  if java -ea -cp "$CP" "$t"; then echo "ok $n - $t"; else echo "not ok $n - $t"; bad=1; fi; done
+  if java -ea -cp "/tmp/runner:$CP" CodegenChatMain "$t"; then echo "ok $n - $t"; else echo "not ok $n - $t"; bad=1; fi; done
 echo "1..$n"; exit $bad"""
 
 
