@@ -121,7 +121,7 @@ class Handler(socketserver.StreamRequestHandler):
             host, port = _split_host_port(authority, 80)
             upstream = self._open(host, port, "HTTP")
             if upstream is not None:
-                upstream.sendall(f"{method} /{path} HTTP/1.1\r\n".encode("latin-1") + _without_proxy_headers(rest))
+                upstream.sendall(forwarded(method, authority, path, rest))
                 _relay(self.connection, upstream)
         else:
             self._answer(405, "only CONNECT and absolute http:// requests are proxied")
@@ -179,9 +179,17 @@ def _split_host_port(text: str, default: int) -> tuple[str, int]:
         return host, -1
 
 
-def _without_proxy_headers(rest: bytes) -> bytes:
-    lines = [line for line in rest.split(b"\r\n") if not line.lower().startswith((b"proxy-", b"connection:"))]
-    return b"\r\n".join(line for line in lines if line) + b"\r\nConnection: close\r\n\r\n"
+def _dropped(name: bytes) -> bool:
+    return name in (b"host", b"connection") or name.startswith(b"proxy-")
+
+
+def forwarded(method: str, authority: str, path: str, rest: bytes) -> bytes:
+    """A plain http:// request as it leaves for ``authority``: its Host is the host that was checked, whatever the
+    client wrote (a Host naming another site served by the same CDN as a registry would reach that site), and no
+    proxy or connection headers."""
+    lines = [line for line in rest.split(b"\r\n") if line and not _dropped(line.partition(b":")[0].strip().lower())]
+    head = [f"{method} /{path} HTTP/1.1".encode("latin-1"), b"Host: " + authority.encode("latin-1"), *lines]
+    return b"\r\n".join(head) + b"\r\nConnection: close\r\n\r\n"
 
 
 def _relay(client: socket.socket, upstream: socket.socket) -> None:

@@ -18,7 +18,7 @@ import pytest
 
 from agents.types import FileSet, TestJob, TestStatus
 from bot.sandbox import DockerSandbox
-from bot.sandbox.egress_proxy import refusal, serve
+from bot.sandbox.egress_proxy import forwarded, refusal, serve
 from bot.sandbox.hardening import LABEL, LABEL_PID
 from bot.sandbox.languages import DEFAULT_LANGUAGES
 from tests.sandbox.conftest import configured
@@ -59,6 +59,14 @@ def test_allowed_names_on_public_addresses_pass(host):
     assert refusal(host, 443, [*PUBLIC, "2a04:4e42::223"], ALLOWED, DOCKER) == ""
     assert refusal(host, 80, PUBLIC, ALLOWED, DOCKER, kind="HTTP") == ""
 
+
+
+def test_a_plain_http_request_leaves_with_the_host_that_was_checked():
+    """A Host naming another site on the registry's CDN would reach that site from the registry's address."""
+    rest = b"Host: attacker.example\r\nhost : other.example\r\nProxy-Authorization: x\r\nAccept: */*\r\n\r\n"
+    sent = forwarded("GET", "pypi.org", "simple/x/", rest)
+    assert sent.split(b"\r\n")[:3] == [b"GET /simple/x/ HTTP/1.1", b"Host: pypi.org", b"Accept: */*"]
+    assert b"example" not in sent and b"Proxy-" not in sent and sent.endswith(b"Connection: close\r\n\r\n")
 
 @pytest.fixture
 def proxy():
