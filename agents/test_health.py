@@ -29,9 +29,9 @@ _SANDBOX_VERDICT = re.compile(r"^\[sandbox\] not a pass: .*$", re.M)
 _RUST_ZERO = re.compile(r"^running (\d+) tests?$", re.M)
 # The sandbox's sentence when tests the team wrote were skipped, xfailed or left todo (``bot.sandbox.skips``).
 # and when pytest never ran a test file of theirs (``bot.sandbox.junit.unreported``), or go a test
-# (``bot.sandbox.authority.go.unrun``).
+# (``bot.sandbox.authority.go.unrun``), or node a test file of another language's (``bot.sandbox.reports``).
 _NOT_RUN = re.compile(r"^\[sandbox\] not a pass: ((?:one|\d+) of the team's tests did not run: .*"
-                      r"|pytest never ran the tests in .*|go test never ran .*)$", re.M)
+                      r"|pytest never ran the tests in .*|go test never ran .*|node --test never ran .*)$", re.M)
 
 
 def unrunnable_tests(report: TestReport, language: str, team_tests: Iterable[str], languages: Languages) -> str:

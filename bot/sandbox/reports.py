@@ -4,10 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import fnmatch
+import posixpath
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agents.language import BUILT_IN
+from agents.language.node import JAVASCRIPT, TYPESCRIPT
 from agents.types import TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import junit, skips
@@ -76,11 +79,24 @@ def all_collected(report: TestReport, files: Mapping[str, str], language: Langua
         unrun = go.unrun(files, stdout)
         missing = [f"{name} ({path})" for path, name in unrun]
         why = f"go test never ran {', '.join(missing[:5])}{go.UNRUN_HINT}"
+    elif node_patterns := set(language.test_files) & NODE_TEST_FILES:
+        # A JavaScript test file in a TypeScript run (or the other way round): node --test is given only the files
+        # of the run's language.
+        missing = [path for path in sorted(files) if _named(path, NODE_TEST_FILES) and not _named(path, node_patterns)]
+        why = (f"node --test never ran {', '.join(missing[:5])}: this run tests only files named "
+               f"{', '.join(sorted(node_patterns))}; write the tests in the run's language")
     else:
         return report
     if not missing:
         return report
     return dataclasses.replace(report, status=TestStatus.FAILED, stderr=report.stderr + f"\n[sandbox] not a pass: {why}")
+
+
+NODE_TEST_FILES = frozenset((*JAVASCRIPT.test_files, *TYPESCRIPT.test_files))
+
+
+def _named(path: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(posixpath.basename(path), pattern) for pattern in patterns)
 
 
 def _ran(written: str | None) -> tuple[str, ...]:

@@ -88,3 +88,23 @@ async def test_go_tests_in_every_package_that_all_report_still_pass(sandbox, mod
              "sub/sub_test.go": SUB_TEST.replace("package calc", "package sub"), "go.mod": module}
     report = await sandbox.run(TestJob("go", FileSet({path: text for path, text in files.items() if text})))
     assert (report.status, report.passed) == (TestStatus.PASSED, 2), report.output(10_000)
+
+
+TS_CODE = {"calc.ts": "export function add(a: number, b: number): number { return a + b; }\n"
+                      "export function sub(a: number, b: number): number { return a + b; }\n",
+           "calc.test.ts": "import { test } from 'node:test';\nimport * as assert from 'node:assert';\n"
+                           "import { add } from './calc';\ntest('add', () => assert.strictEqual(add(2, 3), 5));\n"}
+TS_SUB = ("import { test } from 'node:test';\nimport * as assert from 'node:assert';\nimport { sub } from './calc';\n"
+          "test('sub', () => assert.strictEqual(sub(5, 3), 2));\n")
+
+
+@pytest.mark.parametrize(("language", "files", "left_out"), [
+    ("typescript", {**TS_CODE, "sub.test.js": JS_SUB}, "sub.test.js"),
+    ("javascript", {**JS_CODE, "sub.test.ts": TS_SUB}, "sub.test.ts"),
+], ids=["js-test-in-typescript", "ts-test-in-javascript"])
+async def test_a_test_file_of_the_other_node_language_fails_the_run_by_name(sandbox, language, files, left_out):
+    report = await sandbox.run(TestJob(language, FileSet(files)))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert f"[sandbox] not a pass: node --test never ran {left_out}" in report.stderr, report.output(10_000)
+    said = unrunnable_tests(report, language, list(files), BUILT_IN)
+    assert said.startswith(f"node --test never ran {left_out}"), said
