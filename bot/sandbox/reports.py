@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import posixpath
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -61,6 +62,26 @@ def all_ran(report: TestReport, language: LanguageConfig, stdout: str, written: 
         return report
     return dataclasses.replace(report, status=TestStatus.FAILED,
                                stderr=report.stderr + f"\n[sandbox] not a pass: {skips.sentence(missed)}")
+
+
+# A check a test said failed, at the start of a line: "FAIL: sub gave 8", "[FAILED] sub", "Test failed", "test sub
+# failed" (node shows what a test prints as "# FAIL: ..."). Not a count of none ("FAILED: 0"), and not the code's own
+# messages ("Failed to open ..."), which a passing test of an error path may print.
+_SAID_FAILED = re.compile(r"^\W{0,3}(?:FAIL(?:ED|URE)?\b(?![\s:=]*0\b)|(?i:test(?:\s+\S+)?\s+failed\b)).*$", re.M)
+
+
+def none_said_failed(report: TestReport, language: LanguageConfig, stdout: str, stderr: str) -> TestReport:
+    """A pass of the team's own tests counted from printed lines (TAP: a shell script, a C main, a node test), no
+    pass while a test printed that a check failed: it printed its verdict but still ended with success, so it would
+    pass whatever the code did."""
+    if report.status is not TestStatus.PASSED or language.report_format != "tap":
+        return report
+    found = _SAID_FAILED.search(stdout) or _SAID_FAILED.search(stderr)
+    if found is None:
+        return report
+    why = (f"a test printed {found.group(0).strip()[:200]!r} but the tests ended with success: a failing check must "
+           "make its test fail (exit 1 from a script, a non-zero return from main(), an assert in a node test)")
+    return dataclasses.replace(report, status=TestStatus.FAILED, stderr=report.stderr + f"\n[sandbox] not a pass: {why}")
 
 
 def all_collected(report: TestReport, files: Mapping[str, str], language: LanguageConfig, written: str | None,

@@ -300,6 +300,7 @@ class DockerSandbox:
         report = reports.single(step, language, self._config, written)
         if guard is not None and not job.command:  # a repository's tests may skip as they always did
             report = reports.all_ran(report, language, step.stdout, written)
+            report = reports.none_said_failed(report, language, step.stdout, step.stderr)
             report = reports.all_collected(report, job.files, language, written, step.stdout)
         return reports.guarded(report, guard, step, token, files)
 
@@ -344,6 +345,7 @@ class DockerSandbox:
             team = reports.all_ran(reports.single(team_step, language, self._config, team_written), language,
                                    team_step.stdout, team_written)
             team = reports.all_collected(team, {**theirs_all, **team_tests}, language, team_written, team_step.stdout)
+            team = reports.none_said_failed(team, language, team_step.stdout, team_step.stderr)
             team = reports.guarded(team, authority, team_step, token, {**theirs_all, **team_files})
         return reports.combined(user, shown, step, verdict, team, self._config)
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agents.types import TestStatus
+from agents.types import TestReport, TestStatus
 from bot.config.sections import LanguageConfig
-from bot.sandbox.reports import StepResult, single
+from bot.sandbox.reports import StepResult, none_said_failed, single
 from bot.sandbox.results import Counts, parse, status_of
 from tests.docker_support import TEST_CONFIG
 
@@ -122,3 +122,18 @@ def test_junit_counts_come_from_its_last_summary():
     printed = "..\nOK (9 tests)\n.E\nThere was 1 failure:\n\nFAILURES!!!\nTests run: 3,  Failures: 1\n\n"
     assert parse("junit", printed, "") == Counts(2, 1)
     assert parse("junit", "Tests run: 9,  Failures: 9\n...\nOK (3 tests)\n", "") == Counts(3, 0)
+
+
+@pytest.mark.parametrize(("printed", "said_failed"), [
+    ("PASS: add\nFAIL: sub gave 8\n", True), ("# FAIL: sub\n", True), ("[FAILED] sub\n", True),
+    ("Test failed: sub\n", True), ("test sub failed\n", True),
+    ("Passed: 3\nFAILED: 0\n", False), ("Failed to open config.txt\n", False), ("ok 1 - ./test_fail.sh\n", False),
+    ("# fail 0\n", False),
+])
+def test_a_team_test_that_printed_a_failed_check_is_no_pass(printed, said_failed):
+    passed = TestReport(status=TestStatus.PASSED, exit_code=0, passed=1, failed=0)
+    for stdout, stderr in ((printed, ""), ("", printed)):
+        judged = none_said_failed(passed, LanguageConfig(image="x", test_command="t", report_format="tap"), stdout, stderr)
+        assert (judged.status is TestStatus.FAILED) is said_failed, judged.stderr
+    pytest_format = LanguageConfig(image="x", test_command="t", report_format="pytest")
+    assert none_said_failed(passed, pytest_format, printed, "").status is TestStatus.PASSED
