@@ -30,7 +30,6 @@ SUB_TEST = "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) { i
 # Where go never builds the failing test: TestAdd alone, passing, would have passed the run.
 GO_UNBUILT = {"build-constraint": {"sub_test.go": "//go:build integration\n\n" + SUB_TEST},
               "os-suffix": {"sub_windows_test.go": SUB_TEST},
-              "testdata-folder": {"testdata/sub_test.go": SUB_TEST},
               "lowercase-name": {"sub_test.go": SUB_TEST.replace("TestSub", "Testsub")}}
 JAVA_TEST = ("import org.junit.Test;\nimport static org.junit.Assert.assertEquals;\n\npublic class {name} {{\n"
              "    @Test public void test{what}() {{ assertEquals({expected}, Calc.{call}); }}\n}}\n")

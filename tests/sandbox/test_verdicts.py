@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from bot.sandbox.authority import FileResult, framed, judge, sections
-from bot.sandbox.authority.go import GoTest
+from bot.sandbox.authority.go import GoTest, unrun
 from bot.sandbox.authority.java import JavaTest
 from bot.sandbox.authority.python import Pytest
 from bot.sandbox.authority.rust import CargoTest
@@ -208,3 +208,12 @@ def test_go_a_replace_of_a_module_no_test_imports_is_not_refused():
     assert "replaces other.com/x, which calc_test.go imports" in GoTest().refusal(
         {**files, "calc_test.go": files["calc_test.go"].replace("example.com/check", "other.com/x/sub")}, [])
     assert GoTest().refusal(files, ["calc_test.go", "go.mod"]) == ""  # the user's own go.mod is theirs
+
+
+def test_go_sources_kept_as_test_inputs_are_not_tests_that_never_ran():
+    files = {"testdata/golden_test.go": "package golden\n\nfunc TestGolden(t *testing.T) {}\n",
+             "_old/calc_test.go": GO_FILES["calc_test.go"], "calc_test.go": GO_FILES["calc_test.go"]}
+    reported = go_stream({"Action": "pass", "Test": "TestAdd"}, {"Action": "pass", "Test": "TestSkip"})
+    assert unrun(files, reported) == []
+    assert unrun({**files, "sub/calc_test.go": GO_FILES["calc_test.go"]}, reported) == [
+        ("sub/calc_test.go", "TestAdd"), ("sub/calc_test.go", "TestSkip")]

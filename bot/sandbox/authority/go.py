@@ -174,9 +174,9 @@ def unfinished(stdout: str, token: str, own_main: Collection[str] = ()) -> str:
 
 
 # Why go test leaves a declared test out, said once after the tests it left out.
-UNRUN_HINT = (": a build constraint (//go:build), a file name ending in an OS or architecture (_windows_test.go) or "
-              "a folder go skips (testdata, _name, .name) leaves a file out of the build, and go runs a test only when "
-              "no lowercase letter follows Test in its name; write tests that every build runs")
+UNRUN_HINT = (": a build constraint (//go:build) or a file name ending in an OS or architecture (_windows_test.go) "
+              "leaves a file out of the build, and go runs a test only when no lowercase letter follows Test in its "
+              "name; write tests that every build runs")
 
 
 def unrun(files: Mapping[str, str], stdout: str, paths: Collection[str] | None = None) -> list[tuple[str, str]]:
@@ -188,11 +188,16 @@ def unrun(files: Mapping[str, str], stdout: str, paths: Collection[str] | None =
     root = _module(files)
     missing = []
     for path in sorted(files if paths is None else paths):
-        if not path.endswith("_test.go") or path not in files:
+        if not path.endswith("_test.go") or path not in files or _ignored_by_go(path):
             continue
         package = posixpath.join(root, posixpath.dirname(path)).rstrip("/")
         missing += [(path, name) for name in _TEST_FUNC.findall(files[path]) if (package, name) not in reported]
     return missing
+
+
+def _ignored_by_go(path: str) -> bool:
+    """A file in a folder go leaves out on purpose (testdata, _name, .name): Go sources kept as test inputs."""
+    return any(part == "testdata" or part.startswith(("_", ".")) for part in path.split("/")[:-1])
 
 
 def _module(files: Mapping[str, str]) -> str:
