@@ -34,6 +34,37 @@ def test_tests_that_cannot_fail_for_what_the_code_does_are_named(files, said):
     assert said in checkless_tests(files, BUILT_IN)
 
 
+
+GO_CHECKING = "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) { if Sub(5, 3) != 2 { t.Errorf(\"sub\") } }\n"
+JS_CHECKING = ("const test = require('node:test');\nconst assert = require('node:assert');\n"
+               "const { sub } = require('./calc');\ntest('sub', () => assert.strictEqual(sub(5, 3), 2));\n")
+
+
+@pytest.mark.parametrize(("files", "said"), [
+    ({"calc_test.go": GO_CHECKING.replace('if Sub(5, 3) != 2 { t.Errorf(\"sub\") }', 't.Logf(\"%d\", Sub(5, 3))')},
+     "calc_test.go: no test checks a result"),
+    ({"calc.test.js": JS_CHECKING.replace("assert.strictEqual(sub(5, 3), 2)", "console.log(sub(5, 3))")},
+     "calc.test.js: no test checks a result"),
+    ({"calc.test.ts": "import { test } from 'node:test';\nimport * as assert from 'node:assert';\n"
+                      "import { sub } from './calc';\ntest('sub', () => { sub(5, 3); });\n"}, "calc.test.ts: no test checks"),
+])
+def test_go_and_node_tests_none_of_which_checks_anything_are_named(files, said):
+    assert said in checkless_tests(files, BUILT_IN)
+
+
+@pytest.mark.parametrize("files", [
+    {"calc_test.go": GO_CHECKING}, {"calc_test.go": GO_CHECKING.replace("t.Errorf", "t.Fatalf")},
+    {"calc.test.js": JS_CHECKING},
+    {"calc.test.mjs": "import test from 'node:test';\nimport { strictEqual } from 'node:assert';\n"
+                      "import { sub } from './calc.js';\ntest('sub', () => strictEqual(sub(5, 3), 2));\n"},
+    {"calc.test.js": "const test = require('node:test');\nconst { sub } = require('./calc');\n"
+                     "test('sub', () => { if (sub(5, 3) !== 2) throw new Error('sub'); });\n"},
+    # a file that only logs beside one that checks: the set checks something
+    {"calc.test.js": JS_CHECKING, "log.test.js": "const test = require('node:test');\ntest('log', () => {});\n"},
+])
+def test_go_and_node_tests_that_check_something_are_left_alone(files):
+    assert checkless_tests(files, BUILT_IN) == ""
+
 @pytest.mark.parametrize("files", [
     {"test_main.py": GOOD},
     {"test_main.py": "from main import add\n\ndef test_runs():\n    add(2, 3)\n\n" + GOOD.split("\n\n", 1)[1]},
