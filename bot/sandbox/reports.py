@@ -65,9 +65,11 @@ def all_ran(report: TestReport, language: LanguageConfig, stdout: str, written: 
 
 
 # A check a test said failed, at the start of a line: "FAIL: sub gave 8", "[FAILED] sub", "Test failed", "test sub
-# failed" (node shows what a test prints as "# FAIL: ..."). Not a count of none ("FAILED: 0"), and not the code's own
-# messages ("Failed to open ..."), which a passing test of an error path may print.
-_SAID_FAILED = re.compile(r"^\W{0,3}(?:FAIL(?:ED|URE)?\b(?![\s:=]*0\b)|(?i:test(?:\s+\S+)?\s+failed\b)).*$", re.M)
+# failed" (node shows what a test prints as "# FAIL: ..."). Not a count of none ("FAILED: 0"), not a bare "FAIL" (a
+# grader's own answer, printed), and not the code's own messages ("Failed to open ..."), which a passing test of an
+# error path may print.
+_SAID_FAILED = re.compile(r"^\W{0,3}(?:FAIL(?:ED|URE)?(?![\s:=]*0\b)(?:[:!\]]|[ \t]+-?[ \t]*\w)"
+                          r"|(?i:test(?:\s+\S+)?\s+failed\b)).*$", re.M)
 
 
 def none_said_failed(report: TestReport, language: LanguageConfig, stdout: str, stderr: str) -> TestReport:

@@ -128,7 +128,7 @@ def test_junit_counts_come_from_its_last_summary():
     ("PASS: add\nFAIL: sub gave 8\n", True), ("# FAIL: sub\n", True), ("[FAILED] sub\n", True),
     ("Test failed: sub\n", True), ("test sub failed\n", True),
     ("Passed: 3\nFAILED: 0\n", False), ("Failed to open config.txt\n", False), ("ok 1 - ./test_fail.sh\n", False),
-    ("# fail 0\n", False),
+    ("# fail 0\n", False), ("# FAIL\n", False), ("FAIL - sub\n", True),
 ])
 def test_a_team_test_that_printed_a_failed_check_is_no_pass(printed, said_failed):
     passed = TestReport(status=TestStatus.PASSED, exit_code=0, passed=1, failed=0)
