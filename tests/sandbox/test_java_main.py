@@ -22,9 +22,11 @@ CODE = ("public class Calc {\n    static int sub(int a, int b) {\n        if (a 
 # Calls the code's sub(99, ...), which ends the JVM with 0 before the check of sub(5, 3), which fails.
 EXITS_EARLY = ("public class CalcTest {\n    public static void main(String[] args) {\n        Calc.sub(99, 1);\n"
                "        assert Calc.sub(5, 3) == 2 : \"sub\";\n    }\n}\n")
-# A main that counts its failures and ends with System.exit(failures): its verdict, not an early end.
-OWN_EXIT = ("public class CalcTest {\n    public static void main(String[] args) {\n        int failures = 0;\n"
-            "        if (Calc.sub(5, 3) != 2) failures++;\n        System.exit(failures);\n    }\n}\n")
+# A main that counts its failures and ends with System.exit(failures), here through a helper of its class: its
+# verdict, not an early end.
+OWN_EXIT = ("public class CalcTest {\n    static void finish(int failures) { System.exit(failures); }\n"
+            "    public static void main(String[] args) {\n        int failures = 0;\n"
+            "        if (Calc.sub(5, 3) != 2) failures++;\n        finish(failures);\n    }\n}\n")
 
 
 @pytest.fixture(scope="module")
