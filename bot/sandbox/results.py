@@ -24,7 +24,8 @@ NONE = Counts()
 
 _PYTEST_PART = re.compile(r"(\d+) (passed|failed|errors?|xpassed)\b")
 _PYTEST_LINE = re.compile(r"^=*\s*(?:\d+ \w+(?:, )?)+.* in [\d.]+s", re.M)
-_TAP_LINE = re.compile(r"^(not ok|ok)\b(?!.*#\s*(?:skip|todo)\b)", re.M | re.I)
+# TAP's result words are lower case: "OK" or "Ok, saved" is a line a program printed, not a test's result.
+_TAP_LINE = re.compile(r"^(not ok|ok)\b(?!.*#\s*(?i:skip|todo)\b)", re.M)
 _TAP_SUMMARY = re.compile(r"^# (pass|fail) (\d+)$", re.M)
 _NODE_FILE_OK = re.compile(r"^ok \d+ - /\S+\.(?:[cm]?js|tsx?)$", re.M)
 _GO_LINE = re.compile(r"^--- (PASS|FAIL): ", re.M)
@@ -53,7 +54,7 @@ def parse_tap(text: str) -> Counts:
     if summary:
         alone = node_files_alone(text)
         return Counts(max(int(summary.get("pass", 0)) - alone, 0), int(summary.get("fail", 0)) + alone)
-    results = [word.lower() for word in _TAP_LINE.findall(text)]
+    results = _TAP_LINE.findall(text)
     if not results:
         return NONE
     return Counts(results.count("ok"), results.count("not ok"))

@@ -89,6 +89,7 @@ JUNIT_TWO = ('<?xml version="1.0"?><testsuites><testsuite><testcase classname="t
 @pytest.mark.parametrize(("fmt", "stdout"), [
     ("tap", ""),  # a C test binary that printed nothing
     ("tap", "1..0\n"),
+    ("tap", "OK\nOk, saved\n"),  # what a C test or the code printed: TAP's words are lower case
     ("go", "PASS\nok  \tsandbox\t0.01s\n"),  # a TestMain that never ran the tests
     ("pytest", "5 skipped in 0.01s\n"),
     ("cargo", "test result: ok. 0 passed; 0 failed; 0 ignored\n"),

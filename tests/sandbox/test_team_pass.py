@@ -106,6 +106,10 @@ OTHER_FAKES = {
     "c-prints-fail-and-returns-0": ("c", {**PROGRAMS["c"].buggy(), "calc_test.c": PROGRAMS["c"].files["calc_test.c"]
                                     .replace('"%s %d - %s\\n", ok ? "ok" : "not ok"', '"%s %d - %s\\n", ok ? "ok" : "FAIL"')
                                     .replace("return bad;", "return 0;")}),
+    # "OK" and "FAIL" are what the test printed, not TAP: no test was seen to pass.
+    "c-prints-OK-or-FAIL": ("c", {**PROGRAMS["c"].buggy(), "calc_test.c": "#include <stdio.h>\n#include \"calc.h\"\n"
+                            "int main(void) {\n    puts(add(2, 3) == 5 ? \"OK\" : \"FAIL\");\n"
+                            "    puts(sub(5, 3) == 2 ? \"OK\" : \"FAIL\");\n    return 0;\n}\n"}),
     "js-prints-fail-and-asserts-nothing": ("javascript", {**PROGRAMS["javascript"].buggy(), "calc.test.js":
                                            "const test = require('node:test');\nconst { sub } = require('./calc');\n"
                                            "test('sub', () => { if (sub(5, 3) !== 2) console.log('FAIL: sub'); });\n"}),
