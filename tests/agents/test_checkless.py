@@ -47,6 +47,8 @@ JS_CHECKING = ("const test = require('node:test');\nconst assert = require('node
      "calc.test.js: no test checks a result"),
     ({"calc.test.ts": "import { test } from 'node:test';\nimport * as assert from 'node:assert';\n"
                       "import { sub } from './calc';\ntest('sub', () => { sub(5, 3); });\n"}, "calc.test.ts: no test checks"),
+    ({"CalcTest.java": "import org.junit.Test;\n\npublic class CalcTest {\n    @Test public void testSub() {\n"
+                       "        System.out.println(Calc.sub(5, 3));\n    }\n}\n"}, "CalcTest.java: no test checks"),
 ])
 def test_go_and_node_tests_none_of_which_checks_anything_are_named(files, said):
     assert said in checkless_tests(files, BUILT_IN)
@@ -59,6 +61,10 @@ def test_go_and_node_tests_none_of_which_checks_anything_are_named(files, said):
                       "import { sub } from './calc.js';\ntest('sub', () => strictEqual(sub(5, 3), 2));\n"},
     {"calc.test.js": "const test = require('node:test');\nconst { sub } = require('./calc');\n"
                      "test('sub', () => { if (sub(5, 3) !== 2) throw new Error('sub'); });\n"},
+    {"CalcTest.java": "import org.junit.Test;\nimport static org.junit.Assert.assertEquals;\n\npublic class CalcTest {\n"
+                      "    @Test public void testSub() { assertEquals(2, Calc.sub(5, 3)); }\n}\n"},
+    {"CalcTest.java": "public class CalcTest {\n    public static void main(String[] args) {\n"
+                      "        assert Calc.sub(5, 3) == 2 : \"sub\";\n    }\n}\n"},
     # a file that only logs beside one that checks: the set checks something
     {"calc.test.js": JS_CHECKING, "log.test.js": "const test = require('node:test');\ntest('log', () => {});\n"},
 ])
