@@ -1,5 +1,5 @@
 """Tests the team wrote that cannot judge what the code does, found by reading them (Python; Go, JavaScript,
-TypeScript and Java tests none of which holds a check at all).
+TypeScript, Java and Rust tests none of which holds a check at all).
 
 A test that neither asserts nor calls anything (``return 42``, ``pass``, a ``print``) can never fail, and a
 set of tests none of which checks a result (an ``assert``, ``pytest.raises``, ``self.assertEqual``, a helper
@@ -32,14 +32,14 @@ from agents.python_files import parsed
 def checkless_tests(files: Mapping[str, str], languages: Languages, code: Collection[str] = ()) -> str:
     """Why the team's Python tests cannot fail for what the code does (naming the file and test), or ''.
     ``code``: the paths of the code under test (the work's files, a repository's whole tree), for which some test
-    must reach a Python module of them while it checks a result. Go, JavaScript, TypeScript and Java tests are read
-    for a check only (``_unchecked``)."""
+    must reach a Python module of them while it checks a result. Go, JavaScript, TypeScript, Java and Rust tests are
+    read for a check only (``_unchecked``)."""
     trees = _test_trees(files, languages)
     return _checkless(trees) or _unreached(trees, _modules(p for p in code if p not in trees)) or _unchecked(
         files, languages)
 
 
-# Go, JavaScript, TypeScript and Java, by the test files' extensions: what a test looks like, what a check looks like (a
+# Go, JavaScript, TypeScript, Java and Rust, by the test files' extensions: what a test looks like, what a check looks like (a
 # failing one fails the test), and what to write instead. A set of test files none of which holds one passes whatever the
 # code does (``t.Logf(got)``, ``console.log(sub(5, 3))``).
 _TEXT_CHECKS = (
@@ -53,6 +53,9 @@ _TEXT_CHECKS = (
     ((".java",), re.compile(r"@Test\b|\bvoid\s+main\s*\("),
      re.compile(r"\bassert\w*\s*\(|\bassert\s|\bfail\s*\(|\bthrow\b|\bSystem\.exit\s*\(\s*[^0\s)]"),
      "assert what the code returns (assertEquals, or assert with -ea in a main())"),
+    ((".rs",), re.compile(r"#\[test\]"),
+     re.compile(r"\b(?:assert\w*|panic|unreachable|unimplemented|todo)!|\.(?:unwrap|expect)\w*\s*\(|#\[should_panic"),
+     "assert what the code returns (assert_eq!)"),
 )
 
 

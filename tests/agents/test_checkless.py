@@ -49,6 +49,7 @@ JS_CHECKING = ("const test = require('node:test');\nconst assert = require('node
                       "import { sub } from './calc';\ntest('sub', () => { sub(5, 3); });\n"}, "calc.test.ts: no test checks"),
     ({"CalcTest.java": "import org.junit.Test;\n\npublic class CalcTest {\n    @Test public void testSub() {\n"
                        "        System.out.println(Calc.sub(5, 3));\n    }\n}\n"}, "CalcTest.java: no test checks"),
+    ({"tests/calc.rs": "#[test]\nfn sub() {\n    println!(\"{}\", calc::sub(5, 3));\n}\n"}, "tests/calc.rs: no test checks"),
 ])
 def test_go_and_node_tests_none_of_which_checks_anything_are_named(files, said):
     assert said in checkless_tests(files, BUILT_IN)
@@ -65,6 +66,8 @@ def test_go_and_node_tests_none_of_which_checks_anything_are_named(files, said):
                       "    @Test public void testSub() { assertEquals(2, Calc.sub(5, 3)); }\n}\n"},
     {"CalcTest.java": "public class CalcTest {\n    public static void main(String[] args) {\n"
                       "        assert Calc.sub(5, 3) == 2 : \"sub\";\n    }\n}\n"},
+    {"tests/calc.rs": "#[test]\nfn sub() {\n    assert_eq!(calc::sub(5, 3), 2);\n}\n"},
+    {"tests/calc.rs": "#[test]\n#[should_panic]\nfn sub() {\n    calc::div(1, 0);\n}\n"},
     # a file that only logs beside one that checks: the set checks something
     {"calc.test.js": JS_CHECKING, "log.test.js": "const test = require('node:test');\ntest('log', () => {});\n"},
 ])
