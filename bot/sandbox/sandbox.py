@@ -298,11 +298,14 @@ class DockerSandbox:
                                 seal=_reports(language))
         written = await self._written(container, language, step)
         report = reports.single(step, language, self._config, written)
-        if guard is not None and not job.command:  # a repository's tests may skip as they always did
+        team = guard is not None and not job.command  # a repository's tests may skip as they always did
+        if team:
             report = reports.all_ran(report, language, step.stdout, written)
-            report = reports.none_said_failed(report, language, step.stdout, step.stderr)
+        report = reports.guarded(report, guard, step, token, files)
+        if team:  # (after the guard: a test binary that ended early is said so, not as tests that never ran)
             report = reports.all_collected(report, job.files, language, written, step.stdout)
-        return reports.guarded(report, guard, step, token, files)
+            report = reports.none_said_failed(report, language, step.stdout, step.stderr)
+        return report
 
     async def _run_user_first(self, container: Box, job: TestJob, language: LanguageConfig, setup: bool,
                               held: _Held, limit_s: float, authority: Authority, user: list[str]) -> TestReport:
@@ -344,9 +347,9 @@ class DockerSandbox:
             team_written = await self._written(container, language, team_step)
             team = reports.all_ran(reports.single(team_step, language, self._config, team_written), language,
                                    team_step.stdout, team_written)
+            team = reports.guarded(team, authority, team_step, token, {**theirs_all, **team_files})
             team = reports.all_collected(team, {**theirs_all, **team_tests}, language, team_written, team_step.stdout)
             team = reports.none_said_failed(team, language, team_step.stdout, team_step.stderr)
-            team = reports.guarded(team, authority, team_step, token, {**theirs_all, **team_files})
         return reports.combined(user, shown, step, verdict, team, self._config)
 
     async def _stage_user_files(self, container: Box, job: TestJob, language: LanguageConfig,
