@@ -44,7 +44,8 @@ def checkless_tests(files: Mapping[str, str], languages: Languages, code: Collec
 # code does (``t.Logf(got)``, ``console.log(sub(5, 3))``).
 _TEXT_CHECKS = (
     ((".go",), re.compile(r"^func\s+Test\w*\s*\(", re.M),
-     re.compile(r"\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow)\s*\(|\bpanic\s*\(|\b(?:assert|require)\.\w+\s*\("),
+     re.compile(r"\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow|Assert|Check|Expect)\s*\(|\bpanic\s*\("
+                r"|\b(?:assert|require|is)\.\w+\s*\("),
      "call t.Errorf or t.Fatalf when a result is wrong"),
     ((".js", ".mjs", ".cjs", ".ts"), re.compile(r"\b(?:test|it)\s*\("),
      re.compile(r"\bassert(?:\.\w+)?\s*\(|\bexpect\s*\(|\bthrow\b|\.should\b|\b(?:strictEqual|deepStrictEqual|equal|"
@@ -54,7 +55,7 @@ _TEXT_CHECKS = (
      re.compile(r"\bassert\w*\s*\(|\bassert\s|\bfail\s*\(|\bthrow\b|\bSystem\.exit\s*\(\s*[^0\s)]"),
      "assert what the code returns (assertEquals, or assert with -ea in a main())"),
     ((".rs",), re.compile(r"#\[test\]"),
-     re.compile(r"\b(?:assert\w*|panic|unreachable|unimplemented|todo)!|\.(?:unwrap|expect)\w*\s*\(|#\[should_panic"),
+     re.compile(r"\b(?:\w*assert\w*|panic|unreachable|unimplemented|todo)!|\.(?:unwrap|expect)\w*\s*\(|#\[should_panic"),
      "assert what the code returns (assert_eq!)"),
 )
 

@@ -68,6 +68,8 @@ def test_go_and_node_tests_none_of_which_checks_anything_are_named(files, said):
                       "        assert Calc.sub(5, 3) == 2 : \"sub\";\n    }\n}\n"},
     {"tests/calc.rs": "#[test]\nfn sub() {\n    assert_eq!(calc::sub(5, 3), 2);\n}\n"},
     {"tests/calc.rs": "#[test]\n#[should_panic]\nfn sub() {\n    calc::div(1, 0);\n}\n"},
+    {"tests/calc.rs": "proptest! {\n    #[test]\n    fn sub(a: i64) {\n        prop_assert_eq!(calc::sub(a, 0), a);\n    }\n}\n"},
+    {"calc_test.go": GO_CHECKING.replace('if Sub(5, 3) != 2 { t.Errorf(\"sub\") }', 'qt.New(t).Assert(Sub(5, 3), qt.Equals, 2)')},
     # a file that only logs beside one that checks: the set checks something
     {"calc.test.js": JS_CHECKING, "log.test.js": "const test = require('node:test');\ntest('log', () => {});\n"},
 ])
