@@ -38,6 +38,11 @@ class Styled:
 
 Part = str | Styled
 
+# What this renderer draws between turns' text. Any other event (the files a step saved, the best version so far)
+# draws nothing, so it must not end a line that is still streaming: the Programmer's files saved while the
+# Tester's turn is being told would cut a line of the Tester's text in two.
+_DRAWN = (TurnStarted, TurnFinished, TestReported, CheckedIn, Notice, RunFinished)
+
 
 class Renderer:
     """Writes a run's events as a person reads them: a header per turn, the text as it streams.
@@ -55,7 +60,7 @@ class Renderer:
         self.finished: RunFinished | None = None
 
     async def __call__(self, event: Event) -> None:
-        if not isinstance(event, TextDelta | Waiting):
+        if isinstance(event, _DRAWN):
             self._end_pending()  # a turn that never finished (cut off, given up) keeps its text under its own header
         if isinstance(event, TurnStarted):
             self._line("\n", Styled("1", f"── {agent_title(event.agent)}"), " ", Styled("2", f"(round {event.round})"))

@@ -290,6 +290,22 @@ async def test_an_unfinished_turns_last_partial_line_stays_under_its_own_header(
     assert out.getvalue().endswith("── Programmer (round 2)\nstill writing\n")
 
 
+async def test_files_saved_while_another_turn_streams_leave_its_lines_whole():
+    from adapters.terminal import Renderer
+    from agents.events import TextDelta, TurnFinished, TurnStarted, WorkSaved
+    from agents.types import FileSet
+
+    out = io.StringIO()
+    renderer = Renderer(out, color=False)
+    await renderer(TurnStarted("r1", agent="tester", round=1))
+    await renderer(TextDelta("r1", agent="tester", text="```python path=test_intf"))
+    # The Programmer, writing beside the Tester, saved its files now: nothing is drawn for that.
+    await renderer(WorkSaved("r1", files=FileSet({"intf.py": "x = 1\n"}), tests=FileSet(), user_tests=FileSet()))
+    await renderer(TextDelta("r1", agent="tester", text=".py\nfrom intf import x\n```"))
+    await renderer(TurnFinished("r1", agent="tester", round=1, text=""))
+    assert "\n```python path=test_intf.py\nfrom intf import x\n```\n" in out.getvalue()
+
+
 async def test_a_huge_attachment_is_refused_without_reading_it_all(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url, "[input]\nmax_attachment_bytes = 1000\n")
     (tmp_path / "big.py").write_text("x" * 1001)
