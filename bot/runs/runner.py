@@ -105,21 +105,20 @@ class _Kept:
             self.best = event
 
     def ending(self, final: RunFinished) -> RunFinished:
-        if self.best is not None:
-            final = self.best_of(final)  # its files and its report
-        else:
+        if self.best is None:
             final = dataclasses.replace(final, report=self.report)
-            if self.work is not None:
-                final = dataclasses.replace(final, files=self.work.files, tests=self.work.tests,
-                                            user_tests=self.work.user_tests)
-        return dataclasses.replace(final, checkin=self.checkin)
+        return dataclasses.replace(self.best_of(final), checkin=self.checkin)  # the best version's files and report
 
     def best_of(self, final: RunFinished) -> RunFinished:
-        """``final`` ending with the best version, and saying so when the files stood otherwise; as it is when the
-        tests judged none (the store keeps what the run saved)."""
+        """``final`` ending with the best version, and saying so when the files stood otherwise; when the tests
+        judged none yet, with the files the run saved last, so a run stopped before its first test run still hands
+        what it wrote to the platform (the terminal's ``--out``), not only to the store."""
         best = self.best
         if best is None:
-            return final
+            if self.work is None:
+                return final
+            return dataclasses.replace(final, files=self.work.files, tests=self.work.tests,
+                                       user_tests=self.work.user_tests)
         reason = final.reason
         if self.work is None or (self.work.files, self.work.tests) != (best.files, best.tests):
             reason = candidates.handed_back(reason, best.round, best.report)

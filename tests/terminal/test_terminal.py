@@ -215,6 +215,26 @@ async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_pat
     assert await model_server.hung_up() == 1
 
 
+async def test_ctrl_c_before_any_test_run_still_saves_what_the_team_wrote(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    model_server.script("planner", s.PLAN)
+    model_server.script("programmer", s.CODE)
+    model_server.script("tester", Reply("Writing the tests now...", chunk=4, stall_after=8))  # still writing
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
+           "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "task", "--out", "out",
+                                                cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE, preexec_fn=_default_sigint)
+    lines = []
+    while not any("files: intf.py" in line for line in lines):  # the Programmer's turn is shown, its file saved
+        lines.append((await asyncio.wait_for(proc.stdout.readline(), 30)).decode())
+    proc.send_signal(signal.SIGINT)
+    out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 130 and "STOPPED — stopped on request" in out.decode()
+    assert "Files: out" in out.decode()
+    assert (tmp_path / "out" / "intf.py").read_text() == s.CODE.split("```python path=intf.py\n")[1].split("```")[0]
+
+
 async def test_a_killed_run_is_marked_interrupted_at_the_next_start(model_server, tmp_path):
 
     config = write_config(tmp_path, model_server.base_url)
