@@ -7,8 +7,9 @@ Inside the folder nothing is followed: every folder on the way to a file is open
 one before it with ``O_NOFOLLOW``, so an existing link (``out/x -> out/.git``, ``out/x -> ~``) stops
 the write instead of carrying it elsewhere, and a file is written to a fresh temporary name and then
 renamed over the old one, so an existing link, hard link or pipe of that name is replaced, never
-written through. The folder itself may not be, or be inside, a folder that tools on the user's
-machine act on (``.git`` and the others ``agents.paths`` names).
+written through. A file someone else put there is never replaced (``bot.checkin.folder_record``). The
+folder itself may not be, or be inside, a folder that tools on the user's machine act on (``.git`` and the others
+``agents.paths`` names).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path, PurePosixPath
 from agents.errors import CheckInError
 from agents.paths import host_control_name
 from agents.types import CheckInResult, Publication
+from bot.checkin import folder_record
 from bot.checkin.files import README_NAME, Skipped, folder_layout
 from bot.checkin.readme import compose_readme
 
@@ -32,7 +34,7 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class FolderPublisher:
-    """Writes into ``root`` (created when missing); a follow-up overwrites its own files, never others."""
+    """Writes into ``root`` (created when missing); a later run replaces its own files there, never others."""
 
     def __init__(self, root: str | Path) -> None:
         self._root = Path(root).expanduser()
@@ -55,7 +57,13 @@ class FolderPublisher:
         except OSError as error:
             raise CheckInError(f"Could not write the files to {self._root}: {error.strerror or error}") from None
         try:
-            return root, [s for path, content in files.items() if (s := _write(root_fd, path, content))]
+            record = folder_record.load(root_fd)
+            refused = [s for path, content in files.items() if (s := _write(root_fd, path, content, record))]
+            try:
+                _replace(root_fd, folder_record.RECORD_NAME, folder_record.dump(record))
+            except OSError:
+                pass  # without it, a later run keeps these files as if someone else's: safe, and said then
+            return root, refused
         finally:
             os.close(root_fd)
 
@@ -79,8 +87,11 @@ def folder_problem(path: Path) -> str | None:
     return None
 
 
-def _write(root_fd: int, path: PurePosixPath, content: str) -> Skipped | None:
-    """Writes one file below the folder open as ``root_fd``, following no link; the reason when it cannot."""
+def _write(root_fd: int, path: PurePosixPath, content: str, record: dict[str, str]) -> Skipped | None:
+    """Writes one file below the folder open as ``root_fd``, following no link, and notes it in ``record``; the
+    reason when it cannot."""
+    if str(path) == folder_record.RECORD_NAME:
+        return Skipped(str(path), "the folder's record of the files codegen-chat wrote has that name")
     try:
         # surrogateescape writes back the exact bytes of a file that was read as binary.
         data = content.encode("utf-8", errors="surrogateescape")
@@ -93,13 +104,14 @@ def _write(root_fd: int, path: PurePosixPath, content: str) -> Skipped | None:
             inner = _enter(folder_fd, part, "/".join(folders[: depth + 1]))
             os.close(folder_fd)
             folder_fd = inner
-        _replace(folder_fd, name, data)
+        _replace(folder_fd, name, data, str(path), record)
     except _Refused as refused:
         return Skipped(str(path), str(refused))
     except OSError as error:
         return Skipped(str(path), _reason(error))
     finally:
         os.close(folder_fd)
+    record[str(path)] = folder_record.digest(data)
     return None
 
 
@@ -122,14 +134,18 @@ def _enter(parent_fd: int, part: str, shown: str) -> int:
         raise
 
 
-def _replace(folder_fd: int, name: str, data: bytes) -> None:
-    """``name`` holds ``data`` afterwards; whatever had that name (a link too) was replaced, not written to."""
+def _replace(folder_fd: int, name: str, data: bytes, path: str = "", record: dict[str, str] | None = None) -> None:
+    """``name`` holds ``data`` afterwards; whatever had that name (a link too) was replaced, not written to. With
+    ``record``, a file of that name the bot did not write (at ``path``) is kept instead (``_Refused``)."""
     try:
         existing = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
     except FileNotFoundError:
         existing = None
     if existing is not None and stat.S_ISDIR(existing.st_mode):
         raise _Refused("a folder of that name is in the way")
+    if existing is not None and record is not None and not folder_record.replaceable(
+            folder_fd, name, existing, path, data, record):
+        raise _Refused(folder_record.KEPT)
     temporary = f".codegen-{secrets.token_hex(6)}.tmp"
     fd = os.open(temporary, _NEW_FILE, 0o644, dir_fd=folder_fd)
     try:

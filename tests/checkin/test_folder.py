@@ -97,7 +97,7 @@ async def test_a_file_that_cannot_be_written_is_named_and_the_rest_are_written(t
     written = tree(tmp_path)
     assert written["ok.py"] == "ok\n" and written["README.md"].startswith("# Adder")
     assert lost in result.note and why in result.note
-    assert len(written) == len(files) - lost_count + 1  # every file but the lost ones, plus the README
+    assert len(written) == len(files) - lost_count + 2  # every file but the lost ones, the README and the record
 
 
 async def test_links_already_in_the_folder_are_never_followed(tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ async def test_links_already_in_the_folder_are_never_followed(tmp_path: Path) ->
     assert "x/config (x is a link, not a folder" in result.note and "y/victim.txt (y is a link" in result.note
     for name, content in {"z.py": "z = 1\n", "hard.py": "h = 1\n", "pipe.py": "p = 1\n", "ok.py": "ok = 1\n"}.items():
         assert not (out / name).is_symlink() and (out / name).read_text() == content  # replaced, not written through
-    assert not [p for p in out.iterdir() if p.name.startswith(".codegen-")]  # no temporary file left
+    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]  # no temporary file left
 
 
 @pytest.mark.parametrize("inside", [".git", ".git/hooks", "repo/.hg/x", ".vscode"])
@@ -146,3 +146,32 @@ async def test_a_disk_filling_up_loses_only_the_file_that_did_not_fit(tmp_path: 
     assert "big.bin (the disk is full)" in result.note
     assert written["a.py"] == "a = 1\n" and written["z.py"] == "z = 1\n" and "big.bin" not in written
     assert "README.md" in written
+
+
+async def test_files_a_person_already_has_in_the_folder_are_kept_and_named(tmp_path: Path) -> None:
+    out = tmp_path / "project"
+    out.mkdir()
+    (out / "mod.py").write_text("MY OWN WORK\n")
+    (out / "README.md").write_text("# My project\n")
+    (out / "notes.txt").write_text("notes\n")
+    (out / "same.py").write_text("S = 1\n")  # what the run writes too: nothing is lost by writing it
+
+    result = await FolderPublisher(out).publish(publication({"mod.py": "X = 1\n", "test_mod.py": "t\n",
+                                                             "same.py": "S = 1\n"}))
+
+    assert (out / "mod.py").read_text() == "MY OWN WORK\n" and (out / "README.md").read_text() == "# My project\n"
+    assert (out / "notes.txt").read_text() == "notes\n" and (out / "test_mod.py").read_text() == "t\n"
+    kept = "a file of that name was already there and codegen-chat did not write it: kept as it was"
+    assert result.note == f"not written: mod.py ({kept}); README.md ({kept})"
+
+
+async def test_a_later_run_replaces_its_own_files_but_not_one_the_person_changed_since(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    await FolderPublisher(out).publish(publication({"mod.py": "X = 1\n", "util.py": "U = 1\n"}))
+    (out / "util.py").write_text("U = 1  # my change\n")
+
+    result = await FolderPublisher(out).publish(publication({"mod.py": "X = 2\n", "util.py": "U = 2\n"}))
+
+    assert (out / "mod.py").read_text() == "X = 2\n" and (out / "README.md").read_text().startswith("# Adder")
+    assert (out / "util.py").read_text() == "U = 1  # my change\n"
+    assert result.note.startswith("not written: util.py (a file of that name was already there")

@@ -66,7 +66,7 @@ async def test_the_output_folder_never_holds_a_secret(tmp_path: Path) -> None:
                               MemoryGistIndex())(FolderPublisher(tmp_path))
     await publisher.publish(leaky_publication())
     files = written(tmp_path)
-    assert len(files) == 4  # three files and the README
+    assert len(files) == 5  # three files, the README and the record of what was written (its names masked too)
     assert_masked([*files, *files.values()], (API_KEY, PASSWORD))  # no GITHUB_TOKEN here, so none to mask
 
 
