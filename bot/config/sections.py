@@ -43,6 +43,7 @@ from bot.safety.text import not_text
 CONFIG_ENV = "CODEGEN_CONFIG"
 DEFAULT_CONFIG_FILE = "config.toml"
 DEFAULT_DB_PATH = "~/.local/share/codegen-chat/codegen.sqlite3"
+BUILT_IN_SOURCE = "(built-in defaults)"
 
 
 class ConfigError(CodegenError):
@@ -497,7 +498,7 @@ class Config(Checked):
     web: WebConfig = field(default_factory=WebConfig)
     repos: ReposConfig = field(default_factory=ReposConfig)
     ci: CiConfig = field(default_factory=CiConfig)
-    source: str = field(default="(built-in defaults)", metadata={"internal": True})
+    source: str = field(default=BUILT_IN_SOURCE, metadata={"internal": True})
 
     def agent(self, role: str) -> ResolvedAgentSettings:
         """The settings a role runs with: its own table over ``[agents.default]`` over built-ins."""
@@ -517,7 +518,12 @@ class Config(Checked):
         )
 
     def db_path(self) -> Path:
-        return Path(os.path.expanduser(self.storage.path))
+        """The SQLite file. A relative ``storage.path`` is taken from the config file's folder, not from wherever the
+        command was started: ``history`` or ``--continue`` in another folder must find the same runs."""
+        path = Path(os.path.expanduser(self.storage.path))
+        if path.is_absolute() or self.source == BUILT_IN_SOURCE:
+            return path
+        return Path(self.source).absolute().parent / path
 
 
 @dataclass(frozen=True)

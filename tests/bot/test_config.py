@@ -400,3 +400,17 @@ def test_every_command_starts_with_a_github_app_private_key_in_the_environment(t
                           timeout=60, cwd=str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "GITHUB_APP_PRIVATE_KEY" not in done.stderr
+
+
+def test_a_relative_store_path_is_taken_from_the_config_files_folder_wherever_the_command_starts(tmp_path):
+    settings, elsewhere = tmp_path / "settings", tmp_path / "elsewhere"
+    settings.mkdir()
+    elsewhere.mkdir()
+    (settings / "config.toml").write_text('[storage]\npath = "data/codegen.sqlite3"\n')
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CODEGEN_CONFIG": str(settings / "config.toml"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-m", "codegen_chat", "history"], env=env, capture_output=True, text=True,
+                          timeout=60, cwd=str(elsewhere))
+    assert done.returncode == 0, done.stderr
+    assert f"No runs yet in {settings / 'data' / 'codegen.sqlite3'}" in done.stdout
+    assert (settings / "data" / "codegen.sqlite3").exists() and not (elsewhere / "data").exists()
