@@ -1,6 +1,6 @@
 """The ``codegen-chat`` command.
 
-    codegen-chat run "TASK" [--file PATH]... [--out DIR] [--continue RUN_ID] [--repo OWNER/NAME|URL|PATH [--base BRANCH]]
+    codegen-chat run "TASK"|- [--file PATH]... [--out DIR] [--continue RUN_ID] [--repo OWNER/NAME|URL|PATH [--base BRANCH]]
     codegen-chat history [RUN_ID] [--limit N]
     codegen-chat doctor
     codegen-chat sandbox run|build ...
@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from adapters.terminal import PLATFORM, TerminalRun, exit_codes, print_run, print_runs, run_in_terminal
 from adapters.terminal.json_lines import refusal_object
+from adapters.terminal.run import STDIN_TASK, read_task
 from agents.errors import CodegenError, UserInputError
 from bot.checkin import FolderPublisher
 from bot.config.sections import Config, ConfigError, Secrets, find_config_path, load_config
@@ -74,6 +75,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         secrets = secrets.for_config(config)
         redact = Redactor(secrets.values(), urls=True)
         install_log_redaction(secrets.values())
+        if args.handler is _run and args.task == STDIN_TASK:
+            # Read here, before the event loop: Ctrl-C while nothing has been piped yet must end the read at once.
+            args.task = read_task(sys.stdin.buffer, config.input.max_task_chars)
         _settle_heap()
         return asyncio.run(args.handler(args, config, secrets))
     except (CodegenError, SettingsError) as error:  # SettingsError: a command-line value a config section refused
@@ -118,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
 
     run = commands.add_parser("run", help="run the team on a task in this terminal")
-    run.add_argument("task", help="what the code should do")
+    run.add_argument("task", help="what the code should do; - reads it from standard input")
     run.add_argument("--file", action="append", default=[], metavar="PATH", help="attach a text file (repeatable)")
     run.add_argument("--out", metavar="DIR", help="where the final files go (default: ./codegen-RUN_ID)")
     run.add_argument("--continue", dest="continue_run", metavar="RUN_ID", help="follow up on an earlier run")

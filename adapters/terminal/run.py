@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO, TextIO
 
 from adapters.terminal import exit_codes
 from adapters.terminal.json_lines import JsonLines
@@ -38,6 +38,26 @@ async def read_attachments(paths: list[str], max_bytes: int) -> tuple[Attachment
         data = await asyncio.to_thread(read_regular_file, name, max_bytes)
         attachments.append(to_attachment(Path(name).name, data, max_bytes))
     return tuple(attachments)
+
+
+STDIN_TASK = "-"  # `run -`: the task is what is piped in, as many commands read a file named "-"
+
+
+def read_task(stream: BinaryIO, max_chars: int) -> str:
+    """The task piped to ``run -``: UTF-8 text, read only so far as a task within ``max_chars`` can reach (the
+    length and emptiness rules are the service's, as for a task on the command line)."""
+    if stream.isatty():
+        raise UserInputError('run - reads the task from standard input, and nothing is piped in: '
+                             'codegen-chat run - < task.md, or give the task in quotes.')
+    data = stream.read(max_chars * 4 + 1)  # UTF-8 takes at most four bytes a character
+    if len(data) > max_chars * 4:
+        raise UserInputError(f"The task on standard input is longer than the limit of {max_chars:,} characters; "
+                             "shorten it or attach the long part as a file (--file).")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UserInputError(f"The task on standard input is not UTF-8 text (byte {data[error.start]:#04x} at offset "
+                             f"{error.start}); save it as UTF-8.") from None
 
 
 def check_out_dir(path: Path) -> None:

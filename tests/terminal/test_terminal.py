@@ -35,7 +35,7 @@ def write_config(tmp_path: Path, base_url: str, extra: str = "") -> Path:
 
 
 async def cli(tmp_path: Path, *args: str, config: Path | None = None, key: str = "sk-test-0123456789abcdef",
-              pids: list[int] | None = None, env_extra: dict[str, str] | None = None):
+              pids: list[int] | None = None, env_extra: dict[str, str] | None = None, stdin: bytes | None = None):
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": key, "NO_COLOR": "1",
            "PYTHONPATH": str(ROOT), **(env_extra or {})}
     if config:
@@ -43,10 +43,11 @@ async def cli(tmp_path: Path, *args: str, config: Path | None = None, key: str =
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "codegen_chat.cli", *args, cwd=tmp_path, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        stdin=None if stdin is None else asyncio.subprocess.PIPE,
     )
     if pids is not None:
         pids.append(proc.pid)
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    out, err = await asyncio.wait_for(proc.communicate(stdin), 60)
     return proc.returncode, out.decode(), err.decode()
 
 
@@ -324,6 +325,44 @@ async def test_files_saved_while_another_turn_streams_leave_its_lines_whole():
     await renderer(TextDelta("r1", agent="tester", text=".py\nfrom intf import x\n```"))
     await renderer(TurnFinished("r1", agent="tester", round=1, text=""))
     assert "\n```python path=test_intf.py\nfrom intf import x\n```\n" in out.getvalue()
+
+
+async def test_run_dash_takes_the_task_piped_in(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    script_team(model_server)
+    task = "Write find_intf(obj) — every 'intf' key, at any depth.\nKeep it short.\n"
+    _, out, _ = await cli(tmp_path, "run", "-", config=config, stdin=task.encode())
+    asked = "".join(m["content"] for m in model_server.calls("planner")[0].body["messages"])
+    assert "Write find_intf(obj) — every 'intf' key, at any depth.\nKeep it short." in asked
+    assert "── Planner (round 0)" in out  # the run went on (the sandbox is off in this config)
+
+
+@pytest.mark.parametrize("piped, refusal", [
+    (b"", "The task is empty"),
+    (b"caf\xe9 au lait", "The task on standard input is not UTF-8 text (byte 0xe9 at offset 3); save it as UTF-8."),
+    (b"x" * 100_001, "The task on standard input is longer than the limit of 20,000 characters"),
+])
+async def test_a_piped_task_that_cannot_be_one_is_refused_before_any_model_call(model_server, tmp_path, piped, refusal):
+    config = write_config(tmp_path, model_server.base_url)
+    code, out, err = await cli(tmp_path, "run", "-", "--json", config=config, stdin=piped)
+    assert code == 2 and refusal in err and not model_server.requests
+    assert json.loads(out)["status"] == "refused"
+
+
+async def test_run_dash_with_nothing_piped_in_says_how_instead_of_waiting_for_the_keyboard(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    keyboard, terminal = os.openpty()
+    try:
+        done = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "codegen_chat.cli", "run", "-", cwd=tmp_path, stdin=terminal,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "PYTHONPATH": str(ROOT),
+                 "CODEGEN_CONFIG": str(config)})
+        _, err = await asyncio.wait_for(done.communicate(), 60)
+    finally:
+        os.close(keyboard)
+        os.close(terminal)
+    assert done.returncode == 2 and "nothing is piped in: codegen-chat run - < task.md" in err.decode()
 
 
 async def test_a_huge_attachment_is_refused_without_reading_it_all(model_server, tmp_path):
