@@ -226,9 +226,10 @@ async def test_ctrl_c_before_any_test_run_still_saves_what_the_team_wrote(model_
     proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "task", "--out", "out",
                                                 cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.PIPE, preexec_fn=_default_sigint)
-    lines = []
-    while not any("files: intf.py" in line for line in lines):  # the Programmer's turn is shown, its file saved
-        lines.append((await asyncio.wait_for(proc.stdout.readline(), 30)).decode())
+    run_id = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().split()[1]
+    transcript = ""
+    while "Files: intf.py" not in transcript:  # the Programmer's turn has ended and its file is saved
+        _, transcript, _ = await cli(tmp_path, "history", run_id, config=config)
     proc.send_signal(signal.SIGINT)
     out, _ = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 130 and "STOPPED — stopped on request" in out.decode()
