@@ -19,13 +19,16 @@ BAD_INPUT = 2
 BROKE = 3
 LIMIT = 4
 CTRL_C = 130
+SHUT_DOWN = 0  # SIGTERM or SIGHUP: the machine stopped the run as asked, and `--continue` picks it up
 
 BY_STATUS = {RunStatus.PASSED: PASSED, RunStatus.FAILED: TESTS_FAILED, RunStatus.ERROR: BROKE,
              RunStatus.STOPPED: LIMIT, RunStatus.INTERRUPTED: BROKE, RunStatus.RUNNING: BROKE}
 
 
-def of_run(status: RunStatus, interrupted: bool) -> int:
-    """A run's exit status; ``interrupted``: the person stopped it with Ctrl-C."""
+def of_run(status: RunStatus, interrupted: bool, shut_down: bool = False) -> int:
+    """A run's exit status; ``interrupted``: a signal stopped it, Ctrl-C unless ``shut_down`` (SIGTERM, SIGHUP)."""
     if status is RunStatus.PASSED:
         return PASSED
-    return CTRL_C if interrupted else BY_STATUS[status]
+    if interrupted:
+        return SHUT_DOWN if shut_down else CTRL_C
+    return BY_STATUS[status]

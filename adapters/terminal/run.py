@@ -19,6 +19,7 @@ from agents.errors import CheckInError, UserInputError
 from agents.events import RunFinished
 from agents.protocols import Publisher
 from agents.types import Attachment, Publication
+from bot.chat.words import ended_by_the_bot
 from bot.checkin.folder import folder_problem
 from bot.checkin.masking import MaskingPublisher
 from bot.runs.attachments import to_attachment
@@ -123,9 +124,10 @@ def saved_here(finished: RunFinished) -> bool:
 
 
 def exit_status(finished: RunFinished, interrupted: bool) -> int:
-    """0 only for a pass; 130 (the shell's code for Ctrl-C) only for Ctrl-C; otherwise what ended it: failing
-    tests, a part that failed, or a limit (``adapters.terminal.exit_codes``)."""
-    return exit_codes.of_run(finished.status, interrupted)
+    """0 for a pass, or for a run the machine shut down (SIGTERM, SIGHUP); 130 (the shell's code for Ctrl-C) only
+    for Ctrl-C; otherwise what ended it: failing tests, a part that failed, or a limit
+    (``adapters.terminal.exit_codes``). The ``--json`` result says the same code the process ends with."""
+    return exit_codes.of_run(finished.status, interrupted, shut_down=ended_by_the_bot(finished))
 
 
 async def _settle(handle: RunHandle) -> RunFinished:

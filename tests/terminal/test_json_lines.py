@@ -96,3 +96,30 @@ async def test_bad_input_exits_2_with_a_result_line_and_no_model_call(model_serv
     assert code == exit_codes.BAD_INPUT and lines == [lines[-1]] and lines[-1]["status"] == "refused"
     assert "The task is empty" in lines[-1]["reason"] and "The task is empty" in err
     assert model_server.requests == []
+
+
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP"])
+async def test_a_run_the_machine_shuts_down_says_the_exit_code_the_process_ends_with(model_server, tmp_path, stop):
+    import asyncio
+    import os
+    import signal
+    import sys
+
+    from tests.fakes.openai_server import Reply
+    from tests.terminal.test_terminal import ROOT
+
+    config = write_config(tmp_path, model_server.base_url)
+    model_server.script("planner", Reply("Thinking very hard about this...", chunk=4, stall_after=8))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "PYTHONPATH": str(ROOT),
+           "CODEGEN_CONFIG": str(config)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "task", "--json",
+                                                cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE)
+    await asyncio.wait_for(proc.stdout.readline(), 30)  # run_started: the run is under way
+    while not model_server.requests:
+        await asyncio.sleep(0.05)
+    proc.send_signal(getattr(signal, stop))
+    out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    result = lines_of(out.decode())[-1]
+    assert result["status"] == "stopped" and result["reason"] == "the bot was shut down"
+    assert proc.returncode == 0 and result["exit_code"] == 0  # as documented: the run can be continued
