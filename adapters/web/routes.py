@@ -143,7 +143,11 @@ class WebChat:
     async def stop(self, request: Request) -> Response:
         user, run_id = request.state.user, request.path_params["run_id"]
         if self.hub.with_run(run_id, user) is None:  # only a Stop control the person can see: their own run's
-            return _refusal("Only the person who started this run can stop it.", 403)
+            starter = await self.service.starter_anywhere(run_id)
+            if starter is None:  # a Stop still on a page (another tab, a late update) after its run ended
+                return _refusal("This run is not running any more.", 409)
+            if starter != user:
+                return _refusal("Only the person who started this run can stop it.", 403)
         refused = await self.service.stop(run_id, Place(user), self.platform)
         if refused:
             return _refusal(refused, 409)

@@ -698,9 +698,7 @@ class Service:
         refused = refusal(platform.access, place)
         if refused:
             return refused
-        starter = self.starter(run_id)
-        if starter is None and self._queue is not None:
-            starter = await self._queue.starter(run_id)
+        starter = await self.starter_anywhere(run_id)
         if starter is not None and starter != place.user:
             return f"Only {platform.markup.mention(starter)} (who started this run) can stop it."
         if not self.cancel(run_id) and (self._queue is None or await self._queue.request_stop(run_id, STOPPED_REASON) is None):
@@ -733,6 +731,14 @@ class Service:
     def starter(self, run_id: str) -> str | None:
         """Who started a run under way (or queued) in this process: only they may stop it."""
         return next((w.user_id for w in [*self._running, *self._waiting] if w.run_id == run_id), None)
+
+    async def starter_anywhere(self, run_id: str) -> str | None:
+        """Who started a run under way (or queued) here or, with a shared queue, on any replica; None when no run by
+        that id is under way."""
+        starter = self.starter(run_id)
+        if starter is None and self._queue is not None:
+            starter = await self._queue.starter(run_id)
+        return starter
 
     def active_run(self, platform: str, thread_key: str) -> str | None:
         """The run under way (or queued) in a thread, if any."""

@@ -161,3 +161,16 @@ async def test_a_client_hanging_up_mid_request_is_one_quiet_line_not_a_failure(s
         f"web request POST {path}: the client hung up before sending it whole"]
     status, listed, _ = await bot.get("/api/conversations")  # the server serves on, nothing half-made
     assert status == 200 and listed == {"conversations": []} and not model_server.requests
+
+
+async def test_stop_pressed_after_the_run_ended_says_so_not_that_it_is_someone_else_s(start_web, web_config,
+                                                                                        model_server):
+    from tests.web.test_history import finished_runs
+
+    script_team(model_server)
+    bot = await start_web(web_config)
+    _, started, _ = await bot.post("/api/conversations", {"task": "find all intf keys"})
+    await finished_runs(bot.url, started["conversation"])
+    # A second tab, or a page not yet told that the run ended, still shows its Stop.
+    status, body, _ = await bot.post(f"/api/runs/{started['run']}/stop")
+    assert (status, body) == (409, {"error": "This run is not running any more."})
