@@ -69,6 +69,8 @@ def _problem(path: Path, error: BaseException) -> tuple[str, str]:
     code = getattr(error, "sqlite_errorcode", None)
     if code is not None and (code & 0xFF) in _PROBLEMS:
         what, fix = _PROBLEMS[code & 0xFF]
+        if code & 0xFF == sqlite3.SQLITE_CANTOPEN and path.is_dir():
+            return "it is a folder, not a database file", "set storage.path to a file in it, such as codegen.sqlite3"
         if code & 0xFF in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN) and not _writable(path.parent):
             return f"its folder {path.parent} is read-only", "make the folder writable, or set storage.path elsewhere"
         return what, fix

@@ -414,3 +414,17 @@ def test_a_relative_store_path_is_taken_from_the_config_files_folder_wherever_th
     assert done.returncode == 0, done.stderr
     assert f"No runs yet in {settings / 'data' / 'codegen.sqlite3'}" in done.stdout
     assert (settings / "data" / "codegen.sqlite3").exists() and not (elsewhere / "data").exists()
+
+
+@pytest.mark.parametrize("path", ["{folder}", ""])
+def test_a_store_path_naming_a_folder_is_said_to_be_one(tmp_path, path):
+    folder = tmp_path / "settings"
+    folder.mkdir()
+    (folder / "config.toml").write_text(f'[storage]\npath = "{path.format(folder=folder)}"\n')
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "CODEGEN_CONFIG": str(folder / "config.toml"),
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-m", "codegen_chat", "history"], env=env, capture_output=True, text=True,
+                          timeout=60, cwd=str(tmp_path))
+    assert done.returncode == 1
+    assert done.stderr == (f"codegen-chat: could not open {folder}: it is a folder, not a database file; "
+                           "set storage.path to a file in it, such as codegen.sqlite3\n")
