@@ -232,7 +232,7 @@ async def test_an_unusable_storage_path_says_what_to_do(tmp_path):
     with pytest.raises(StoreError, match=r"could not open .*garbage.sqlite3: the file is not an SQLite database; point"):
         await SQLiteStore.open(tmp_path / "garbage.sqlite3")
     (tmp_path / "folder.sqlite3").mkdir()
-    with pytest.raises(StoreError, match=r"could not open .*folder.sqlite3: the database file cannot be opened"):
+    with pytest.raises(StoreError, match=r"could not open .*folder.sqlite3: it is a folder, not a database file; set"):
         await SQLiteStore.open(tmp_path / "folder.sqlite3")
 
 
