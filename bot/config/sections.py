@@ -688,6 +688,7 @@ def load_config(path: Path | None) -> Config:
     except UnicodeDecodeError as error:
         raise ConfigError(f"{path}: not UTF-8 text (byte {data[error.start]:#04x} at offset {error.start}); "
                           "save it as UTF-8") from None
+    text = text.removeprefix("\ufeff")  # the invisible mark some editors put first (Notepad's "UTF-8 with BOM")
     try:
         return dataclasses.replace(build(Config, _repositories_apart(parse_toml(text)), ""), source=str(path))
     except tomllib.TOMLDecodeError as error:

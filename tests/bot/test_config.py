@@ -428,3 +428,9 @@ def test_a_store_path_naming_a_folder_is_said_to_be_one(tmp_path, path):
     assert done.returncode == 1
     assert done.stderr == (f"codegen-chat: could not open {folder}: it is a folder, not a database file; "
                            "set storage.path to a file in it, such as codegen.sqlite3\n")
+
+
+def test_a_config_saved_with_a_byte_order_mark_is_read_as_written(tmp_path):
+    path = tmp_path / "config.toml"
+    path.write_bytes(b'\xef\xbb\xbf[budget]\r\nmax_rounds = 3\r\n')  # Notepad's "UTF-8 with BOM"
+    assert load_config(path).budget.max_rounds == 3
