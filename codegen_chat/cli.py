@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         install_log_redaction(secrets.values())
         if args.handler is _run and args.task == STDIN_TASK:
             # Read here, before the event loop: Ctrl-C while nothing has been piped yet must end the read at once.
-            args.task = read_task(sys.stdin.buffer, config.input.max_task_chars)
+            args.task = read_task(getattr(sys.stdin, "buffer", None), config.input.max_task_chars)
         _settle_heap()
         return asyncio.run(args.handler(args, config, secrets))
     except (CodegenError, SettingsError) as error:  # SettingsError: a command-line value a config section refused

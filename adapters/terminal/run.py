@@ -44,10 +44,10 @@ async def read_attachments(paths: list[str], max_bytes: int) -> tuple[Attachment
 STDIN_TASK = "-"  # `run -`: the task is what is piped in, as many commands read a file named "-"
 
 
-def read_task(stream: BinaryIO, max_chars: int) -> str:
+def read_task(stream: BinaryIO | None, max_chars: int) -> str:
     """The task piped to ``run -``: UTF-8 text, read only so far as a task within ``max_chars`` can reach (the
-    length and emptiness rules are the service's, as for a task on the command line)."""
-    if stream.isatty():
+    length and emptiness rules are the service's, as for a task on the command line). ``None``: stdin is closed."""
+    if stream is None or stream.isatty():
         raise UserInputError('run - reads the task from standard input, and nothing is piped in: '
                              'codegen-chat run - < task.md, or give the task in quotes.')
     data = stream.read(max_chars * 4 + 1)  # UTF-8 takes at most four bytes a character

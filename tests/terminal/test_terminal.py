@@ -366,6 +366,17 @@ async def test_run_dash_with_nothing_piped_in_says_how_instead_of_waiting_for_th
     assert done.returncode == 2 and "nothing is piped in: codegen-chat run - < task.md" in err.decode()
 
 
+async def test_run_dash_with_standard_input_closed_says_so_in_one_line(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    done = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "codegen_chat.cli", "run", "-", cwd=tmp_path, preexec_fn=lambda: os.close(0),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "PYTHONPATH": str(ROOT),
+             "CODEGEN_CONFIG": str(config)})
+    _, err = await asyncio.wait_for(done.communicate(), 60)
+    assert done.returncode == 2 and err.decode().startswith("codegen-chat: run - reads the task from standard input")
+
+
 async def test_a_huge_attachment_is_refused_without_reading_it_all(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url, "[input]\nmax_attachment_bytes = 1000\n")
     (tmp_path / "big.py").write_text("x" * 1001)
