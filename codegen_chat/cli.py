@@ -20,6 +20,7 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TextIO, cast
 
 from adapters.terminal import PLATFORM, TerminalRun, exit_codes, print_run, print_runs, run_in_terminal
 from adapters.terminal.json_lines import refusal_object
@@ -42,6 +43,7 @@ from bot.store.migrations import LATEST
 from bot.store.open import migrate_store, store_location
 from codegen_chat import eval_command, health, serve, web
 from codegen_chat.build import open_store, running_service
+from codegen_chat.output import SteadyOutput
 from codegen_chat.platforms import chat_checks
 
 log = logging.getLogger("codegen")
@@ -57,6 +59,15 @@ def _settle_heap() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _never_fail_on_output()
+    shown = sys.stdout
+    sys.stdout = cast(TextIO, SteadyOutput(shown))  # `| head`, a closed or full stdout: the work goes on
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout = shown
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
     args = parser.parse_args(argv)

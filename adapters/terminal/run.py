@@ -80,9 +80,11 @@ class TerminalRun:
 
 
 async def run_in_terminal(service: Service, request: TerminalRun, folder_publisher: Callable[[Path], Publisher],
-                          max_attachment_bytes: int, thread_key: str, out: TextIO = sys.stdout,
+                          max_attachment_bytes: int, thread_key: str, out: TextIO | None = None,
                           redact: Redactor | None = None) -> int:
-    """Run the team on a task; returns the exit status (``adapters.terminal.exit_codes``)."""
+    """Run the team on a task; returns the exit status (``adapters.terminal.exit_codes``). ``out``: standard
+    output as it is when the run starts, unless given."""
+    out = sys.stdout if out is None else out
     attachments = await read_attachments(request.files, max_attachment_bytes)
     run_id = new_run_id()
     out_dir = Path(request.out_dir or f"codegen-{run_id}")

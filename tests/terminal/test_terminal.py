@@ -377,6 +377,28 @@ async def test_run_dash_with_standard_input_closed_says_so_in_one_line(model_ser
     assert done.returncode == 2 and err.decode().startswith("codegen-chat: run - reads the task from standard input")
 
 
+async def test_output_whose_reader_went_away_costs_no_traceback_and_not_the_work(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    script_team(model_server)
+    code, _, _ = await cli(tmp_path, "run", "the same run, read to its end", "--out", "earlier", config=config)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
+           "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
+    script_team(model_server)
+    reader, writer = os.pipe()
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "find all intf keys",
+                                                "--out", "out", cwd=tmp_path, env=env, stdout=writer,
+                                                stderr=asyncio.subprocess.PIPE)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as head:  # as `| head -1` reads: one line, then it is gone
+        head.readline()
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert "Traceback" not in err.decode() and "failed on" not in err.decode()
+    assert proc.returncode == code  # the run's own status, as with the reader there (here: the sandbox is off)
+    _, listing, _ = await cli(tmp_path, "history", config=config)
+    assert listing.splitlines()[1].split()[3] != "running"  # its end was recorded
+    assert (tmp_path / "out" / "intf.py").exists()
+
+
 async def test_a_huge_attachment_is_refused_without_reading_it_all(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url, "[input]\nmax_attachment_bytes = 1000\n")
     (tmp_path / "big.py").write_text("x" * 1001)
