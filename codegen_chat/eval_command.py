@@ -27,13 +27,13 @@ from agents.types import FileSet, Role
 from bot.config.sections import Config, Secrets
 from bot.config.settings import Range, number_argument
 from bot.eval.attempts import EvalHalted, Parts
-from bot.eval.chart import write_chart
+from bot.eval.chart import CHART_FILE, PAGE_FILE, write_chart
 from bot.eval.harness import run_eval, still_to_run
 from bot.eval.modes import DEFAULT_MODES, MODES, Mode, Workflow, parse_modes
 from bot.eval.problems import EvalError, Problem
 from bot.eval.progress import Progress
 from bot.eval.report import build_report
-from bot.eval.results import EvalFolder, EvalMeta
+from bot.eval.results import RESULTS_FILE, EvalFolder, EvalMeta
 from bot.eval.suites import load_suite
 from bot.eval.table import report_text
 from bot.runs.service import team_settings
@@ -105,6 +105,10 @@ async def _plan(args: argparse.Namespace, config: Config) -> _Plan:
     earlier = await asyncio.to_thread(folder.read_meta) if args.resume else None
     if earlier is None and await asyncio.to_thread(folder.exists):
         raise EvalError(f"{folder.path} already holds an eval: add --resume to finish it, or choose another --out.")
+    in_the_way = [name for name in (RESULTS_FILE, CHART_FILE, PAGE_FILE) if (folder.path / name).exists()]
+    if earlier is None and in_the_way:  # files of someone else's: the eval would append to them or write over them
+        raise EvalError(f"{folder.path} already holds {', '.join(in_the_way)}, which an eval writes; "
+                        "choose another --out (a new or empty folder).")
     suite_name = _same(earlier.suite if earlier else None, args.suite, "--suite")
     if not suite_name:
         raise EvalError("Name a suite: --suite humaneval, or --suite FILE.jsonl with your own tasks.")

@@ -110,3 +110,17 @@ async def test_the_help_lists_the_modes(tmp_path):
     code, out, err = await eval_cli(tmp_path, "--help")
     assert code == 0 and "single, team, team-no-review, team-1-round" in " ".join(out.split())
     assert "  team-no-review  the team without the Optimizer's review" in out
+
+
+async def test_an_out_folder_holding_files_an_eval_writes_is_refused_and_left_as_it_was(tmp_path, model_server):
+    tasks(tmp_path, GOOD)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "report.html").write_text("<p>my report</p>\n")
+    (mine / "results.jsonl").write_text('{"mine": true}\n')
+    code, _, err = await eval_cli(tmp_path, "--suite", "tasks.jsonl", "--out", "mine",
+                                  config=eval_config(tmp_path, model_server.base_url))
+    assert code == 2 and err == ("codegen-chat: mine already holds results.jsonl, report.html, which an eval writes; "
+                                 "choose another --out (a new or empty folder).\n")
+    assert (mine / "report.html").read_text() == "<p>my report</p>\n"
+    assert (mine / "results.jsonl").read_text() == '{"mine": true}\n' and model_server.requests == []
