@@ -151,7 +151,8 @@ def _size(text: str) -> int:
 def _text(where: str, record: Mapping[str, Any], name: str) -> str:
     value = record[name]
     if not isinstance(value, str) or not value.strip():
-        raise EvalError(f"{where}: {name!r} must be a non-empty string, got {_kind(value)}.")
+        got = "only blanks" if isinstance(value, str) and value else "an empty string" if value == "" else _kind(value)
+        raise EvalError(f"{where}: {name!r} must be a non-empty string, got {got}.")
     return value.strip()
 
 
