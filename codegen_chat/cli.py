@@ -59,12 +59,14 @@ def _settle_heap() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     _never_fail_on_output()
-    shown = sys.stdout
-    sys.stdout = cast(TextIO, SteadyOutput(shown))  # `| head`, a closed or full stdout: the work goes on
+    shown, told = sys.stdout, sys.stderr
+    # `| head`, a closed or full stdout or stderr: the work goes on (and a closed stderr's lines stay off stdout,
+    # where print() would otherwise put them).
+    sys.stdout, sys.stderr = cast(TextIO, SteadyOutput(shown)), cast(TextIO, SteadyOutput(told))
     try:
         return _main(argv)
     finally:
-        sys.stdout = shown
+        sys.stdout, sys.stderr = shown, told
 
 
 def _main(argv: Sequence[str] | None) -> int:

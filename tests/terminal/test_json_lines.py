@@ -123,3 +123,21 @@ async def test_a_run_the_machine_shuts_down_says_the_exit_code_the_process_ends_
     result = lines_of(out.decode())[-1]
     assert result["status"] == "stopped" and result["reason"] == "the bot was shut down"
     assert proc.returncode == 0 and result["exit_code"] == 0  # as documented: the run can be continued
+
+
+async def test_with_stderr_closed_stdout_holds_the_json_lines_alone(model_server, tmp_path):
+    import asyncio
+    import os
+    import sys
+
+    from tests.terminal.test_terminal import ROOT
+
+    config = write_config(tmp_path, model_server.base_url)
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "PYTHONPATH": str(ROOT),
+           "CODEGEN_CONFIG": str(config)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "  ", "--json",
+                                                cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+                                                preexec_fn=lambda: os.close(2))  # as `2>&-` leaves it
+    out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    (result,) = lines_of(out.decode())  # the one sentence for a person went nowhere, not before the JSON
+    assert proc.returncode == 2 and result["status"] == "refused"
