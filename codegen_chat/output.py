@@ -1,10 +1,11 @@
-"""Standard output that a reader going away cannot break.
+"""Standard output (and error) that a reader going away cannot break.
 
 ``codegen-chat history | head -1`` closes the pipe after one line; stdout may also be closed (``>&-``) or a full
 disk (``> /dev/full``). Writing there raises ``OSError`` on every later line: a run's renderer failed on each
 event (dozens of tracebacks in the log), the command ended in a traceback with exit status 1 (for ``run``, "the
 tests failed"), and the work still under way was cut short. Once a write fails, output goes nowhere and nothing
 else changes: the run goes on, its files land in ``--out`` and the store, and the exit status is the run's own.
+A closed stderr is wrapped too: ``print(..., file=None)`` writes to stdout, where ``--json`` keeps only JSON.
 """
 
 from __future__ import annotations
