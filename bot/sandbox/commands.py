@@ -15,7 +15,7 @@ from bot.config.sections import Config, LanguageConfig, SandboxConfig, Secrets, 
 from bot.config.settings import argument_for
 from bot.safety.inert import inert
 from bot.sandbox.folder import read_folder, shown
-from bot.sandbox.languages import languages, use_offline, with_offline
+from bot.sandbox.languages import language_of, languages, use_offline, with_offline
 from bot.sandbox.on_demand import sandbox_type
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ async def run_command(args: argparse.Namespace, config: Config, secrets: Secrets
     if args.timeout:  # --timeout replaces the configured limit, longer or shorter
         sandbox_config = with_flags(sandbox_config, **{"--timeout": ("timeout_s", args.timeout)})
     try:
+        language_of(args.language, languages(sandbox_config))  # before a folder is read for a job that cannot run
         files = await asyncio.to_thread(read_dir, Path(args.dir), sandbox_config.max_upload_bytes)
         async with (await sandbox_type(sandbox_config))(sandbox_config) as sandbox:
             report = await sandbox.run(TestJob(args.language, files))

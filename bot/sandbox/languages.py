@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 
+from agents.errors import SandboxError
 from agents.language import BUILT_IN, Language, Languages, TestRun
 from agents.language.reports import REPORT_FORMATS as READ_AS
 from agents.language.sandbox_env import OFFLINE_PREFIX
@@ -56,6 +57,15 @@ REPORT_FORMATS = tuple(READ_AS)  # how a runner's output is read (its counts: bo
 def languages(config: SandboxConfig) -> dict[str, LanguageConfig]:
     """The built-in table with the config's entries laid over it, name by name."""
     return {**DEFAULT_LANGUAGES, **checked(config)}
+
+
+def language_of(name: str, known: dict[str, LanguageConfig]) -> LanguageConfig:
+    """``known[name]``, or ``SandboxError`` naming the languages there are and how to add one."""
+    try:
+        return known[name]
+    except KeyError:
+        raise SandboxError(f"no sandbox is configured for the language {name!r} (known: {', '.join(sorted(known))}); "
+                           "add [sandbox.languages." + name + "] to config.toml") from None
 
 
 def checked(config: SandboxConfig) -> dict[str, LanguageConfig]:

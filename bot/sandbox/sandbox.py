@@ -37,7 +37,7 @@ from bot.sandbox.files import UNPACK_EXIT, UNPACK_FAILED, staged
 from bot.sandbox.hardening import BETWEEN_STEPS_S, DEADLINE_GRACE_S, DEADLINE_UNSET, keeper_user, set_deadline
 from bot.sandbox.hollow import hollow_tests
 from bot.sandbox.images import listed_images, missing_image, present_image
-from bot.sandbox.languages import languages
+from bot.sandbox.languages import language_of, languages
 from bot.sandbox.output import SplitOutput
 from bot.sandbox.pool import WarmPool
 from bot.sandbox.reports import StepResult
@@ -585,12 +585,7 @@ class DockerSandbox:
         await self._call(containers.remove, container)
 
     def _language(self, name: str) -> LanguageConfig:
-        try:
-            return self._languages[name]
-        except KeyError:
-            known = ", ".join(sorted(self._languages))
-            raise SandboxError(f"no sandbox is configured for the language {name!r} (known: {known}); "
-                               "add [sandbox.languages." + name + "] to config.toml") from None
+        return language_of(name, self._languages)
 
     def _call(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """A blocking Docker call on the sandbox's own threads, never on the event loop.

@@ -46,6 +46,15 @@ def test_run_arguments_parse():
     assert parse("sandbox", "build", "--offline", "--language", "c", "--language", "go").languages == ["c", "go"]
 
 
+async def test_run_refuses_a_language_it_has_not_before_reading_the_folder(tmp_path, capsys):
+    (tmp_path / "data.bin").write_bytes(b"\x00\xff")  # a file the folder's reading would name as skipped
+    code = await invoke(Config(sandbox=TEST_CONFIG), "sandbox", "run", "--language", "cobol", str(tmp_path))
+    assert code == 2
+    assert capsys.readouterr().err == ("codegen-chat: no sandbox is configured for the language 'cobol' (known: bash, "
+                                       "c, cpp, go, java, javascript, python, rust, typescript); add "
+                                       "[sandbox.languages.cobol] to config.toml\n")
+
+
 @pytest.mark.docker
 async def test_run_prints_one_json_object_and_exits_0_when_passed(tmp_path, capsys):
     write(tmp_path, PYTHON.correct())
