@@ -20,7 +20,7 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TextIO, cast
+from typing import NoReturn, TextIO, cast
 
 from adapters.terminal import PLATFORM, TerminalRun, exit_codes, print_run, print_runs, run_in_terminal
 from adapters.terminal.json_lines import refusal_object
@@ -72,7 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except CommandLineRefused as wrong:
+        if "run" in argv and "--json" in argv:  # a pipeline reads its result line even when the line was wrong
+            print(json.dumps(refusal_object(exit_codes.BAD_INPUT, wrong.message), ensure_ascii=False))
+        return exit_codes.BAD_INPUT
     if not getattr(args, "handler", None):
         parser.print_help()
         return 2
@@ -127,12 +132,31 @@ def _never_fail_on_output() -> None:
             reconfigure(errors="backslashreplace")
 
 
+class CommandLineRefused(Exception):
+    """A command line the parser refused, after it printed the usage and the reason, as argparse does."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class CommandLine(argparse.ArgumentParser):
+    """argparse's parser (its subcommands' too), whose refusal the caller can still answer (``run --json``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        raise CommandLineRefused(f"{self.prog}: {message}")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandLine(
         prog="codegen-chat", description="A team of LLM agents that writes code, tests it in Docker and checks it in."
     )
     parser.add_argument("--config", metavar="PATH", help="config file (default: $CODEGEN_CONFIG or ./config.toml)")
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    # Its parsers are CommandLine's too (argparse makes them of the parent's class); typed as the modules expect.
+    commands = cast("argparse._SubParsersAction[argparse.ArgumentParser]",
+                    parser.add_subparsers(title="commands", metavar="COMMAND"))
 
     run = commands.add_parser("run", help="run the team on a task in this terminal")
     run.add_argument("task", help="what the code should do; - reads it from standard input")

@@ -141,3 +141,20 @@ async def test_with_stderr_closed_stdout_holds_the_json_lines_alone(model_server
     out, _ = await asyncio.wait_for(proc.communicate(), 30)
     (result,) = lines_of(out.decode())  # the one sentence for a person went nowhere, not before the JSON
     assert proc.returncode == 2 and result["status"] == "refused"
+
+
+@pytest.mark.parametrize("args, reason", [
+    (["run", "--json"], "codegen-chat run: the following arguments are required: task"),
+    (["run", "a task", "--json", "--repo"], "codegen-chat run: argument --repo: expected one argument"),
+    (["run", "a task", "--json", "--jsn"], "codegen-chat: unrecognized arguments: --jsn"),
+])
+async def test_a_command_line_the_parser_refuses_still_gives_the_pipeline_its_result_line(tmp_path, args, reason):
+    code, out, err = await cli(tmp_path, *args)
+    assert code == 2 and f"error: {reason.split(': ', 1)[1]}" in err  # the usage and the reason, as ever
+    (result,) = lines_of(out)
+    assert (result["status"], result["exit_code"], result["reason"]) == ("refused", 2, reason)
+
+
+async def test_a_refused_command_line_without_json_prints_nothing_on_stdout(tmp_path):
+    code, out, err = await cli(tmp_path, "history", "--limit", "0")
+    assert code == 2 and out == "" and "argument --limit: must be between 1 and 100,000, got 0" in err
