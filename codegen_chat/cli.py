@@ -26,6 +26,7 @@ from adapters.terminal import PLATFORM, TerminalRun, exit_codes, print_run, prin
 from adapters.terminal.json_lines import refusal_object
 from adapters.terminal.run import STDIN_TASK, read_task
 from agents.errors import CodegenError, UserInputError
+from agents.types import RunStatus
 from bot.checkin import FolderPublisher
 from bot.config.sections import Config, ConfigError, Secrets, find_config_path, load_config
 from bot.config.settings import Range, SettingsError, number_argument
@@ -204,6 +205,12 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             if where[0] != PLATFORM:
                 raise UserInputError(f"Run {args.continue_run} lives in {where[0]}; continue it there.")
             thread_key = where[1]
+            # Runs a process that died left running were marked interrupted when the store opened: one still running
+            # is another terminal's, whose files this follow-up would not start from.
+            under_way = [r.id for r in await store.conversation_runs(PLATFORM, thread_key) if r.status == RunStatus.RUNNING]
+            if under_way:
+                raise UserInputError(f"Run {under_way[-1]} of that conversation is still under way (in another "
+                                     "terminal): let it end, or stop it there, then continue it.")
         await _check_repository(args, config)
         request = TerminalRun(args.task, args.file, args.out, args.continue_run, args.json_lines, args.repo, args.base)
 

@@ -237,6 +237,23 @@ async def test_ctrl_c_before_any_test_run_still_saves_what_the_team_wrote(model_
     assert (tmp_path / "out" / "intf.py").read_text() == s.CODE.split("```python path=intf.py\n")[1].split("```")[0]
 
 
+async def test_continue_waits_for_a_run_still_under_way_in_another_terminal(model_server, tmp_path):
+    config = write_config(tmp_path, model_server.base_url)
+    model_server.script("planner", Reply("Thinking very hard about this...", chunk=4, stall_after=8))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
+           "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "task", cwd=tmp_path,
+                                                env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    run_id = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().split()[1]
+    code, _, err = await cli(tmp_path, "run", "now make it async", "--continue", run_id, config=config)
+    assert code == 2 and f"Run {run_id} of that conversation is still under way (in another terminal)" in err
+    assert len(model_server.requests) == 1  # the follow-up asked nothing
+    proc.kill()  # a terminal closed without a word: the run is interrupted, and may be continued
+    await proc.communicate()
+    code, _, err = await cli(tmp_path, "run", "now make it async", "--continue", run_id, config=config)
+    assert code != 2 and "still under way" not in err
+
+
 async def test_a_killed_run_is_marked_interrupted_at_the_next_start(model_server, tmp_path):
 
     config = write_config(tmp_path, model_server.base_url)
