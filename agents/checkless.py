@@ -41,11 +41,12 @@ def checkless_tests(files: Mapping[str, str], languages: Languages, code: Collec
 
 # Go, JavaScript, TypeScript, Java and Rust, by the test files' extensions: what a test looks like, what a check looks like (a
 # failing one fails the test), and what to write instead. A set of test files none of which holds one passes whatever the
-# code does (``t.Logf(got)``, ``console.log(sub(5, 3))``).
+# code does (``t.Logf(got)``, ``console.log(sub(5, 3))``). Checks are looked for in every file of the team's tests in
+# that language, helpers included (``eq(t, got, want)`` in helpers_test.go, a base class the test class extends).
 _TEXT_CHECKS = (
     ((".go",), re.compile(r"^func\s+Test\w*\s*\(", re.M),
      re.compile(r"\.(?:Error|Errorf|Fatal|Fatalf|Fail|FailNow|Assert|Check|Expect)\s*\(|\bpanic\s*\("
-                r"|\b(?:assert|require|is)\.\w+\s*\("),
+                r"|\b(?:assert|require|is)\.\w+\s*\(|\b(?:Expect|Eventually|Consistently|\u03a9)\s*\("),
      "call t.Errorf or t.Fatalf when a result is wrong"),
     ((".js", ".mjs", ".cjs", ".ts"), re.compile(r"\b(?:test|it)\s*\("),
      re.compile(r"\bassert(?:\.\w+)?\s*\(|\bexpect\s*\(|\bthrow\b|\.should\b|\b(?:strictEqual|deepStrictEqual|equal|"
@@ -55,7 +56,8 @@ _TEXT_CHECKS = (
      re.compile(r"\bassert\w*\s*\(|\bassert\s|\bfail\s*\(|\bthrow\b|\bSystem\.exit\s*\(\s*[^0\s)]"),
      "assert what the code returns (assertEquals, or assert with -ea in a main())"),
     ((".rs",), re.compile(r"#\[test\]"),
-     re.compile(r"\b(?:\w*assert\w*|panic|unreachable|unimplemented|todo)!|\.(?:unwrap|expect)\w*\s*\(|#\[should_panic"),
+     re.compile(r"\b(?:\w*assert\w*|panic|unreachable|unimplemented|todo)!|\.(?:unwrap|expect)\w*\s*\(|#\[should_panic"
+                r"|\bErr\s*\("),  # a #[test] returning Result fails on an Err
      "assert what the code returns (assert_eq!)"),
 )
 
@@ -64,7 +66,8 @@ def _unchecked(files: Mapping[str, str], languages: Languages) -> str:
     for extensions, test, check, advice in _TEXT_CHECKS:
         tests = sorted(p for p in files if p.endswith(extensions) and languages.looks_like_test(p)
                        and test.search(files[p]))
-        if tests and not any(check.search(files[path]) for path in tests):
+        helpers = [p for p in files if p.endswith(extensions)]
+        if tests and not any(check.search(files[path]) for path in helpers):
             return f"{', '.join(tests)}: no test checks a result, so they pass whatever the code does; {advice}"
     return ""
 

@@ -72,6 +72,20 @@ def test_go_and_node_tests_none_of_which_checks_anything_are_named(files, said):
     {"calc_test.go": GO_CHECKING.replace('if Sub(5, 3) != 2 { t.Errorf(\"sub\") }', 'qt.New(t).Assert(Sub(5, 3), qt.Equals, 2)')},
     # a file that only logs beside one that checks: the set checks something
     {"calc.test.js": JS_CHECKING, "log.test.js": "const test = require('node:test');\ntest('log', () => {});\n"},
+    # checks made by a helper of the tests, in a file of its own
+    {"calc_test.go": "package calc\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) { eq(t, Sub(5, 3), 2) }\n",
+     "helpers_test.go": "package calc\n\nimport \"testing\"\n\nfunc eq(t *testing.T, got, want int) {\n"
+                        "    if got != want { t.Errorf(\"got %d, want %d\", got, want) }\n}\n"},
+    {"calc.test.js": "const test = require('node:test');\nconst { eq } = require('./test/helpers');\n"
+                     "const { sub } = require('./calc');\ntest('sub', () => eq(sub(5, 3), 2));\n",
+     "test/helpers.js": "const assert = require('node:assert');\nexports.eq = (a, b) => assert.strictEqual(a, b);\n"},
+    {"CalcTest.java": "import org.junit.Test;\n\npublic class CalcTest extends Checks {\n"
+                      "    @Test public void testSub() { same(2, Calc.sub(5, 3)); }\n}\n",
+     "Checks.java": "import static org.junit.Assert.assertEquals;\n\nclass Checks {\n"
+                    "    void same(int want, int got) { assertEquals(want, got); }\n}\n"},
+    {"calc_test.go": GO_CHECKING.replace('if Sub(5, 3) != 2 { t.Errorf(\"sub\") }', 'Expect(Sub(5, 3)).To(Equal(2))')},
+    {"tests/calc.rs": "#[test]\nfn parses() -> Result<(), String> {\n    if calc::parse(\"1\")? != 1 {\n"
+                      "        return Err(\"parse\".into());\n    }\n    Ok(())\n}\n"},
 ])
 def test_go_and_node_tests_that_check_something_are_left_alone(files):
     assert checkless_tests(files, BUILT_IN) == ""
