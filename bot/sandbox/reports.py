@@ -64,12 +64,14 @@ def all_ran(report: TestReport, language: LanguageConfig, stdout: str, written: 
                                stderr=report.stderr + f"\n[sandbox] not a pass: {skips.sentence(missed)}")
 
 
-# A check a test said failed, at the start of a line: "FAIL: sub gave 8", "[FAILED] sub", "Test failed", "test sub
-# failed" (node shows what a test prints as "# FAIL: ..."). Not a count of none ("FAILED: 0"), not a bare "FAIL" (a
-# grader's own answer, printed), and not the code's own messages ("Failed to open ..."), which a passing test of an
-# error path may print.
+# A check a test said failed, at the start of a line of what the tests printed to stdout: "FAIL: sub gave 8",
+# "[FAILED] sub", "Test failed", "test sub failed" (node shows what a test prints as "# FAIL: ..."). Not a count of
+# none ("FAILED: 0", "FAILED: none", "Test cases failed: 0"), not a bare "FAIL" (a grader's own answer, printed), not
+# the code's own messages ("Failed to open ..."), which a passing test of an error path may print, and nothing on
+# stderr, where the code under test writes its own complaints ("FAILED: host down" from a checker being tested).
 _SAID_FAILED = re.compile(r"^\W{0,3}(?:FAIL(?:ED|URE)?(?![\s:=]*0\b)(?:[:!\]]|[ \t]+-?[ \t]*\w)"
                           r"|(?i:test(?:\s+\S+)?\s+failed\b)).*$", re.M)
+_COUNT_OF_NONE = re.compile(r"[:=]\s*(?:0|none|no|zero)\W*$", re.I)
 
 
 def none_said_failed(report: TestReport, language: LanguageConfig, stdout: str, stderr: str) -> TestReport:
@@ -78,7 +80,7 @@ def none_said_failed(report: TestReport, language: LanguageConfig, stdout: str, 
     pass whatever the code did."""
     if report.status is not TestStatus.PASSED or language.report_format != "tap":
         return report
-    found = _SAID_FAILED.search(stdout) or _SAID_FAILED.search(stderr)
+    found = next((m for m in _SAID_FAILED.finditer(stdout) if not _COUNT_OF_NONE.search(m.group(0))), None)
     if found is None:
         return report
     why = (f"a test printed {found.group(0).strip()[:200]!r} but the tests ended with success: a failing check must "
@@ -99,7 +101,8 @@ def all_collected(report: TestReport, files: Mapping[str, str], language: Langua
         why = (f"pytest never ran the tests in {', '.join(missing)}: it collects test_* functions from files named "
                "test_*.py or *_test.py; rename the file")
     elif language.report_format == "go":
-        unrun = go.unrun(files, stdout)
+        # Output cut in the middle lost some tests' results, not the tests: what ran cannot be told from it.
+        unrun = [] if report.truncated else go.unrun(files, stdout)
         missing = [f"{name} ({path})" for path, name in unrun]
         why = f"go test never ran {', '.join(missing[:5])}{go.UNRUN_HINT}"
     elif node_patterns := set(language.test_files) & NODE_TEST_FILES:

@@ -217,3 +217,16 @@ def test_go_sources_kept_as_test_inputs_are_not_tests_that_never_ran():
     assert unrun(files, reported) == []
     assert unrun({**files, "sub/calc_test.go": GO_FILES["calc_test.go"]}, reported) == [
         ("sub/calc_test.go", "TestAdd"), ("sub/calc_test.go", "TestSkip")]
+
+
+def test_go_tests_whose_results_the_cut_output_lost_are_not_taken_for_tests_that_never_ran():
+    from agents.types import TestReport, TestStatus
+    from bot.config.sections import LanguageConfig
+    from bot.sandbox.reports import all_collected
+
+    go = LanguageConfig(image="x", test_command="t", report_format="go")
+    stdout = go_stream({"Action": "pass", "Test": "TestSkip"})  # TestAdd's result was in the part cut out
+    passed = TestReport(status=TestStatus.PASSED, exit_code=0, passed=1, failed=0)
+    assert all_collected(passed, GO_FILES, go, None, stdout).status is TestStatus.FAILED  # whole: it never ran
+    cut = TestReport(status=TestStatus.PASSED, exit_code=0, passed=1, failed=0, truncated=True)
+    assert all_collected(cut, GO_FILES, go, None, stdout).status is TestStatus.PASSED
