@@ -76,7 +76,9 @@ public class CodegenChatMain {
       Runtime.getRuntime().halt(3);
     }));
     try {
-      Class.forName(test).getMethod("main", String[].class).invoke(null, (Object) new String[0]);
+      java.lang.reflect.Method main = Class.forName(test).getMethod("main", String[].class);
+      main.setAccessible(true);  // as the java command does, a class that is not public runs too
+      main.invoke(null, (Object) new String[0]);
     } catch (InvocationTargetException e) {
       throw e.getCause();
     } finally {

@@ -55,6 +55,11 @@ async def test_code_that_ends_the_jvm_with_0_mid_test_does_not_pass(sandbox, use
         in report.stderr, report.output(10_000)
 
 
+# A test class that is not public, in a package: the java command runs its main() all the same.
+IN_A_PACKAGE = ("package calc;\n\nclass CalcTest {\n    public static void main(String[] args) {\n"
+                "        assert Calc.sub(5, 3) == 2 : \"sub\";\n    }\n}\n")
+
+
 @pytest.mark.parametrize("test", [OWN_EXIT, EXITS_EARLY.replace("Calc.sub(99, 1);\n", "")], ids=["own-exit", "returns"])
 @pytest.mark.parametrize("user", [False, True], ids=["team", "user"])
 async def test_a_main_that_ends_with_its_verdict_or_returns_still_passes(sandbox, test, user):
@@ -64,3 +69,11 @@ async def test_a_main_that_ends_with_its_verdict_or_returns_still_passes(sandbox
     broken = await sandbox.run(TestJob("java", files.merged({"Calc.java": CODE.replace("(a == 99)", "(false)")}),
                                        authoritative=("CalcTest.java",) if user else ()))
     assert broken.status is TestStatus.FAILED, broken.output(10_000)
+
+
+@pytest.mark.parametrize("user", [False, True], ids=["team", "user"])
+async def test_a_test_class_that_is_not_public_runs_as_the_java_command_runs_it(sandbox, user):
+    code = "package calc;\n\n" + CODE.replace("if (a == 99) System.exit(0);\n        return a + b;", "return a - b;")
+    files = FileSet({"calc/Calc.java": code, "calc/CalcTest.java": IN_A_PACKAGE})
+    report = await sandbox.run(TestJob("java", files, authoritative=("calc/CalcTest.java",) if user else ()))
+    assert report.status is TestStatus.PASSED, report.output(10_000)
