@@ -18,6 +18,7 @@ import gc
 import json
 import logging
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, TextIO, cast
@@ -39,6 +40,7 @@ from bot.safety.inert import inert
 from bot.safety.redact import Redactor, install_log_redaction
 from bot.safety.text import not_text
 from bot.sandbox.commands import register as register_sandbox
+from bot.store import owners
 from bot.store.doctor import store_checks
 from bot.store.migrations import LATEST
 from bot.store.open import migrate_store, store_location
@@ -205,9 +207,13 @@ async def _run(args: argparse.Namespace, config: Config, secrets: Secrets) -> in
             if where[0] != PLATFORM:
                 raise UserInputError(f"Run {args.continue_run} lives in {where[0]}; continue it there.")
             thread_key = where[1]
-            # Runs a process that died left running were marked interrupted when the store opened: one still running
-            # is another terminal's, whose files this follow-up would not start from.
-            under_way = [r.id for r in await store.conversation_runs(PLATFORM, thread_key) if r.status == RunStatus.RUNNING]
+            # Runs a process of this host that died left running were marked interrupted when the store opened: one
+            # still running here is another terminal's, whose files this follow-up would not start from. Whether a
+            # run another host left running (a container since removed, a shared home folder) still runs cannot be
+            # told from here: it does not hold the follow-up up.
+            host = socket.gethostname()
+            under_way = [r.id for r in await store.conversation_runs(PLATFORM, thread_key)
+                         if r.status == RunStatus.RUNNING and owners.on_host(r.owner, host)]
             if under_way:
                 raise UserInputError(f"Run {under_way[-1]} of that conversation is still under way (in another "
                                      "terminal): let it end, or stop it there, then continue it.")

@@ -19,3 +19,8 @@ def gone_from(owner: str, host: str) -> bool:
     """Whether the process that owned a run on this host has ended (another host's runs are its own to judge)."""
     owner_host, pid, started = [*owner.split(":"), "", "", ""][:3]
     return owner_host == host and processes.gone(pid, started)
+
+
+def on_host(owner: str, host: str) -> bool:
+    """Whether the process that owns a run is (or was) on ``host``."""
+    return owner.split(":", 1)[0] == host

@@ -30,6 +30,7 @@ class RunSummary:
     pr_url: str = ""
     head_commit: str = ""
     context: str = ""  # what was read of the thread the request was made in ("read 14 earlier messages, ...")
+    owner: str = ""  # the process that runs or ran it (``bot.store.owners``)
 
 
 @dataclass(frozen=True)

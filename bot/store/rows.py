@@ -83,6 +83,7 @@ def summary(row: Row) -> RunSummary:
         attachments=tuple(json.loads(row["attachments"])), repository=row["repository"], branch=row["branch"],
         pr_url=row["pr_url"], head_commit=row["head_commit"],
         context=thread(row["thread"]).summary if row["thread"] else "",
+        owner=row["owner"] or "",
     )
 
 

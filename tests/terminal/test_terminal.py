@@ -19,7 +19,7 @@ from bot.model.client import OpenAIChatModel
 from bot.runs.service import Service
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
-from tests.fakes.openai_server import Reply
+from tests.fakes.openai_server import Reply, error
 from tests.fakes.team_script import ScriptedSandbox
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -252,6 +252,22 @@ async def test_continue_waits_for_a_run_still_under_way_in_another_terminal(mode
     await proc.communicate()
     code, _, err = await cli(tmp_path, "run", "now make it async", "--continue", run_id, config=config)
     assert code != 2 and "still under way" not in err
+
+
+async def test_continue_is_not_held_up_by_a_run_another_host_left_running(model_server, tmp_path):
+    """A container since removed, or a home folder shared by two machines: that host's runs cannot be judged here."""
+    import sqlite3
+
+    config = write_config(tmp_path, model_server.base_url)
+    model_server.script("planner", error(400, "refused"))
+    code, out, _ = await cli(tmp_path, "run", "task", config=config)
+    run_id = out.split()[1]
+    with sqlite3.connect(tmp_path / "db.sqlite3") as db:  # as a run killed on another host leaves it
+        db.execute("UPDATE runs SET status = 'running', owner = 'a-removed-container:42:1700000000' WHERE id = ?",
+                   (run_id,))
+    asked = len(model_server.calls("planner"))
+    code, _, err = await cli(tmp_path, "run", "now make it async", "--continue", run_id, config=config)
+    assert "still under way" not in err and len(model_server.calls("planner")) > asked, err
 
 
 async def test_a_killed_run_is_marked_interrupted_at_the_next_start(model_server, tmp_path):
