@@ -154,6 +154,9 @@ class _Waiter:
     stop_reason: str = STOPPED_REASON  # why the run ends if it is cancelled: a Stop, or the bot shutting down
 
 
+THREAD_RETRIES_S = (1.0, 4.0, 16.0)  # the pauses before a claimed job's thread is tried again, then it is given up
+
+
 class Service:
     def __init__(
         self,
@@ -425,14 +428,21 @@ class Service:
         platform = self._openers[claimed.platform][0]
         run_id = claimed.run_id
         silenced = lambda: run_id in self._lost or run_id in self._unrecorded  # noqa: E731
-        try:
-            opened = await self._open_claimed(claimed, silenced)
-        except StoreError:
-            raise
-        except Exception:  # its thread deleted while it waited, the chat refusing its status message, ...
-            log.exception("run %s could not start in thread %s", run_id, claimed.thread_key)
-            await self._end_unstartable(claimed)
-            return
+        for pause in (*THREAD_RETRIES_S, None):
+            try:
+                opened = await self._open_claimed(claimed, silenced)
+                break
+            except StoreError:
+                raise
+            except Exception as error:  # its thread deleted while it waited, the chat refusing its status message...
+                if pause is None or silenced():
+                    log.exception("run %s could not start in thread %s", run_id, claimed.thread_key)
+                    await self._end_unstartable(claimed)
+                    return
+                # ...or the chat's API away for a moment (429, 503, a timeout): the job is not dropped for that
+                log.warning("run %s: its thread %s could not be opened (%s); trying again in %gs", run_id,
+                            claimed.thread_key, error, pause)
+                await asyncio.sleep(pause)
         if opened is None:
             return
         thread, renderer, request = opened
