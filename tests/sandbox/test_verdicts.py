@@ -208,6 +208,9 @@ def test_go_a_replace_of_a_module_no_test_imports_is_not_refused():
     assert "replaces other.com/x, which calc_test.go imports" in GoTest().refusal(
         {**files, "calc_test.go": files["calc_test.go"].replace("example.com/check", "other.com/x/sub")}, [])
     assert GoTest().refusal(files, ["calc_test.go", "go.mod"]) == ""  # the user's own go.mod is theirs
+    own = {"go.mod": "module example.com/calc\n\nreplace example.com/calc/util => ./util\n",
+           "calc_test.go": "package calc\n\nimport (\n\t\"testing\"\n\n\t\"example.com/calc/util\"\n)\n"}
+    assert GoTest().refusal(own, ["calc_test.go"]) == ""  # a module of the project's own, in a folder of its own
 
 
 def test_go_sources_kept_as_test_inputs_are_not_tests_that_never_ran():

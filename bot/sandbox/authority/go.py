@@ -54,10 +54,12 @@ _QUOTED = re.compile(r'"([^"]+)"')
 class GoTest(Authority):
     def refusal(self, files: Mapping[str, str], user: Sequence[str]) -> str:
         """A ``replace`` in a go.mod the team wrote, of a module a test imports: the test would check the team's
-        copy of it (an assertion package whose checks never fail) instead of the module."""
+        copy of it (an assertion package whose checks never fail) instead of the module. A module under the
+        project's own module path (a multi-module layout's ``example.com/calc/util => ./util``) is its code."""
         if "go.mod" not in files or "go.mod" in user:
             return ""
-        replaced = _replaced(files["go.mod"])
+        own = _module(files)  # a module of the project's own path (example.com/calc/util) is its own code
+        replaced = {m for m in _replaced(files["go.mod"]) if m != own and not m.startswith(own + "/")}
         for path in sorted(p for p in files if p.endswith("_test.go")):
             for imported in _imports(files[path]):
                 if module := next((m for m in replaced if imported == m or imported.startswith(m + "/")), None):
