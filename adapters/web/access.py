@@ -207,6 +207,12 @@ class Hosts:
         host = host.strip().lower()
         return host in self.exact or re.sub(r":[0-9]+$", "", host) in self.any_port
 
+    def page_origin(self, host: str) -> bool:
+        """A browser's Origin (its host and port) names this server's page: an entry with a port at that port, one
+        without at none (the scheme's own), so another site on the same name (``chat.example.com:3000``) does not."""
+        host = host.strip().lower()
+        return host in self.exact or host in self.any_port
+
 
 def _unmapped(network: ipaddress.IPv4Network | ipaddress.IPv6Network) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
     """An IPv4-mapped IPv6 network (``::ffff:10.0.0.0/104``) as the IPv4 network it names, as peers are compared."""
@@ -273,7 +279,7 @@ def _same_origin(headers: dict[str, str], scope: Scope, names: Hosts | None) -> 
     # A proxy that sends its own upstream address as Host (nginx's default) leaves the public name to the browser's
     # Origin alone: a name this server answers at (web.allowed_hosts, its own addresses) is the page's own too.
     scheme, _, name = origin.partition("://")
-    return names is not None and scheme in ("http", "https") and "/" not in name and names.allow(name)
+    return names is not None and scheme in ("http", "https") and "/" not in name and names.page_origin(name)
 
 
 def _with_headers(send: Send) -> Send:

@@ -271,7 +271,8 @@ async def test_behind_a_proxy_that_sends_its_own_host_the_page_s_changes_are_tak
     status, body, _ = await bot.post("/api/conversations", {"task": "find all intf keys"},
                                      headers={**proxied, "Origin": "https://chat.example.com"})
     assert status == 200, body
-    for elsewhere in ("https://evil.example", "https://chat.example.com.evil.example", "null"):
+    for elsewhere in ("https://evil.example", "https://chat.example.com.evil.example", "null",
+                      "http://chat.example.com:3000"):  # another site on the same name
         status, body, _ = await bot.post("/api/conversations", {"task": "find all intf keys"},
                                          headers={**proxied, "Origin": elsewhere})
         assert status == 403 and body == {"error": "Changes come from this bot's own page only."}, elsewhere
