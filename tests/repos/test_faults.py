@@ -352,7 +352,8 @@ async def test_a_follow_up_on_a_local_folder_continues_its_branch(tmp_path):
     work = make_repo(tmp_path / "src", "me/calc", GO_PROJECT).parent.parent / "_work" / "me/calc"
     mul = "```go path=calc.go\n" + GO_PROJECT["calc.go"] + "\nfunc Mul(a, b int) int { return a * b }\n```\n"
     div = mul.replace("\n```\n", "\nfunc Div(a, b int) int { return a / b }\n```\n")
-    tests = '```go path=mul_test.go\npackage calc\n\nimport "testing"\n\nfunc TestMul(t *testing.T) {}\n```\n'
+    tests = ('```go path=mul_test.go\npackage calc\n\nimport "testing"\n\n'
+             'func TestMul(t *testing.T) { if Mul(2, 3) != 6 { t.Errorf("mul") } }\n```\n')
     model = ScriptedModel({"planner": ["1. Add Mul.\nLANGUAGE: go", "1. Add Div.\nLANGUAGE: go"],
                            "programmer": [mul, div], "tester": [tests, tests.replace("Mul", "Div")],
                            "optimizer": ["VERDICT: APPROVE"] * 2, "checkin": ["# calc\n"] * 2})
