@@ -30,7 +30,7 @@ async def serve(service: Service, config: Config, secrets: Secrets) -> None:
     auth, secret = _auth(secrets)
     bot = GitHubBot(service, config, PullRequestApi(config.checkin, auth, secret))
     webhook = Webhook(secrets.github_webhook_secret, service.first_sighting, service.nudges, bot.on_comment,
-                      inbox=service if service.keeps_events else None)
+                      inbox=service if service.keeps_events else None, asks=bot.asks)
     runner = web.AppRunner(webhook_app(webhook, settings.path, service.health), access_log=None)
     await runner.setup()
     try:

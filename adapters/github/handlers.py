@@ -68,12 +68,19 @@ class GitHubBot:
         repository, _, number = conversation.rpartition("#")
         return GitHubThread(self._api, repository, int(number), review_thread, self._settings.bot_login)
 
-    async def on_comment(self, comment: Comment, replayed: bool = False) -> None:
-        """Take a comment (called by the webhook endpoint, which has answered GitHub already); ``replayed``: one a
-        replica kept and did not finish taking, taken again here."""
+    def asks(self, comment: Comment) -> str | None:
+        """What a comment asks of the bot; None for one that asks nothing of it (most comments), or the bot's own."""
         login = self._settings.bot_login
         task = request_in(comment.body, login)
         if task is None or comment.by_bot or comment.login.lower() in (login.lower(), f"{login.lower()}[bot]"):
+            return None
+        return task
+
+    async def on_comment(self, comment: Comment, replayed: bool = False) -> None:
+        """Take a comment (called by the webhook endpoint, which has answered GitHub already); ``replayed``: one a
+        replica kept and did not finish taking, taken again here."""
+        task = self.asks(comment)
+        if task is None:
             return
         age = time.time() - comment.written_at
         if comment.written_at and age > MAX_COMMENT_AGE_S:

@@ -53,9 +53,10 @@ class Inbox(Protocol):
 
 class Webhook:
     def __init__(self, secret: str, first_sighting: FirstSighting, nudges: CiNudges, on_comment: OnComment,
-                 inbox: Inbox | None = None) -> None:
+                 inbox: Inbox | None = None, asks: Callable[[Comment], object] = bool) -> None:
+        """``asks``: whether a comment asks anything of the bot; only those are kept in the ``inbox``."""
         self._secret, self._first_sighting = secret, first_sighting
-        self._nudges, self._on_comment, self._inbox = nudges, on_comment, inbox
+        self._nudges, self._on_comment, self._inbox, self._asks = nudges, on_comment, inbox, asks
         self._tasks: set[asyncio.Task[None]] = set()  # the comments being taken
 
     async def receive(self, request: web.Request) -> web.Response:
@@ -86,7 +87,7 @@ class Webhook:
             return web.Response(status=202, text="Noted.")
         comment = comment_of(event, payload)
         if comment is not None:
-            kept = await self._keep(delivery, event, payload)
+            kept = await self._keep(delivery, event, payload) if self._asks(comment) else ""
             task = asyncio.create_task(self._take(comment, kept), name=f"github-{comment.key}")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
