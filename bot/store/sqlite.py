@@ -112,6 +112,7 @@ CREATE TABLE IF NOT EXISTS write_probe (
 log = logging.getLogger(__name__)
 
 SEEN_EVENTS_KEPT_S = 86_400.0  # platforms redeliver an event within minutes; a day is plenty
+THREAD_END_WAIT_S = 5.0  # a connection thread told to stop ends at once; this only bounds a wedged one
 
 
 class SQLiteStore:
@@ -132,9 +133,13 @@ class SQLiteStore:
         except OSError as error:
             raise StoreError(f"could not create the folder of the database {path}: {_why_no_folder(path, error)}; "
                              "set storage.path to a place the bot may write") from None
+        connecting = aiosqlite.connect(path)
         try:
-            db = await aiosqlite.connect(path)
+            db = await connecting
         except sqlite3.Error as error:
+            # aiosqlite tells its thread to stop but does not wait for it; a short-lived command would then close
+            # its loop first, and the thread's report to the closed loop would reach the person as a traceback
+            await asyncio.to_thread(connecting._thread.join, THREAD_END_WAIT_S)
             raise store_error("open", path, error) from None
         db.row_factory = aiosqlite.Row
         try:

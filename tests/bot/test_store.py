@@ -9,6 +9,7 @@ import re
 import sqlite3
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -234,6 +235,22 @@ async def test_an_unusable_storage_path_says_what_to_do(tmp_path):
     (tmp_path / "folder.sqlite3").mkdir()
     with pytest.raises(StoreError, match=r"could not open .*folder.sqlite3: it is a folder, not a database file; set"):
         await SQLiteStore.open(tmp_path / "folder.sqlite3")
+
+
+def test_a_store_that_fails_to_open_leaves_no_thread_behind(tmp_path):
+    """A short-lived command (``history``) closes its event loop right after the store refuses to open; a connection
+    thread still running then reports to the closed loop, and the person sees its traceback on stderr."""
+    (tmp_path / "folder.sqlite3").mkdir()
+    before = set(threading.enumerate())
+
+    async def open_and_fail() -> None:
+        with pytest.raises(StoreError, match="it is a folder"):
+            await SQLiteStore.open(tmp_path / "folder.sqlite3")
+        assert [t.name for t in set(threading.enumerate()) - before
+                if not t.name.startswith("asyncio_")] == []  # the loop's own workers end with it
+
+    for _ in range(20):  # the thread's end raced the loop's; once is no proof
+        asyncio.run(open_and_fail())
 
 
 async def test_old_event_keys_are_forgotten_at_open(tmp_path):
