@@ -330,7 +330,7 @@ class Manager:
         code = [*run.work.files, *(run.workspace.paths() if run.workspace else ())]
         cannot_fail = checkless_tests(tests.as_dict(), self._languages, code) if report.ok and not unrunnable else ""
         cannot_pass = placeholder_tests(tests.as_dict(), self._languages) if not report.ok and not unrunnable else ""
-        earlier, run.standing = run.standing, run.standing.with_report(report, cannot_fail)
+        earlier, run.standing = run.standing, run.standing.with_report(report, cannot_fail, cannot_pass)
         if report.ok and not unrunnable and not cannot_fail:
             return None
         if run.round >= self._settings.budget.max_rounds:
@@ -760,7 +760,7 @@ class Manager:
     async def _finish_unproven(self, run: _Run, why: str) -> RunFinished:
         """Budget ran out: the best attempt is the best version tested (``agents.candidates``); publish it and say
         plainly why. Tests that passed while the review asked for changes, or before it answered, make no pass, and
-        no failure either: stopped."""
+        no failure either: stopped; so do tests that failed but could not have passed for any code."""
         if run.standing.report is None or run.tested is None:
             return self._finished(run, RunStatus.STOPPED, f"{why}; no tested code yet")
         best = await self._keep_best(run)
@@ -773,6 +773,9 @@ class Manager:
         tests = f"the tests of {version}" if version else "the tests"
         if report.ok and cannot_fail:
             status, result = RunStatus.STOPPED, f"{tests} passed but cannot fail ({cannot_fail})"
+        elif run.standing.cannot_pass:  # the failure is the tests', whatever the code does: no verdict on the code
+            status, result = RunStatus.STOPPED, (f"{tests} failed but cannot pass ({run.standing.cannot_pass}), "
+                                                 "so the code was not judged")
         elif report.ok:
             status, result = RunStatus.STOPPED, f"{tests} passed ({report.summary()})"
             if self._settings.review and review is None:
@@ -806,7 +809,8 @@ class Manager:
         report = best.report
         cannot_fail = checkless_tests(best.work.tests.as_dict(), self._languages, list(best.work.files)) if (
             report.ok and best.work.tests) else ""
-        run.standing = replace(run.standing, report=report, cannot_fail=cannot_fail,
+        cannot_pass = "" if report.ok else placeholder_tests(best.work.tests.as_dict(), self._languages)
+        run.standing = replace(run.standing.with_report(report, cannot_fail, cannot_pass),
                                review=self._review_of(run, best.work.files))
         if best is not run.tried[-1]:
             notice = (candidates.BEST_NOTICE if not self._users_judge(run) else candidates.CLOSEST_NOTICE

@@ -54,6 +54,7 @@ class Standing:
     report: TestReport | None = None
     triage: Triage | None = None
     cannot_fail: str = ""  # why the tests that last passed could not have failed (agents.checkless), if so
+    cannot_pass: str = ""  # why the tests that last failed could not have passed for any code (agents.checkless)
     no_tests: bool = False  # the Tester was asked for tests and none could be saved
 
     def failure(self) -> tuple[TestReport | None, str]:
@@ -72,8 +73,8 @@ class Standing:
     def with_review(self, review: Review) -> Standing:
         return replace(self, review=review)
 
-    def with_report(self, report: TestReport, cannot_fail: str = "") -> Standing:
-        return replace(self, report=report, cannot_fail=cannot_fail)
+    def with_report(self, report: TestReport, cannot_fail: str = "", cannot_pass: str = "") -> Standing:
+        return replace(self, report=report, cannot_fail=cannot_fail, cannot_pass=cannot_pass)
 
     def with_triage(self, triage: Triage) -> Standing:
         return replace(self, triage=triage)

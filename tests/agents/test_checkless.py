@@ -245,3 +245,18 @@ async def test_failing_tests_that_cannot_pass_go_back_to_the_tester_not_the_code
     assert turns.count("tester") == 2 and turns.count("programmer") == 1 and "manager" not in turns
     assert any("failed but cannot pass" in e.text and "test_find_intf compares with or passes `...`" in e.text
                for e in events if isinstance(e, Notice))
+
+
+async def test_tests_that_never_could_pass_end_the_run_stopped_not_blaming_the_code():
+    # The Tester keeps its placeholders to the last round: the failure is the tests', so the code has no verdict.
+    script = {**s.happy_path(), "tester": [PLACEHOLDERS, PLACEHOLDERS], "optimizer": [s.APPROVE, s.APPROVE]}
+    script.pop("manager", None)
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=failing_while_placeholders), RecordingPublisher(),
+                      settings=TeamSettings(budget=Budget(max_rounds=2)))
+    events = [e async for e in manager.run(RunRequest(task="find all intf keys", run_id="r1"))]
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.STOPPED, final.reason
+    assert final.reason == ("the team used all 2 rounds; the tests failed but cannot pass (test_intf.py: "
+                            "test_find_intf compares with or passes `...`, an example's placeholder, so it fails "
+                            "whatever the code does; write real arguments and the result the task expects), so the "
+                            "code was not judged")
