@@ -55,9 +55,11 @@ SAFE_CONFIG: Mapping[str, str] = {
 # partial clone's filters (without them every blob would come, however large); pushed to, it runs none of the
 # folder's hooks (pre-receive, update, post-receive...) and never updates a checked-out branch's work tree
 # (``receive.denyCurrentBranch = updateInstead`` would check files out there, through the folder's filters).
+# receive-pack also lists the refs of the repositories the folder borrows objects from (objects/info/alternates)
+# with whatever command ``core.alternateRefsCommand`` names: ``true`` lists none, and runs nothing of the folder's.
 LOCAL_UPLOAD_PACK = "git -c uploadpack.allowFilter=true -c uploadpack.allowAnySHA1InWant=true upload-pack"
-LOCAL_RECEIVE_PACK = ("git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c receive.denyCurrentBranch=refuse "
-                      "-c receive.autogc=false receive-pack")
+LOCAL_RECEIVE_PACK = ("git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c core.alternateRefsCommand=true "
+                      "-c receive.denyCurrentBranch=refuse -c receive.autogc=false receive-pack")
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,32 @@ async def test_pushing_to_a_local_folder_runs_none_of_its_hooks_and_leaves_its_w
     assert git("status", "--porcelain", cwd=folder) == ""
 
 
+# Settings of the folder's own config that name a program for git to run, each writing a marker if it ever does.
+COMMAND_SETTINGS = ("core.alternateRefsCommand", "core.fsmonitor", "core.sshCommand", "core.gitProxy", "core.pager",
+                    "core.editor", "core.askPass", "credential.helper", "gpg.program", "diff.external",
+                    "uploadpack.packObjectsHook", "filter.any.process", "filter.any.smudge", "filter.any.clean")
+
+
+async def test_fetching_from_and_pushing_to_a_local_folder_runs_no_program_its_config_names(tmp_path):
+    folder = _folder(tmp_path / "billing")
+    marker = tmp_path / "RAN"
+    for setting in COMMAND_SETTINGS:
+        git("config", setting, f"echo {setting} >> {marker}; true", cwd=folder)
+    (folder / ".git/info/attributes").write_text("* filter=any\n")
+    # Refs of another repository the folder borrows objects from: the push lists them, through the command above.
+    lender = _folder(tmp_path / "lender")
+    (folder / ".git/objects/info/alternates").write_text(f"{lender / '.git/objects'}\n")
+    opened = await _open(folder)
+    try:
+        await opened.workspace.everything()
+        await opened.workspace.commit(FileSet({"billing/money.py": "def cents(amount):\n    return 1\n"}), "Change")
+        await push(opened)
+    finally:
+        await opened.close()
+    assert not marker.exists(), marker.read_text()
+    assert branch_files(folder, opened.workspace.branch)["billing/money.py"] == "def cents(amount):\n    return 1\n"
+
+
 async def test_a_push_to_the_branch_the_folder_has_checked_out_is_refused_not_checked_out(tmp_path):
     folder = _folder(tmp_path / "billing")
     git("config", "receive.denyCurrentBranch", "updateInstead", cwd=folder)
