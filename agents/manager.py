@@ -481,6 +481,7 @@ class Manager:
             await run.emit(Notice(run.request.run_id, f"Not used: {', '.join(dropped)} from the request or its "
                                                       "thread (the repository's own tests and CI files stay as "
                                                       "they are)."))
+        await workspace.read([p for p in given if p in workspace.paths()])  # fetched: ``unwritable`` knows them then
         if refused := workspace.unwritable(run.work.files.merged(run.work.user_tests)):
             run.work = Work(run.work.files.without(refused), run.work.tests, run.work.user_tests.without(refused))
             await run.emit(Notice(run.request.run_id, "Not used, from the request or its thread: " + "; ".join(

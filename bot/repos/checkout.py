@@ -9,7 +9,8 @@ In three steps, so the team can start from the map while most of the files are s
 
 The files are written out by this module, not by ``git checkout``: no ``.gitattributes`` filter, smudge
 driver, LFS or hook can take part, a link is never made (it is left out and named), a submodule is never
-fetched, and a path that would leave the folder (git's fsck refuses those already) is refused again here.
+fetched, a Git LFS pointer is left out (its file is not in git), and a path that would leave the folder (git's
+fsck refuses those already) is refused again here.
 Larger files than the limit are never fetched by ``fetch_rest``; a fetch by blob id brings a blob whatever its
 size (git's size filter spares what is asked for by name), so ``fetch_files`` reads each blob's size before its
 contents, and one over the limit is left unread. The packed bytes are watched while git fetches: past
@@ -35,6 +36,12 @@ from bot.safety.text import not_text
 REGULAR, EXECUTABLE, LINK, SUBMODULE = "100644", "100755", "120000", "160000"
 _KINDS = {LINK: "a link", SUBMODULE: "a submodule"}
 _EMPTY = "The repository is empty: it has no commit to start from."
+# A Git LFS file is kept in git as a small pointer ("version https://git-lfs.github.com/spec/v1", its oid, its size),
+# its contents on the LFS server, which the bot never fetches: the pointer is not the file, so it is left out, as a
+# too large file is, rather than shown to the team as the file's text (and rewritten as a plain blob).
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\n"
+LFS_POINTER_BYTES = 1024  # the most a pointer holds, by the LFS specification
+LFS_FILE = "a Git LFS file: its contents are kept outside git, and the bot never fetches them"
 READ_BYTES = 8_000_000  # file contents read from git in one call (or one file, if larger): what the bot holds at once
 
 
@@ -349,6 +356,9 @@ def _write_files(out: bytes, tree: Path, wanted: list[tuple[str, str, str]], che
         _oid, _kind, size = out[at:header_end].decode().split()
         body = out[header_end + 1: header_end + 1 + int(size)]
         at = header_end + 1 + int(size) + 1
+        if len(body) < LFS_POINTER_BYTES and body.startswith(LFS_POINTER):
+            checkout.left_out[path] = LFS_FILE
+            continue
         target = root / path
         temporary = target.with_name(f".{target.name}.{secrets.token_hex(4)}.part")
         try:

@@ -141,8 +141,18 @@ class RepoWorkspace:
 
     def unwritable(self, paths: Iterable[str]) -> dict[str, str]:
         """The paths a file may not be written at in this repository, each with why: one that leaves the tree or
-        names its .git, or one that would take the place of a folder, a link or a submodule of the tree."""
-        return {path: why for path in paths if (why := unsafe_path(path) or self.checkout.clash(path))}
+        names its .git, one that would take the place of a folder, a link or a submodule of the tree, or a file of
+        the tree the team cannot have as text (binary, too large, Git LFS): a rewrite would replace what it never saw."""
+        return {path: why for path in paths
+                if (why := unsafe_path(path) or self.checkout.clash(path) or self._not_text(path))}
+
+    def _not_text(self, path: str) -> str:
+        """Why a file of the tree is not the team's to rewrite ('' when it is, or is not fetched yet)."""
+        if path in self.checkout.blobs and path in self.checkout.left_out:
+            return f"not read by the bot: {self.checkout.left_out[path]}; it stays as the repository has it"
+        if path in self.checkout.files and self._text(path) is None:
+            return "not read by the bot: binary, or not UTF-8 text; it stays as the repository has it"
+        return ""
 
     def changed(self, files: FileSet) -> dict[str, str]:
         """The files that differ from the fetched tree (new files included), each existing one in the shape the

@@ -96,3 +96,67 @@ async def test_the_team_is_told_and_the_pull_request_keeps_the_folder_a_file_was
     files = branch_files(bare, finished.checkin.branch)
     assert files["tests/test_money.py"] == PYTHON_PROJECT["tests/test_money.py"]
     assert "tests" not in files and "except ConnectionError" in files["billing/client.py"]
+
+
+LFS_POINTER = ("version https://git-lfs.github.com/spec/v1\n"
+               "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\nsize 12345\n")
+UNREAD = {".gitattributes": "data/*.csv filter=lfs diff=lfs merge=lfs -text\n", "data/rates.csv": LFS_POINTER,
+          "logo.png": b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", "notes/latin1.txt": "caf\xe9\n".encode("latin-1"),
+          "data/huge.txt": "x" * 200_000}
+
+
+async def test_a_file_the_team_cannot_have_as_text_is_never_shown_as_one_nor_rewritten(git_host, tmp_path):
+    """A Git LFS pointer is not its file (the file is on the LFS server), a binary file or one over the size cap
+    is never read: none is shown to the team or sent to the sandbox, and none is replaced by what the team wrote."""
+    make_repo(git_host.root, "acme/billing", {**PYTHON_PROJECT, **UNREAD})
+    home = tmp_path / "home"
+    home.mkdir()
+    url = f"{git_host.url}/acme/billing.git"
+    git = Git(GitAccess(url, TOKEN), home, 60)
+    checkout = await fetch(git, url, "main", tmp_path / "work", LIMITS)
+    workspace = RepoWorkspace("acme/billing@main", git, checkout, RepoTests("python", "pytest", "pytest"), 2000,
+                              LIMITS, "codegen-chat/x-1")
+    unread = [p for p in UNREAD if p != ".gitattributes"]
+    assert await workspace.read(unread) == FileSet()
+    assert not set(unread) & set(await workspace.everything())
+    refused = workspace.unwritable([*unread, "billing/money.py"])
+    assert set(refused) == set(unread)
+    assert "a Git LFS file" in refused["data/rates.csv"] and "binary" in refused["logo.png"]
+    assert "larger than 100,000 bytes" in refused["data/huge.txt"]
+    with pytest.raises(RepoError, match="nothing was committed"):
+        await workspace.commit(FileSet({"data/rates.csv": "day,rate\n1,0.5\n"}), "Change")
+    assert workspace.commits == []
+
+
+async def test_the_team_is_told_a_git_lfs_file_stays_as_it_is_and_the_pull_request_keeps_its_pointer(
+        git_host, github, tmp_path):
+    lfs = {path: UNREAD[path] for path in (".gitattributes", "data/rates.csv")}
+    bare = make_repo(git_host.root, "acme/billing", {**PYTHON_PROJECT, **lfs})
+    github.add_repo("acme/billing")
+    rewrite = "```csv path=data/rates.csv\nday,rate\n1,0.5\n```\n"
+    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE + rewrite], "tester": [TESTS],
+                           "optimizer": ["VERDICT: APPROVE"], "checkin": ["# retries\n"]})
+    config = _config(git_host, github, tmp_path)
+    notices: list[str] = []
+
+    async def sink(event: Event) -> None:
+        if isinstance(event, Notice):
+            notices.append(event.text)
+
+    def passing(job: TestJob) -> TestReport:
+        assert "data/rates.csv" not in job.files  # the pointer is not the file the tests would read
+        return TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed")
+
+    store = await SQLiteStore.open(config.db_path())
+    try:
+        service = Service(config, store, model, ScriptedSandbox(passing), repos=RepoDesk(config, TOKEN))
+        handle = await service.submit(ChatRequest("terminal", "s", "alice", TASK, places=("terminal",)), sink,
+                                      FolderPublisher(tmp_path / "saved"))
+        finished = await handle.wait()
+    finally:
+        await store.close()
+    assert finished.status is RunStatus.PASSED and finished.checkin.kind == "pull_request"
+    assert any("Not saved: data/rates.csv (not read by the bot: a Git LFS file" in n for n in notices), notices
+    assert not any("data/rates.csv" in n and "written without being read" in n for n in notices)
+    files = branch_files(bare, finished.checkin.branch)
+    assert files["data/rates.csv"] == LFS_POINTER and "except ConnectionError" in files["billing/client.py"]
