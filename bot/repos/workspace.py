@@ -199,5 +199,9 @@ class RepoWorkspace:
         return commit
 
     @property
+    def limits(self) -> Limits:
+        return self._limits
+
+    @property
     def tree(self) -> Path:
         return self.checkout.tree

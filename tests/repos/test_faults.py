@@ -160,6 +160,41 @@ async def test_a_branch_someone_else_pushed_to_is_never_forced(git_host, github,
     assert not opened.folder.exists()
 
 
+async def _someone_changes_the_base(bare: Path, tmp_path: Path, rewrite: bool) -> None:
+    """A person pushes to main: a commit on top, or (``rewrite``) main's only commit replaced, as one does to take
+    a leaked secret out of a branch, and force-pushed."""
+    other = tmp_path / "person"
+    git("clone", "-q", str(bare), str(other), cwd=tmp_path)
+    (other / "README.md").write_text("# billing, rewritten\n")
+    git("add", "README.md", cwd=other)
+    git("commit", "-q", *(["--amend", "-m", "Initial commit, without the secret"] if rewrite else ["-m", "More"]),
+        cwd=other)
+    git("push", "-q", "--force", "origin", "main", cwd=other)
+
+
+@pytest.mark.parametrize("rewrite", [True, False])
+async def test_a_base_branch_force_pushed_under_the_run_gets_none_of_its_removed_commits_back(
+        git_host, github, tmp_path, rewrite):
+    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+    github.add_repo("acme/billing")
+    desk = RepoDesk(_config(git_host, github, tmp_path), TOKEN)
+    opened = await desk.open(desk.target(TASK, "", "", ("terminal",), "alice"), "r1", TASK)
+    try:
+        workspace = opened.workspace
+        files = await workspace.read(["billing/client.py"])
+        await workspace.commit(files.merged({"billing/client.py": "# one\n"}), "first")
+        started_from = workspace.checkout.head
+        await _someone_changes_the_base(bare, tmp_path, rewrite)
+        if rewrite:
+            with pytest.raises(PushRefused, match=rf"main was rewritten \(force-pushed\).*{started_from[:12]}"):
+                await push(opened)
+            assert git("ls-remote", "--heads", str(bare), workspace.branch, cwd=tmp_path) == ""
+        else:  # a base that only moved on takes the push as ever
+            assert await push(opened) == git("rev-parse", workspace.branch, cwd=bare).strip()
+    finally:
+        await opened.close()
+
+
 async def test_prompts_stay_within_the_ceiling_on_a_large_repository(git_host, github, tmp_path):
     files = {**PYTHON_PROJECT, **{f"pkg{i % 30}/mod_{i}.py": f"def f{i}():\n    return {i}\n" for i in range(3000)}}
     make_repo(git_host.root, "acme/billing", files)
