@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.events import Event, Notice
+from agents.events import Event, Notice, RunFinished
 from agents.types import FileSet, RepoTests, RunStatus, TestJob, TestReport, TestStatus
 from bot.checkin import FolderPublisher
 from bot.repos.checkout import Limits, fetch, fetch_rest
@@ -67,20 +67,24 @@ async def test_new_files_beside_the_tree_are_committed_and_the_tree_kept(git_hos
     assert set(done.stdout.decode().split()) == {*PYTHON_PROJECT, *LINKS, "vendor/lib", "billing/retry.py", "docs.md"}
 
 
-async def test_the_team_is_told_and_the_pull_request_keeps_the_folder_a_file_was_named_like(git_host, github, tmp_path):
-    bare = make_repo(git_host.root, "acme/billing", PYTHON_PROJECT)
+async def _team_writes(git_host, github, tmp_path: Path, files: dict[str, str], written: str,
+                       sandbox_sees: list[TestJob] | None = None) -> tuple[Path, RunFinished, list[str]]:
+    """A run in a repository holding ``files`` whose Programmer also writes ``written`` (a file block): the
+    repository, how the run finished, and the notices it gave."""
+    bare = make_repo(git_host.root, "acme/billing", files)
     github.add_repo("acme/billing")
-    shadow = "```python path=tests\nimport pytest\n```\n"
-    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE + shadow], "tester": [TESTS],
+    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE + written], "tester": [TESTS],
                            "optimizer": ["VERDICT: APPROVE"], "checkin": ["# retries\n"]})
     config = _config(git_host, github, tmp_path)
     notices: list[str] = []
+    seen = sandbox_sees if sandbox_sees is not None else []
 
     async def sink(event: Event) -> None:
         if isinstance(event, Notice):
             notices.append(event.text)
 
     def passing(job: TestJob) -> TestReport:
+        seen.append(job)
         return TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed")
 
     store = await SQLiteStore.open(config.db_path())
@@ -91,6 +95,12 @@ async def test_the_team_is_told_and_the_pull_request_keeps_the_folder_a_file_was
         finished = await handle.wait()
     finally:
         await store.close()
+    return bare, finished, notices
+
+
+async def test_the_team_is_told_and_the_pull_request_keeps_the_folder_a_file_was_named_like(git_host, github, tmp_path):
+    shadow = "```python path=tests\nimport pytest\n```\n"
+    bare, finished, notices = await _team_writes(git_host, github, tmp_path, PYTHON_PROJECT, shadow)
     assert finished.status is RunStatus.PASSED and finished.checkin.kind == "pull_request"
     assert any("Not saved: tests (it is a folder of the repository" in n for n in notices)
     files = branch_files(bare, finished.checkin.branch)
@@ -131,30 +141,10 @@ async def test_a_file_the_team_cannot_have_as_text_is_never_shown_as_one_nor_rew
 async def test_the_team_is_told_a_git_lfs_file_stays_as_it_is_and_the_pull_request_keeps_its_pointer(
         git_host, github, tmp_path):
     lfs = {path: UNREAD[path] for path in (".gitattributes", "data/rates.csv")}
-    bare = make_repo(git_host.root, "acme/billing", {**PYTHON_PROJECT, **lfs})
-    github.add_repo("acme/billing")
     rewrite = "```csv path=data/rates.csv\nday,rate\n1,0.5\n```\n"
-    model = ScriptedModel({"planner": [PLAN], "programmer": [CODE + rewrite], "tester": [TESTS],
-                           "optimizer": ["VERDICT: APPROVE"], "checkin": ["# retries\n"]})
-    config = _config(git_host, github, tmp_path)
-    notices: list[str] = []
-
-    async def sink(event: Event) -> None:
-        if isinstance(event, Notice):
-            notices.append(event.text)
-
-    def passing(job: TestJob) -> TestReport:
-        assert "data/rates.csv" not in job.files  # the pointer is not the file the tests would read
-        return TestReport(TestStatus.PASSED, 0, 0.1, 2, 0, "2 passed")
-
-    store = await SQLiteStore.open(config.db_path())
-    try:
-        service = Service(config, store, model, ScriptedSandbox(passing), repos=RepoDesk(config, TOKEN))
-        handle = await service.submit(ChatRequest("terminal", "s", "alice", TASK, places=("terminal",)), sink,
-                                      FolderPublisher(tmp_path / "saved"))
-        finished = await handle.wait()
-    finally:
-        await store.close()
+    jobs: list[TestJob] = []
+    bare, finished, notices = await _team_writes(git_host, github, tmp_path, {**PYTHON_PROJECT, **lfs}, rewrite, jobs)
+    assert jobs and not any("data/rates.csv" in job.files for job in jobs)  # the pointer is not the tests' file
     assert finished.status is RunStatus.PASSED and finished.checkin.kind == "pull_request"
     assert any("Not saved: data/rates.csv (not read by the bot: a Git LFS file" in n for n in notices), notices
     assert not any("data/rates.csv" in n and "written without being read" in n for n in notices)
