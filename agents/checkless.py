@@ -14,8 +14,9 @@ made from one: a helper, a fixture, a module-level value), imports the code itse
 define (a ``conftest.py`` may give the code), or runs a program (``subprocess``, ``runpy``, ``importlib``).
 
 The other way round, a test that still holds an example's placeholders (``assert f(...) == ...``, as a small model
-copies the form it was shown) fails whatever the code does: changing the code cannot help, so it goes back to the
-Tester too (``placeholder_tests``). The user's own tests are never judged: they are theirs.
+copies the form it was shown) fails whatever the code does, and so do failing tests none of which reaches the code
+(a small model's test file that defines the function it tests): changing the code cannot help, so they go back to
+the Tester too (``cannot_pass_tests``). The user's own tests are never judged: they are theirs.
 """
 
 from __future__ import annotations
@@ -72,10 +73,18 @@ def _unchecked(files: Mapping[str, str], languages: Languages) -> str:
     return ""
 
 
-def placeholder_tests(files: Mapping[str, str], languages: Languages) -> str:
-    """Why the team's Python tests cannot pass for any code: an assert that compares with ``...`` or calls with it
-    (an example's placeholders, not values), naming the file and test; or ''."""
-    for path, tree in _test_trees(files, languages).items():
+def cannot_pass_tests(files: Mapping[str, str], languages: Languages, code: Collection[str] = ()) -> str:
+    """Why the team's failing Python tests would fail for any code, naming the file and test; or ''. An assert that
+    compares with ``...`` or calls with it (an example's placeholders, not values); or, given the paths of the
+    ``code``, tests none of which reaches it while it checks (the function under test copied into the test file):
+    changing the code cannot make them pass."""
+    trees = _test_trees(files, languages)
+    return _placeholders(trees) or _unreached(trees, _modules(p for p in code if p not in trees),
+                                              "so they fail whatever the code does")
+
+
+def _placeholders(trees: Mapping[str, ast.Module]) -> str:
+    for path, tree in trees.items():
         for test in _test_functions(tree):
             if any(isinstance(n, ast.Assert) and _placeholder_in(n.test) for n in ast.walk(test)):
                 return (f"{path}: {test.name} compares with or passes `...`, an example's placeholder, so it fails "
@@ -177,7 +186,8 @@ def _modules(paths: Iterable[str]) -> frozenset[str]:
     return frozenset(names)
 
 
-def _unreached(trees: Mapping[str, ast.Module], modules: frozenset[str]) -> str:
+def _unreached(trees: Mapping[str, ast.Module], modules: frozenset[str],
+               so: str = "so they pass whatever the code does") -> str:
     """Why no test both reaches the code and checks a result, or '' (also when there is no Python code to reach)."""
     tests = {path: _test_functions(tree) for path, tree in trees.items()}
     if not modules or not any(tests.values()):
@@ -194,7 +204,7 @@ def _unreached(trees: Mapping[str, ast.Module], modules: frozenset[str]) -> str:
                 return ""
     shown = ", ".join(sorted(modules)[:3])
     return (f"{', '.join(sorted(p for p, found in tests.items() if found))}: no test calls the code while it "
-            f"checks a result (none uses {shown}), so they pass whatever the code does; import the code and "
+            f"checks a result (none uses {shown}), {so}; import the code and "
             "assert what it returns")
 
 

@@ -46,7 +46,7 @@ from typing import TypeVar
 from agents import candidates, file_names, python_files
 from agents import prompt_contexts as contexts
 from agents.candidates import Candidate
-from agents.checkless import checkless_tests, placeholder_tests
+from agents.checkless import cannot_pass_tests, checkless_tests
 from agents.errors import (
     AgentReplyError,
     BudgetExhausted,
@@ -329,7 +329,7 @@ class Manager:
         # kept) ask for no change of the code: both are the Tester's to fix, as tests that cannot run.
         code = [*run.work.files, *(run.workspace.paths() if run.workspace else ())]
         cannot_fail = checkless_tests(tests.as_dict(), self._languages, code) if report.ok and not unrunnable else ""
-        cannot_pass = placeholder_tests(tests.as_dict(), self._languages) if not report.ok and not unrunnable else ""
+        cannot_pass = cannot_pass_tests(tests.as_dict(), self._languages, code) if not report.ok and not unrunnable else ""
         earlier, run.standing = run.standing, run.standing.with_report(report, cannot_fail, cannot_pass)
         if report.ok and not unrunnable and not cannot_fail:
             return None
@@ -810,7 +810,8 @@ class Manager:
         report = best.report
         cannot_fail = checkless_tests(best.work.tests.as_dict(), self._languages, list(best.work.files)) if (
             report.ok and best.work.tests) else ""
-        cannot_pass = "" if report.ok else placeholder_tests(best.work.tests.as_dict(), self._languages)
+        cannot_pass = "" if report.ok else cannot_pass_tests(best.work.tests.as_dict(), self._languages, [
+            *best.work.files, *(run.workspace.paths() if run.workspace else ())])
         run.standing = replace(run.standing.with_report(report, cannot_fail, cannot_pass),
                                review=self._review_of(run, best.work.files))
         if best is not run.tried[-1]:

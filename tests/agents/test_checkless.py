@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.checkless import checkless_tests, placeholder_tests
+from agents.checkless import cannot_pass_tests, checkless_tests
 from agents.events import Notice, RunFinished, TurnFinished
 from agents.language import BUILT_IN
 from agents.manager import Budget, Manager, Order, TeamSettings
@@ -209,7 +209,7 @@ PLACEHOLDERS = ("```python path=test_intf.py\nfrom intf import find_intf\n\n\nde
     ("class TestF:\n    def test_g(self):\n        assert sorted(f(...)) == [1]\n", "test_g"),
 ])
 def test_a_test_that_keeps_an_examples_placeholders_cannot_pass(test, named):
-    said = placeholder_tests({"test_main.py": "from main import f\n\n" + test}, BUILT_IN)
+    said = cannot_pass_tests({"test_main.py": "from main import f\n\n" + test}, BUILT_IN)
     assert said.startswith(f"test_main.py: {named} compares with or passes `...`")
 
 
@@ -220,8 +220,8 @@ def test_a_test_that_keeps_an_examples_placeholders_cannot_pass(test, named):
     "def helper():\n    assert f(...) == ...\n",  # not a test pytest collects
 ])
 def test_real_values_and_other_uses_of_dots_are_no_placeholders(test):
-    assert placeholder_tests({"test_main.py": test}, BUILT_IN) == ""
-    assert placeholder_tests({"main.py": "def test_f():\n    assert f(...) == ...\n"}, BUILT_IN) == ""  # no test file
+    assert cannot_pass_tests({"test_main.py": test}, BUILT_IN) == ""
+    assert cannot_pass_tests({"main.py": "def test_f():\n    assert f(...) == ...\n"}, BUILT_IN) == ""  # no test file
 
 
 def failing_while_placeholders(job):
@@ -229,6 +229,40 @@ def failing_while_placeholders(job):
         return TestReport(TestStatus.FAILED, 1, 0.1, 0, 1,
                           "FAILED test_intf.py::test_find_intf - assert [] == Ellipsis\n1 failed in 0.01s")
     return ScriptedSandbox().verdict(job)
+
+
+# A small model's test file that defines the function it tests (and gets the expected result wrong).
+OWN_COPY = ("```python path=test_intf.py\ndef find_intf(obj):\n    return []\n\n\ndef test_find_intf():\n"
+            "    assert find_intf({'intf': 1}) == [('intf', 2)]\n```\n")
+
+
+def test_failing_tests_none_of_which_reaches_the_code_cannot_pass():
+    tests = {"test_intf.py": "def find_intf(obj):\n    return []\n\n\ndef test_find_intf():\n"
+                             "    assert find_intf({'intf': 1}) == [('intf', 2)]\n"}
+    said = cannot_pass_tests(tests, BUILT_IN, ["intf.py"])
+    assert said.startswith("test_intf.py: no test calls the code while it checks a result (none uses intf), so they "
+                           "fail whatever the code does"), said
+    assert cannot_pass_tests(tests, BUILT_IN) == ""  # no code to reach: nothing to say
+    assert cannot_pass_tests({"test_intf.py": GOOD}, BUILT_IN, ["main.py"]) == ""
+
+
+def failing_while_own_copy(job):
+    if "def find_intf" in job.files.get("test_intf.py", ""):
+        return TestReport(TestStatus.FAILED, 1, 0.1, 0, 1, "FAILED test_intf.py::test_find_intf - assert [] == [...]")
+    return ScriptedSandbox().verdict(job)
+
+
+async def test_failing_tests_that_test_their_own_copy_go_back_to_the_tester_not_the_code_to_the_programmer():
+    script = {**s.happy_path(), "tester": [OWN_COPY, s.TESTS], "optimizer": [s.APPROVE, s.APPROVE]}
+    script.pop("manager", None)  # a triage would send the code back: asking for one fails the run
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=failing_while_own_copy), RecordingPublisher())
+    events = [e async for e in manager.run(RunRequest(task="find all intf keys", run_id="r1"))]
+    final = events[-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.PASSED, final.reason
+    turns = [e.agent for e in events if isinstance(e, TurnFinished)]
+    assert turns.count("tester") == 2 and turns.count("programmer") == 1 and "manager" not in turns
+    assert any("failed but cannot pass" in e.text and "none uses intf" in e.text for e in events
+               if isinstance(e, Notice))
 
 
 @pytest.mark.parametrize("order", list(Order))
