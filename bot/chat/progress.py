@@ -50,10 +50,14 @@ class Progress:
     read: str = ""  # what was read of the thread the run was asked in ("read 14 earlier messages, 2 files")
 
 
-def progress_text(progress: Progress) -> str:
-    """The status message as Markdown: the headline, a line per step, the latest notice."""
+def progress_text(progress: Progress, folded: int = 0) -> str:
+    """The status message as Markdown: the headline, a line per step, the latest notice. ``folded``: how many of
+    the oldest steps are said in one line instead (a long run's steps outgrow one message)."""
     lines = [progress.headline] + ([f"📖 {_capital(progress.read)}"] if progress.read else [])
-    lines += [f"{STATE_MARKS[s.state]} {s.title}" + (f" — {s.detail}" if s.detail else "") for s in progress.steps]
+    folded = min(folded, len(progress.steps))
+    lines += [f"… {folded} earlier step{'s' if folded > 1 else ''}"] if folded else []
+    lines += [f"{STATE_MARKS[s.state]} {s.title}" + (f" — {s.detail}" if s.detail else "")
+              for s in progress.steps[folded:]]
     return "\n".join(lines + ([f"ℹ️ {progress.note}"] if progress.note else []))
 
 

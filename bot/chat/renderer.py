@@ -154,7 +154,8 @@ class RunRenderer:
         """Post the status message with the Stop control, then draw the run's events as they come.
         ``follows``: the run this one waits for in the same thread, if any."""
         self.run_id = run_id
-        self._status = StatusMessage(self._thread, run_id, follows, self._show, self._redact, self._style.update_interval_s)
+        self._status = StatusMessage(self._thread, run_id, follows, self._show, self._redact,
+                                    self._style.update_interval_s, self._style.max_message_chars)
         await self._status.post()
         self._task = asyncio.create_task(self._draw_all(), name=f"render-{run_id}")
 
@@ -163,7 +164,8 @@ class RunRenderer:
         ``earlier``: the run's stored events, which that message showed already: its steps stay in it, and
         the final summary counts their tokens."""
         self.run_id = run_id
-        self._status = StatusMessage(self._thread, run_id, None, self._show, self._redact, self._style.update_interval_s)
+        self._status = StatusMessage(self._thread, run_id, None, self._show, self._redact,
+                                    self._style.update_interval_s, self._style.max_message_chars)
         self._status.message_id = status_message_id
         for event in earlier:
             self._status.observe(event)

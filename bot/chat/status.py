@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 from agents.events import Event
 from bot.chat.progress import Progress, ProgressTracker, progress_text
+from bot.chat.split import split_message
 from bot.chat.thread import ChatThread
 
 Redact = Callable[[str], str]
@@ -17,8 +18,9 @@ Show = Callable[[str], str]  # Markdown -> the platform's markup, secrets masked
 
 class StatusMessage:
     def __init__(self, thread: ChatThread, run_id: str, follows: str | None, show: Show, redact: Redact,
-                 interval_s: float) -> None:
+                 interval_s: float, max_chars: int) -> None:
         self._thread, self._show, self._redact, self._interval_s = thread, show, redact, interval_s
+        self._max_chars = max_chars
         self._tracker = ProgressTracker(run_id, follows)
         self.message_id = ""
         self._dirty = False
@@ -26,7 +28,7 @@ class StatusMessage:
 
     async def post(self) -> None:
         progress = self._progress()
-        self.message_id = await self._thread.post(self._show(progress_text(progress)), stop=progress.run_id,
+        self.message_id = await self._thread.post(self._shown(progress), stop=progress.run_id,
                                                   progress=progress)
         self._drawn_at = time.monotonic()
 
@@ -45,8 +47,25 @@ class StatusMessage:
             return
         self._dirty, self._drawn_at = False, time.monotonic()
         progress = self._progress()
-        await self._thread.edit(self.message_id, self._show(progress_text(progress)),
+        await self._thread.edit(self.message_id, self._shown(progress),
                                 stop="" if progress.finished else progress.run_id, progress=progress)
+
+    def _shown(self, progress: Progress) -> str:
+        """The status as the platform shows it, within one message: a platform refuses a longer one, and the message
+        would stay as it was (its Stop control too) to the run's end. A long run's oldest steps are folded into one
+        line (the fewest that make it fit: a bisection), so how the run stands and its latest steps stay in view."""
+        def text(folded: int) -> str:
+            return self._show(progress_text(progress, folded))
+
+        low, high = 0, len(progress.steps)
+        while low < high:
+            middle = (low + high) // 2
+            if len(text(middle)) <= self._max_chars:
+                high = middle
+            else:
+                low = middle + 1
+        shown = text(low)
+        return shown if len(shown) <= self._max_chars else split_message(shown, self._max_chars)[0]
 
     def _progress(self) -> Progress:
         """The progress with every secret masked: its details quote the models."""

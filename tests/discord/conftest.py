@@ -46,14 +46,15 @@ def discord_secrets(secrets):
 @pytest.fixture
 async def start_bot(discord_config, discord_secrets, store, discord_api):
     """``await start_bot(sandbox=..., prices=..., team=..., llm=..., **discord_changes)``: a connected bot, closed
-    after the test (``team``, ``llm``: changes to ``[team]``, ``[llm]``)."""
+    after the test (``team``, ``llm``, ``budget``: changes to ``[team]``, ``[llm]``, ``[budget]``)."""
     started: list[tuple[CodegenBot, asyncio.Task]] = []
     with contextlib.ExitStack() as endpoints_set:
 
-        async def start(sandbox=None, prices=None, team=None, llm=None, **changes) -> CodegenBot:
+        async def start(sandbox=None, prices=None, team=None, llm=None, budget=None, **changes) -> CodegenBot:
             config = with_changes(discord_config, discord=changes) if changes else discord_config
             config = with_changes(config, team=team) if team else config
             config = with_changes(config, llm=llm) if llm else config
+            config = with_changes(config, budget=budget) if budget else config
             config = dataclasses.replace(config, prices=prices) if prices else config
             service = Service(config, store, OpenAIChatModel(config, discord_secrets), sandbox or ScriptedSandbox(),
                               publisher_factory(config, discord_secrets, store), redact=Redactor(discord_secrets.values()))

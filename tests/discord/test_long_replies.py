@@ -94,3 +94,23 @@ async def test_compact_threads_hold_the_status_the_files_and_the_result_only(sta
         "📎 Programmer · round 1", "📎 Tester · round 1", f"📎 Files of run `{status.content.split('`')[1]}` (passed)"]
     assert "✅ Review · round 1 — approves" in status.content and status.payload["components"] == []
     assert discord_api.calls_to("DELETE", "/messages/") == []
+
+
+def always_fails(job):
+    return TestReport(TestStatus.FAILED, 1, 0.1, 1, 1, "FAILED test_intf.py::test_nested - AssertionError\n1 failed, 1 passed")
+
+
+async def test_the_status_of_a_run_of_many_rounds_keeps_within_2000_characters_to_its_end(
+        start_bot, discord_api, model_server):
+    rounds = 30  # a line per step, four steps a round: far more than one message holds
+    script_team(model_server, programmer=[s.CODE] * rounds, tester=[s.TESTS] * rounds,
+                optimizer=[s.APPROVE] * rounds, manager=[s.FIX_CODE] * rounds)
+    await start_bot(sandbox=ScriptedSandbox(verdict=always_fails), budget={"max_rounds": rounds, "max_tokens": 10**9})
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    await eventually(lambda: final_message(discord_api, thread), "the final message")
+
+    status = discord_api.channel_messages(thread)[0]
+    assert status.content.startswith("❌ **Failed**") and status.payload["components"] == []  # its last edit landed
+    assert len(status.content) <= 2000 and f"Tests · round {rounds} — 1 passed, 1 failed" in status.content
+    assert "earlier steps" in status.content and "Plan — language: python" not in status.content

@@ -42,6 +42,7 @@ CODERS_ROLE = 900_000_000_000_000_030
 BOT_ROLE = 900_000_000_000_000_031  # the role Discord makes for the bot when it joins
 TOKEN = "fake-discord-token-0123456789"
 EPHEMERAL = 64
+CONTENT_LIMIT = 2_000  # a message's content, in characters
 MESSAGE_CONTENT_INTENT = 1 << 15
 
 
@@ -307,6 +308,8 @@ class FakeDiscord:
     async def _create_message(self, parts: list[str], body: Any, files: dict[str, bytes]) -> web.Response:
         if files and not self.accepts_files:
             return _json({"message": "Request entity too large", "code": 40005}, status=413)
+        if _too_long(body):
+            return _too_long(body)
         message = self._store_message(int(parts[1]), body, files)
         await self.dispatch("MESSAGE_CREATE", message.payload)  # Discord echoes a bot's own messages to it too
         return _json(message.payload)
@@ -332,6 +335,8 @@ class FakeDiscord:
         message = self.messages.get(int(parts[3]))
         if message is None or message.deleted:
             return _json({"message": "Unknown Message", "code": 10008}, status=404)
+        if _too_long(body):
+            return _too_long(body)
         self._apply_edit(message, body, files)
         return _json(message.payload)
 
@@ -439,6 +444,14 @@ class FakeDiscord:
 def _json(data: Any, status: int = 200) -> web.Response:
     """Exactly ``application/json``, as Discord sends it: discord.py parses nothing else."""
     return web.Response(body=json.dumps(data).encode(), status=status, headers={"Content-Type": "application/json"})
+
+
+def _too_long(body: Any) -> web.Response | None:
+    """Discord's refusal of a message whose content is over its 2,000 characters."""
+    if not isinstance(body, dict) or len(body.get("content") or "") <= CONTENT_LIMIT:
+        return None
+    return _json({"message": "Invalid Form Body", "code": 50035, "errors": {"content": {"_errors": [
+        {"code": "BASE_TYPE_MAX_LENGTH", "message": f"Must be {CONTENT_LIMIT} or fewer in length."}]}}}, status=400)
 
 
 def _attachments(body: dict[str, Any], files: dict[str, bytes], ids: Any) -> list[dict[str, Any]]:
