@@ -26,12 +26,14 @@ from slack_sdk.web.async_client import AsyncWebClient
 from adapters.slack.markup import escape, neutral
 from agents.errors import CheckInError
 from bot.chat.progress import ACTIVE, DONE, Progress, Step
+from bot.chat.split import split_message
 from bot.safety.inert import in_written_order
 
 log = logging.getLogger(__name__)
 
 MAX_FILES_PER_UPLOAD = 10  # files.completeUploadExternal takes a batch; keep each one small
 STOP_ACTION = "codegen_stop"
+SECTION_CHARS = 3000  # Slack's limit on a section block's text
 TASK_STATES = {ACTIVE: "in_progress", DONE: "complete"}  # anything else: "error"
 READ_STEP = "read"  # the plan's first task: what the bot read of the thread
 # Refusals that say the workspace (not this one thread) does not let the app use a feature; a Slack that
@@ -186,10 +188,12 @@ class SlackThread:
 
 
 def _blocks(text: str, stop: str) -> list[dict[str, Any]] | None:
-    """The text with the Stop button that cancels run ``stop`` under it; None without a run."""
+    """The text with the Stop button that cancels run ``stop`` under it; None without a run. A section holds at most
+    3,000 characters (Slack refuses the whole message over that), so a longer text takes several, cut at lines."""
     if not stop:
         return None
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": text}}, *_stop(stop)]
+    sections = split_message(text, SECTION_CHARS) or [""]
+    return [*({"type": "section", "text": {"type": "mrkdwn", "text": part}} for part in sections), *_stop(stop)]
 
 
 def _stop(run_id: str) -> list[dict[str, Any]]:

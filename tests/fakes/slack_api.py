@@ -36,6 +36,8 @@ BOT_USER, BOT_ID, TEAM, APP_ID = "UBOT", "BBOT", "T0001", "A0001"
 ALL_SCOPES = ("app_mentions:read", "assistant:write", "channels:history", "chat:write", "files:read", "files:write",
               "groups:history", "im:history", "mpim:history", "users:read")
 LOGIN_PAGE = "<!DOCTYPE html><html><body>Sign in to Slack</body></html>"
+TEXT_LIMIT = 40_000  # a message's text, in characters
+SECTION_TEXT_LIMIT = 3_000  # a section block's text
 
 
 @dataclass
@@ -260,6 +262,9 @@ class FakeSlack:
                 "permalink": f"https://fake.slack.test/archives/{channel}/p{ts.replace('.', '')}"}, {}
 
     def _chat_postMessage(self, args: dict[str, Any], token: str) -> tuple[dict[str, Any], dict[str, str]]:
+        refused = _too_long(args)
+        if refused:
+            return refused, {}
         message = Message(args["channel"], self.next_ts(), str(args.get("text", "")), BOT_USER,
                           args.get("thread_ts"), list(args.get("blocks") or []), posted_at=time.monotonic())
         self.messages.append(message)
@@ -270,6 +275,9 @@ class FakeSlack:
         message = self._find(args["channel"], args["ts"])
         if message is None:
             return {"ok": False, "error": "message_not_found"}, {}
+        refused = _too_long(args)
+        if refused:
+            return refused, {}
         message.text = str(args.get("text", ""))
         message.blocks = list(args.get("blocks") or [])
         message.edits.append(message.text)
@@ -504,3 +512,15 @@ def signed_headers(body: str, secret: str = SIGNING_SECRET, timestamp: int | Non
     signature = SignatureVerifier(secret).generate_signature(timestamp=stamp, body=body)
     return {"X-Slack-Request-Timestamp": stamp, "X-Slack-Signature": str(signature),
             "Content-Type": "application/json"}
+
+
+def _too_long(args: dict[str, Any]) -> dict[str, Any] | None:
+    """Slack's refusal of a message over its limits: 40,000 characters of text, 3,000 in a section block's text."""
+    if len(str(args.get("text", ""))) > TEXT_LIMIT:
+        return {"ok": False, "error": "msg_too_long"}
+    for index, block in enumerate(args.get("blocks") or []):
+        text = (block.get("text") or {}).get("text", "") if isinstance(block, dict) else ""
+        if len(text) > SECTION_TEXT_LIMIT:
+            return {"ok": False, "error": "invalid_blocks",
+                    "errors": [f"must be less than {SECTION_TEXT_LIMIT + 1} characters [json-pointer:/blocks/{index}/text/text]"]}
+    return None

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.conftest import with_changes
 from tests.fakes import team_script as s
+from tests.fakes.slack_api import FakeSlack
 from tests.fakes.team_script import ScriptedSandbox
 from tests.slack.conftest import finished, headers, mention, script_team
 
@@ -73,3 +76,29 @@ async def test_a_compact_thread_holds_the_status_the_files_and_the_result_only(s
     assert [m.text.split(":")[0] for m in attachments] == ["📎 Programmer · round 1", "📎 Tester · round 1",
                                                             "📎 Files of run `" + status.text.split("`")[1] + "` (passed)"]
     assert "✅ Tests · round 1 — 2 passed, 0 failed" in status.text and not headers([status, *attachments, last])
+
+
+def always_fails(job):
+    from agents.types import TestReport, TestStatus
+
+    return TestReport(TestStatus.FAILED, 1, 0.1, 1, 1, "FAILED test_intf.py::test_nested - AssertionError\n1 failed, 1 passed")
+
+
+@pytest.mark.parametrize("scopes", [("app_mentions:read", "chat:write", "channels:history", "files:write")],
+                         ids=["edited-status"])
+async def test_the_status_of_a_run_of_many_rounds_is_kept_current_within_slack_s_limits(
+        model_server, slack_config, start_bot, scopes):
+    rounds = 30  # a line per step, four steps a round: more than a block's 3,000 characters
+    async with FakeSlack(scopes=scopes) as narrow:
+        config = with_changes(slack_config, slack={"api_url": narrow.api_url},
+                              budget={"max_rounds": rounds, "max_tokens": 10**9})
+        await start_bot(config, sandbox=ScriptedSandbox(always_fails), fake=narrow)
+        script_team(model_server, programmer=[s.CODE] * rounds, tester=[s.TESTS] * rounds,
+                    optimizer=[s.APPROVE] * rounds, manager=[s.FIX_CODE] * rounds)
+        message, _ = await mention(narrow, "find all intf keys")
+        status = (await finished(narrow, "C1", message.ts))[0]
+
+    working = [text for text in status.edits if text.startswith("🛠️ *Working*")]
+    assert any(f"Fix · round {rounds}" in text for text in working)  # edited while it ran, Stop button and all
+    assert status.text.startswith("❌ *Failed*") and f"Tests · round {rounds} — 1 passed, 1 failed" in status.text
+    assert status.blocks == [] and len(status.text) <= config.slack.max_message_chars
