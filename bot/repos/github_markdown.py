@@ -4,8 +4,8 @@ GitHub renders a pull request's description as Markdown with some HTML, and acts
 ``@name`` and ``@org/team`` notify those people, an ``<a href>`` or a Markdown link can show one address and
 go to another, and an HTML comment hides text from the reader. The body quotes the task, the Planner's plan
 (model text) and the repository's test names, so ``quiet`` applies one rule to all of it, outside code:
-mentions are broken with an invisible character (as Renovate and Dependabot do), ``<`` is written as an
-entity (no tag, no comment), and a deceptive link shows its target (``bot.chat.links``). Code blocks and code
+mentions are broken with an invisible character (as Renovate and Dependabot do), ``<`` and ``&`` are written
+as entities (no tag, no comment, no mention spelled with an entity), and a deceptive link shows its target (``bot.chat.links``). Code blocks and code
 spans are left as written: GitHub acts on nothing inside them. Anywhere, a character that reorders the text
 (a bidi override or isolate) is shown escaped, so nothing reads otherwise than it is.
 """
@@ -18,8 +18,11 @@ from agents.fences import segments
 from bot.chat.links import unmasked
 from bot.safety.inert import in_written_order
 
-# GitHub's mention: '@' after a start, a space or punctuation, then a login (or org/team).
-_MENTION = re.compile(r"(?<![\w`@./-])@(?=[A-Za-z0-9])")
+# GitHub's mention: '@' after the start or any character but a letter, digit or underscore (a '-', '.', '/' or
+# another '@' included), then a login (or org/team). A web address is left whole: GitHub links it, and reads no
+# mention inside a link.
+_MENTION = re.compile(r"(?<![\w`])@(?=[A-Za-z0-9])")
+_WEB_ADDRESS = re.compile(r"(?i)\b(?:https?://|www\.)[\w-]+(?:\.[\w-]+)+(?:[/?#][^\s<]*)?")  # as GitHub links one
 _CODE_SPAN = re.compile(r"(`+)(?:.|\n)*?(?<!`)\1(?!`)")
 ZERO_WIDTH_SPACE = "&#8203;"
 # Marks every comment the bot writes, so none of them is ever read as a request (whoever's token wrote it).
@@ -56,4 +59,16 @@ def _quiet_prose(prose: str) -> str:
 
 
 def _quiet_text(text: str) -> str:
-    return _MENTION.sub("@" + ZERO_WIDTH_SPACE, text.replace("<", "&lt;"))
+    """Prose with no mention and no tag. ``&`` is written as an entity too: GitHub decodes ``&#64;name`` (or
+    ``&commat;``) before it looks for mentions, so an entity could spell one."""
+    out, position = [], 0
+    for address in _WEB_ADDRESS.finditer(text):
+        out.append(_unmentioned(text[position:address.start()]))
+        out.append(address.group().replace("&", "&amp;"))
+        position = address.end()
+    out.append(_unmentioned(text[position:]))
+    return "".join(out)
+
+
+def _unmentioned(text: str) -> str:
+    return _MENTION.sub("@" + ZERO_WIDTH_SPACE, text.replace("&", "&amp;").replace("<", "&lt;"))

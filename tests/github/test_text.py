@@ -4,6 +4,8 @@ quotation, and the model's words shown without pinging anyone or rendering HTML.
 from __future__ import annotations
 
 import dataclasses
+import html
+import re
 
 import aiohttp
 import pytest
@@ -34,6 +36,23 @@ def test_the_models_words_ping_nobody_and_render_no_html_outside_code():
     assert "`a <b> @c`" in shown and "```html\n<div>@team</div>\n```" in shown  # code is shown as written
     mail = GitHubMarkup().text("mail dev@example.com, or (@bob)")
     assert "mail dev@example.com, or (@" in mail and "@bob" not in mail  # an address is left alone, a mention broken
+
+
+def github_mentions(shown: str) -> list[str]:
+    """Whom GitHub would notify in ``shown``, read as GitHub reads it: entities decoded, then ``@name`` or
+    ``@org/team`` after the start or any character that is not a letter, digit or underscore."""
+    return re.findall(r"(?:^|\W)@([a-z0-9][a-z0-9-]*(?:/[a-z0-9][a-z0-9_-]*)?)", html.unescape(shown), re.I | re.M)
+
+
+@pytest.mark.parametrize("written", ["cc -@octocat", "see x.@octocat", "a/@acme/security", "@@octocat",
+                                     "&#64;octocat", "&commat;acme/security", "&#x40;octocat", "&amp;#64;octocat",
+                                     "https://@octocat"])
+def test_no_spelling_of_a_mention_in_the_models_words_pings_anyone(written):
+    assert github_mentions(GitHubMarkup().text(f"Thanks {written}, see you")) == []
+
+
+def test_a_web_address_with_an_at_sign_is_left_as_written():
+    assert GitHubMarkup().text("See https://medium.com/@octocat/post") == "See https://medium.com/@octocat/post"
 
 
 async def test_the_webhook_port_answers_the_health_probes(github_config, start_bot):
