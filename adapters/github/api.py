@@ -69,9 +69,20 @@ class ReviewThread:
     comments: tuple[Said, ...]
 
     @property
-    def answered_by_bot(self) -> bool:
-        """The bot has had the last word in it (its replies carry the marker): nothing is waiting."""
-        return bool(self.comments) and MARKER in self.comments[-1].body
+    def people(self) -> tuple[Said, ...]:
+        """What people wrote in it: not the bot (its replies carry the marker), nor other bots (a reviewing app),
+        whose words are read nowhere."""
+        return tuple(said for said in self.comments if not said.by_bot and MARKER not in said.body)
+
+    @property
+    def waiting(self) -> bool:
+        """A person has written in it since the bot last answered: that is waiting for the team."""
+        for said in reversed(self.comments):
+            if MARKER in said.body:
+                return False
+            if not said.by_bot:
+                return True
+        return False
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,7 @@ class GitHubBot:
         async def prepare() -> Prepared | None:
             request = self._request(comment, task, pull)
             if ADDRESS_REVIEW.search(task):
-                reviews.extend(t for t in await self._api.review_threads(repository, number) if not t.answered_by_bot)
+                reviews.extend(t for t in await self._api.review_threads(repository, number) if t.waiting)
                 if not reviews:
                     await thread.post(self._platform.markup.text(NO_REVIEWS))
                     return None
@@ -233,5 +233,5 @@ class GitHubBot:
 def _review_context(reviews: list[ReviewThread], task: str, config: Config) -> ThreadContext:
     """The review threads as the messages before the request: quoted material for the team, never orders."""
     earlier = [EarlierMessage(said.login, f"On `{review.path}`{f' line {review.line}' if review.line else ''}:\n{said.body}")
-               for review in reviews for said in review.comments if MARKER not in said.body]
+               for review in reviews for said in review.people]
     return thread_context(earlier, task, config.input)
