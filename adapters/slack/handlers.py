@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE_S = 10.0  # how long a stopping bot waits for its threads to say their runs stopped
 EVENT_ID = "codegen_event_id"  # the bolt context's key for an event kept before its acknowledgement
+UNKNOWN_WORKSPACE = "?"  # a sender's workspace Slack did not name: never the bot's own
 INTERNAL_ERROR = "Something went wrong on the bot's side before the team could start; the details are in its log."
 
 
@@ -66,7 +67,7 @@ class SlackBot:
         event_id = body.get("event_id") if body.get("type") == "event_callback" else None
         if isinstance(event_id, str) and event_id:
             kept = {"event": body.get("event"), "bot_user_id": context.bot_user_id, "team_id": context.team_id,
-                    "enterprise_id": context.enterprise_id}
+                    "enterprise_id": context.enterprise_id, "shared": body.get("is_ext_shared_channel") is True}
             try:
                 await self._service.received(PLATFORM, event_id, json.dumps(kept))
             except StoreError as error:
@@ -75,9 +76,10 @@ class SlackBot:
             context[EVENT_ID] = event_id
         return await next()
 
-    async def on_event(self, event: dict[str, Any], context: AsyncBoltContext) -> None:
+    async def on_event(self, event: dict[str, Any], body: dict[str, Any], context: AsyncBoltContext) -> None:
         try:
-            await self._on_event(event, context.bot_user_id or "", context.team_id or "", context.enterprise_id or "")
+            await self._on_event(event, context.bot_user_id or "", context.team_id or "", context.enterprise_id or "",
+                                 shared=body.get("is_ext_shared_channel") is True)
         finally:
             if context.get(EVENT_ID):
                 await self._service.handled(PLATFORM, str(context[EVENT_ID]))
@@ -89,12 +91,13 @@ class SlackBot:
             log.warning("slack: handling event %s, which a replica kept and did not finish handling", key)
             try:
                 await self._on_event(kept["event"], kept["bot_user_id"] or "", kept["team_id"] or "",
-                                     kept.get("enterprise_id") or "", replayed=True)
+                                     kept.get("enterprise_id") or "", replayed=True, shared=kept.get("shared", True))
             finally:
                 await self._service.handled(PLATFORM, key)
 
     async def _on_event(self, event: dict[str, Any], bot_user: str, team: str, enterprise: str = "",
-                        replayed: bool = False) -> None:
+                        replayed: bool = False, shared: bool = False) -> None:
+        """``shared``: the channel is shared with another organization (Slack Connect), as the event's envelope says."""
         wrong = event_problem(event)
         if wrong:
             log.warning("slack: an event that is not shaped as Slack sends one was ignored: %s", wrong)
@@ -102,6 +105,8 @@ class SlackBot:
         message = incoming(event)
         if message is None or message.user == bot_user:
             return
+        if shared and not message.team:  # who may be of another organization is asked, not assumed to be ours
+            message = dataclasses.replace(message, team=await self._workspace_of(message.user))
         features = self._features.setdefault(team, SlackFeatures())
         thread = SlackThread(self._client, message.channel, message.thread_ts, features, message.user, team,
                              self._config.slack.update_interval_s)
@@ -140,6 +145,19 @@ class SlackBot:
         taken = await self._service.take(arrival, self._platform, prepare, replayed)
         if taken.refusal:
             await thread.ephemeral(message.user, taken.refusal)
+
+    async def _workspace_of(self, user: str) -> str:
+        """The workspace a person belongs to, as ``users.info`` says; when Slack does not say, one that is not the
+        bot's (so only ``allowed_users`` and the bot's own organization let them in)."""
+        try:
+            answer = await self._client.users_info(user=user)
+        except SlackApiError as error:
+            log.warning("slack: users.info %s: %s (the person is taken as of another workspace)", user,
+                        error.response.get("error"))
+            return UNKNOWN_WORKSPACE
+        found = answer.get("user")
+        workspace = found.get("team_id") if isinstance(found, dict) else None
+        return workspace if isinstance(workspace, str) and workspace else UNKNOWN_WORKSPACE
 
     async def _in_organization(self, user: str, enterprise: str) -> bool:
         """Whether a person of another workspace belongs to the bot's Enterprise Grid organization (its workspaces

@@ -92,6 +92,7 @@ class FakeSlack:
         self.connections = 0
         self.names: dict[str, str] = {}  # user id -> display name
         self.enterprises: dict[str, str] = {}  # user id -> the Enterprise Grid organization users.info names
+        self.workspaces: dict[str, str] = {}  # user id -> the workspace users.info names (else the bot's own)
         self.organization_wide = ""  # an Enterprise Grid organization the app is installed for as a whole
         self._pending: dict[str, dict[str, Any]] = {}  # upload file id -> filename, bytes
         self._contents: dict[str, bytes] = {}  # shared file id -> bytes
@@ -352,7 +353,8 @@ class FakeSlack:
             return {"ok": False, "error": "missing_scope", "needed": "users:read"}, {}
         user = str(args.get("user", ""))
         name = self.names.get(user, "")
-        found: dict[str, Any] = {"id": user, "name": user.lower(), "profile": {"display_name": name, "real_name": name}}
+        found: dict[str, Any] = {"id": user, "team_id": self.workspaces.get(user, TEAM), "name": user.lower(),
+                                 "profile": {"display_name": name, "real_name": name}}
         if user in self.enterprises:  # a member of an Enterprise Grid organization
             found["enterprise_user"] = {"id": user, "enterprise_id": self.enterprises[user], "enterprise_name": "Org"}
         return {"ok": True, "user": found}, {}

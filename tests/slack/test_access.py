@@ -101,3 +101,23 @@ async def test_another_organization_s_person_is_told_once_whatever_slack_sends_a
     await asyncio.sleep(0.5)  # a second sentence would be on its way by now
     assert len(slack.ephemeral) == 1 and model_server.requests == []
 
+
+
+@pytest.mark.parametrize("workspace, refused", [("T_PARTNER", True), (TEAM, False)], ids=["partner", "own-workspace"])
+async def test_in_a_shared_channel_a_message_that_names_no_workspace_is_judged_by_the_sender_s_own(
+        slack, model_server, slack_config, start_bot, workspace, refused):
+    await start_bot(slack_config)
+    if not refused:
+        script_team(model_server)
+    slack.workspaces["UOUT"] = workspace  # what users.info says; the event itself names no workspace
+    message = slack.say("C1", "UOUT", f"<@{BOT_USER}> find all intf keys")
+    envelope = events_envelope(message_event(message), f"Ev{message.ts}")
+    envelope["payload"]["is_ext_shared_channel"] = True  # a Slack Connect channel, as the envelope says
+    await slack.deliver(envelope)
+    if refused:
+        refusal = await slack.wait_for(lambda: slack.ephemeral)
+        assert refusal[0]["user"] == "UOUT" and model_server.requests == []
+        assert slack.called("chat.postMessage") == []
+    else:
+        await finished(slack, "C1", message.ts)
+        assert slack.ephemeral == []
