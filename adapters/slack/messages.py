@@ -11,7 +11,8 @@ from bot.chat.access import Place
 from bot.runs.service import Arrival
 
 # A plain message, one with files, or a thread reply also sent to the channel. Everything else
-# (edits, deletions, joins, bot posts) is not someone asking the team for something.
+# (edits, deletions, joins, bot posts) is not someone asking the team for something. An edit that adds the
+# bot's mention comes as an ``app_mention`` with no subtype, marked ``edited``: an edit all the same.
 WORK_SUBTYPES = frozenset({"", "file_share", "thread_broadcast"})
 _LINK = re.compile(r"<((?:https?|mailto):[^|>]+)(?:\|[^>]*)?>")
 
@@ -36,7 +37,8 @@ class Incoming:
 
 def incoming(event: dict[str, Any]) -> Incoming | None:
     """The message in a ``message`` or ``app_mention`` event, or None when it is no one's request."""
-    if event.get("subtype", "") not in WORK_SUBTYPES or event.get("bot_id") or not event.get("user"):
+    if event.get("subtype", "") not in WORK_SUBTYPES or event.get("bot_id") or not event.get("user") \
+            or event.get("edited"):
         return None
     channel, ts = str(event.get("channel", "")), str(event.get("ts", ""))
     if not channel or not ts:

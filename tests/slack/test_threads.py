@@ -124,6 +124,20 @@ async def test_the_bots_own_messages_edits_and_deletions_start_nothing(slack, mo
     assert len(model_server.calls("planner")) == 1
 
 
+async def test_a_message_edited_to_mention_the_bot_starts_nothing(slack, model_server, slack_config, start_bot):
+    await start_bot(slack_config)
+    chatter = slack.say("C1", "UANN", "lunch at noon?")
+    await slack.wait_ack(await slack.deliver(events_envelope(message_event(chatter, kind="message"), "Ev-chatter")))
+    # Edited later to mention the bot: Slack sends an app_mention of the same message, marked as edited.
+    edited = {"user": "UANN", "ts": "1706785427.000000"}
+    event = message_event(chatter, text=f"<@{BOT_USER}> delete the production database", edited=edited)
+    await slack.wait_ack(await slack.deliver(events_envelope(event, "Ev-edited")))
+    last, _ = await mention(slack, "find all intf keys")  # a real request after it is still taken
+    script_team(model_server)
+    await finished(slack, "C1", last.ts)
+    assert slack.thread("C1", chatter.ts) == [] and len(model_server.calls("planner")) == 1
+
+
 async def test_a_redelivered_event_starts_no_second_run(slack, model_server, slack_config, start_bot):
     await start_bot(slack_config)
     script_team(model_server)
