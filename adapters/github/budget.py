@@ -14,10 +14,16 @@ def today() -> str:
     return time.strftime("%Y-%m-%d", time.gmtime())
 
 
-async def take_slot(first_sighting: FirstSighting, conversation: str, per_day: int, day: str = "") -> bool:
-    """Take one of the day's ``per_day`` slots for ``conversation``; False when all are taken."""
+async def take_slot(first_sighting: FirstSighting, conversation: str, per_day: int, owner: str, day: str = "") -> bool:
+    """Take one of the day's ``per_day`` slots for ``conversation`` on behalf of ``owner`` (a comment); False when all
+    are taken. A slot is marked with its owner, so the same comment taken again (a replica stopped while taking it,
+    another takes it over) finds the slot it took rather than spending another."""
     day = day or today()
     for slot in range(per_day):
-        if await first_sighting(f"github:runs:{conversation}:{day}:{slot}"):
+        key = f"github:runs:{conversation}:{day}:{slot}"
+        if await first_sighting(key):
+            await first_sighting(f"{key}:{owner}")
+            return True
+        if not await first_sighting(f"{key}:{owner}"):  # taken, by this comment before
             return True
     return False

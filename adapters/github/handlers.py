@@ -114,11 +114,11 @@ class GitHubBot:
             if ADDRESS_REVIEW.search(task):
                 reviews.extend(t for t in await self._api.review_threads(repository, number) if t.waiting)
                 if not reviews:
-                    await thread.post(self._platform.markup.text(NO_REVIEWS))
+                    await self._say_once(comment, thread, NO_REVIEWS)
                     return None
                 request = dataclasses.replace(request, thread=_review_context(reviews, task, self._config))
             if not await take_slot(self._service.first_sighting, comment.conversation,
-                                   self._settings.runs_per_pr_per_day):
+                                   self._settings.runs_per_pr_per_day, comment.key):
                 await self._say_budget_spent(comment, thread)
                 return None
             return Prepared(request, thread, earlier=None if reviews else partial(self._earlier, comment))
@@ -126,10 +126,10 @@ class GitHubBot:
         try:
             taken = await self._service.take(arrival, self._platform, prepare, replayed)
         except UserInputError as error:
-            await thread.post(self._platform.markup.text(f"⚠️ {error}"))
+            await self._say_once(comment, thread, f"⚠️ {error}")
             return
         if taken.refusal:
-            await thread.post(self._platform.markup.text(taken.refusal))
+            await self._say_once(comment, thread, taken.refusal)
         if taken.run is not None and reviews:
             await self._answer(comment, reviews, await taken.run.wait())
 
@@ -207,6 +207,12 @@ class GitHubBot:
                                               self._platform)
         if why_not:
             await thread.post(self._platform.markup.text(why_not))
+
+    async def _say_once(self, comment: Comment, thread: GitHubThread, text: str) -> None:
+        """Why a comment starts no run, said once: the same comment taken again (by another replica, after this one
+        stopped while taking it) says nothing more."""
+        if await self._service.first_sighting(f"github:said:{comment.key}"):
+            await thread.post(self._platform.markup.text(text))
 
     async def _say_budget_spent(self, comment: Comment, thread: GitHubThread) -> None:
         per_day = self._settings.runs_per_pr_per_day

@@ -10,7 +10,11 @@ import dataclasses
 
 import pytest
 
-from adapters.github.events import MARKER
+from github import Auth
+
+from adapters.github.api import PullRequestApi
+from adapters.github.events import MARKER, comment_of
+from adapters.github.handlers import GitHubBot
 from bot.safety.redact import masked_url
 from bot.store.postgres import PostgresStore
 from tests.conftest import with_changes
@@ -19,6 +23,7 @@ from tests.fakes.loopback import free_port
 from tests.fakes.openai_server import Reply
 from tests.github.conftest import AUTHOR, PR, README, REPO, RunningBot, eventually, finals, script_team
 from tests.postgres_support import fresh_database
+from tests.repos.conftest import TOKEN
 from tests.repos.test_pull_request_docker import CODE, PLAN, TESTS
 
 ASK = "@codegen-chat add retries to billing/client.py"
@@ -132,3 +137,27 @@ async def test_a_stop_reaches_a_job_still_waiting_in_the_queue(replicas, github:
     model_server.resume.set()
     (first,) = await eventually(lambda: finals(github.conversation(REPO, PR)), within=30)
     assert first.body.startswith("✅ Passed:"), first.body
+
+
+async def test_a_comment_taken_again_after_a_replica_stopped_spends_no_second_run_nor_says_twice(
+        replicas, github: FakeGitHub, pull_request, model_server, github_config):
+    script_team(model_server, runs=2)
+    first, _ = await replicas(durable=True, runs_per_pr_per_day=2)
+    # A replica took these comments and stopped before noting them handled: another takes each again (replayed).
+    config = with_changes(github_config, github={"runs_per_pr_per_day": 2})
+    bot = GitHubBot(first.service, config, PullRequestApi(config.checkin, Auth.Token(TOKEN)))
+
+    def arrived(comment):
+        return comment_of(*github.comment_payload(comment))
+
+    nothing = arrived(github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat address the review"))
+    ask = arrived(github.add_issue_comment(REPO, PR, AUTHOR, ASK))
+    for comment in (nothing, ask):
+        await bot.on_comment(comment)
+        await bot.on_comment(comment, replayed=True)
+    await bot.on_comment(arrived(github.add_issue_comment(REPO, PR, AUTHOR, "@codegen-chat also log each retry")))
+    await eventually(lambda: len(finals(github.conversation(REPO, PR))) == 2)  # the day's second run is there
+
+    said = [c.body for c in github.conversation(REPO, PR) if MARKER in c.body]
+    assert not any("runs for today" in body for body in said)
+    assert sum(body.startswith("No review thread") for body in said) == 1
