@@ -9,7 +9,6 @@ import asyncio
 import dataclasses
 
 import pytest
-
 from github import Auth
 
 from adapters.github.api import PullRequestApi
