@@ -18,6 +18,7 @@ import discord
 from agents.errors import CheckInError
 from agents.fences import segments
 from bot.chat.progress import Progress
+from bot.chat.thread import MessageGone
 from bot.safety.inert import in_written_order
 
 log = logging.getLogger(__name__)
@@ -120,8 +121,11 @@ class DiscordThread:
 
     async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
         await self._turn()
-        await self._channel.get_partial_message(int(message_id)).edit(content=text, view=_stop_view(stop),
-                                                                      allowed_mentions=self._mentions)
+        try:
+            await self._channel.get_partial_message(int(message_id)).edit(content=text, view=_stop_view(stop),
+                                                                          allowed_mentions=self._mentions)
+        except discord.NotFound:
+            raise MessageGone(message_id) from None
 
     async def working(self, text: str) -> None:
         """Discord's typing indicator: it shows for ten seconds, or until the bot's next message."""

@@ -27,6 +27,7 @@ from adapters.slack.markup import escape, neutral
 from agents.errors import CheckInError
 from bot.chat.progress import ACTIVE, DONE, Progress, Step
 from bot.chat.split import split_message
+from bot.chat.thread import MessageGone
 from bot.safety.inert import in_written_order
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,12 @@ class SlackThread:
             return
         # blocks=[] (not None) drops earlier blocks, such as a Stop button that no longer applies.
         text = neutral(text, self._user)
-        await self.client.chat_update(channel=self.channel, ts=message_id, text=text, blocks=_blocks(text, stop) or [])
+        try:
+            await self.client.chat_update(channel=self.channel, ts=message_id, text=text, blocks=_blocks(text, stop) or [])
+        except SlackApiError as error:
+            if error.response.get("error") == "message_not_found":
+                raise MessageGone(message_id) from None
+            raise
 
     async def working(self, text: str) -> None:
         """The thread's status under its last message ("Programmer is writing…"); empty clears it."""

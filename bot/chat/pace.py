@@ -10,12 +10,15 @@ what has fallen due (``flush``, at ``due_in``) and, before a run's last message,
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.chat.progress import Progress
-from bot.chat.thread import ChatThread
+from bot.chat.thread import ChatThread, MessageGone
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,7 @@ class PacedThread:
         self._thread, self._interval_s = thread, interval_s
         self._written: dict[str, float] = {}  # message id -> when it was last written
         self._held: dict[str, _Edit] = {}  # message id -> its newest edit, not yet due
+        self._gone: set[str] = set()  # messages a person deleted: never edited again
 
     async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:
         message_id = await self._thread.post(text, stop, progress)
@@ -38,7 +42,8 @@ class PacedThread:
 
     async def edit(self, message_id: str, text: str, stop: str = "", progress: Progress | None = None) -> None:
         """Edit now if the message is due, else when it is (the newest text held for it wins)."""
-        self._held[message_id] = _Edit(text, stop, progress)
+        if message_id not in self._gone:
+            self._held[message_id] = _Edit(text, stop, progress)
         await self.flush()
 
     async def upload(self, files: Mapping[str, str], comment: str) -> str:
@@ -56,7 +61,11 @@ class PacedThread:
         for message_id in [m for m in self._held if self._message_due_in(m) == 0.0]:
             edit = self._held.pop(message_id)
             self._written[message_id] = time.monotonic()
-            await self._thread.edit(message_id, edit.text, edit.stop, edit.progress)
+            try:
+                await self._thread.edit(message_id, edit.text, edit.stop, edit.progress)
+            except MessageGone:
+                self._gone.add(message_id)
+                log.info("message %s was deleted from its thread; the run goes on without editing it", message_id)
 
     async def drain(self) -> None:
         """Send every held edit, each when its message is due."""

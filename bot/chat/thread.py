@@ -17,12 +17,17 @@ from bot.chat.progress import Progress
 FULL, COMPACT = "full", "compact"
 
 
+class MessageGone(Exception):
+    """The message to edit is no longer in the thread: a person deleted it."""
+
+
 class ChatThread(Protocol):
     """One thread on a chat platform. Text comes in the platform's markup, already redacted and no longer
     than the platform's ``max_message_chars``; file names are flat (no folders) and distinct.
 
     A call that the platform refuses raises whatever its client raises; the renderer logs it and carries
-    on with the run, except for ``upload``, which says why in a ``CheckInError``.
+    on with the run, except for ``upload``, which says why in a ``CheckInError``, and ``edit`` of a message
+    that is no longer there (a person deleted it), which raises ``MessageGone``: it is not edited again.
     """
 
     async def post(self, text: str, stop: str = "", progress: Progress | None = None) -> str:

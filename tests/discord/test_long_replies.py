@@ -10,6 +10,7 @@ from bot.chat.renderer import WRITING
 from tests.discord.conftest import eventually, fences_balanced, final_message, script_team, thread_of
 from tests.discord.payloads import slash_code
 from tests.fakes import team_script as s
+from tests.fakes.openai_server import Reply
 from tests.fakes.team_script import ScriptedSandbox
 
 PROSE = "\n".join(f"Step {i}: this paragraph explains one decision of the implementation, at some length." for i in range(20))
@@ -114,3 +115,22 @@ async def test_the_status_of_a_run_of_many_rounds_keeps_within_2000_characters_t
     assert status.content.startswith("❌ **Failed**") and status.payload["components"] == []  # its last edit landed
     assert len(status.content) <= 2000 and f"Tests · round {rounds} — 1 passed, 1 failed" in status.content
     assert "earlier steps" in status.content and "Plan — language: python" not in status.content
+
+
+async def test_a_status_message_deleted_mid_run_is_left_alone_and_the_run_ends_as_usual(
+        start_bot, discord_api, model_server):
+    script_team(model_server, programmer=[Reply(s.CODE, pause_after=10)])
+    await start_bot()
+    await discord_api.dispatch("INTERACTION_CREATE", slash_code(discord_api, "find all intf keys"))
+    thread = await eventually(lambda: discord_api.threads and thread_of(discord_api), "a thread")
+    await eventually(lambda: any(m.content.startswith("**Programmer")
+                                 for m in discord_api.channel_messages(thread)), "the Programmer's turn")
+    status = discord_api.channel_messages(thread)[0]
+    await discord_api.dispatch("MESSAGE_DELETE", {"id": str(status.id), "channel_id": str(thread)})
+    status.deleted, edits_before = True, len(discord_api.calls_to("PATCH", f"/messages/{status.id}"))
+    model_server.resume.set()
+
+    final = await eventually(lambda: final_message(discord_api, thread), "the final message")
+    assert final.content.startswith("✅ Passed")
+    # Told once that the message is gone, the bot edits it no more (each edit was a refused call and an error).
+    assert len(discord_api.calls_to("PATCH", f"/messages/{status.id}")) - edits_before <= 1

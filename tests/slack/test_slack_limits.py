@@ -102,3 +102,25 @@ async def test_the_status_of_a_run_of_many_rounds_is_kept_current_within_slack_s
     assert any(f"Fix · round {rounds}" in text for text in working)  # edited while it ran, Stop button and all
     assert status.text.startswith("❌ *Failed*") and f"Tests · round {rounds} — 1 passed, 1 failed" in status.text
     assert status.blocks == [] and len(status.text) <= config.slack.max_message_chars
+
+
+@pytest.mark.parametrize("scopes", [("app_mentions:read", "chat:write", "channels:history", "files:write")],
+                         ids=["edited-status"])
+async def test_a_status_message_deleted_mid_run_is_left_alone_and_the_run_ends_as_usual(
+        model_server, slack_config, start_bot, scopes):
+    from tests.fakes.openai_server import Reply
+
+    async with FakeSlack(scopes=scopes) as narrow:
+        await start_bot(with_changes(slack_config, slack={"api_url": narrow.api_url}), fake=narrow)
+        script_team(model_server, programmer=[Reply(s.CODE, pause_after=10)])
+        message, _ = await mention(narrow, "find all intf keys")
+        await narrow.wait_for(lambda: any(m.text.startswith("*Programmer*") for m in narrow.thread("C1", message.ts)))
+        status = narrow.thread("C1", message.ts)[0]
+        narrow.messages.remove(status)  # a person deleted it
+        edits_before = len([c for c in narrow.called("chat.update") if c.args.get("ts") == status.ts])
+        model_server.resume.set()
+        thread = await finished(narrow, "C1", message.ts)
+
+    assert thread[-1].text.startswith("✅ Passed")
+    # Told once that the message is gone, the bot edits it no more (each edit was a refused call and an error).
+    assert len([c for c in narrow.called("chat.update") if c.args.get("ts") == status.ts]) - edits_before <= 1
