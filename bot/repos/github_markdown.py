@@ -5,8 +5,9 @@ GitHub renders a pull request's description as Markdown with some HTML, and acts
 go to another, and an HTML comment hides text from the reader. The body quotes the task, the Planner's plan
 (model text) and the repository's test names, so ``quiet`` applies one rule to all of it, outside code:
 mentions are broken with an invisible character (as Renovate and Dependabot do), ``<`` and ``&`` are written
-as entities (no tag, no comment, no mention spelled with an entity), and a deceptive link shows its target
-(``bot.chat.links``). Code blocks and code spans are left as written: GitHub acts on nothing inside them.
+as entities (no tag, no comment, no mention spelled with an entity), an image (``![alt](url)``) is shown as its
+link (GitHub would fetch it, and it could show anything: a "tests passing" badge), and a deceptive link shows its
+target (``bot.chat.links``). Code blocks and code spans are left as written: GitHub acts on nothing inside them.
 Anywhere, a character that reorders the text (a bidi override or isolate) is shown escaped, so nothing reads
 otherwise than it is.
 """
@@ -72,4 +73,5 @@ def _quiet_text(text: str) -> str:
 
 
 def _unmentioned(text: str) -> str:
-    return _MENTION.sub("@" + ZERO_WIDTH_SPACE, text.replace("&", "&amp;").replace("<", "&lt;"))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace("![", "&#33;[")  # an image: its link
+    return _MENTION.sub("@" + ZERO_WIDTH_SPACE, text)

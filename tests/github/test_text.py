@@ -51,6 +51,14 @@ def test_no_spelling_of_a_mention_in_the_models_words_pings_anyone(written):
     assert github_mentions(GitHubMarkup().text(f"Thanks {written}, see you")) == []
 
 
+@pytest.mark.parametrize("written", ["![tests passing](https://img.shields.io/badge/tests-passing-green)",
+                                     "![ci][badge]\n\n[badge]: https://evil.example/pixel.png",
+                                     "\\\\![tests passing](https://evil.example/badge.svg)"])  # an escaped backslash first
+def test_an_image_in_the_models_words_is_shown_as_its_link_not_fetched(written):
+    shown = GitHubMarkup().text(written)
+    assert "![" not in shown and "https://" in shown  # Markdown reads no image (an entity starts none); the link stays
+
+
 def test_a_web_address_with_an_at_sign_is_left_as_written():
     assert GitHubMarkup().text("See https://medium.com/@octocat/post") == "See https://medium.com/@octocat/post"
 
