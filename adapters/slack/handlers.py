@@ -149,14 +149,7 @@ class SlackBot:
     async def _workspace_of(self, user: str) -> str:
         """The workspace a person belongs to, as ``users.info`` says; when Slack does not say, one that is not the
         bot's (so only ``allowed_users`` and the bot's own organization let them in)."""
-        try:
-            answer = await self._client.users_info(user=user)
-        except SlackApiError as error:
-            log.warning("slack: users.info %s: %s (the person is taken as of another workspace)", user,
-                        error.response.get("error"))
-            return UNKNOWN_WORKSPACE
-        found = answer.get("user")
-        workspace = found.get("team_id") if isinstance(found, dict) else None
+        workspace = (await self._user_info(user, "taken as of another workspace")).get("team_id")
         return workspace if isinstance(workspace, str) and workspace else UNKNOWN_WORKSPACE
 
     async def _in_organization(self, user: str, enterprise: str) -> bool:
@@ -164,15 +157,18 @@ class SlackBot:
         share channels without Slack Connect): ``users.info`` says which organization they are in."""
         if not enterprise:
             return False  # a single workspace's install: another workspace is another organization
+        member = (await self._user_info(user, "refused as of another organization")).get("enterprise_user")
+        return isinstance(member, dict) and member.get("enterprise_id") == enterprise
+
+    async def _user_info(self, user: str, otherwise: str) -> dict[str, Any]:
+        """What ``users.info`` says of a person; nothing when Slack refuses (``otherwise``: what follows, for the log)."""
         try:
             answer = await self._client.users_info(user=user)
         except SlackApiError as error:
-            log.warning("slack: users.info %s: %s (the person is refused as of another organization)", user,
-                        error.response.get("error"))
-            return False
+            log.warning("slack: users.info %s: %s (the person is %s)", user, error.response.get("error"), otherwise)
+            return {}
         found = answer.get("user")
-        member = found.get("enterprise_user") if isinstance(found, dict) else None
-        return isinstance(member, dict) and member.get("enterprise_id") == enterprise
+        return found if isinstance(found, dict) else {}
 
     async def _permalink(self, message: Incoming) -> str:
         """A link back to the message that asked (for a pull request's description), or "" when Slack gives none."""
