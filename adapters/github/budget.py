@@ -14,16 +14,17 @@ def today() -> str:
     return time.strftime("%Y-%m-%d", time.gmtime())
 
 
-async def take_slot(first_sighting: FirstSighting, conversation: str, per_day: int, owner: str, day: str = "") -> bool:
+async def take_slot(first_sighting: FirstSighting, conversation: str, per_day: int, owner: str,
+                    again: bool = False, day: str = "") -> bool:
     """Take one of the day's ``per_day`` slots for ``conversation`` on behalf of ``owner`` (a comment); False when all
-    are taken. A slot is marked with its owner, so the same comment taken again (a replica stopped while taking it,
-    another takes it over) finds the slot it took rather than spending another."""
+    are taken. A slot is marked with its owner, so the same comment taken ``again`` (a replica stopped while taking
+    it, another takes it over) finds the slot it took rather than spending another."""
     day = day or today()
     for slot in range(per_day):
         key = f"github:runs:{conversation}:{day}:{slot}"
         if await first_sighting(key):
             await first_sighting(f"{key}:{owner}")
             return True
-        if not await first_sighting(f"{key}:{owner}"):  # taken, by this comment before
+        if again and not await first_sighting(f"{key}:{owner}"):  # taken, by this comment before
             return True
     return False

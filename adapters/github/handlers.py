@@ -118,7 +118,7 @@ class GitHubBot:
                     return None
                 request = dataclasses.replace(request, thread=_review_context(reviews, task, self._config))
             if not await take_slot(self._service.first_sighting, comment.conversation,
-                                   self._settings.runs_per_pr_per_day, comment.key):
+                                   self._settings.runs_per_pr_per_day, comment.key, replayed):
                 await self._say_budget_spent(comment, thread)
                 return None
             return Prepared(request, thread, earlier=None if reviews else partial(self._earlier, comment))
