@@ -156,11 +156,12 @@ class PullRequestApi:
             return Posted(made.id, made.html_url)
         return await self._call(post)
 
-    async def edit_comment(self, repository: str, comment_id: int, body: str) -> None:
-        def patch() -> None:
+    async def edit_comment(self, repository: str, comment_id: int, body: str) -> bool:
+        """False when the comment is gone (someone deleted it)."""
+        def patch() -> bool:
             # Any issue number will do: a comment's URL hangs off the repository's issues, not off its issue.
-            self._repo(repository).get_issue(0).get_comment(comment_id).edit(body)
-        await self._call(patch)
+            return _edited(lambda: self._repo(repository).get_issue(0).get_comment(comment_id).edit(body))
+        return await self._call(patch)
 
     async def reply(self, repository: str, number: int, root_id: int, body: str) -> Posted:
         """A reply in the review thread that starts with comment ``root_id``."""
@@ -169,11 +170,12 @@ class PullRequestApi:
             return Posted(made.id, made.html_url)
         return await self._call(post)
 
-    async def edit_reply(self, repository: str, comment_id: int, body: str) -> None:
-        def patch() -> None:
+    async def edit_reply(self, repository: str, comment_id: int, body: str) -> bool:
+        """False when the reply is gone (someone deleted it)."""
+        def patch() -> bool:
             # As above: a review comment's URL hangs off the repository's pulls.
-            self._repo(repository).get_pull(0).get_review_comment(comment_id).edit(body)
-        await self._call(patch)
+            return _edited(lambda: self._repo(repository).get_pull(0).get_review_comment(comment_id).edit(body))
+        return await self._call(patch)
 
     async def react(self, repository: str, number: int, comment_id: int, review_comment: bool, content: str) -> None:
         def post() -> None:
@@ -188,6 +190,15 @@ class PullRequestApi:
 
     async def _call(self, call: Callable[[], T]) -> T:
         return await call_github(call, self._policy, self._redact, asyncio.sleep)
+
+
+def _edited(edit: Callable[[], object]) -> bool:
+    """Whether the edit landed; False when GitHub no longer has the comment (404)."""
+    try:
+        edit()
+    except UnknownObjectException:
+        return False
+    return True
 
 
 def _said(user: Any, body: str | None, comment_id: int = 0) -> Said:

@@ -12,6 +12,7 @@ from adapters.github.api import Posted, PullRequestApi
 from adapters.github.events import MARKER
 from agents.errors import CheckInError
 from bot.chat.progress import Progress
+from bot.chat.thread import MessageGone
 from bot.config.sections import GITHUB_COMMENT_LIMIT
 from bot.safety.inert import in_written_order
 
@@ -35,9 +36,11 @@ class GitHubThread:
         restart (``Service.online``) can end a run whose status went into a review thread."""
         body = self._body(text, stop)
         if message_id.startswith(REVIEW_REPLY):
-            await self._api.edit_reply(self._repository, int(message_id.removeprefix(REVIEW_REPLY)), body)
+            edited = await self._api.edit_reply(self._repository, int(message_id.removeprefix(REVIEW_REPLY)), body)
         else:
-            await self._api.edit_comment(self._repository, int(message_id), body)
+            edited = await self._api.edit_comment(self._repository, int(message_id), body)
+        if not edited:
+            raise MessageGone(message_id)
 
     async def upload(self, files: Mapping[str, str], comment: str) -> str:
         shown = {**self._files, **files}
@@ -49,10 +52,13 @@ class GitHubThread:
         if len(self._body(text, "")) > GITHUB_COMMENT_LIMIT:
             raise CheckInError(f"The files are {len(text):,} characters, more than one GitHub comment holds "
                                f"({GITHUB_COMMENT_LIMIT:,})")
+        if self._files_comment is not None:
+            try:
+                await self.edit(self._message_id(self._files_comment), text)
+            except MessageGone:  # someone deleted it: the files go in a new one
+                self._files_comment = None
         if self._files_comment is None:
             self._files_comment = await self._post(self._body(text, ""))
-        else:
-            await self.edit(self._message_id(self._files_comment), text)
         self._files = shown
         return self._files_comment.url
 

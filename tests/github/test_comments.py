@@ -382,3 +382,22 @@ async def test_a_person_without_write_access_costs_one_lookup_however_often_they
     assert permission_checks(github, "stranger") == 1
     assert github.calls().count(("GET", f"/repos/{REPO}/pulls/{PR}")) == 0
     assert planner_calls(model_server) == 0
+
+
+async def test_a_status_comment_deleted_mid_run_is_left_alone_and_the_run_ends_as_usual(
+        github_config, start_bot, github: FakeGitHub, pull_request, model_server):
+    model_server.script("planner", Reply(PLAN, pause_after=5))
+    for role, reply in {"programmer": CODE, "tester": TESTS, "optimizer": "VERDICT: APPROVE", "checkin": README}.items():
+        model_server.script(role, reply)
+    bot = await start_bot(github_config)
+    await bot.comment(github.add_issue_comment(REPO, PR, AUTHOR, ASK))
+    (status,) = await eventually(lambda: [c for c in github.conversation(REPO, PR) if MARKER in c.body])
+    github.issue_comments.remove(status)  # someone deleted it
+    path = f"/repos/{REPO}/issues/comments/{status.id}"
+    edits_before = github.calls().count(("PATCH", path))
+    model_server.resume.set()
+
+    (final,) = await eventually(lambda: finals(github.conversation(REPO, PR)))
+    assert final.body.startswith("✅ Passed:")
+    # Told once that the comment is gone, the bot edits it no more (each edit was a refused call and an error).
+    assert github.calls().count(("PATCH", path)) - edits_before <= 1

@@ -87,3 +87,16 @@ async def test_the_pull_requests_thread_found_again_edits_a_status_that_went_int
     (reply,) = [c for c in github.thread_of(root.id) if c.id != root.id]
     assert reply.body.startswith("⏹️ Interrupted") and reply.edits == 1
     assert not github.conversation(REPO, PR)
+
+
+async def test_a_files_comment_someone_deleted_is_posted_again_with_the_newest_files(
+        github_config, start_bot, github, pull_request):
+    bot = GitHubBot((await start_bot(github_config)).service, github_config,
+                    PullRequestApi(github_config.checkin, Auth.Token(TOKEN)))
+    thread = bot.thread(f"{REPO}#{PR}")
+    await thread.upload({"client.py": "v1"}, "📎 Files")
+    (first,) = github.conversation(REPO, PR)
+    github.issue_comments.remove(first)  # someone deleted it
+    link = await thread.upload({"client.py": "v2"}, "📎 Files")
+    (again,) = github.conversation(REPO, PR)
+    assert again.id != first.id and "v2" in again.body and link == again.json(github)["html_url"]
