@@ -116,7 +116,10 @@ async def owner_of(url):
 
 async def test_a_replica_stopped_hands_its_run_to_another_which_finishes_it(tmp_path, db_url, slack, started):
     async with FakeOpenAI(pace=(1.5, 10_000.0)) as slower:  # a run of several seconds: the stop lands mid-run
-        slower.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent])
+        # The first reply waits until the second replica is up: on a loaded machine its start could take longer
+        # than the first replica's whole run.
+        slower.responder = lambda recorded: Reply(s.TEAM_DEFAULTS[recorded.agent],
+                                                  pause_after=None if slower.resume.is_set() else 1)
         first, second = (replica(tmp_path, name, db_url, slack, slower.base_url, heartbeat_s=0.3, lost_after_s=600.0)
                          for name in ("first", "second"))
         started.extend([first, second])
@@ -128,6 +131,7 @@ async def test_a_replica_stopped_hands_its_run_to_another_which_finishes_it(tmp_
         second.start()
         await second.ready()
         assert not finals(slack, "C1", thread)
+        slower.resume.set()
         first.stop()  # SIGTERM, as a rolling update sends: nobody would take the run for dead for ten minutes
         await until(lambda: finals(slack, "C1", thread))
     [final] = [m for m in slack.thread("C1", thread) if m.ts in finals(slack, "C1", thread)]
