@@ -179,7 +179,9 @@ def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict
              config: SandboxConfig) -> TestReport:
     """The user's pass (``shown`` is its output as a person reads it) and, when it ran, the team's."""
     user_ok = verdict.ok and step.exit_code == 0 and not step.timed_out
-    problems = list(verdict.problems)
+    # The limit killed the run before the runner reported: the verdict's counts and reasons (a missing report, files
+    # that never passed) are only that, so the report gives none, as a single pass's does, and the note says why.
+    problems = [] if step.timed_out else list(verdict.problems)
     if verdict.ok and step.exit_code not in (0, None) and not step.timed_out:
         problems.append(f"the run of the user's tests exited {step.exit_code}")
     stderr = step.stderr + note(step, config) + "".join(
@@ -191,12 +193,13 @@ def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict
         status = TestStatus.FAILED
     else:
         status = TestStatus.PASSED
-    passed, failed, skipped = verdict.passed, verdict.failed, None
+    passed, failed, skipped = (None, None, None) if step.timed_out else (verdict.passed, verdict.failed, None)
     duration, truncated, exit_code = step.duration_s, step.truncated, step.exit_code
     if team is not None:
         stdout += f"\n== the team's tests ==\n{team.stdout}"
         stderr += ("\n" if stderr else "") + team.stderr
-        passed, failed = passed + (team.passed or 0), failed + (team.failed or 0)
+        if team.passed is not None or team.failed is not None:
+            passed, failed = (passed or 0) + (team.passed or 0), (failed or 0) + (team.failed or 0)
         skipped = team.skipped
         duration, truncated = duration + team.duration_s, truncated or team.truncated
         exit_code = exit_code if exit_code else team.exit_code

@@ -3,6 +3,8 @@ unsolved, in each language whose toolchain can run the team's code before the hi
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from agents.types import FileSet
@@ -56,3 +58,16 @@ async def test_wrong_code_with_a_way_round_the_hidden_tests_is_not_solved(docker
     async with DockerSandbox(TEST_CONFIG, client=docker_client) as sandbox:
         right = await score(problem, fixed, sandbox)
     assert right.passed, right.output
+
+
+async def test_a_hidden_test_that_times_out_is_one_timeout_not_counted_failures(docker_client):
+    """The limit killed the run before pytest wrote its report: there are no counts to give, so none are made up
+    (it read "timeout: 0 passed, 2 failed" for one test), and the reason given is the time limit."""
+    problem = Problem("spin", "python", "f", FileSet({"test_spin.py": "from spin import f\n\ndef test_f():\n"
+                                                                      "    assert f() == 1\n"}))
+    config = dataclasses.replace(TEST_CONFIG, timeout_s=3.0)
+    async with DockerSandbox(config, client=docker_client) as sandbox:
+        result = await score(problem, FileSet({"spin.py": "def f():\n    while True:\n        pass\n"}), sandbox)
+    assert not result.passed
+    assert result.summary.startswith("tests timed out after ")
+    assert "time limit" in result.output and "no readable report" not in result.output
