@@ -6,17 +6,20 @@
 
 Everything but the wiring lives in ``bot/eval``: this module checks the request (before any model is
 called), builds the model client and the sandbox from the config, and prints the outcome.
-Exit status: 0 when every attempt ran, 130 after Ctrl-C, 1 when an outage stopped it, 2 for bad input.
+Exit status: 0 when every attempt ran, 130 after Ctrl-C (143 after SIGTERM, 129 after SIGHUP), 1 when an outage
+stopped it, 2 for bad input.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
+import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from adapters.terminal import check_out_dir
@@ -43,6 +46,7 @@ from bot.sandbox.languages import registry
 from codegen_chat.build import team_model
 
 TEAM_ROLES = (Role.PLANNER, Role.PROGRAMMER, Role.OPTIMIZER, Role.TESTER, Role.MANAGER)
+SUPERVISOR_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -183,13 +187,14 @@ async def _run(plan: _Plan, meta: EvalMeta, parts: Parts, concurrency: int, reda
           file=sys.stderr)
     progress = Progress(sys.stderr, meta.modes, total, [r for r in done if r.key in _keys(plan)], sys.stderr.isatty())
     try:
-        await run_eval(units, parts, plan.folder, concurrency, progress, redact)
-    except asyncio.CancelledError:  # Ctrl-C: what finished is on disk
+        with _stopped_as_by_ctrl_c() as stopped_by:
+            await run_eval(units, parts, plan.folder, concurrency, progress, redact)
+    except asyncio.CancelledError:  # Ctrl-C, SIGTERM or SIGHUP: what finished is on disk
         progress.close()
         await _print_report(plan.folder, meta)
         print(f"codegen-chat: stopped; the results so far are kept. Run the rest with: "
               f"codegen-chat eval --out {inert(str(plan.folder.path))} --resume", file=sys.stderr)
-        return 130
+        return 128 + (stopped_by[0] if stopped_by else signal.SIGINT)
     except EvalHalted as halted:
         progress.close()
         await _print_report(plan.folder, meta)
@@ -198,6 +203,31 @@ async def _run(plan: _Plan, meta: EvalMeta, parts: Parts, concurrency: int, reda
     progress.close()
     await _print_report(plan.folder, meta)
     return 0
+
+
+@contextlib.contextmanager
+def _stopped_as_by_ctrl_c() -> Iterator[list[signal.Signals]]:
+    """SIGTERM and SIGHUP (a supervisor, a closed terminal) stop the eval as Ctrl-C does: the attempts under way are
+    cancelled and what finished is kept. Yields the signal that stopped it, once one has; a second one ends the
+    process at once."""
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    assert task is not None
+    stopped_by: list[signal.Signals] = []
+
+    def stop(number: signal.Signals) -> None:
+        stopped_by.append(number)
+        for each in SUPERVISOR_SIGNALS:
+            loop.remove_signal_handler(each)  # the default again: a second signal is not waited on
+        task.cancel()
+
+    for number in SUPERVISOR_SIGNALS:
+        loop.add_signal_handler(number, stop, number)
+    try:
+        yield stopped_by
+    finally:
+        if not stopped_by:
+            for number in SUPERVISOR_SIGNALS:
+                loop.remove_signal_handler(number)
 
 
 def _keys(plan: _Plan) -> set[tuple[str, str]]:

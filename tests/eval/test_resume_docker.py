@@ -3,6 +3,7 @@ report is the one an uninterrupted eval gives. ``--report`` prints it again."""
 
 import asyncio
 import dataclasses
+import signal
 
 import pytest
 
@@ -65,3 +66,24 @@ async def test_an_interrupted_eval_resumes_to_the_report_of_an_uninterrupted_one
     assert code == 0 and again == resumed  # the same figures, printed again from the files
     assert "team, not single (1): python-2-after-failure" in again
     assert (tmp_path / "run" / "report.html").exists() and (tmp_path / "run" / "chart.svg").exists()
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP])
+async def test_an_eval_a_supervisor_stops_says_what_it_kept_and_how_to_resume(tmp_path, model_server, docker_client,
+                                                                            stop):
+    team = ScriptedTeam(SPECS[:1])
+    team.stall_once = {SPECS[0].id}  # its planner stalls: the eval is under way when the signal comes
+    team.install(model_server)
+    write_suite(tmp_path / "tasks.jsonl", SPECS[:1])
+    config = eval_config(tmp_path, model_server.base_url)
+    started: list = []
+    first = asyncio.create_task(eval_cli(tmp_path, "--suite", "tasks.jsonl", "--modes", "team", "--out", "run",
+                                         config=config, wait_s=300, started=started))
+    while not model_server.calls("planner"):
+        await asyncio.sleep(0.1)
+    started[0].send_signal(stop)
+    code, out, err = await first
+    assert code == 128 + stop, err  # the shell's code for a process that signal stopped
+    assert "stopped; the results so far are kept. Run the rest with: codegen-chat eval --out run --resume" in err
+    assert "Not finished: 1 attempt(s) still to run" in out
+    assert await model_server.hung_up() == 1
