@@ -193,7 +193,9 @@ def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict
         status = TestStatus.FAILED
     else:
         status = TestStatus.PASSED
-    passed, failed, skipped = (None, None, None) if step.timed_out else (verdict.passed, verdict.failed, None)
+    passed: int | None = None if step.timed_out else verdict.passed
+    failed: int | None = None if step.timed_out else verdict.failed
+    skipped: int | None = None
     duration, truncated, exit_code = step.duration_s, step.truncated, step.exit_code
     if team is not None:
         stdout += f"\n== the team's tests ==\n{team.stdout}"
