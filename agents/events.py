@@ -24,6 +24,8 @@ class RunStarted(Event):
 class TurnStarted(Event):
     agent: str
     round: int
+    model: str = ""
+    prompt_tokens: int = 0  # the prompt's size, estimated from its characters: what a turn stopped midway still cost
 
 
 @dataclass(frozen=True)

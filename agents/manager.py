@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -111,6 +111,11 @@ log = logging.getLogger(__name__)
 
 CHARS_PER_TOKEN = 4  # to count a reply's tokens as they arrive (servers report usage only at the end)
 PROMPT_CHARS_PER_TOKEN = 3  # a cautious size of a prompt, when trimming it for a model's context
+
+
+def estimated_tokens(messages: Sequence[Message]) -> int:
+    """A prompt's tokens, counted from its characters, for what a reply the server never finished cost."""
+    return sum(len(m.content) for m in messages) // CHARS_PER_TOKEN
 CUT_NOTE = ("Your previous answer to this was cut off because it was too long. Answer again, shorter: "
             "no explanations, and only what is asked for, complete.")
 INTERNAL_ERROR = "an internal error ended the run; the details are in the bot's log"
@@ -842,7 +847,8 @@ class Manager:
         for attempt in (1, 2):
             last = attempt == 2
             self._check_budget(run)
-            await run.emit(TurnStarted(run.request.run_id, agent=role, round=run.round))
+            await run.emit(TurnStarted(run.request.run_id, agent=role, round=run.round,
+                                       model=self._model.model_name(role), prompt_tokens=estimated_tokens(messages)))
             started = self._clock()
             text, usage, trouble = await self._reply(run, role, messages, temperature)
             run.take(usage)
@@ -890,7 +896,7 @@ class Manager:
         parts: list[str] = []
         written = 0  # characters so far, counted as they come (a sum over the parts at every piece grew as their square)
         usage = Usage()
-        prompt_tokens = sum(len(m.content) for m in messages) // CHARS_PER_TOKEN
+        prompt_tokens = estimated_tokens(messages)
         try:
             async with aclosing(self._model.stream(role, messages, temperature)) as stream:
                 while (piece := await self._next_piece(run, role, stream)) is not None:

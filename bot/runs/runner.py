@@ -17,12 +17,24 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Protocol, TypeVar
 
 from agents import candidates
-from agents.events import BestVersion, CheckedIn, Event, RunFinished, TestReported, TurnStarted, WorkSaved
-from agents.types import CheckInResult, RunStatus, TestReport
+from agents.events import (
+    BestVersion,
+    CheckedIn,
+    Event,
+    RunFinished,
+    TestReported,
+    TextDelta,
+    TurnFinished,
+    TurnStarted,
+    WorkSaved,
+)
+from agents.manager import CHARS_PER_TOKEN
+from agents.types import CheckInResult, RunStatus, TestReport, Usage
 from bot.process.logs import tag_logs
 from bot.store.errors import Silenced, StoreError
 
@@ -53,6 +65,9 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
     kept = _Kept()
     try:
         async for raw in events:
+            if isinstance(raw, RunFinished):  # a step that broke may have cut another's reply short
+                for turn in kept.cut_off(stopped=raw.status is RunStatus.STOPPED):
+                    await deliver(stamp(turn), sinks)
             event = stamp(raw)
             kept.see(event)
             if isinstance(event, TurnStarted):
@@ -64,23 +79,52 @@ async def drive(run_id: str, events: AsyncIterator[Event], sinks: Sequence[Event
                 await deliver(event, sinks)
     except asyncio.CancelledError:
         if last is None:
+            cut = [stamp(turn) for turn in kept.cut_off(stopped=True)]
             last = stamp(kept.best_of(stopped(run_id, stop_reason())))
-            last = await asyncio.shield(finish(last, sinks))
+            last = await asyncio.shield(_finish_after(cut, last, sinks))
         raise
     except StoreError as error:
         log.error("run %s ended: %s", run_id, error)
+        for turn in kept.cut_off(stopped=False):
+            stamp(turn)  # counted in the run's total; the store that failed is not asked to keep it
         last = stamp(kept.ending(RunFinished(run_id, status=RunStatus.ERROR, reason=str(error))))
         last = await finish(last, sinks)
     except Exception:
         log.exception("run %s failed unexpectedly", run_id)
+        cut = [stamp(turn) for turn in kept.cut_off(stopped=False)]
         last = stamp(kept.best_of(RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON)))
-        await deliver(last, sinks)
+        await _finish_after(cut, last, sinks)
     finally:
         await _close(events)
     if last is None:
         last = stamp(RunFinished(run_id, status=RunStatus.ERROR, reason=INTERNAL_ERROR_REASON))
         await deliver(last, sinks)
     return last
+
+
+async def _finish_after(cut: Sequence[TurnFinished], last: RunFinished, sinks: Sequence[EventSink]) -> RunFinished:
+    """The turns the run's end cut off, then its final event."""
+    for turn in cut:
+        await deliver(turn, sinks)
+    return await finish(last, sinks)
+
+
+@dataclasses.dataclass
+class _OpenTurn:
+    """A turn under way: what it asked and what of its reply has arrived."""
+
+    started: TurnStarted
+    began: float = dataclasses.field(default_factory=time.monotonic)
+    parts: list[str] = dataclasses.field(default_factory=list)
+    written: int = 0  # characters of the reply so far
+
+    def cut_off(self) -> TurnFinished:
+        """The turn as the run's end left it: the text so far, and what it cost, estimated from the prompt's size and
+        that text (as the Manager counts a reply it stopped against the token budget)."""
+        turn = self.started
+        return TurnFinished(turn.run_id, agent=turn.agent, round=turn.round, text="".join(self.parts),
+                            usage=Usage(turn.prompt_tokens, self.written // CHARS_PER_TOKEN, estimated=True),
+                            duration_s=time.monotonic() - self.began, model=turn.model)
 
 
 @dataclasses.dataclass
@@ -93,9 +137,18 @@ class _Kept:
     report: TestReport | None = None
     checkin: CheckInResult | None = None
     best: BestVersion | None = None
+    open: dict[str, _OpenTurn] = dataclasses.field(default_factory=dict)  # agent -> its turn under way
 
     def see(self, event: Event) -> None:
-        if isinstance(event, WorkSaved):
+        if isinstance(event, TurnStarted):
+            self.open[event.agent] = _OpenTurn(event)
+        elif isinstance(event, TextDelta) and event.agent in self.open:
+            turn = self.open[event.agent]
+            turn.parts.append(event.text)
+            turn.written += len(event.text)
+        elif isinstance(event, TurnFinished):
+            self.open.pop(event.agent, None)
+        elif isinstance(event, WorkSaved):
             self.work = event
         elif isinstance(event, TestReported):
             self.report = event.report
@@ -103,6 +156,14 @@ class _Kept:
             self.checkin = event.result
         elif isinstance(event, BestVersion):
             self.best = event
+
+    def cut_off(self, stopped: bool) -> list[TurnFinished]:
+        """The turns under way, ended where they stand: a turn spent its prompt once the server was at work on it, so
+        each counts when the run was stopped, or else once its reply had begun (a request to an endpoint that
+        failed cost nothing)."""
+        turns = [turn.cut_off() for turn in self.open.values() if stopped or turn.written]
+        self.open.clear()
+        return turns
 
     def ending(self, final: RunFinished) -> RunFinished:
         if self.best is None:

@@ -92,7 +92,7 @@ async def test_every_final_event_and_the_store_carry_the_runs_real_totals(
     elif ending == "failed":  # the round budget runs out with failing tests
         script(model_server, programmer=[s.BUGGY_CODE])
         config = priced_config(config, budget={"max_rounds": 1})
-    elif ending == "stopped":  # stopped while the Programmer is writing: the Planner's turn counts
+    elif ending == "stopped":  # stopped while the Programmer is writing: the Planner's turn counts, and the cut one
         script(model_server, programmer=[Reply("Writing...", chunk=2, stall_after=4)])
         config = priced_config(config)
         stop_when = lambda sink: any(isinstance(e, TextDelta) and e.agent == "programmer" for e in sink.events)  # noqa: E731
@@ -102,10 +102,21 @@ async def test_every_final_event_and_the_store_carry_the_runs_real_totals(
     sink, record = await run_to_the_end(config, secrets, store, tmp_path, stop_when)
 
     final, turns = sink.final(), sink.turns()
-    assert final.status == ending and turns
-    assert all(t.usage == Usage(1000, 500, pytest.approx(0.002)) for t in turns)
-    assert final.usage == Usage(1000 * len(turns), 500 * len(turns), pytest.approx(0.002 * len(turns)))
-    assert record.summary.usage == Usage(final.usage.prompt_tokens, final.usage.completion_tokens)
+    whole = [t for t in turns if not t.usage.estimated]  # what the server counted; the others a stop cut short
+    assert final.status == ending and whole
+    assert all(t.usage == Usage(1000, 500, pytest.approx(0.002)) for t in whole)
+    total = sum((t.usage for t in turns), Usage())
+    assert final.usage == Usage(total.prompt_tokens, total.completion_tokens, pytest.approx(total.cost_usd),
+                                total.estimated)
+    assert record.summary.usage == Usage(final.usage.prompt_tokens, final.usage.completion_tokens,
+                                         estimated=final.usage.estimated)
     assert record.summary.cost_usd == pytest.approx(final.usage.cost_usd)
     if ending in ("stopped", "error"):  # the Tester, writing beside the Programmer, may have finished too
-        assert turns[0].agent == "planner" and {t.agent for t in turns} <= {"planner", "tester"}
+        assert whole[0].agent == "planner" and {t.agent for t in whole} <= {"planner", "tester"}
+    cut = {t.agent: t for t in turns if t.usage.estimated}
+    if ending == "stopped":  # its prompt was sent and its reply begun: both count, estimated from their size
+        programmer = cut["programmer"]
+        assert programmer.text == "Writing..."[:len(programmer.text)] and programmer.usage.prompt_tokens > 100
+        assert programmer.usage.cost_usd > 0 and final.usage.estimated
+    else:  # an endpoint that failed before any reply cost nothing
+        assert "programmer" not in cut

@@ -216,6 +216,30 @@ async def test_ctrl_c_stops_the_run_and_records_it_stopped(model_server, tmp_pat
     assert await model_server.hung_up() == 1
 
 
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+async def test_a_stop_during_the_first_model_call_counts_the_tokens_it_spent(model_server, tmp_path, stop):
+    config = write_config(tmp_path, model_server.base_url)
+    model_server.script("planner", Reply("Reading the task closely.\nNow the plan", chunk=4, stall_after=32))
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "NO_COLOR": "1",
+           "PYTHONPATH": str(ROOT), "CODEGEN_CONFIG": str(config)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "a task " * 40,
+                                                cwd=tmp_path, env=env, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.PIPE, preexec_fn=_default_sigint)
+    run_id = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().split()[1]
+    while b"Reading the task closely." not in await asyncio.wait_for(proc.stdout.readline(), 30):
+        pass  # the Planner's reply has begun to stream
+    proc.send_signal(stop)
+    out, _ = await asyncio.wait_for(proc.communicate(), 30)
+    _, transcript, _ = await cli(tmp_path, "history", run_id, config=config)
+    for shown in (out.decode(), transcript):  # the summary, and the run as the store keeps it
+        tokens = next(line for line in shown.splitlines() if line.startswith("Tokens: "))
+        assert "(estimated)" in tokens, tokens
+        counts = tokens[8:].split(" (estimated)")[0]
+        prompt, reply = (int(part.split()[0].lstrip("~").replace(",", "")) for part in counts.split(" / "))
+        assert prompt > 0 and reply > 0, tokens
+    assert "Reading the task closely." in transcript  # the cut reply is kept with its turn
+
+
 async def test_ctrl_c_before_any_test_run_still_saves_what_the_team_wrote(model_server, tmp_path):
     config = write_config(tmp_path, model_server.base_url)
     model_server.script("planner", s.PLAN)
