@@ -84,12 +84,11 @@ class OpenAIChatModel:
         contexts: Mapping[str, int] | None = None,
     ) -> None:
         self._config, self._sleep = config, sleep
-        self._redact = Redactor(secrets.values())
+        self._redact, self._secrets = Redactor(secrets.values()), secrets
         self.base_url = config.llm.base_url or secrets.openai_base_url or None
         self.where = _without_credentials(self.base_url) if self.base_url else "the OpenAI API"  # for messages
-        self.endpoint = Endpoint(self.base_url or OPENAI_API, secrets.openai_api_key or NO_KEY_PLACEHOLDER,
-                                 config.llm.request_timeout_s, secrets.openai_org_id or None,
-                                 secrets.openai_project_id or None)
+        self.endpoint = self._endpoint(self.base_url or OPENAI_API)
+        self._left: list[Endpoint] = []  # endpoints moved away from, closed with the client
         self._contexts: dict[str, int] = dict(contexts or {})  # model -> context window in tokens, where known
         self._asked: set[str] = set()  # models whose window the endpoint was asked about
         self._chars_per_token: dict[str, float] = {}  # measured from a server's own count of a prompt
@@ -311,8 +310,22 @@ class OpenAIChatModel:
         except (KeyError, TypeError) as error:
             raise ValueError(f"not a models listing ({type(error).__name__})") from None
 
+    def move_to(self, base_url: str) -> None:
+        """Send the requests from now on to ``base_url`` (the embedded server, started again on another port). The
+        endpoint left stays open for a reply still unwinding there, and is closed with the client."""
+        if base_url == self.base_url:
+            return
+        self._left.append(self.endpoint)
+        self.base_url, self.where, self.endpoint = base_url, _without_credentials(base_url), self._endpoint(base_url)
+
+    def _endpoint(self, base_url: str) -> Endpoint:
+        secrets = self._secrets
+        return Endpoint(base_url, secrets.openai_api_key or NO_KEY_PLACEHOLDER, self._config.llm.request_timeout_s,
+                        secrets.openai_org_id or None, secrets.openai_project_id or None)
+
     async def close(self) -> None:
-        await self.endpoint.close()
+        for endpoint in (*self._left, self.endpoint):
+            await endpoint.close()
 
 
 class _Reply:

@@ -291,3 +291,36 @@ async def test_a_server_that_crashes_as_a_build_for_another_cpu_says_how_to_rebu
     for sentence in map(str, errors):
         assert "It crashed (SIGSEGV)" in sentence
         assert f"`CMAKE_ARGS=\"{PORTABLE_BUILD}\" {sys.executable} -m pip install --force-reinstall --no-deps" in sentence
+
+
+async def test_a_server_whose_port_was_taken_meanwhile_is_started_again_on_another(tmp_path, cached_default_model):
+    """The server ends and another process binds its port before it is started again: the new server takes a
+    free loopback port, and the team's requests follow it there."""
+    import dataclasses
+
+    from agents.types import Message
+    from bot.config.sections import Config, Secrets
+    from bot.model.client import OpenAIChatModel
+    from bot.model.embedded.endpoint import served_config
+    from bot.model.embedded.keeper import KeptModel
+
+    model = default_model(data_folder_with_model(tmp_path, cached_default_model), print)
+    keeper = ServerKeeper(await EmbeddedServer.start(model, SMALL, tmp_path / "server.log"))  # restarts on request
+    config = served_config(Config(), keeper.server)
+    client = OpenAIChatModel(dataclasses.replace(config, llm=dataclasses.replace(config.llm, max_retries=1)), Secrets())
+    team = KeptModel(client, keeper)
+    first = keeper.server
+    try:
+        os.killpg(first.process.pid, signal.SIGKILL)
+        await asyncio.to_thread(first.process.wait)
+        with socket.socket() as squatter:
+            squatter.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            squatter.bind(("127.0.0.1", first.port))
+            squatter.listen()
+            text = "".join([piece async for piece in team.stream("programmer", [Message("user", "Say hi.")])
+                            if isinstance(piece, str)])
+        assert text and keeper.server.port != first.port and keeper.server.process.poll() is None
+    finally:
+        await client.close()
+        await keeper.stop()
+    assert not servers_of(tmp_path)

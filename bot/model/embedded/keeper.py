@@ -2,7 +2,8 @@
 crash) is started again on its port, so the runs after it, and the request that met it, go on.
 
 ``ServerKeeper`` watches the server's process and starts a new one on the same port as soon as it ends (the
-model client's URL stays true, and its retries reach the new server). It does so at most ``MAX_RESTARTS``
+model client's URL stays true, and its retries reach the new server); when another process took that port
+meanwhile, on a free one, which ``KeptModel`` points the client at before its next request. It does so at most ``MAX_RESTARTS``
 times in ``RESTART_WINDOW_S``: a server that keeps ending is left ended, with its log's last words said, and the
 requests then fail with a sentence naming the embedded server rather than a URL the person never configured.
 ``KeptModel`` is the team's model on it: a reply the server's end cut short is asked again (``ReplyDropped``,
@@ -21,7 +22,7 @@ from collections.abc import AsyncGenerator, Sequence
 from agents.errors import CodegenError, ModelError, ReplyDropped
 from agents.types import Message, Usage
 from bot.model.client import OpenAIChatModel
-from bot.model.embedded.server import EmbeddedServer, crash_advice
+from bot.model.embedded.server import EmbeddedServer, crash_advice, loopback_ports
 
 log = logging.getLogger(__name__)
 
@@ -100,11 +101,11 @@ class ServerKeeper:
                 log.error("%s", self.given_up)
                 return
             self._restarts.append(now)
-            log.warning("the embedded model server ended (%s): %s; starting it again on port %d.%s",
-                        ended, tail or "it said nothing", old.port, advice)
-            try:
+            log.warning("the embedded model server ended (%s): %s; starting it again.%s",
+                        ended, tail or "it said nothing", advice)
+            try:  # its own port first (the client's URL), else a free one: another process may have taken it
                 self.server = await EmbeddedServer.start(old.model, old.settings, old.log_path,
-                                                         ports=itertools.repeat(old.port))
+                                                         ports=itertools.chain([old.port], loopback_ports()))
             except CodegenError as error:
                 self.given_up = (f"The embedded model server ended ({ended}) and could not be started again: "
                                  f"{error}{'' if advice in str(error) else advice}")
@@ -125,6 +126,7 @@ class KeptModel:
     async def stream(self, role: str, messages: Sequence[Message],
                      temperature: float | None = None) -> AsyncGenerator[str | Usage, None]:
         await self.keeper.answering()
+        self.inner.move_to(self.keeper.server.base_url)  # where it runs now: a restart may have moved it
         generation, chars = self.keeper.generation, 0
         try:
             async for piece in self.inner.stream(role, messages, temperature):
