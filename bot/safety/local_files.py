@@ -54,12 +54,16 @@ def read_regular_file(name: str, max_bytes: int, use: Use = ATTACHMENT) -> bytes
     return data
 
 
+def kind_of(mode: int) -> str:
+    """What a file of ``mode`` is, for a sentence refusing what is not a regular file: "a named pipe", ..."""
+    return "a folder" if stat.S_ISDIR(mode) else _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
 def _check(name: str, info: os.stat_result, max_bytes: int, use: Use) -> None:
     if stat.S_ISDIR(info.st_mode):
         raise UserInputError(f"{name} is a folder; {use.instead}.")
     if not stat.S_ISREG(info.st_mode):
-        kind = _KINDS.get(stat.S_IFMT(info.st_mode), "not a regular file")
-        raise UserInputError(use.refusal(f"{name} is {kind}, not a regular file"))
+        raise UserInputError(use.refusal(f"{name} is {kind_of(info.st_mode)}, not a regular file"))
     if info.st_size > max_bytes:
         raise UserInputError(f"{name} is {info.st_size:,} bytes; {use.plural} are limited to {max_bytes:,} bytes.")
 

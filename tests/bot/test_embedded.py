@@ -344,3 +344,38 @@ def test_a_symbolic_link_in_place_of_the_fetch_lock_is_not_followed(tmp_path):
     with pytest.raises(ModelFileError, match=r"cannot be kept at .*: Too many levels of symbolic links"):
         default_model(tmp_path, print)
     assert not elsewhere.exists()
+
+
+@pytest.mark.skipif(server_module.server_version() is None, reason="the `local` extra is not installed")
+@pytest.mark.parametrize("kind", ["a named pipe", "a socket"])
+async def test_something_other_than_a_file_at_the_model_path_is_refused_in_one_sentence(tmp_path, monkeypatch, kind):
+    """A named pipe there held the start for ever (opening it waits for a writer); a socket was said to be a folder
+    that cannot hold the model. Either is refused by its type, naming the path, before it is opened for reading."""
+    import socket
+
+    data = tmp_path / "data"
+    path = data / "models" / DEFAULT_MODEL.file_name
+    path.parent.mkdir(parents=True)
+    placed = socket.socket(socket.AF_UNIX) if kind == "a socket" else None
+    if placed is not None:
+        monkeypatch.chdir(path.parent)  # a socket's path is short: named from its folder
+        placed.bind(path.name)
+    else:
+        os.mkfifo(path)
+    config = tmp_path / "config.toml"
+    config.write_text(f'[storage]\npath = "{data / "codegen.sqlite3"}"\n[sandbox]\nenabled = false\n')
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(Path(__file__).parents[2]),
+           "CODEGEN_CONFIG": str(config)}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "codegen_chat.cli", "run", "say hi", cwd=tmp_path,
+                                                env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        if placed is not None:
+            placed.close()
+    assert proc.returncode == 3, err
+    assert err.decode().strip().endswith(f"codegen-chat: The embedded model at {path} is {kind}, not a regular file: "
+                                         f"it is not used; delete it, and the model is fetched again on the next start.")

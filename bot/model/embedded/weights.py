@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -31,6 +32,7 @@ from typing import BinaryIO
 from agents.errors import CodegenError
 from bot.model.embedded.child import dies_with_bot
 from bot.model.embedded.gguf import GgufInfo, NotGguf, read_gguf_from
+from bot.safety.local_files import kind_of
 
 log = logging.getLogger(__name__)
 
@@ -93,11 +95,12 @@ def default_model_path(data_folder: Path) -> Path:
 
 def own_model(path: Path) -> ModelFile:
     """A GGUF file named by ``[llm] embedded_model``: it must be a readable GGUF model."""
-    if not path.is_file():
-        raise ModelFileError(f"[llm] embedded_model: {path} is not a file; name a GGUF model file, or leave it "
-                             "empty for the default model.")
+    not_a_file = (f"[llm] embedded_model: {path} is {{kind}}; name a GGUF model file, or leave it empty for the "
+                  "default model.")
+    if not path.exists():
+        raise ModelFileError(not_a_file.format(kind="not a file"))
     try:
-        opened = path.open("rb")
+        opened = _open_regular(path, not_a_file.format(kind="{kind}, not a regular file"))
     except OSError as error:
         raise ModelFileError(f"The embedded model at {path} cannot be read: {error.strerror or error}.") from None
     with _closed_on_error(opened):
@@ -110,12 +113,32 @@ def default_model(data_folder: Path, say: Callable[[str], None]) -> ModelFile:
     try:
         if not path.exists():
             fetch_default(path, say)
-        opened = path.open("rb")
+        opened = _open_regular(path, f"The embedded model at {path} is {{kind}}, not a regular file: it is not used; "
+                                     "delete it, and the model is fetched again on the next start.")
     except OSError as error:  # a full disk, a read-only folder: what the file system said, and where
         raise ModelFileError(_unkept(path, error)) from None
     with _closed_on_error(opened):
         _verify(opened, path, DEFAULT_MODEL)
         return ModelFile(path, DEFAULT_MODEL.alias, _gguf(opened, path), verified=True, opened=opened)
+
+
+def _open_regular(path: Path, refusal: str) -> BinaryIO:
+    """``path`` opened for reading when it is a regular file (links followed); else ``ModelFileError`` with
+    ``refusal``, its ``{kind}`` filled in. Opened without waiting, so a named pipe put there (opening one for reading
+    waits for a writer) is refused rather than holding the start, and its type is read from what was opened."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):  # a device or a socket is not opened at all
+        raise ModelFileError(refusal.format(kind=kind_of(info.st_mode)))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # put there since the look above
+            raise ModelFileError(refusal.format(kind=kind_of(mode)))
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @contextlib.contextmanager
