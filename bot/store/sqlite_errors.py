@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from pathlib import Path
 
+from bot.safety.local_files import kind_of
 from bot.store.errors import StoreError
 
 _PROBLEMS = {  # SQLite's primary result codes -> (what happened, what to do)
@@ -64,17 +66,27 @@ def file_lost_error(doing: str, path: Path, what: str) -> StoreError:
 
 
 def _problem(path: Path, error: BaseException) -> tuple[str, str]:
+    if kind := _not_a_file(path):  # SQLite reads a device as locked, a named pipe as a disk error
+        fix_in = " in it" if kind == "a folder" else ""
+        return f"it is {kind}, not a database file", f"set storage.path to a file{fix_in}, such as codegen.sqlite3"
     if isinstance(error, OSError):
         return (error.strerror or str(error)).lower(), "check the path and its permissions"
     code = getattr(error, "sqlite_errorcode", None)
     if code is not None and (code & 0xFF) in _PROBLEMS:
         what, fix = _PROBLEMS[code & 0xFF]
-        if code & 0xFF == sqlite3.SQLITE_CANTOPEN and path.is_dir():
-            return "it is a folder, not a database file", "set storage.path to a file in it, such as codegen.sqlite3"
         if code & 0xFF in (sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN) and not _writable(path.parent):
             return f"its folder {path.parent} is read-only", "make the folder writable, or set storage.path elsewhere"
         return what, fix
     return str(error), "see the log for details"
+
+
+def _not_a_file(path: Path) -> str:
+    """What ``path`` is when it is there and not a regular file ("a folder", "a named pipe", "a device"); else ''."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return ""
+    return "" if stat.S_ISREG(mode) else kind_of(mode)
 
 
 def _writable(folder: Path) -> bool:

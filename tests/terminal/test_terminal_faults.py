@@ -200,3 +200,19 @@ async def test_a_database_deleted_mid_run_ends_it_with_an_error_and_the_files_st
     # what the run produced is kept where the person asked
     assert (out_dir / "intf.py").is_file() and (out_dir / "test_intf.py").is_file()
     await store.close()
+
+
+@pytest.mark.parametrize("kind", ["a named pipe", "a device"])
+async def test_a_store_path_that_is_no_file_is_named_as_what_it_is(model_server, tmp_path, kind):
+    """`storage.path = "/dev/null"` read "another program holds the database locked", a named pipe "the disk
+    reported an error": neither says what to change."""
+    path = "/dev/null" if kind == "a device" else str(tmp_path / "pipe.sqlite3")
+    if kind == "a named pipe":
+        os.mkfifo(path)
+    config = tmp_path / "store.toml"
+    config.write_text(f'[llm]\nbase_url = "{model_server.base_url}"\n[storage]\npath = "{path}"\n')
+    for args in (["history"], ["run", "task"]):
+        code, _, err = await cli(tmp_path, *args, config=config)
+        assert code == (3 if args[0] == "run" else 1), err
+        assert err == (f"codegen-chat: could not open {path}: it is {kind}, not a database file; set storage.path to "
+                       "a file, such as codegen.sqlite3\n"), err
