@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agents.events import CheckedIn, Event, Notice, RunFinished, RunStarted, TestReported, TurnFinished
-from agents.types import CheckInResult, TestReport, Usage
+from agents.types import CheckInResult, RunStatus, TestReport, Usage
 from bot.safety.redact import Redactor
 
 SCHEMA_VERSION = 1
@@ -41,13 +41,7 @@ class JsonLines:
         self._out.flush()
 
     def result(self, finished: RunFinished, exit_code: int, out_dir: Path, saved_note: str = "") -> None:
-        self.write({
-            "type": "result", "schema": SCHEMA_VERSION, "run_id": finished.run_id, "status": finished.status.value,
-            "reason": finished.reason, "exit_code": exit_code, "out_dir": str(out_dir),
-            "checkin": _checkin(finished.checkin), "tests": _report(finished.report),
-            "files": sorted(finished.files), "test_files": sorted(finished.tests), "language": finished.language,
-            "usage": _usage(finished.usage), "note": saved_note,
-        })
+        self.write(_result(finished, finished.status.value, exit_code, str(out_dir), saved_note))
 
     def _masked(self, value: Any, redact: Redactor) -> Any:
         if isinstance(value, str):
@@ -60,9 +54,19 @@ class JsonLines:
 
 
 def refusal_object(exit_code: int, message: str) -> dict[str, Any]:
-    """The result line of a run that never started (bad input or config, a store that cannot open)."""
-    return {"type": "result", "schema": SCHEMA_VERSION, "run_id": "", "status": "refused", "reason": message,
-            "exit_code": exit_code}
+    """The result line of a run that never started (bad input or config, a store that cannot open): the keys of any
+    result line, so a pipeline reads every one the same way, empty."""
+    return _result(RunFinished("", status=RunStatus.ERROR, reason=message), "refused", exit_code)
+
+
+def _result(finished: RunFinished, status: str, exit_code: int, out_dir: str = "", note: str = "") -> dict[str, Any]:
+    return {
+        "type": "result", "schema": SCHEMA_VERSION, "run_id": finished.run_id, "status": status,
+        "reason": finished.reason,
+        "exit_code": exit_code, "out_dir": out_dir, "checkin": _checkin(finished.checkin),
+        "tests": _report(finished.report), "files": sorted(finished.files), "test_files": sorted(finished.tests),
+        "language": finished.language, "usage": _usage(finished.usage), "note": note,
+    }
 
 
 def event_object(event: Event) -> dict[str, Any] | None:

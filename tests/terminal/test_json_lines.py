@@ -98,6 +98,21 @@ async def test_bad_input_exits_2_with_a_result_line_and_no_model_call(model_serv
     assert model_server.requests == []
 
 
+async def test_the_result_line_has_the_same_keys_whether_the_run_ran_or_was_refused(model_server, tmp_path):
+    """A pipeline reads ``result["usage"]`` or ``result["files"]`` the same way after any run: a refused one had
+    only six of the keys."""
+    config = write_config(tmp_path, model_server.base_url)
+    script_team(model_server)
+    _, ran, _ = await cli(tmp_path, "run", "find all intf keys", "--json", "--out", "result", config=config)
+    _, refused, _ = await cli(tmp_path, "run", "   ", "--json", config=config)
+    _, unparsed, _ = await cli(tmp_path, "run", "--json", config=config)
+    ran_result, refused_result, unparsed_result = (lines_of(out)[-1] for out in (ran, refused, unparsed))
+    assert ran_result["status"] == "error" and refused_result["status"] == unparsed_result["status"] == "refused"
+    assert list(refused_result) == list(unparsed_result) == list(ran_result)
+    assert refused_result["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0, "estimated": False}
+    assert (refused_result["files"], refused_result["checkin"], refused_result["tests"]) == ([], None, None)
+
+
 @pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP"])
 async def test_a_run_the_machine_shuts_down_says_the_exit_code_the_process_ends_with(model_server, tmp_path, stop):
     import asyncio
