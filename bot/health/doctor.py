@@ -7,7 +7,7 @@ from bot.config.sections import Config, Secrets
 from bot.model.client import OpenAIChatModel
 from bot.model.embedded.doctor import embedded_checks
 from bot.model.embedded.endpoint import HOW_TO_CONFIGURE, endpoint_configured, uses_embedded
-from bot.model.http import EndpointError, StatusError
+from bot.model.http import EndpointError, NoAnswer, StatusError, Unreachable
 from bot.safety.redact import Redactor
 
 SHOWN_MODELS = 12  # of a long model listing, how many a failed check names
@@ -36,7 +36,7 @@ async def model_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
             return [*results, CheckResult("model endpoint", False, f"{where} did not answer: HTTP {error.status}",
                                           "check OPENAI_BASE_URL / llm.base_url and that the server runs")]
         except (EndpointError, ValueError) as error:
-            return [*results, CheckResult("model endpoint", False, f"{where} did not answer: {type(error).__name__}",
+            return [*results, CheckResult("model endpoint", False, f"{where} did not answer: {_why(error, config)}",
                                           "check OPENAI_BASE_URL / llm.base_url and that the server runs")]
         results.append(CheckResult("model endpoint", True, f"{where} answers ({len(offered)} models)"))
         for name in sorted({config.agent(role).model for role in _roles()}):
@@ -46,6 +46,17 @@ async def model_checks(config: Config, secrets: Secrets) -> list[CheckResult]:
     finally:
         await model.close()
     return results
+
+
+def _why(error: EndpointError | ValueError, config: Config) -> str:
+    """Why the endpoint gave no model list, in words."""
+    if isinstance(error, Unreachable):
+        return "it closed the connection" if error.dropped else "nothing accepts connections there"
+    if isinstance(error, NoAnswer):
+        return f"no answer within {config.llm.request_timeout_s:g}s"
+    if isinstance(error, ValueError):
+        return "its answer is not an OpenAI-compatible list of models (the URL usually ends in /v1)"
+    return str(error) or type(error).__name__
 
 
 def _offered(name: str, offered: list[str]) -> CheckResult:

@@ -191,6 +191,19 @@ async def test_doctor_reports_the_endpoint_and_models(model_server, tmp_path):
     assert code == 1
 
 
+async def test_doctor_says_why_an_endpoint_did_not_answer_in_words(tmp_path):
+    """It read "did not answer: Unreachable", the name of a class."""
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = write_config(tmp_path, f"http://127.0.0.1:{port}/v1")
+    code, out, _ = await cli(tmp_path, "doctor", config=config)
+    assert code == 1
+    assert f"[FAIL] model endpoint: http://127.0.0.1:{port}/v1 did not answer: nothing accepts connections there\n" in out
+
+
 def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
