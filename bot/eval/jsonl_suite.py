@@ -23,10 +23,11 @@ from agents.paths import UnsafePath, clash, project_path
 from agents.types import FileSet
 from bot.config.sections import InputConfig
 from bot.eval.problems import EvalError, Problem, Suite
-from bot.safety.local_files import read_regular_file
+from bot.safety.local_files import Use, read_regular_file
 from bot.safety.text import not_text
 
 MAX_SUITE_BYTES = 500_000_000
+SUITE_FILE = Use("suites", "name the JSONL file of tasks in it")  # for the sentences refusing what is no file
 REQUIRED = ("id", "language", "task", "hidden_tests")
 FIELDS = (*REQUIRED, "starter_files")
 
@@ -42,9 +43,9 @@ def read_jsonl_suite(path: Path, languages: Languages, limits: InputConfig | Non
         raise EvalError(f"No suite {path}: name `humaneval`, or the path of a JSONL file of tasks "
                         "(the README's eval section describes the format).")
     if path.is_dir():
-        raise EvalError(f"{path} is a folder; name the JSONL file of tasks in it.")
+        raise EvalError(f"{path} is a folder; {SUITE_FILE.instead}.")
     try:
-        text = read_regular_file(str(path), MAX_SUITE_BYTES).decode("utf-8-sig")  # a BOM some editors write
+        text = read_regular_file(str(path), MAX_SUITE_BYTES, SUITE_FILE).decode("utf-8-sig")  # a BOM some editors write
     except UnicodeDecodeError:
         raise EvalError(f"{path} is not UTF-8 text; a suite is a JSONL file, one JSON object per line.") from None
     problems: list[Problem] = []

@@ -50,6 +50,7 @@ def tasks(tmp_path, *lines):
 
 @pytest.mark.parametrize(("args", "lines", "message"), [
     (["--suite", "nowhere.jsonl"], None, "No suite nowhere.jsonl: name `humaneval`, or the path of a JSONL file"),
+    (["--suite", "/dev/null"], None, "/dev/null is a device, not a regular file; suites must be regular files."),
     (["--suite", "tasks.jsonl"], [GOOD, '{"id": "b",'], "tasks.jsonl line 2: not valid JSON"),
     (["--suite", "tasks.jsonl"], [{**GOOD, "language": "fortran"}], "tasks.jsonl line 1: the sandbox has no language 'fortran'"),
     (["--suite", "tasks.jsonl", "--modes", "single,committee"], [GOOD], "Unknown mode 'committee'; the modes are single, team"),
