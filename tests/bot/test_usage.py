@@ -120,3 +120,35 @@ async def test_every_final_event_and_the_store_carry_the_runs_real_totals(
         assert programmer.usage.cost_usd > 0 and final.usage.estimated
     else:  # an endpoint that failed before any reply cost nothing
         assert "programmer" not in cut
+
+
+async def test_a_store_that_cannot_keep_the_cut_reply_still_gets_the_runs_end():
+    """Stopped mid-reply with the disk full: the cut turn cannot be recorded, and the run still ends, as an error
+    every sink sees, rather than with the store's error in place of the stop."""
+    from agents.events import TurnStarted
+    from bot.runs.runner import drive
+    from bot.store.errors import StoreError
+
+    seen, replying = [], asyncio.Event()
+
+    async def events():
+        yield TurnStarted("r", agent="planner", round=0, model="gpt-4o-mini", prompt_tokens=300)
+        yield TextDelta("r", agent="planner", text="Thinking")
+        replying.set()
+        await asyncio.Event().wait()  # the model goes on writing until the stop
+
+    async def full_store(event):
+        if isinstance(event, TurnFinished | RunFinished):
+            raise StoreError("could not save the run to db.sqlite3: the disk is full")
+
+    async def renderer(event):
+        seen.append(event)
+
+    run = asyncio.create_task(drive("r", events(), [full_store, renderer], RunUsage(PRICES)))
+    await replying.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    final = seen[-1]
+    assert isinstance(final, RunFinished) and final.status == RunStatus.ERROR and "disk is full" in final.reason
+    assert final.usage.prompt_tokens == 300 and final.usage.estimated  # the cut reply still counts
