@@ -90,6 +90,7 @@ class TurnFinished(Event):
     duration_s: float = 0.0
     model: str = ""
     meaning: TurnMeaning | None = None  # None: the reply could not be read (or was stopped), shown as written
+    cut_short: bool = False  # the run's end (a Stop, a shutdown, another step failing) cut the reply short
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,8 @@ class ProgressTracker:
         key = _key(event.agent, event.round)
         if not self._has(key):  # a stored run drawn again: its turns come without their starts
             self._start(key, _title(event.agent, event.round))
+        if event.cut_short:  # the run's end stopped it: the final event marks the step as the run ended
+            return
         if event.agent == Role.TESTER:  # its step ends with the test run it leads to
             self._set_detail("running the tests", key)
             return

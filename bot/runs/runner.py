@@ -128,7 +128,7 @@ class _OpenTurn:
         turn = self.started
         return TurnFinished(turn.run_id, agent=turn.agent, round=turn.round, text="".join(self.parts),
                             usage=Usage(turn.prompt_tokens, self.written // CHARS_PER_TOKEN, estimated=True),
-                            duration_s=time.monotonic() - self.began, model=turn.model)
+                            duration_s=time.monotonic() - self.began, model=turn.model, cut_short=True)
 
 
 @dataclasses.dataclass

@@ -54,3 +54,12 @@ def test_a_run_that_ends_while_a_step_works_shows_the_step_cut_short_without_wha
                        (TurnStarted(RUN, agent="programmer", round=2), "Fix · round 2")]:
         for status, mark in [(RunStatus.STOPPED, "⏹️"), (RunStatus.INTERRUPTED, "⏹️"), (RunStatus.ERROR, "❌")]:
             assert shown([last, RunFinished(RUN, status=status, reason="why")]) == [f"{mark} {line}"]
+
+
+def test_a_reply_the_stop_cut_short_shows_its_step_stopped_not_done():
+    """The runner ends a reply a Stop cut short as a turn (its tokens count), marked as cut: the step it was
+    writing is stopped, not ticked off with a verdict it never gave."""
+    writing = [TurnStarted(RUN, agent="optimizer", round=2), TextDelta(RUN, agent="optimizer", text="The code")]
+    cut = TurnFinished(RUN, agent="optimizer", round=2, text="The code", cut_short=True)
+    assert shown([*writing, cut, RunFinished(RUN, status=RunStatus.STOPPED, reason="stopped")]) == [
+        "⏹️ Review · round 2"]
