@@ -75,7 +75,7 @@ def event_object(event: Event) -> dict[str, Any] | None:
     if isinstance(event, TurnFinished):
         return {"type": "turn", "run_id": event.run_id, "agent": str(event.agent), "round": event.round,
                 "text": event.text, "files": sorted(event.files), "model": event.model,
-                "duration_s": round(event.duration_s, 3), "usage": _usage(event.usage)}
+                "duration_s": round(event.duration_s, 3), "usage": _usage(event.usage), "cut_short": event.cut_short}
     if isinstance(event, TestReported):
         return {"type": "test_report", "run_id": event.run_id, "round": event.round, "language": event.language,
                 **(_report(event.report) or {})}

@@ -135,9 +135,13 @@ async def test_a_run_the_machine_shuts_down_says_the_exit_code_the_process_ends_
         await asyncio.sleep(0.05)
     proc.send_signal(getattr(signal, stop))
     out, _ = await asyncio.wait_for(proc.communicate(), 30)
-    result = lines_of(out.decode())[-1]
+    lines = lines_of(out.decode())
+    result = lines[-1]
     assert result["status"] == "stopped" and result["reason"] == "the bot was shut down"
     assert proc.returncode == 0 and result["exit_code"] == 0  # as documented: the run can be continued
+    [planner] = [line for line in lines if line["type"] == "turn"]  # the reply the stop cut, and what it cost
+    assert planner["cut_short"] and planner["usage"]["estimated"] and planner["usage"]["prompt_tokens"] > 0
+    assert result["usage"]["prompt_tokens"] == planner["usage"]["prompt_tokens"]
 
 
 async def test_with_stderr_closed_stdout_holds_the_json_lines_alone(model_server, tmp_path):
