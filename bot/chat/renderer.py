@@ -324,6 +324,10 @@ class RunRenderer:
             await self._thread.edit(turn.message_id, f"{turn.header}\n{body}{self._show(turn.footer)}")
 
     async def _finish_turn(self, event: TurnFinished) -> None:
+        if event.cut_short:  # the run's end cut it: it stays as it stood, marked cut short; what it cost counts
+            self._count(event)
+            await self._cut_short()
+            return
         turn, self._turn = self._turn, None
         self._count(event)
         await self._guarded(self._thread.working, "")

@@ -136,6 +136,9 @@ CREATE UNIQUE INDEX runs_by_source ON runs (source) WHERE source <> '';
     Migration(7, "a claim handed over by a replica shutting down counts as no failure of its job", """
 ALTER TABLE run_claims ADD COLUMN handed_over INTEGER NOT NULL DEFAULT 0;
 """),
+    Migration(8, "a turn the run's end cut short is kept as such", """
+ALTER TABLE turns ADD COLUMN cut_short INTEGER NOT NULL DEFAULT 0;
+"""),
 )
 
 LATEST = MIGRATIONS[-1].version

@@ -247,11 +247,12 @@ class PostgresStore:
         estimated = int(event.usage.estimated and event.usage.total_tokens > 0)  # as a sum of usages counts it
         await db.execute(
             "INSERT INTO turns (run_id, agent, round, text, files, started_at, finished_at, model, prompt_tokens,"
-            " completion_tokens, cost_usd, usage_estimated, meaning) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            " completion_tokens, cost_usd, usage_estimated, meaning, cut_short)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             _storable((event.run_id, event.agent, event.round, event.text, json.dumps(event.files.as_dict()),
                        now - event.duration_s, now, event.model, event.usage.prompt_tokens,
                        event.usage.completion_tokens, event.usage.cost_usd, estimated,
-                       decode.meaning_json(event.meaning))),
+                       decode.meaning_json(event.meaning), int(event.cut_short))),
         )
         await db.execute(
             "UPDATE runs SET prompt_tokens = prompt_tokens + %s, completion_tokens = completion_tokens + %s,"

@@ -98,6 +98,7 @@ def turn_event(run_id: str, row: Row) -> TurnFinished:
         run_id, agent=row["agent"], round=row["round"], text=row["text"], files=FileSet(json.loads(row["files"])),
         usage=usage(row),
         duration_s=row["finished_at"] - row["started_at"], model=row["model"], meaning=meaning(row["meaning"]),
+        cut_short=bool(row["cut_short"]),
     )
 
 

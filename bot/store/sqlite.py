@@ -503,6 +503,7 @@ ADDED_COLUMNS = {
     ("runs", "head_commit"): "TEXT NOT NULL DEFAULT ''",
     ("runs", "thread"): "TEXT NOT NULL DEFAULT ''",  # what was read of the chat thread the request came from
     ("turns", "meaning"): "TEXT NOT NULL DEFAULT ''",  # what the turn decided (verdict, triage, plan, README)
+    ("turns", "cut_short"): "INTEGER NOT NULL DEFAULT 0",  # the run's end cut the reply short
 }
 
 
@@ -578,10 +579,11 @@ def _turn_writes(event: TurnFinished) -> list[Statement]:
     estimated = int(event.usage.estimated and event.usage.total_tokens > 0)  # as a sum of usages counts it
     return [
         ("INSERT INTO turns (run_id, agent, round, text, files, started_at, finished_at, model, prompt_tokens,"
-         " completion_tokens, cost_usd, usage_estimated, meaning) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         " completion_tokens, cost_usd, usage_estimated, meaning, cut_short)"
+         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
          (event.run_id, event.agent, event.round, event.text, json.dumps(event.files.as_dict()),
           now - event.duration_s, now, event.model, event.usage.prompt_tokens, event.usage.completion_tokens,
-          event.usage.cost_usd, estimated, decode.meaning_json(event.meaning))),
+          event.usage.cost_usd, estimated, decode.meaning_json(event.meaning), int(event.cut_short))),
         ("UPDATE runs SET prompt_tokens = prompt_tokens + ?, completion_tokens = completion_tokens + ?,"
          " cost_usd = cost_usd + ?, usage_estimated = MAX(usage_estimated, ?) WHERE id = ?",
          (event.usage.prompt_tokens, event.usage.completion_tokens, event.usage.cost_usd, estimated, event.run_id)),

@@ -59,5 +59,6 @@ async def test_an_interrupted_run_keeps_the_steps_its_status_message_showed(star
                      "the thread told")
     status = discord_api.messages[control.id]
     assert status.content.splitlines()[0].startswith("⏸️ **Interrupted** · run `")
-    assert status.content.splitlines()[1:] == ["✅ Plan — language: python"]  # what it showed before, kept
+    # What it showed before, kept, and the step the end cut short, marked as the run ended.
+    assert status.content.splitlines()[1:] == ["✅ Plan — language: python", "⏹️ Code · round 1"]
     assert status.payload["components"] == []
