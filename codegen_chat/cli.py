@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import NoReturn, TextIO, cast
 
 from adapters.terminal import PLATFORM, TerminalRun, exit_codes, print_run, print_runs, run_in_terminal
-from adapters.terminal.json_lines import refusal_object
+from adapters.terminal.json_lines import unstarted_result
 from adapters.terminal.run import STDIN_TASK, read_task
 from agents.errors import CodegenError, UserInputError
 from agents.types import RunStatus
@@ -79,7 +79,7 @@ def _main(argv: Sequence[str] | None) -> int:
         args = parser.parse_args(argv)
     except CommandLineRefused as wrong:
         if "run" in argv and "--json" in argv:  # a pipeline reads its result line even when the line was wrong
-            print(json.dumps(refusal_object(exit_codes.BAD_INPUT, wrong.message), ensure_ascii=False))
+            print(json.dumps(unstarted_result(exit_codes.BAD_INPUT, wrong.message), ensure_ascii=False))
         return exit_codes.BAD_INPUT
     if not getattr(args, "handler", None):
         parser.print_help()
@@ -108,10 +108,12 @@ def _main(argv: Sequence[str] | None) -> int:
         broke = exit_codes.BROKE if args.handler is _run else 1
         code = exit_codes.BAD_INPUT if isinstance(error, UserInputError | ConfigError | SettingsError) else broke
         if getattr(args, "json_lines", False):  # a pipeline reads its result line even when nothing ran
-            print(json.dumps(refusal_object(code, message), ensure_ascii=False))
+            print(json.dumps(unstarted_result(code, message), ensure_ascii=False))
         return code
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # before the run started (reading a piped task, opening the store)
         print("codegen-chat: stopped", file=sys.stderr)
+        if getattr(args, "json_lines", False):  # a pipeline reads its result line however the command ends
+            print(json.dumps(unstarted_result(exit_codes.CTRL_C, "stopped before the run started", "stopped")))
         return exit_codes.CTRL_C
 
 

@@ -53,10 +53,10 @@ class JsonLines:
         return value
 
 
-def refusal_object(exit_code: int, message: str) -> dict[str, Any]:
-    """The result line of a run that never started (bad input or config, a store that cannot open): the keys of any
-    result line, so a pipeline reads every one the same way, empty."""
-    return _result(RunFinished("", status=RunStatus.ERROR, reason=message), "refused", exit_code)
+def unstarted_result(exit_code: int, message: str, status: str = "refused") -> dict[str, Any]:
+    """The result line of a run that never started (refused: bad input or config, a store that cannot open; or
+    stopped by Ctrl-C first): the keys of any result line, so a pipeline reads every one the same way, empty."""
+    return _result(RunFinished("", status=RunStatus.ERROR, reason=message), status, exit_code)
 
 
 def _result(finished: RunFinished, status: str, exit_code: int, out_dir: str = "", note: str = "") -> dict[str, Any]:

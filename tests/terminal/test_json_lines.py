@@ -177,3 +177,35 @@ async def test_a_command_line_the_parser_refuses_still_gives_the_pipeline_its_re
 async def test_a_refused_command_line_without_json_prints_nothing_on_stdout(tmp_path):
     code, out, err = await cli(tmp_path, "history", "--limit", "0")
     assert code == 2 and out == "" and "argument --limit: must be between 1 and 100,000, got 0" in err
+
+
+async def test_ctrl_c_before_the_run_starts_still_ends_with_a_result_line(model_server, tmp_path):
+    """Ctrl-C while ``run - --json`` still waits for its task on a pipe: the pipeline gets its result line (stopped,
+    130) as after any other ending, not an output that simply stops."""
+    import asyncio
+    import os
+    import signal
+    import sys
+
+    from tests.terminal.test_terminal import ROOT
+
+    config = write_config(tmp_path, model_server.base_url)
+    reader, writer = os.pipe()  # a producer that has written nothing yet
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "codegen_chat.cli", "run", "-", "--json", cwd=tmp_path, stdin=reader,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+            env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "OPENAI_API_KEY": "sk-x", "PYTHONPATH": str(ROOT),
+                 "CODEGEN_CONFIG": str(config)})
+        wchan = Path(f"/proc/{proc.pid}/wchan")
+        while "pipe" not in await asyncio.to_thread(wchan.read_text):  # it waits in its read of the task
+            await asyncio.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        os.close(reader)
+        os.close(writer)
+    result = lines_of(out.decode())[-1]
+    assert proc.returncode == exit_codes.CTRL_C == result["exit_code"]
+    assert (result["status"], result["run_id"]) == ("stopped", "")
