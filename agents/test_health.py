@@ -32,6 +32,9 @@ _RUST_ZERO = re.compile(r"^running (\d+) tests?$", re.M)
 # (``bot.sandbox.authority.go.unrun``), or node a test file of another language's (``bot.sandbox.reports``).
 _NOT_RUN = re.compile(r"^\[sandbox\] not a pass: ((?:one|\d+) of the team's tests did not run: .*"
                       r"|pytest never ran the tests in .*|go test never ran .*|node --test never ran .*)$", re.M)
+# The sandbox's sentence when the team's pass beside the user's tests ran none (``bot.sandbox.reports``): the
+# counts, the user's tests' alone, do not show it.
+_NONE_OF_THE_TEAMS = re.compile(r"^\[sandbox\] not a pass: none of the team's tests ran: (.*)$", re.M)
 
 
 def unrunnable_tests(report: TestReport, language: str, team_tests: Iterable[str], languages: Languages) -> str:
@@ -59,16 +62,19 @@ def unrunnable_tests(report: TestReport, language: str, team_tests: Iterable[str
 def nothing_ran(report: TestReport, language: str, languages: Languages) -> str:
     """"no test ran (how that language's runner finds tests): <its words>", or "" when some test ran."""
     output = report.stdout + "\n" + report.stderr
+    described = languages.get(language)
+    found = described.tests_are_found() if described else ""
+    how = f" ({found})" if found else ""
+    if teams := _NONE_OF_THE_TEAMS.search(report.stderr):  # the user's tests ran; the team's none
+        return f"no test ran{how}: {teams.group(1)}"
     if report.passed or report.failed or report.status is TestStatus.TIMEOUT:
         return ""
     counted_zero = report.passed == 0 and report.failed == 0
     rust = _RUST_ZERO.findall(output)
     if not (NOTHING_RAN.search(output) or (counted_zero and (not rust or all(n == "0" for n in rust)))):
         return ""
-    described = languages.get(language)
-    how = described.tests_are_found() if described else ""
     evidence = _evidence(output, NOTHING_RAN) or _evidence(output, _SANDBOX_VERDICT)
-    return "no test ran" + (f" ({how})" if how else "") + evidence
+    return f"no test ran{how}{evidence}"
 
 
 def _relative(path: str) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from agents.language import BUILT_IN
 from agents.language.node import JAVASCRIPT, TYPESCRIPT
+from agents.language.reports import NOTHING_RAN
 from agents.types import TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import junit, skips
@@ -199,7 +200,7 @@ def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict
     duration, truncated, exit_code = step.duration_s, step.truncated, step.exit_code
     if team is not None:
         stdout += f"\n== the team's tests ==\n{team.stdout}"
-        stderr += ("\n" if stderr else "") + team.stderr
+        stderr += ("\n" if stderr else "") + team.stderr + _none_ran(team)
         if team.passed is not None or team.failed is not None:
             passed, failed = (passed or 0) + (team.passed or 0), (failed or 0) + (team.failed or 0)
         skipped = team.skipped
@@ -207,6 +208,15 @@ def combined(user: Sequence[str], shown: str, step: StepResult, verdict: Verdict
         exit_code = exit_code if exit_code else team.exit_code
     return TestReport(status=status, exit_code=exit_code, duration_s=round(duration, 3), passed=passed,
                       failed=failed, stdout=stdout, stderr=stderr.lstrip("\n"), truncated=truncated, skipped=skipped)
+
+
+def _none_ran(team: TestReport) -> str:
+    """The sentence for a pass of the team's tests that ran none ("no tests ran": a test file holding no test),
+    whose failure the counts, the user's tests' alone, would not show ("1 passed, 0 failed", yet no pass)."""
+    said = NOTHING_RAN.search(f"{team.stdout}\n{team.stderr}")
+    if team.ok or team.passed or team.failed or said is None:
+        return ""
+    return f"\n[sandbox] not a pass: none of the team's tests ran: \"{said.group().strip()}\""
 
 
 def memory_killed(config: SandboxConfig) -> str:

@@ -92,6 +92,17 @@ def test_team_tests_that_did_not_run_go_back_to_the_tester_unless_others_failed(
     assert (why == NOT_RUN.removeprefix("[sandbox] not a pass: ")) is sent_back, why
 
 
+
+def test_a_team_pass_that_ran_no_test_beside_the_users_passing_tests_goes_back_to_the_tester():
+    """The counts are the user's tests' alone ("3 passed, 0 failed"): only the sandbox's sentence says the team's
+    file held no test, and a triage would have sent correct code back to the Programmer."""
+    said = "[sandbox] not a pass: none of the team's tests ran: \"no tests ran\""
+    report = TestReport(TestStatus.FAILED, 5, 0.1, 3, 0, "== the user's tests ==\n...\n3 passed in 0.1s\n", said)
+    assert unrunnable_tests(report, "python", ["test_team.py"], BUILT_IN) == (
+        "no test ran (pytest runs functions named test_* in files named test_*.py or *_test.py): \"no tests ran\"")
+    assert unrunnable_tests(TestReport(TestStatus.FAILED, 1, 0.1, 3, 0, "", ""), "python", ["test_team.py"],
+                            BUILT_IN) == ""  # no sentence: nothing to say of the team's tests
+
 def import_failure(error):
     return TestReport(TestStatus.FAILED, 2, 0.1, 0, 1, f"test_parity.py:1: in <module>\nE   {error}\n1 error in 0.3s")
 

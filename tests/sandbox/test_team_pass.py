@@ -287,6 +287,18 @@ async def test_beside_the_users_tests_the_teams_hollow_tests_are_refused_by_name
     assert "[sandbox] the team's tests were not run: test_team.py: test_add catches" in report.stderr
 
 
+
+@pytest.mark.parametrize("team", [
+    {"test_team.py": "from calc import add\n\n\ndef add_twice(a, b):\n    return add(add(a, b), b)\n"},  # no test
+    {"test_team.py": ""},
+])
+async def test_beside_the_users_tests_a_team_test_file_that_runs_no_test_is_said_so(sandbox, team):
+    """The user's tests pass and the team's file holds no test: no pass, and the sentence says what the counts,
+    the user's alone, cannot ("3 passed, 0 failed", yet not a pass)."""
+    report = await sandbox.run(TestJob("python", PYTHON.correct().merged(team), authoritative=USER_TESTS["python"]))
+    assert (report.status, report.passed, report.failed) == (TestStatus.FAILED, 3, 0), report.output(10_000)
+    assert "[sandbox] not a pass: none of the team's tests ran: \"no tests ran\"" in report.stderr, report.stderr
+
 # A repository's own tests run by its own pytest command (bot.repos.test_command): the team's change is the
 # code, and what it adds must not stand in for pytest or write the report pytest was about to write.
 REPOSITORY_TEST = {"tests/test_calc.py": "from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n",
