@@ -15,7 +15,7 @@ from agents.language.node import JAVASCRIPT, TYPESCRIPT
 from agents.language.reports import NOTHING_RAN
 from agents.types import TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
-from bot.sandbox import junit, skips
+from bot.sandbox import junit, node_names, skips
 from bot.sandbox.authority import Authority, Verdict, go
 from bot.sandbox.junit import without_note
 from bot.sandbox.results import Counts, parse, status_of
@@ -93,7 +93,8 @@ def all_collected(report: TestReport, files: Mapping[str, str], language: Langua
                   stdout: str) -> TestReport:
     """A pass of the team's own tests (``files``: every file of the pass but the user's), no pass while a test they
     wrote never ran: pytest collects only some of the names a Python test file may have, and go builds a
-    ``_test.go`` file only when no build constraint, file name or folder leaves it out."""
+    ``_test.go`` file only when no build constraint, file name or folder leaves it out; node sums up only the tests
+    that reported before a test file's process ended."""
     if report.status is not TestStatus.PASSED:
         return report
     if language.report_format == "pytest" and written:
@@ -112,6 +113,10 @@ def all_collected(report: TestReport, files: Mapping[str, str], language: Langua
         missing = [path for path in sorted(files) if _named(path, NODE_TEST_FILES) and not _named(path, node_patterns)]
         why = (f"node --test never ran {', '.join(missing[:5])}: this run tests only files named "
                f"{', '.join(sorted(node_patterns))}; write the tests in the run's language")
+        if not missing and not report.truncated:  # (output cut in the middle lost results, not tests)
+            tests = {path: text for path, text in files.items() if _named(path, node_patterns)}
+            unreported = node_names.unreported(tests, stdout)
+            missing, why = [name for _, name in unreported], node_names.sentence(unreported)
     else:
         return report
     if not missing:

@@ -277,6 +277,26 @@ async def test_code_that_ends_the_run_with_success_does_not_pass_the_users_tests
     assert "the user's tests do not pass" in report.stderr, report.output(10_000)
 
 
+# The code ends the process with success from a timer while the second test still awaits: node sums up only the test
+# that finished ("1 passed"), and the wrong sub is never checked.
+EXITS_WHILE_A_TEST_WAITS = {
+    "calc.js": "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a + b;\nsetTimeout(() => process.exit(0), 30);\n",
+    "calc.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                    "const { add, sub } = require('./calc');\n"
+                    "test('test_add', () => assert.strictEqual(add(2, 3), 5));\n"
+                    "test('test_sub', async () => {\n  await new Promise((done) => setTimeout(done, 500));\n"
+                    "  assert.strictEqual(sub(5, 3), 2);\n});\n",
+}
+
+
+@pytest.mark.parametrize("user", [False, True], ids=["team", "user"])
+async def test_node_code_that_exits_while_a_test_waits_does_not_pass(sandbox, user):
+    report = await sandbox.run(TestJob("javascript", FileSet(EXITS_WHILE_A_TEST_WAITS),
+                                       authoritative=("calc.test.js",) if user else ()))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert "node never reported 'test_sub' (calc.test.js)" in report.stderr, report.output(10_000)
+
+
 async def test_beside_the_users_tests_the_teams_hollow_tests_are_refused_by_name(sandbox):
     """The user's tests pass, but the team's swallow their own failure: the run is no pass, and says whose."""
     swallowing = {"test_team.py": "from calc import add\n\ndef test_add():\n    try:\n        assert add(2, 3) == 6\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from bot.sandbox import node_names
 from bot.sandbox.authority import FileResult, framed, judge, sections
 from bot.sandbox.authority.go import GoTest, unrun
 from bot.sandbox.authority.java import JavaTest
@@ -199,6 +200,15 @@ def test_node_a_user_file_that_exited_before_its_tests_reported_fails():
               "ok 1 - /work/calc.test.js\n1..1\n# tests 1\n# pass 1\n# fail 0\n@@codegen-authority abc end 0 0\n")
     verdict = node.verdict(["calc.test.js"], {}, stdout, "", token, "/work")
     assert not verdict.ok and verdict.passed == 0
+
+
+def test_node_names_a_test_file_gives_plainly_are_asked_for_as_node_escapes_them():
+    source = ("describe('calc #1', () => {\n  it(\"adds\", () => {});\n});\n// test('old one', () => {});\n"
+              "/* test('older', () => {}); */\ntest(`sub`, { timeout: 100 }, () => {});\n"
+              "for (const n of [1, 2]) test(`case ${n}`, () => {});\ntest('it\\'s', () => {});\n")
+    assert node_names.declared(source) == {"calc #1", "adds", "sub"}
+    output = "# Subtest: calc \\#1\n    # Subtest: adds\n    ok 1 - adds\nok 1 - calc \\#1\n# Subtest: case 1\n"
+    assert node_names.unreported({"calc.test.js": source}, output) == [("calc.test.js", "sub")]
 
 
 def test_go_a_replace_of_a_module_no_test_imports_is_not_refused():

@@ -21,6 +21,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 
 from agents.language.bash import RUN_ONE
+from bot.sandbox import node_names
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, framed, judge, sections
 from bot.sandbox.results import node_files_alone
 
@@ -206,3 +207,16 @@ class NodeTap(TapFiles):
         return (f"if command -v tsc >/dev/null; then (cd {REPORT_DIR}/js && node --test --test-reporter=tap "
                 f"{shlex.quote(compiled)}); else node --experimental-strip-types --test --test-reporter=tap "
                 f"{shlex.quote('./' + path)}; fi")
+
+    def verdict(self, user: Sequence[str], files: Mapping[str, str], stdout: str, report: str,
+                token: str, workdir: str) -> Verdict:
+        """As every TAP file's, and each test a user file names must have reported in its section: node sums up
+        only the tests that finished before the process ended (``node_names``)."""
+        found = sections(stdout, token)
+        results, extra = {}, []
+        for index, path in enumerate(user):
+            output, code = found.get(index, ("", None))
+            results[path] = _judged(output, code) if index in found else FileResult()
+            if index in found and (missing := node_names.unreported({path: files.get(path, "")}, output)):
+                extra.append(f"{path}: {node_names.sentence(missing)}")
+        return judge(results, extra)
