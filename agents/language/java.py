@@ -43,7 +43,8 @@ public class CodegenChatJUnit {
 }""".replace("MARK", JUNIT_NOT_RUN).replace("RAN_ENV", RAN_ENV).replace("BEGAN", JUNIT_BEGAN).replace("ENDED", JUNIT_ENDED)
 # Without JUnit each test class's main() runs through this launcher of the sandbox's, so that the code ending the JVM
 # with System.exit(0) in the middle of a test (a CLI's "quit") is not the test passing: a JVM ended before main()
-# returned, other than by the test class itself calling System.exit (its verdict), exits 3 with a sentence.
+# returned, other than by the test class itself (or a helper class written in a test file) calling System.exit (its
+# verdict), exits 3 with a sentence.
 MAIN_LAUNCHER = "CodegenChatMain"
 MAIN_LAUNCHER_SOURCE = r"""import java.lang.reflect.InvocationTargetException;
 import java.util.Map;
@@ -59,7 +60,11 @@ public class CodegenChatMain {
         if (name.equals("java.lang.System.exit") || name.equals("java.lang.Runtime.exit")) {
           StackTraceElement caller = stack[i + 1];
           if (caller.getClassName().equals("java.lang.System")) continue;
-          return caller.getClassName().equals(test) || caller.getClassName().startsWith(test + "$");
+          // The test class, a class nested in it, or a helper class written in a test file (a second class of
+          // CalcTest.java): code is never compiled from a file named as a test.
+          String file = caller.getFileName();
+          return caller.getClassName().equals(test) || caller.getClassName().startsWith(test + "$")
+              || (file != null && (file.endsWith("Test.java") || file.endsWith("Tests.java")));
         }
       }
     }

@@ -27,6 +27,10 @@ EXITS_EARLY = ("public class CalcTest {\n    public static void main(String[] ar
 OWN_EXIT = ("public class CalcTest {\n    static void finish(int failures) { System.exit(failures); }\n"
             "    public static void main(String[] args) {\n        int failures = 0;\n"
             "        if (Calc.sub(5, 3) != 2) failures++;\n        finish(failures);\n    }\n}\n")
+# The same through a helper class of the test's own file (a second, non-public class in CalcTest.java).
+HELPER_EXIT = ("public class CalcTest {\n    public static void main(String[] args) {\n        int failures = 0;\n"
+               "        if (Calc.sub(5, 3) != 2) failures++;\n        Check.done(failures);\n    }\n}\n\n"
+               "class Check {\n    static void done(int failures) { System.exit(failures); }\n}\n")
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +64,8 @@ IN_A_PACKAGE = ("package calc;\n\nclass CalcTest {\n    public static void main(
                 "        assert Calc.sub(5, 3) == 2 : \"sub\";\n    }\n}\n")
 
 
-@pytest.mark.parametrize("test", [OWN_EXIT, EXITS_EARLY.replace("Calc.sub(99, 1);\n", "")], ids=["own-exit", "returns"])
+@pytest.mark.parametrize("test", [OWN_EXIT, HELPER_EXIT, EXITS_EARLY.replace("Calc.sub(99, 1);\n", "")],
+                         ids=["own-exit", "helper-exit", "returns"])
 @pytest.mark.parametrize("user", [False, True], ids=["team", "user"])
 async def test_a_main_that_ends_with_its_verdict_or_returns_still_passes(sandbox, test, user):
     files = FileSet({"Calc.java": CODE.replace("a + b", "a - b"), "CalcTest.java": test})
