@@ -34,3 +34,25 @@ async def test_tests_that_reach_their_end_or_exit_by_themselves_still_pass(sandb
     user = tuple(TESTS) if whose == "user" else ()
     report = await sandbox.run(TestJob("bash", FileSet({"calc.sh": GUARDED, **TESTS}), authoritative=user))
     assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 3, 0), report.output(10_000)
+
+
+# Checks one per line, without set -e: only the last line's status would end the test. sub is wrong in WRONG_SUB.
+CHECKS = {"test_calc.sh": ". ./calc.sh\n[ \"$(add 2 3)\" = 5 ]\n[ \"$(sub 5 3)\" = 2 ]\n[[ \"$(add 1 1)\" == 2 ]]\n"}
+WRONG_SUB = "add() { echo $(( $1 + $2 )); }\nsub() { echo $(( $1 + $2 )); }\nis_even() { [ $(( $1 % 2 )) -eq 0 ]; }\n"
+# A false check inside a condition, a function expected to fail with its status checked on the next line, and a
+# script's own [ ... ] && ... lines are no failed check.
+ERROR_PATHS = {"test_even.sh": ". ./calc.sh\nis_even 3\n[ $? -eq 1 ]\nif [ \"$(add 1 1)\" != 2 ]; then exit 1; fi\n"
+                               "[ -n \"$DEBUG\" ] && echo debugging\n[ \"$(add 2 2)\" = 4 ] || exit 1\nexit 0\n"}
+
+
+@pytest.mark.parametrize("whose", ["user", "team"])
+async def test_a_false_check_the_test_went_past_passes_no_test(sandbox, whose):
+    user = tuple(CHECKS) if whose == "user" else ()
+    report = await sandbox.run(TestJob("bash", FileSet({"calc.sh": WRONG_SUB, **CHECKS}), authoritative=user))
+    assert report.status is TestStatus.FAILED and not report.passed, report.output(10_000)
+    assert "./test_calc.sh: the check on line 3: [ \"$(sub 5 3)\" = 2 ] was false" in report.stderr, \
+        report.output(10_000)
+    right = WRONG_SUB.replace("sub() { echo $(( $1 + $2 )); }", "sub() { echo $(( $1 - $2 )); }")
+    user = (*user, *ERROR_PATHS) if user else ()
+    report = await sandbox.run(TestJob("bash", FileSet({"calc.sh": right, **CHECKS, **ERROR_PATHS}), authoritative=user))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 2), report.output(10_000)
