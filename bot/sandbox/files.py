@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import io
+import secrets
 import tarfile
 from collections.abc import Mapping
 
@@ -17,7 +18,9 @@ from agents.errors import SandboxError
 from agents.paths import UnsafePath, project_path
 
 CHUNK_CHARS = 96 * 1024  # below Linux's 128 KiB limit on one argument
-UPLOAD_PATH = "/tmp/.upload.b64"
+# A name of its own for each staging (``upload_path``): the judge's and the commands' user's stagings of one run go
+# side by side, and a file the team's code left in /tmp by a guessable name is never appended to.
+UPLOAD_PREFIX = "/tmp/.upload-"
 
 
 def safe_path(path: str) -> str:
@@ -57,8 +60,9 @@ def staged(files: Mapping[str, str], workdir: str, limit: int, command: str,
         raise SandboxError(f"the files to test are {len(archive)} bytes, over the sandbox limit of {limit}")
     encoded = base64.b64encode(archive).decode("ascii")
     chunks = [encoded[i:i + CHUNK_CHARS] for i in range(0, len(encoded), CHUNK_CHARS)] or [""]
-    stage = [["sh", "-c", f'printf %s "$1" >> {UPLOAD_PATH}', "sh", chunk] for chunk in chunks[:-1]]
-    staged_part = f"cat {UPLOAD_PATH}; rm -f {UPLOAD_PATH}; " if stage else ""
+    upload = f"{UPLOAD_PREFIX}{secrets.token_hex(8)}.b64"
+    stage = [["sh", "-c", f'printf %s "$1" >> {upload}', "sh", chunk] for chunk in chunks[:-1]]
+    staged_part = f"cat {upload}; rm -f {upload}; " if stage else ""
     script = before + (
         f'{{ {staged_part}printf %s "$1"; }} | base64 -d | tar -x -m -f - -C {workdir} '
         f'|| {{ echo "{UNPACK_FAILED}" >&2; exit {UNPACK_EXIT}; }}; exec sh -c "$0"'

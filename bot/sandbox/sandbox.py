@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import logging
 import secrets
+import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -27,6 +28,7 @@ from typing import Any, ClassVar, TypeVar
 import docker
 
 from agents.errors import SandboxError
+from agents.language import BUILT_IN
 from agents.types import TestJob, TestReport, TestStatus
 from bot.config.sections import LanguageConfig, SandboxConfig
 from bot.sandbox import containers, dependencies, judge, reports, setup_network
@@ -283,19 +285,25 @@ class DockerSandbox:
         token = secrets.token_hex(8)
         files = {**job.files, **guard.team_files(job.files)} if guard else job.files
         if user:
-            await self._stage_user_files(container, job, language, user)
+            await self._stage_read_only(container, job, language, user)
             files = {path: text for path, text in files.items() if path not in user}
+        # The team's test files are the sandbox's own user's too, unpacked as it arms the first step: the code's build
+        # script (a Rust build.rs) or the code at run time rewrote them into tests that pass. A repository's tree is
+        # its own, as it is.
+        tests = _team_tests(job, job.files) if guard is not None and not job.command else []
+        judged = await self._judged(container, job, language, tests, folders=not user)
         first = language.setup_command if setup else _test_command(language)
-        unpack_then_first = await self._stage(container, files, language, first)
+        unpack_then_first = await self._stage(container, {p: t for p, t in files.items() if p not in tests}, language,
+                                              first)
         if setup:
-            report = await self._setup(container, language, held, unpack_then_first)
+            report = await self._setup(container, language, held, unpack_then_first, judged)
             if report is not None:
                 return report
             # The setup ran the team's code: stop what it left running before the report's channel exists.
             await self._stop_leftovers(container)
         test = unpack_then_first if not setup else ["sh", "-c", _test_command(language)]
         step = await self._step(container, test, language.workdir, limit_s, guard.team_env(token) if guard else None,
-                                seal=_reports(language))
+                                seal=_reports(language), judged="" if setup else judged)
         written = await self._written(container, language, step)
         report = reports.single(step, language, self._config, written)
         team = guard is not None and not job.command  # a repository's tests may skip as they always did
@@ -318,7 +326,7 @@ class DockerSandbox:
         theirs = theirs_all = {path: text for path, text in present.items() if path not in user}
         token = secrets.token_hex(8)  # frames the user's files' sections of the output
         command = authority.command(user, present, language.workdir, token)
-        await self._stage_user_files(container, job, language, user)
+        await self._stage_read_only(container, job, language, user)
         if setup:
             report = await self._setup(container, language, held, await self._stage(
                 container, theirs, language, language.setup_command))
@@ -341,9 +349,13 @@ class DockerSandbox:
             await self._stop_leftovers(container)
             await self._as_judge(container, f"cd {quoted([language.workdir])} && rm -f -- {quoted(user)}")
             team_files = {**team_tests, **authority.team_files({**team_tests, **theirs_all})}
-            argv = await self._stage(container, team_files, language, _test_command(language))
+            tests = _team_tests(job, team_tests)
+            judged = await self._judged(container, job, language, tests, folders=False)  # (the folders are there)
+            argv = await self._stage(container, {p: t for p, t in team_files.items() if p not in tests}, language,
+                                     _test_command(language))
             team_step = await self._step(container, argv, language.workdir, max(limit_s - step.duration_s, 1.0),
-                                         authority.team_env(token), output_limit=budget, seal=_reports(language))
+                                         authority.team_env(token), output_limit=budget, seal=_reports(language),
+                                         judged=judged)
             team_written = await self._written(container, language, team_step)
             team = reports.all_ran(reports.single(team_step, language, self._config, team_written), language,
                                    team_step.stdout, team_written)
@@ -352,18 +364,30 @@ class DockerSandbox:
             team = reports.none_said_failed(team, language, team_step.stdout, team_step.stderr)
         return reports.combined(user, shown, step, verdict, team, self._config)
 
-    async def _stage_user_files(self, container: Box, job: TestJob, language: LanguageConfig,
-                                user: list[str]) -> None:
-        """The container's deadline for the staging, every folder of the job (sticky) and the user's files, as
-        the sandbox's own user, before any file of the team's is in the container."""
+    async def _stage_read_only(self, container: Box, job: TestJob, language: LanguageConfig, paths: list[str]) -> None:
+        """The container's deadline for the staging, every folder of the job (sticky) and the user's test files at
+        ``paths``, as the sandbox's own user, before any file of the team's is in the container: read-only to
+        everything the team's code runs."""
         before = set_deadline(BETWEEN_STEPS_S) + judge.folders(job.files, language.workdir)
-        argv = await self._stage(container, {path: job.files[path] for path in user}, language, "exit 0", before,
+        argv = await self._stage(container, {path: job.files[path] for path in paths}, language, "exit 0", before,
                                  as_judge=True)
         code, text = await self._quiet(container, argv, self._judge_user, "/")
         if code == UNPACK_EXIT and DEADLINE_UNSET in text:
             raise self._keeper_gone()
         if code != 0:
             raise SandboxError(f"could not copy the user's tests into the sandbox (exit {code}): {text[:500]}")
+
+    async def _judged(self, container: Box, job: TestJob, language: LanguageConfig, paths: list[str],
+                      folders: bool) -> str:
+        """Shell the sandbox's own user runs as it arms the next step (``_arm``), no exec of its own: every folder of
+        the job made sticky (when ``folders``; none is there yet) and the test files at ``paths`` unpacked, read-only
+        to everything the team's code runs. '' when there are none."""
+        if not paths:
+            return ""
+        before = judge.folders(job.files, language.workdir) if folders else ""
+        argv = await self._stage(container, {path: job.files[path] for path in paths}, language, "exit 0", before,
+                                 as_judge=True)
+        return f"{shlex.join(argv)} || exit {UNPACK_EXIT}; "
 
     def _keeper_gone(self) -> SandboxError:
         """The container's first process is gone before the run began: under a configured runtime, its doing."""
@@ -411,12 +435,14 @@ class DockerSandbox:
         return "".join([f"{REPORT_SEPARATOR} {index}\n{await self._read_sealed(container, path)}\n"
                         for index, path in enumerate(paths)])
 
-    async def _arm(self, container: Box, seconds: float, seal: Sequence[str] = ()) -> None:
-        """The container stops by itself ``seconds`` from now (``hardening.KEEPER``), unless armed again; and the
-        sandbox's own reader of each report a runner is about to write at a path of ``seal`` starts (``judge``),
-        in the same command (one exec less per test run)."""
-        script = set_deadline(seconds) + (f"armed=$?; {judge.sealing(seal)}exit $armed" if seal else "")
-        code, _ = await self._quiet(container, ["sh", "-c", script], self._judge_user, "/")
+    async def _arm(self, container: Box, seconds: float, seal: Sequence[str] = (), judged: str = "") -> None:
+        """The container stops by itself ``seconds`` from now (``hardening.KEEPER``), unless armed again; the shell
+        ``judged`` runs (``_judged``), and the sandbox's own reader of each report a runner is about to write at a
+        path of ``seal`` starts (``judge``), in the same command (one exec less per test run)."""
+        script = set_deadline(seconds) + judged + (f"armed=$?; {judge.sealing(seal)}exit $armed" if seal else "")
+        code, text = await self._quiet(container, ["sh", "-c", script], self._judge_user, "/")
+        if code == UNPACK_EXIT and UNPACK_FAILED in text:
+            raise SandboxError(f"could not copy the tests into the sandbox: {text[-500:]}")
         if code != 0:
             raise self._keeper_gone()
 
@@ -450,7 +476,7 @@ class DockerSandbox:
         return keeper_user(self._config)
 
     async def _setup(self, container: Box, language: LanguageConfig, held: _Held,
-                     argv: list[str]) -> TestReport | None:
+                     argv: list[str], judged: str = "") -> TestReport | None:
         """Install dependencies; a report when that failed (the tests cannot run), else None.
 
         With a network, the setup reaches the registries only through its proxy; afterwards the
@@ -459,7 +485,7 @@ class DockerSandbox:
         egress = held.egress
         env = {"SANDBOX_NETWORK": "1" if egress else "0",
                **(setup_network.proxy_environment(egress.proxy_url) if egress else {})}
-        step = await self._step(container, argv, language.workdir, self._config.setup_timeout_s, env)
+        step = await self._step(container, argv, language.workdir, self._config.setup_timeout_s, env, judged=judged)
         if egress is not None:
             if not step.timed_out:  # a timed-out setup left a killed container: nothing to cut
                 await self._call(containers.cut_network, self._client_(), container)
@@ -474,11 +500,11 @@ class DockerSandbox:
 
     async def _step(self, container: Box, argv: list[str], workdir: str, limit_s: float,
                     env: dict[str, str] | None = None, output_limit: int | None = None,
-                    seal: Sequence[str] = ()) -> StepResult:
+                    seal: Sequence[str] = (), judged: str = "") -> StepResult:
         """Run one command in the container, killed from outside after ``limit_s``, and from inside a little
         later should this process die meanwhile (the container's deadline); the reports at ``seal``'s paths
-        read by the sandbox's own user as the command writes them."""
-        await self._arm(container, limit_s + DEADLINE_GRACE_S, seal)
+        read by the sandbox's own user as the command writes them; the sandbox's own user runs ``judged`` first."""
+        await self._arm(container, limit_s + DEADLINE_GRACE_S, seal, judged)
         client = self._client_()
         output = SplitOutput(output_limit or self._config.max_output_bytes)
         started = time.monotonic()
@@ -612,6 +638,14 @@ def _for_job(language: LanguageConfig, job: TestJob) -> LanguageConfig:
     report_file = language.report_file if language.report_file and language.report_file in job.command else ""
     return dataclasses.replace(language, test_command=job.command, report_file=report_file,
                                report_format=job.report_format or "exit-code")
+
+
+def _team_tests(job: TestJob, files: Mapping[str, str]) -> list[str]:
+    """The team's test files among ``files``, named as the job's built-in language names its tests (its code, and
+    the data its tests read and write, stay the commands' user's)."""
+    described = BUILT_IN.get(job.language)
+    mine = set(job.authoritative)
+    return [path for path in files if path not in mine and described is not None and described.matches_test_file(path)]
 
 
 def _reports(language: LanguageConfig) -> tuple[str, ...]:

@@ -181,6 +181,15 @@ async def test_files_larger_than_one_exec_argument_arrive_intact(sandbox):
     assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
 
 
+async def test_test_files_larger_than_one_exec_argument_arrive_intact(sandbox):
+    """The team's test files are unpacked by the sandbox's own user (read-only to the code), beside the code's."""
+    data = os.urandom(150_000).hex()  # 300 kB in the test file itself: several upload chunks, for each user
+    files = FileSet({"data/blob.txt": data, "test_blob.py": f"DATA = '{data}'\n\ndef test_blob():\n"
+                     "    assert open('data/blob.txt').read() == DATA\n"})
+    report = await sandbox.run(TestJob("python", files))
+    assert (report.status, report.passed) == (TestStatus.PASSED, 1), report.output()
+
+
 async def test_a_prepared_container_is_the_next_runs_and_none_is_kept_after_it(docker_client):
     async with DockerSandbox(configured(), client=docker_client) as sandbox:  # no warm pool
         sandbox.prepare("python")

@@ -37,6 +37,20 @@ async def test_a_rust_build_script_cannot_rewrite_the_users_tests(sandbox, how):
     assert (report.passed, report.failed) == (1, 1), report.output(20_000)  # the user's own test_sub ran
 
 
+# The team's own tests, the crate's library with none of its own: a build script (or the code at run time) that
+# rewrote tests/calc_test.rs passed them.
+RUST_TEAM_WRONG = FileSet({"Cargo.toml": RUST.files["Cargo.toml"], "tests/calc_test.rs": RUST_USER,
+                           "src/lib.rs": "pub fn add(a: i64, b: i64) -> i64 { a + b }\n"
+                                         "pub fn sub(a: i64, b: i64) -> i64 { a + b }\n"})
+
+
+@pytest.mark.parametrize("how", sorted(BUILD_RS))
+async def test_a_rust_build_script_cannot_rewrite_the_teams_tests(sandbox, how):
+    report = await sandbox.run(TestJob("rust", RUST_TEAM_WRONG.merged({"build.rs": BUILD_RS[how]})))
+    assert report.status is TestStatus.FAILED, report.output(20_000)
+    assert (report.passed, report.failed) == (1, 1), report.output(20_000)  # the team's own test_sub ran
+
+
 async def with_sub(sandbox, body: str):  # type: ignore[no-untyped-def]
     """The wrong Rust crate with ``sub``'s body replaced by ``body``, run in the sandbox."""
     lib = RUST_WRONG["src/lib.rs"].replace("pub fn sub(a: i64, b: i64) -> i64 { a + b }",

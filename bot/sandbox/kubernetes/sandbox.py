@@ -243,9 +243,9 @@ class KubernetesSandbox(DockerSandbox):
                 raise _PodEnded(container) from None
             raise
 
-    async def _arm(self, container: Pod, seconds: float, seal: Sequence[str] = ()) -> None:
+    async def _arm(self, container: Pod, seconds: float, seal: Sequence[str] = (), judged: str = "") -> None:
         if not container.ended:
-            await super()._arm(container, seconds, seal)
+            await super()._arm(container, seconds, seal, judged)
 
     async def _stage(self, container: Pod, files: Mapping[str, str], language: LanguageConfig,
                      first: str, before: str = "", as_judge: bool = False) -> list[str]:
@@ -271,12 +271,12 @@ class KubernetesSandbox(DockerSandbox):
 
     async def _step(self, container: Pod, argv: list[str], workdir: str, limit_s: float,
                     env: dict[str, str] | None = None, output_limit: int | None = None,
-                    seal: Sequence[str] = ()) -> StepResult:
+                    seal: Sequence[str] = (), judged: str = "") -> StepResult:
         """Run one command in the tests container, killed (its Pod deleted) after ``limit_s``, and from inside a
         little later should this process die meanwhile (the keeper's deadline)."""
         if container.ended:
             return StepResult(None, container.by_deadline, 0.0, "", "", False, ended=container.ended)
-        await self._arm(container, limit_s + DEADLINE_GRACE_S, seal)
+        await self._arm(container, limit_s + DEADLINE_GRACE_S, seal, judged)
         output = SplitOutput(output_limit or self._config.max_output_bytes)
         started = time.monotonic()
         running = asyncio.ensure_future(execs.run(
