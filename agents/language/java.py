@@ -44,8 +44,11 @@ public class CodegenChatJUnit {
 # Without JUnit each test class's main() runs through this launcher of the sandbox's, so that the code ending the JVM
 # with System.exit(0) in the middle of a test (a CLI's "quit") is not the test passing: a JVM ended before main()
 # returned, other than by the test class itself (or a helper class written in a test file) calling System.exit (its
-# verdict), exits 3 with a sentence.
+# verdict), exits 3 with a sentence. Runtime.halt(0) runs no shutdown hook, so the launcher also makes the file its
+# second argument names once main() returned or the test ended the JVM itself: a test passes only with that file.
 MAIN_LAUNCHER = "CodegenChatMain"
+MAIN_HALTED = ("the JVM ended with 0 before its main() returned (Runtime.halt in the code or a thread), so the test "
+               "did not finish; let main() return, or fail with an AssertionError")
 MAIN_LAUNCHER_SOURCE = r"""import java.lang.reflect.InvocationTargetException;
 import java.util.Map;
 
@@ -71,10 +74,20 @@ public class CodegenChatMain {
     return false;
   }
 
+  static void said(String[] args) {
+    if (args.length < 2) return;
+    try {
+      java.nio.file.Files.write(java.nio.file.Paths.get(args[1]), new byte[0]);
+    } catch (java.io.IOException e) {
+      System.err.println("[sandbox] could not say the test ended: " + e);
+    }
+  }
+
   public static void main(String[] args) throws Throwable {
     final String test = args[0];
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      if (ended || endedByTheTest(test)) return;
+      if (ended) return;
+      if (endedByTheTest(test)) { said(args); return; }
       System.out.flush();
       System.err.println("[sandbox] " + test + ": the JVM was ended (System.exit in the code or a thread) before "
           + "its main() returned: the test did not finish; let main() return, or fail with an AssertionError");
@@ -84,6 +97,7 @@ public class CodegenChatMain {
       java.lang.reflect.Method main = Class.forName(test).getMethod("main", String[].class);
       main.setAccessible(true);  // as the java command does, a class that is not public runs too
       main.invoke(null, (Object) new String[0]);
+      said(args);
     } catch (InvocationTargetException e) {
       throw e.getCause();
     } finally {
@@ -109,10 +123,12 @@ cat > /tmp/runner/CodegenChatMain.java <<'LAUNCHER'
 """ + MAIN_LAUNCHER_SOURCE + r"""
 LAUNCHER
 javac -d /tmp/runner /tmp/runner/CodegenChatMain.java || exit 2
-n=0; bad=0
-for t in $TESTS; do n=$((n+1))
-  if java -ea -cp "/tmp/runner:$CP" CodegenChatMain "$t"; then echo "ok $n - $t"; else echo "not ok $n - $t"; bad=1; fi; done
-echo "1..$n"; exit $bad"""
+n=0; bad=0; ran=/tmp/.codegen-main-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+for t in $TESTS; do n=$((n+1)); rm -f "$ran"
+  java -ea -cp "/tmp/runner:$CP" CodegenChatMain "$t" "$ran"; code=$?
+  [ $code = 0 ] && [ ! -f "$ran" ] && { echo "[sandbox] $t: HALTED" >&2; code=3; }
+  if [ $code = 0 ]; then echo "ok $n - $t"; else echo "not ok $n - $t"; bad=1; fi; done
+echo "1..$n"; exit $bad""".replace("HALTED", MAIN_HALTED)
 
 
 def _name_code(code: str) -> str:

@@ -59,6 +59,17 @@ async def test_code_that_ends_the_jvm_with_0_mid_test_does_not_pass(sandbox, use
         in report.stderr, report.output(10_000)
 
 
+@pytest.mark.parametrize("user", [False, True], ids=["team", "user"])
+async def test_code_that_halts_the_jvm_with_0_mid_test_does_not_pass(sandbox, user):
+    """Runtime.halt(0) runs no shutdown hook: the launcher never saw main() return."""
+    files = FileSet({"Calc.java": CODE.replace("System.exit(0)", "Runtime.getRuntime().halt(0)"),
+                     "CalcTest.java": EXITS_EARLY})
+    report = await sandbox.run(TestJob("java", files, authoritative=("CalcTest.java",) if user else ()))
+    assert report.status is TestStatus.FAILED, report.output(10_000)
+    assert "CalcTest: the JVM ended with 0 before its main() returned (Runtime.halt in the code or a thread)" \
+        in report.stderr, report.output(10_000)
+
+
 # A test class that is not public, in a package: the java command runs its main() all the same.
 IN_A_PACKAGE = ("package calc;\n\nclass CalcTest {\n    public static void main(String[] args) {\n"
                 "        assert Calc.sub(5, 3) == 2 : \"sub\";\n    }\n}\n")

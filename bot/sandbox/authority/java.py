@@ -6,7 +6,8 @@ so a team-written ``org/junit/runner/JUnitCore.java`` (or any other JUnit or Ham
 stand in for the real one. The runner counts, per user class,
 the tests run, failed, stopped by an assumption and ignored, and writes them outside the work dir.
 Without JUnit in the image, each user class's ``main()`` runs with assertions on, through the language's launcher
-(``agents.language.java.MAIN_LAUNCHER``), and its exit code is its result.
+(``agents.language.java.MAIN_LAUNCHER``): its exit code is its result, and only with the file the launcher makes once
+main() returned (``Runtime.halt(0)`` in the code runs no shutdown hook the launcher could catch it with).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
-from agents.language.java import JUNIT_BEGAN, JUNIT_ENDED, MAIN_LAUNCHER, MAIN_LAUNCHER_SOURCE, RAN_ENV
+from agents.language.java import JUNIT_BEGAN, JUNIT_ENDED, MAIN_HALTED, MAIN_LAUNCHER, MAIN_LAUNCHER_SOURCE, RAN_ENV
 from bot.sandbox.authority import REPORT_DIR, Authority, FileResult, Verdict, judge
 from bot.sandbox.judge import JUDGE_DIR
 
@@ -69,9 +70,11 @@ javac -d {REPORT_DIR}/classes -cp "$CP" $(find . -name '*.java') || exit 2
 if [ -f {JARS[0]} ]; then exec java -cp "$CP:{REPORT_DIR}/runner:{REPORT_DIR}/classes" {RUNNER} {self.report_path} {classes}; fi
 printf '%s' {shlex.quote(MAIN_LAUNCHER_SOURCE)} > {REPORT_DIR}/{MAIN_LAUNCHER}.java
 javac -d {REPORT_DIR}/runner {REPORT_DIR}/{MAIN_LAUNCHER}.java || exit 2
-for t in {classes}; do
-  if java -ea -cp {REPORT_DIR}/runner:{REPORT_DIR}/classes {MAIN_LAUNCHER} "$t" >&2; then echo "$t 1 0 0 0"
-  else echo "$t 1 1 0 0"; fi
+ran={REPORT_DIR}/ran-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
+for t in {classes}; do rm -f "$ran"
+  java -ea -cp {REPORT_DIR}/runner:{REPORT_DIR}/classes {MAIN_LAUNCHER} "$t" "$ran" >&2; code=$?
+  [ $code = 0 ] && [ ! -f "$ran" ] && {{ echo "[sandbox] $t: {MAIN_HALTED}" >&2; code=3; }}
+  if [ $code = 0 ]; then echo "$t 1 0 0 0"; else echo "$t 1 1 0 0"; fi
 done > {self.report_path}"""
 
     # The team's pass: the language's runner (``agents.language.java``) says where it began and that it ended.
