@@ -297,6 +297,25 @@ async def test_node_code_that_exits_while_a_test_waits_does_not_pass(sandbox, us
     assert "node never reported 'test_sub' (calc.test.js)" in report.stderr, report.output(10_000)
 
 
+# The team writes the assertion library the tests require into node_modules, with checks that never fail.
+PLANTED_CHAI = {
+    "calc.js": "exports.add = (a, b) => a + b;\nexports.sub = (a, b) => a + b;\n",
+    "calc.test.js": "const test = require('node:test');\nconst { expect } = require('chai');\n"
+                    "const { add, sub } = require('./calc');\n"
+                    "test('test_add', () => expect(add(2, 3)).to.equal(5));\n"
+                    "test('test_sub', () => expect(sub(5, 3)).to.equal(2));\n",
+    "node_modules/chai/index.js": "const ok = { to: { equal: () => {} } };\nexports.expect = () => ok;\n",
+}
+
+
+@pytest.mark.parametrize("user", [False, True], ids=["team", "user"])
+async def test_a_package_the_team_wrote_into_node_modules_is_refused(sandbox, user):
+    report = await sandbox.run(TestJob("javascript", FileSet(PLANTED_CHAI),
+                                       authoritative=("calc.test.js",) if user else ()))
+    assert (report.status, report.passed) == (TestStatus.FAILED, 0), report.output(10_000)
+    assert "node_modules/chai/index.js: files written into node_modules are not allowed" in report.stderr
+
+
 async def test_beside_the_users_tests_the_teams_hollow_tests_are_refused_by_name(sandbox):
     """The user's tests pass, but the team's swallow their own failure: the run is no pass, and says whose."""
     swallowing = {"test_team.py": "from calc import add\n\ndef test_add():\n    try:\n        assert add(2, 3) == 6\n"

@@ -193,6 +193,17 @@ class NodeTap(TapFiles):
     def __init__(self, typescript: bool) -> None:
         self._typescript = typescript
 
+    def refusal(self, files: Mapping[str, str], user: Sequence[str]) -> str:
+        """A file the team wrote into ``node_modules/`` is a package the tests would ``require`` in place of the
+        registry's (an assertion library whose checks never fail: ``expect(sub(5, 3)).to.equal(2)`` passing
+        whatever sub gives), for anyone's tests."""
+        mine = set(user)
+        planted = sorted(path for path in files if "node_modules" in path.split("/")[:-1] and path not in mine)
+        if not planted:
+            return ""
+        return (f"{planted[0]}: files written into node_modules are not allowed (a package there would stand in for "
+                "the one the tests require); list the package in package.json, or write the code outside node_modules")
+
     def prepare(self, user: Sequence[str], files: Mapping[str, str]) -> str:
         if not self._typescript:
             return ""
