@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-# A call naming a test with a plain literal: test('x', ...), it.skip("x"), describe(`x`), t.test('x').
+# A call naming a test with a plain literal, then its options or function: test('x', ...), it.skip("x", ...),
+# describe(`x`, ...), t.test('x', ...). A name alone is no test to wait for (it checks nothing), and is what a
+# regular expression's test('42') looks like.
 _DECLARED = re.compile(r"\b(?:test|it|describe|suite)(?:\.(?:skip|todo|only))?\s*\(\s*"
-                       r"(?:'([^'\\\n]*)'|\"([^\"\\\n]*)\"|`([^`\\$]*)`)\s*[,)]")
+                       r"(?:'([^'\\\n]*)'|\"([^\"\\\n]*)\"|`([^`\\$]*)`)\s*,")
 _LINE_COMMENT = re.compile(r"^\s*//.*$", re.M)
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _REPORTED = re.compile(r"^\s*# Subtest: (.*)$", re.M)

@@ -315,6 +315,24 @@ async def test_wrong_node_code_whose_check_never_ran_does_not_pass(sandbox, how,
     assert why in report.stderr, report.output(10_000)
 
 
+# Honest node tests that call a method named like node's test functions (a regular expression's test('...'))
+# with a plain string: no test of that name exists, so none is asked to have reported.
+HONEST_NODE = {
+    "calc.js": "exports.isNumber = (text) => /^\\d+$/.test(text);\n",
+    "calc.test.js": "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                    "const { isNumber } = require('./calc');\n"
+                    "test('reads digits', () => {\n  assert.ok(isNumber('42'));\n"
+                    "  assert.ok(/^\\d+$/.test('42'));\n  assert.ok(!/^\\d+$/.test('4x'));\n});\n",
+}
+
+
+@pytest.mark.parametrize("user", [False, True], ids=["team", "user"])
+async def test_honest_node_tests_that_call_a_regular_expressions_test_pass(sandbox, user):
+    report = await sandbox.run(TestJob("javascript", FileSet(HONEST_NODE),
+                                       authoritative=("calc.test.js",) if user else ()))
+    assert (report.status, report.passed, report.failed) == (TestStatus.PASSED, 1, 0), report.output(10_000)
+
+
 async def test_beside_the_users_tests_the_teams_hollow_tests_are_refused_by_name(sandbox):
     """The user's tests pass, but the team's swallow their own failure: the run is no pass, and says whose."""
     swallowing = {"test_team.py": "from calc import add\n\ndef test_add():\n    try:\n        assert add(2, 3) == 6\n"
