@@ -815,8 +815,10 @@ class Manager:
         report = best.report
         cannot_fail = checkless_tests(best.work.tests.as_dict(), self._languages, list(best.work.files)) if (
             report.ok and best.work.tests) else ""
-        cannot_pass = "" if report.ok else cannot_pass_tests(best.work.tests.as_dict(), self._languages, [
-            *best.work.files, *(run.workspace.paths() if run.workspace else ())])
+        # Tests of the team's that cannot pass say nothing of code the user's own tests failed: those judged it.
+        cannot_pass = "" if report.ok or best.users_misses else cannot_pass_tests(
+            best.work.tests.as_dict(), self._languages, [*best.work.files,
+                                                         *(run.workspace.paths() if run.workspace else ())])
         run.standing = replace(run.standing.with_report(report, cannot_fail, cannot_pass),
                                review=self._review_of(run, best.work.files))
         if best is not run.tried[-1]:

@@ -10,7 +10,7 @@ from agents.events import Notice, RunFinished, TurnFinished
 from agents.language import BUILT_IN
 from agents.manager import Budget, Manager, Order, TeamSettings
 from agents.run_request import RunRequest
-from agents.types import RunStatus, TestReport, TestStatus
+from agents.types import Attachment, RunStatus, TestReport, TestStatus
 from tests.fakes import team_script as s
 from tests.fakes.publishers import RecordingPublisher
 from tests.fakes.team_script import ScriptedModel, ScriptedSandbox
@@ -294,3 +294,24 @@ async def test_tests_that_never_could_pass_end_the_run_stopped_not_blaming_the_c
                             "test_find_intf compares with or passes `...`, an example's placeholder, so it fails "
                             "whatever the code does; write real arguments and the result the task expects), so the "
                             "code was not judged")
+
+
+async def test_code_that_fails_the_users_tests_to_the_last_round_ends_failed_whatever_the_teams_tests_hold():
+    # The team's tests keep their placeholders, but the user's own test judged the code, and the code failed it.
+    user_test = Attachment("test_user.py", "from intf import find_intf\n\n\ndef test_user():\n"
+                                           "    assert find_intf({'intf': {'intf': 1}}) == [('intf', {'intf': 1}), "
+                                           "('intf', 1)]\n")
+
+    def verdict(job):
+        if "found.extend(find_intf(value))" not in job.files["intf.py"]:  # the buggy code fails the user's test
+            return TestReport(TestStatus.FAILED, 1, 0.1, 0, 1, "FAILED test_user.py::test_user - assert [...] == [...]")
+        return failing_while_placeholders(job)
+
+    script = {**s.happy_path(), "programmer": [s.BUGGY_CODE] * 2, "tester": [PLACEHOLDERS] * 2,
+              "optimizer": [s.APPROVE] * 2}
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=verdict), RecordingPublisher(),
+                      settings=TeamSettings(budget=Budget(max_rounds=2)))
+    request = RunRequest(task="find all intf keys", run_id="r1", attachments=(user_test,))
+    final = [e async for e in manager.run(request)][-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.FAILED, final.reason
+    assert "cannot pass" not in final.reason and "not judged" not in final.reason, final.reason
