@@ -98,7 +98,8 @@ class Renderer:
         if event.files:
             listed = ", ".join(f"{p} ({c.count(chr(10))} lines)" for p, c in event.files.items())
             self._line(Styled("36", f"   files: {listed}"))
-        self._line(Styled("2", f"   [{event.usage.tokens_text()} tokens, {event.duration_s:.1f}s]"))
+        cut = ", cut short" if event.cut_short else ""  # the run's end stopped the reply: it did not finish
+        self._line(Styled("2", f"   [{event.usage.tokens_text()} tokens, {event.duration_s:.1f}s{cut}]"))
 
     def _report(self, event: TestReported) -> None:
         report = event.report
