@@ -324,7 +324,7 @@ class RunRenderer:
             await self._thread.edit(turn.message_id, f"{turn.header}\n{body}{self._show(turn.footer)}")
 
     async def _finish_turn(self, event: TurnFinished) -> None:
-        if event.cut_short:  # the run's end cut it: it stays as it stood, marked cut short; what it cost counts
+        if event.cut_short and self._turn is not None:  # the run's end cut it: it stays as it stood, marked cut short
             self._count(event)
             await self._cut_short()
             return
@@ -341,8 +341,12 @@ class RunRenderer:
         header = self._show(turn_header(event.agent, event.round, self._follow_up, reading.badge))
         inlined = inline_or_attach(reading.text, self._style.max_inline_code_chars, event.files, self._languages)
         body = readme_summary(event.text) if event.agent == Role.CHECKIN else captioned(inlined.text)
-        pieces = self._pieces(body.strip() or NO_TEXT, header)
+        # A cut turn with no message of its own (a stored run drawn again: its turns come whole) is drawn as it was
+        # kept, with the mark its live message ended with.
+        mark = f"\n{self._show(CUT_SHORT)}" if event.cut_short else ""
+        pieces = self._pieces(body.strip() or NO_TEXT, header, reserve=len(mark))
         pieces[0] = f"{header}\n{pieces[0]}"
+        pieces[-1] += mark
         if turn is not None:
             await self._thread.edit(turn.message_id, pieces[0])
             first = turn.message_id

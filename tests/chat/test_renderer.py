@@ -120,6 +120,16 @@ async def test_the_live_view_shows_the_newest_text_with_its_code_block_closed():
     assert thread.messages[1].text.endswith("_(cut short)_") and balanced(thread.messages[1].text)
 
 
+async def test_a_stored_run_drawn_again_shows_the_reply_a_stop_cut_short_with_its_mark():
+    """A reopened conversation draws the stored turns alone (no starts, no streamed text): the cut reply is there."""
+    cut = TurnFinished(RUN, agent="planner", round=1, text="Reading the task closely.\nNow the",
+                       usage=Usage(120, 8, estimated=True), cut_short=True)
+    thread, _ = await draw([cut, finished(RunStatus.STOPPED, reason="stopped on request")])
+    shown = [text for text in thread.texts() if "Reading the task closely." in text]
+    assert len(shown) == 1 and shown[0].startswith("**Planner** · round 1"), thread.texts()
+    assert shown[0].endswith("_(cut short)_"), shown[0]
+
+
 async def test_long_turns_continue_in_further_messages_that_fit_and_keep_code_blocks_whole():
     text = "Intro.\n```python\n" + "x = 1\n" * 2000 + "```\nOutro.\n"
     thread, _ = await draw([*turn("programmer", text), finished()], max_message_chars=500,
