@@ -211,6 +211,7 @@ def test_node_names_a_test_file_gives_plainly_are_asked_for_as_node_escapes_them
     assert node_names.unreported({"calc.test.js": source}, output) == [("calc.test.js", "sub")]
     assert node_names.declared("describe.skip('later', () => {\n  it('adds', () => {});\n});\n") == set()
     assert node_names.declared("test('digits', () => assert.ok(/^\\d+$/.test('42')));\n") == {"digits"}
+    assert node_names.declared("test(`adds\ntwo`, () => {});\ntest('a\tb', () => {});\n") == set()
 
 
 def test_go_a_replace_of_a_module_no_test_imports_is_not_refused():
