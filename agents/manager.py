@@ -779,9 +779,9 @@ class Manager:
         tests = f"the tests of {version}" if version else "the tests"
         if report.ok and cannot_fail:
             status, result = RunStatus.STOPPED, f"{tests} passed but cannot fail ({cannot_fail})"
-        elif run.standing.cannot_pass:  # the failure is the tests', whatever the code does: no verdict on the code
-            status, result = RunStatus.STOPPED, (f"{tests} failed but cannot pass ({run.standing.cannot_pass}), "
-                                                 "so the code was not judged")
+        elif run.standing.cannot_pass:  # the failure is the tests', whatever the code does: the team's no verdict
+            judged = "; the task's own tests passed" if self._users_judge(run) else ", so the code was not judged"
+            status, result = RunStatus.STOPPED, f"{tests} failed but cannot pass ({run.standing.cannot_pass}){judged}"
         elif report.ok:
             status, result = RunStatus.STOPPED, f"{tests} passed ({report.summary()})"
             if self._settings.review and review is None:

@@ -315,3 +315,24 @@ async def test_code_that_fails_the_users_tests_to_the_last_round_ends_failed_wha
     final = [e async for e in manager.run(request)][-1]
     assert isinstance(final, RunFinished) and final.status is RunStatus.FAILED, final.reason
     assert "cannot pass" not in final.reason and "not judged" not in final.reason, final.reason
+
+
+async def test_code_that_passes_the_users_tests_beside_team_tests_that_cannot_pass_ends_stopped_saying_so():
+    # The user's own test judged the code and it passed; the team's tests kept their placeholders to the end.
+    user_test = Attachment("test_user.py", "from intf import find_intf\n\n\ndef test_user():\n"
+                                           "    assert find_intf({'intf': 1}) == [('intf', 1)]\n")
+
+    def verdict(job):  # the user's test alone passes; with the team's placeholders beside it, the run fails
+        if "test_intf.py" not in job.files:
+            return TestReport(TestStatus.PASSED, 0, 0.1, 1, 0, "1 passed in 0.01s")
+        return failing_while_placeholders(job)
+
+    script = {**s.happy_path(), "tester": [PLACEHOLDERS] * 2, "optimizer": [s.APPROVE] * 2,
+              "programmer": [s.CODE] * 2}
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=verdict), RecordingPublisher(),
+                      settings=TeamSettings(budget=Budget(max_rounds=2)))
+    request = RunRequest(task="find all intf keys", run_id="r1", attachments=(user_test,))
+    final = [e async for e in manager.run(request)][-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.STOPPED, final.reason
+    assert final.reason.endswith("write real arguments and the result the task expects); the task's own tests "
+                                 "passed"), final.reason
