@@ -102,7 +102,7 @@ from agents.repository import baseline_failures, baseline_ran, files_holding_tes
 from agents.run_request import RunRequest
 from agents.run_state import Due, Spent, Standing, Work
 from agents.task_examples import example_tests
-from agents.test_health import CodeLacks, code_lacks, nothing_ran, unrunnable_tests
+from agents.test_health import CodeLacks, code_lacks, nothing_ran, teams_ran_none, unrunnable_tests
 from agents.trimming import trimmed
 from agents.types import CheckInResult, FileSet, Message, Publication, Role, RunStatus, TestJob, TestReport, Usage
 
@@ -815,10 +815,12 @@ class Manager:
         report = best.report
         cannot_fail = checkless_tests(best.work.tests.as_dict(), self._languages, list(best.work.files)) if (
             report.ok and best.work.tests) else ""
-        # Tests of the team's that cannot pass say nothing of code the user's own tests failed: those judged it.
-        cannot_pass = "" if report.ok or best.users_misses else cannot_pass_tests(
+        # Tests of the team's that cannot pass (or of which none ran) say nothing of code the user's own tests failed:
+        # those judged it.
+        cannot_pass = "" if report.ok or best.users_misses else (cannot_pass_tests(
             best.work.tests.as_dict(), self._languages, [*best.work.files,
                                                          *(run.workspace.paths() if run.workspace else ())])
+            or teams_ran_none(report))
         run.standing = replace(run.standing.with_report(report, cannot_fail, cannot_pass),
                                review=self._review_of(run, best.work.files))
         if best is not run.tried[-1]:

@@ -34,7 +34,8 @@ _NOT_RUN = re.compile(r"^\[sandbox\] not a pass: ((?:one|\d+) of the team's test
                       r"|pytest never ran the tests in .*|go test never ran .*|node --test never ran .*)$", re.M)
 # The sandbox's sentence when the team's pass beside the user's tests ran none (``bot.sandbox.reports``): the
 # counts, the user's tests' alone, do not show it.
-_NONE_OF_THE_TEAMS = re.compile(r"^\[sandbox\] not a pass: none of the team's tests ran: (.*)$", re.M)
+_TEAMS_RAN_NONE = "none of the team's tests ran: "
+_NONE_OF_THE_TEAMS = re.compile(rf"^\[sandbox\] not a pass: ({_TEAMS_RAN_NONE}.*)$", re.M)
 
 
 def unrunnable_tests(report: TestReport, language: str, team_tests: Iterable[str], languages: Languages) -> str:
@@ -65,8 +66,8 @@ def nothing_ran(report: TestReport, language: str, languages: Languages) -> str:
     described = languages.get(language)
     found = described.tests_are_found() if described else ""
     how = f" ({found})" if found else ""
-    if teams := _NONE_OF_THE_TEAMS.search(report.stderr):  # the user's tests ran; the team's none
-        return f"no test ran{how}: {teams.group(1)}"
+    if teams := teams_ran_none(report):  # the user's tests ran; the team's none
+        return f"no test ran{how}: {teams.removeprefix(_TEAMS_RAN_NONE)}"
     if report.passed or report.failed or report.status is TestStatus.TIMEOUT:
         return ""
     counted_zero = report.passed == 0 and report.failed == 0
@@ -75,6 +76,13 @@ def nothing_ran(report: TestReport, language: str, languages: Languages) -> str:
         return ""
     evidence = _evidence(output, NOTHING_RAN) or _evidence(output, _SANDBOX_VERDICT)
     return f"no test ran{how}{evidence}"
+
+
+def teams_ran_none(report: TestReport) -> str:
+    """The sandbox's sentence when the team's tests, run beside the user's, ran none ("none of the team's tests ran:
+    <the runner's words>"), or ""."""
+    found = _NONE_OF_THE_TEAMS.search(report.stderr)
+    return found.group(1) if found else ""
 
 
 def _relative(path: str) -> str:

@@ -336,3 +336,28 @@ async def test_code_that_passes_the_users_tests_beside_team_tests_that_cannot_pa
     assert isinstance(final, RunFinished) and final.status is RunStatus.STOPPED, final.reason
     assert final.reason.endswith("write real arguments and the result the task expects); the task's own tests "
                                  "passed"), final.reason
+
+
+async def test_team_tests_of_which_none_ran_to_the_last_round_end_stopped_with_the_users_passing():
+    # The Tester's file holds no test, every round; the user's test passes: the counts, "1 passed, 0 failed", are
+    # the user's alone, and the sandbox's sentence says the team's ran none.
+    user_test = Attachment("test_user.py", "from intf import find_intf\n\n\ndef test_user():\n"
+                                           "    assert find_intf({'intf': 1}) == [('intf', 1)]\n")
+    no_test = "```python path=test_intf.py\nfrom intf import find_intf\n\nEXAMPLE = {'intf': 1}\n```\n"
+
+    def verdict(job):
+        if "test_intf.py" not in job.files:
+            return TestReport(TestStatus.PASSED, 0, 0.1, 1, 0, "1 passed in 0.01s")
+        return TestReport(TestStatus.FAILED, 5, 0.1, 1, 0, "1 passed in 0.01s\n\nno tests ran in 0.01s",
+                          "[sandbox] not a pass: none of the team's tests ran: \"no tests ran\"")
+
+    script = {**s.happy_path(), "tester": [no_test] * 2, "optimizer": [s.APPROVE] * 2}
+    script.pop("manager", None)  # the Tester is asked again, without a triage
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=verdict), RecordingPublisher(),
+                      settings=TeamSettings(budget=Budget(max_rounds=2)))
+    request = RunRequest(task="find all intf keys", run_id="r1", attachments=(user_test,))
+    final = [e async for e in manager.run(request)][-1]
+    assert isinstance(final, RunFinished) and final.status is RunStatus.STOPPED, final.reason
+    assert final.reason == ("the team used all 2 rounds; the tests of the version published (round 1) failed but "
+                            "cannot pass (none of the team's tests ran: \"no tests ran\"); the task's own tests "
+                            "passed"), final.reason
