@@ -296,12 +296,19 @@ async def test_tests_that_never_could_pass_end_the_run_stopped_not_blaming_the_c
                             "code was not judged")
 
 
+async def two_rounds_with_a_users_test(script, verdict, check: str) -> RunFinished:
+    """How a two-round run ends whose request brings a test of the user's asserting ``check``."""
+    user_test = Attachment("test_user.py", f"from intf import find_intf\n\n\ndef test_user():\n    assert {check}\n")
+    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=verdict), RecordingPublisher(),
+                      settings=TeamSettings(budget=Budget(max_rounds=2)))
+    final = [e async for e in manager.run(RunRequest(task="find all intf keys", run_id="r1",
+                                                     attachments=(user_test,)))][-1]
+    assert isinstance(final, RunFinished)
+    return final
+
+
 async def test_code_that_fails_the_users_tests_to_the_last_round_ends_failed_whatever_the_teams_tests_hold():
     # The team's tests keep their placeholders, but the user's own test judged the code, and the code failed it.
-    user_test = Attachment("test_user.py", "from intf import find_intf\n\n\ndef test_user():\n"
-                                           "    assert find_intf({'intf': {'intf': 1}}) == [('intf', {'intf': 1}), "
-                                           "('intf', 1)]\n")
-
     def verdict(job):
         if "found.extend(find_intf(value))" not in job.files["intf.py"]:  # the buggy code fails the user's test
             return TestReport(TestStatus.FAILED, 1, 0.1, 0, 1, "FAILED test_user.py::test_user - assert [...] == [...]")
@@ -309,19 +316,14 @@ async def test_code_that_fails_the_users_tests_to_the_last_round_ends_failed_wha
 
     script = {**s.happy_path(), "programmer": [s.BUGGY_CODE] * 2, "tester": [PLACEHOLDERS] * 2,
               "optimizer": [s.APPROVE] * 2}
-    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=verdict), RecordingPublisher(),
-                      settings=TeamSettings(budget=Budget(max_rounds=2)))
-    request = RunRequest(task="find all intf keys", run_id="r1", attachments=(user_test,))
-    final = [e async for e in manager.run(request)][-1]
-    assert isinstance(final, RunFinished) and final.status is RunStatus.FAILED, final.reason
+    final = await two_rounds_with_a_users_test(script, verdict,
+                                               "find_intf({'intf': {'intf': 1}}) == [('intf', {'intf': 1}), ('intf', 1)]")
+    assert final.status is RunStatus.FAILED, final.reason
     assert "cannot pass" not in final.reason and "not judged" not in final.reason, final.reason
 
 
 async def test_code_that_passes_the_users_tests_beside_team_tests_that_cannot_pass_ends_stopped_saying_so():
     # The user's own test judged the code and it passed; the team's tests kept their placeholders to the end.
-    user_test = Attachment("test_user.py", "from intf import find_intf\n\n\ndef test_user():\n"
-                                           "    assert find_intf({'intf': 1}) == [('intf', 1)]\n")
-
     def verdict(job):  # the user's test alone passes; with the team's placeholders beside it, the run fails
         if "test_intf.py" not in job.files:
             return TestReport(TestStatus.PASSED, 0, 0.1, 1, 0, "1 passed in 0.01s")
@@ -329,11 +331,8 @@ async def test_code_that_passes_the_users_tests_beside_team_tests_that_cannot_pa
 
     script = {**s.happy_path(), "tester": [PLACEHOLDERS] * 2, "optimizer": [s.APPROVE] * 2,
               "programmer": [s.CODE] * 2}
-    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=verdict), RecordingPublisher(),
-                      settings=TeamSettings(budget=Budget(max_rounds=2)))
-    request = RunRequest(task="find all intf keys", run_id="r1", attachments=(user_test,))
-    final = [e async for e in manager.run(request)][-1]
-    assert isinstance(final, RunFinished) and final.status is RunStatus.STOPPED, final.reason
+    final = await two_rounds_with_a_users_test(script, verdict, "find_intf({'intf': 1}) == [('intf', 1)]")
+    assert final.status is RunStatus.STOPPED, final.reason
     assert final.reason.endswith("write real arguments and the result the task expects); the task's own tests "
                                  "passed"), final.reason
 
@@ -341,8 +340,6 @@ async def test_code_that_passes_the_users_tests_beside_team_tests_that_cannot_pa
 async def test_team_tests_of_which_none_ran_to_the_last_round_end_stopped_with_the_users_passing():
     # The Tester's file holds no test, every round; the user's test passes: the counts, "1 passed, 0 failed", are
     # the user's alone, and the sandbox's sentence says the team's ran none.
-    user_test = Attachment("test_user.py", "from intf import find_intf\n\n\ndef test_user():\n"
-                                           "    assert find_intf({'intf': 1}) == [('intf', 1)]\n")
     no_test = "```python path=test_intf.py\nfrom intf import find_intf\n\nEXAMPLE = {'intf': 1}\n```\n"
 
     def verdict(job):
@@ -353,11 +350,8 @@ async def test_team_tests_of_which_none_ran_to_the_last_round_end_stopped_with_t
 
     script = {**s.happy_path(), "tester": [no_test] * 2, "optimizer": [s.APPROVE] * 2}
     script.pop("manager", None)  # the Tester is asked again, without a triage
-    manager = Manager(ScriptedModel(script), ScriptedSandbox(verdict=verdict), RecordingPublisher(),
-                      settings=TeamSettings(budget=Budget(max_rounds=2)))
-    request = RunRequest(task="find all intf keys", run_id="r1", attachments=(user_test,))
-    final = [e async for e in manager.run(request)][-1]
-    assert isinstance(final, RunFinished) and final.status is RunStatus.STOPPED, final.reason
+    final = await two_rounds_with_a_users_test(script, verdict, "find_intf({'intf': 1}) == [('intf', 1)]")
+    assert final.status is RunStatus.STOPPED, final.reason
     assert final.reason == ("the team used all 2 rounds; the tests of the version published (round 1) failed but "
                             "cannot pass (none of the team's tests ran: \"no tests ran\"); the task's own tests "
                             "passed"), final.reason
