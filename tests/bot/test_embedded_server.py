@@ -195,7 +195,10 @@ async def test_the_readme_task_runs_to_its_tests_on_the_embedded_model_with_no_k
     shown, said = out.decode(), err.decode()
     assert "no model endpoint is configured: the team uses the embedded model qwen2.5-coder-0.5b-instruct" in said
     assert "Tests (python): " in shown, shown[-3000:] + said[-2000:]  # the team's code was really tested
-    assert bot.returncode in (0, 1) and re.search(r"Run \w+: (PASSED|FAILED|STOPPED)", shown), shown[-2000:]
+    ended = re.search(r"Run \w+: (PASSED|FAILED|STOPPED)", shown)
+    assert ended, shown[-2000:]
+    # Stopped: the rounds ran out before a pass, on tests that could not judge the code (a small model's Tester).
+    assert bot.returncode == {"PASSED": 0, "FAILED": 1, "STOPPED": 4}[ended.group(1)], shown[-2000:]
     assert not servers_of(data), "the embedded server outlived the run"
 
 
