@@ -126,7 +126,10 @@ async def until_shutdown(shutdown: Shutdown, work: Awaitable[T],
 
 
 def _say(text: str) -> None:
-    # Straight to stderr: logging may be what is stuck, and a person at a terminal should see it.
-    with contextlib.suppress(Exception):
-        sys.stderr.write(f"codegen-chat: {text}\n")
-        sys.stderr.flush()
+    # Straight to stderr's file descriptor: logging may be what is stuck, and a person at a terminal should see it.
+    # Not through sys.stderr: a signal landing while the interrupted code writes a line there would find its buffer
+    # busy, and a buffered stream refuses a write from inside its own (a reentrant call), which lost this line.
+    if sys.__stderr__ is None:  # started with stderr closed: its number may be another file's now
+        return
+    with contextlib.suppress(OSError, ValueError):
+        os.write(sys.__stderr__.fileno(), f"codegen-chat: {text}\n".encode("utf-8", "replace"))
