@@ -805,7 +805,7 @@ class Manager:
         """The run's files become the best version tested, and what was said of that version the run's standing
         (said in a notice when it is not the last version tested). In a repository, whose rounds are commits on the
         run's branch, the last version tested. None: no candidate (nothing tested, or a repository)."""
-        best = self._best(run)
+        best = self._best(run)  # never in a repository: its versions are not candidates (``_users_failure``)
         if best is None:
             if run.tested is not None:
                 run.work = run.tested  # later, untested edits would not match the report
@@ -813,14 +813,12 @@ class Manager:
             return None
         run.work = best.work
         report = best.report
-        cannot_fail = checkless_tests(best.work.tests.as_dict(), self._languages, list(best.work.files)) if (
-            report.ok and best.work.tests) else ""
+        tests, code = best.work.tests.as_dict(), list(best.work.files)
+        cannot_fail = checkless_tests(tests, self._languages, code) if report.ok and tests else ""
         # Tests of the team's that cannot pass (or of which none ran) say nothing of code the user's own tests failed:
         # those judged it.
-        cannot_pass = "" if report.ok or best.users_misses else (cannot_pass_tests(
-            best.work.tests.as_dict(), self._languages, [*best.work.files,
-                                                         *(run.workspace.paths() if run.workspace else ())])
-            or teams_ran_none(report))
+        cannot_pass = "" if report.ok or best.users_misses else (
+            cannot_pass_tests(tests, self._languages, code) or teams_ran_none(report))
         run.standing = replace(run.standing.with_report(report, cannot_fail, cannot_pass),
                                review=self._review_of(run, best.work.files))
         if best is not run.tried[-1]:
